@@ -1,0 +1,17 @@
+#!/usr/bin/env node
+// The command-line entry. The sources are TypeScript run directly by Node >= 24 (type stripping);
+// `npm install` provisions that Node inside the project (the pinned `node` dev dependency).
+const [major] = process.versions.node.split(".").map(Number);
+if (major < 24) {
+  process.stderr.write(
+    `acp-group needs Node >= 24.16 (this is ${process.version}). Run it through npm (npm start, npx acp-group) ` +
+      "so the project's own Node from `npm install` is used.\n",
+  );
+  process.exit(1);
+}
+process.removeAllListeners("warning");
+process.on("warning", (w) => {
+  if (w.name !== "ExperimentalWarning") process.stderr.write(`${w.name}: ${w.message}\n`);
+});
+const { main } = await import("../src/cli.ts");
+process.exitCode = await main(process.argv.slice(2));

@@ -1,0 +1,196 @@
+// Domain types shared by every layer. Nothing here runs; pure modules import only this file.
+export type {
+  ChannelConfig,
+  GroupSettings,
+  IdentityConfig,
+  BudgetSettings,
+  BudgetWindowName,
+  ReplyPolicySettings,
+  DedupSettings,
+  DelaySettings,
+  LlmSettings,
+} from "./config/schema.ts";
+
+/** A message as the group service delivers it, normalised at the transport edge. */
+export interface GroupMessage {
+  /**
+   * Stable id inside the group. ACP `msg_id` numbers are carried as decimal strings; replay logs
+   * may use any string. Ordering ties are broken with {@link compareMsgIds} semantics.
+   */
+  msgId: string;
+  groupId: string;
+  /** Sender aid, e.g. `bob.agentcp.io` (or a nick in replayed logs). */
+  sender: string;
+  content: string;
+  contentType: string;
+  /** Server time, epoch ms. Never the local clock. */
+  timestamp: number;
+  metadata: Readonly<Record<string, unknown>> | null;
+}
+
+/** A message accepted by the group client, with the flags the engine computed for it. */
+export interface InboundMessage extends GroupMessage {
+  /** Named us (keywords) or replied to one of our messages. */
+  isMention: boolean;
+  /** From a speaker we are engaged with (soft-addressed), and not a mention. */
+  engaged: boolean;
+}
+
+export type VitalityState = "DORMANT" | "COOLING" | "ACTIVE" | "HEATED";
+
+export interface GroupVitality {
+  state: VitalityState;
+  messagesIn5m: number;
+  uniqueSpeakersIn5m: number;
+  myMessagesIn5m: number;
+  /** Server-time estimate at which this was computed. */
+  updatedAt: number;
+}
+
+export type TriggerType = "normal" | "mention" | "engaged";
+
+export interface MentionInfo {
+  mentioned: boolean;
+  mentionCount: number;
+  batchesMerged: number;
+  triggerType: TriggerType;
+}
+
+export type ReplyType = "reaction" | "short" | "normal" | "long";
+
+/** One hand-over from the group client to the agent side. */
+export interface DispatchBatch {
+  identityId: string;
+  groupId: string;
+  /** Monotonic per (identity, group), starting at 1. */
+  dispatchId: number;
+  /** Sorted by timestamp, then msg id. Never empty. */
+  messages: readonly InboundMessage[];
+  vitality: GroupVitality;
+  mentionInfo: MentionInfo;
+  /** Server-time ms of our last message in this group, or null if we never spoke. */
+  lastSelfSpeakAt: number | null;
+  /** Server-time estimate when the dispatch started. */
+  now: number;
+  /** 0 for the first attempt, then 1.. for re-queued retries. */
+  attempt: number;
+  /**
+   * True when a mention has arrived in this group since the dispatch started (it waits for the
+   * lock). The monitor's delay gate asks this before sending: the next dispatch will answer it.
+   */
+  hasPendingMention(): boolean;
+}
+
+export type SkipReason =
+  | "silent"
+  | "over-budget"
+  | "duplicate-of-recent-reply"
+  | "bot-loop-guard"
+  | "newer-mention"
+  | "empty-after-trim"
+  | "send-failed"
+  | "backend-failed"
+  | "group-closed"
+  | "two-phase-declined";
+
+/** What the agent side did with a dispatch. A silent outcome is a success. */
+export interface DispatchOutcome {
+  sent: boolean;
+  replyType?: ReplyType;
+  skipReason?: SkipReason;
+  /** The text that was sent (after trimming), when sent. */
+  text?: string;
+  budgetRatio?: number;
+  /** msg id the group service gave our reply, when known. */
+  sentMsgId?: string;
+  /** Server time our reply was stamped with, when known. */
+  sentAt?: number;
+}
+
+/** The agent side of a dispatch, as the group client sees it. Throwing means "retry later". */
+export type DispatchHandler = (batch: DispatchBatch) => Promise<DispatchOutcome>;
+
+export type DropReason = "self" | "duplicate" | "over-capacity" | "group-closed" | "retries-exhausted";
+
+export interface Usage {
+  promptTokens: number;
+  completionTokens: number;
+  /** Prompt tokens served from the provider's prefix cache, when reported. */
+  cachedTokens?: number;
+}
+
+/** One model call: a stable system prompt plus the dynamic body. */
+export interface GenerateRequest {
+  identityId: string;
+  groupId: string;
+  dispatchId: number;
+  trigger: TriggerType;
+  /** Stable ACP prefix + "\n\n" + situation block. */
+  systemPrompt: string;
+  /** The stable ACP prefix alone (for back-ends that cache it separately). */
+  stablePrefix: string;
+  /** Formatted messages of this dispatch. */
+  body: string;
+  /** The original messages, for back-ends that need sender/ids (the OpenClaw host). */
+  messages: readonly InboundMessage[];
+  mentionInfo: MentionInfo;
+  replyType: ReplyType;
+  maxChars: number;
+  /** Set for the first call of `decision: "two-phase"`. */
+  phase?: "decide" | "reply";
+  signal?: AbortSignal;
+}
+
+export interface GenerateResult {
+  text: string;
+  usage?: Usage;
+}
+
+/** A model (or a host that runs one) behind one call. */
+export interface AgentBackend {
+  readonly name: string;
+  generate(request: GenerateRequest): Promise<GenerateResult>;
+  close?(): Promise<void>;
+}
+
+/** Sending into a group, as the monitor sees it. */
+export interface GroupSender {
+  sendMessage(params: {
+    groupId: string;
+    content: string;
+    metadata?: Record<string, unknown>;
+  }): Promise<{ msgId: string; timestamp: number }>;
+}
+
+export type LogLevel = "debug" | "info" | "warn" | "error";
+
+/** Structured log sink: one event name plus flat fields. Errors go here, never into a group. */
+export interface Logger {
+  log(level: LogLevel, event: string, fields?: Record<string, unknown>): void;
+}
+
+/** Time source for the shell layers. Pure code takes `now` as a parameter instead. */
+export interface Clock {
+  now(): number;
+}
+
+export interface BudgetWindowUsage {
+  /** [server-time ms, tokens] per recorded model call, oldest first. */
+  events: Array<[number, number]>;
+}
+
+/** What survives a restart per (identity, group) — seed 004 lifecycle. */
+export interface PersistedGroupState {
+  version: 1;
+  /** Highest msg id accepted by the group client (ACP numeric cursor), 0 if none. */
+  cursor: number;
+  lastSelfSpeakAt: number | null;
+  /** Recent reply hashes (hex), newest last. */
+  replyHashes: string[];
+  /** Recent reply texts (normalised), newest last, for near-duplicate checks. */
+  replyTexts: string[];
+  /** Model calls: [server-time ms, tokens, mentionReserve(0|1)], oldest first, ≤ 24 h. */
+  budgetEvents: Array<[number, number, number]>;
+  /** Consecutive agent-only exchanges (bot-loop guard). */
+  agentChain: number;
+}
