@@ -105,6 +105,8 @@ export interface DispatchOutcome {
   sentMsgId?: string;
   /** Server time our reply was stamped with, when known. */
   sentAt?: number;
+  /** msg id our reply answers (also sent as `metadata.reply_to`), when it answers one. */
+  replyTo?: string;
 }
 
 /** The agent side of a dispatch, as the group client sees it. Throwing means "retry later". */

@@ -120,27 +120,36 @@ export type BudgetSettings = z.infer<typeof budgetSchema>;
 export type DedupSettings = z.infer<typeof dedupSchema>;
 export type DelaySettings = z.infer<typeof delaySchema>;
 
-/** Per-group overrides: every key optional, nested objects merged key by key. */
+/** Per-group overrides: every key optional (no defaults, so layers merge), nested objects partial. */
+type OptionalShape<S extends z.ZodRawShape> = {
+  [K in keyof S]: z.ZodOptional<S[K] extends z.ZodDefault<infer Inner> ? Inner : S[K]>;
+};
+function optionalShape<S extends z.ZodRawShape>(shape: S): OptionalShape<S> {
+  const out: Record<string, z.ZodType> = {};
+  for (const [k, v] of Object.entries(shape)) {
+    const inner = v instanceof z.ZodDefault ? (v.unwrap() as z.ZodType) : (v as z.ZodType);
+    out[k] = inner.optional();
+  }
+  return out as OptionalShape<S>;
+}
+
 export const groupOverridesSchema = z
-  .object({
-    ...Object.fromEntries(
-      Object.entries(groupSettingsSchema.shape).map(([k, v]) => [k, unwrapDefault(v).optional()]),
-    ),
-    replyPolicy: replyPolicySchema.partial().optional(),
-    budget: budgetSchema
-      .extend({ windows: budgetSchema.shape.windows.unwrap().partial().optional() })
-      .partial()
+  .object(optionalShape(groupSettingsSchema.shape))
+  .extend({
+    replyPolicy: z.object(optionalShape(replyPolicySchema.shape)).strict().optional(),
+    budget: z
+      .object({
+        ...optionalShape(budgetSchema.shape),
+        windows: z.object(optionalShape(budgetSchema.shape.windows.unwrap().shape)).strict().optional(),
+      })
+      .strict()
       .optional(),
-    dedup: dedupSchema.partial().optional(),
-    delay: delaySchema.partial().optional(),
-    cooldownScale: groupSettingsSchema.shape.cooldownScale.unwrap().partial().optional(),
+    dedup: z.object(optionalShape(dedupSchema.shape)).strict().optional(),
+    delay: z.object(optionalShape(delaySchema.shape)).strict().optional(),
+    cooldownScale: z.object(optionalShape(groupSettingsSchema.shape.cooldownScale.unwrap().shape)).strict().optional(),
   })
   .strict();
 export type GroupOverrides = z.input<typeof groupOverridesSchema>;
-
-function unwrapDefault(t: z.ZodType): z.ZodType {
-  return t instanceof z.ZodDefault ? (t.unwrap() as z.ZodType) : t;
-}
 
 const aidPattern = /^[A-Za-z0-9][A-Za-z0-9_-]*(\.[A-Za-z0-9-]+)+$/;
 

@@ -1,0 +1,76 @@
+// Generates openclaw.plugin.json from the zod schema the code validates with (one source of truth).
+//   node scripts/gen-manifest.ts           write openclaw.plugin.json
+//   node scripts/gen-manifest.ts --check   exit 1 if the committed file is stale
+// test/host/openclaw-manifest.test.ts regenerates it in memory and compares with the committed file.
+import { readFileSync, writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { z } from "zod";
+import { channelConfigSchema } from "../src/config/schema.ts";
+import { ACP_GROUP_CHANNEL_ID, ACP_GROUP_CHANNEL_META } from "../src/host/openclaw.ts";
+
+export const MANIFEST_PATH = fileURLToPath(new URL("../openclaw.plugin.json", import.meta.url));
+
+type UiHint = { label?: string; help?: string; placeholder?: string; sensitive?: boolean; advanced?: boolean };
+
+// Keys are config paths under channels.acp-group; `*` stands for any identity or group id.
+export const UI_HINTS: Record<string, UiHint> = {
+  serverUrl: { label: "Group server URL", placeholder: "wss://group.example.com/ws", help: "ws:// or wss:// URL of the ACP group server" },
+  stateDir: { label: "State directory", help: "Per-group state (cursor, budgets, recent replies); default <OpenClaw state dir>/acp-group/state", advanced: true },
+  humans: { label: "Human senders", help: "Sender aids treated as people for the bot-loop guard (owners always are)" },
+  identities: { label: "Identities", help: "One account per agent identity; the key is the account id" },
+  "identities.*.aid": { label: "Agent id", placeholder: "alice.agentcp.io" },
+  "identities.*.name": { label: "Display name", help: "Also a mention keyword" },
+  "identities.*.aliases": { label: "Aliases", help: "More mention keywords (at least 2 characters each)" },
+  "identities.*.token": { label: "Token", help: "Credential for the group server", sensitive: true },
+  "identities.*.owner": { label: "Owner", help: "aid of the person who owns this agent" },
+  "identities.*.groups": { label: "Per-group settings for this identity", help: "Same keys as groups; \"*\" applies to every group", advanced: true },
+  groups: { label: "Per-group settings", help: "Keyed by group id; \"*\" is the default for every group. A named group is joined by every identity." },
+  llm: { label: "Model (standalone mode)", help: "Unused under OpenClaw: the host's agent and model answer", advanced: true },
+  "llm.apiKey": { label: "API key", help: "Standalone mode only; else OPENAI_API_KEY", sensitive: true },
+  logLevel: { label: "Log level", advanced: true },
+};
+
+export function buildManifest(): Record<string, unknown> {
+  const schema = z.toJSONSchema(channelConfigSchema, { target: "draft-7", io: "input" });
+  return {
+    id: ACP_GROUP_CHANNEL_ID,
+    name: ACP_GROUP_CHANNEL_META.label,
+    description: ACP_GROUP_CHANNEL_META.blurb,
+    channels: [ACP_GROUP_CHANNEL_ID],
+    activation: { onStartup: true },
+    // Plugin-level config (plugins.entries.acp-group.config): everything lives under channels.acp-group.
+    configSchema: { type: "object", additionalProperties: false, properties: {} },
+    channelConfigs: {
+      [ACP_GROUP_CHANNEL_ID]: {
+        label: ACP_GROUP_CHANNEL_META.label,
+        description: ACP_GROUP_CHANNEL_META.selectionLabel,
+        schema,
+        uiHints: UI_HINTS,
+      },
+    },
+  };
+}
+
+export function renderManifest(): string {
+  return JSON.stringify(buildManifest(), null, 2) + "\n";
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const next = renderManifest();
+  if (process.argv.includes("--check")) {
+    let current = "";
+    try {
+      current = readFileSync(MANIFEST_PATH, "utf8");
+    } catch {
+      current = "";
+    }
+    if (current !== next) {
+      console.error(`${MANIFEST_PATH} is stale: run node scripts/gen-manifest.ts`);
+      process.exit(1);
+    }
+    console.log(`${MANIFEST_PATH} is up to date`);
+  } else {
+    writeFileSync(MANIFEST_PATH, next);
+    console.log(`wrote ${MANIFEST_PATH}`);
+  }
+}

@@ -1,0 +1,180 @@
+// The installed OpenClaw host (scripts/host/install.sh) as the real-host scripts use it: paths, an
+// isolated config/state/home per run, the `openclaw` CLI, and a gateway process with its log.
+import { spawn, type ChildProcess } from "node:child_process";
+import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+
+export interface HostPaths {
+  dir: string;
+  node: string;
+  openclaw: string;
+  version: string;
+}
+
+export function resolveHostPaths(env: NodeJS.ProcessEnv = process.env): HostPaths {
+  const dir = resolve(env.OPENCLAW_HOST_DIR ?? join(REPO, ".cache/openclaw-host"));
+  const node = join(dir, "node/bin/node");
+  const pkg = join(dir, "host/node_modules/openclaw");
+  const openclaw = join(pkg, "openclaw.mjs");
+  if (!existsSync(node) || !existsSync(openclaw)) {
+    throw new Error(`no OpenClaw host in ${dir}: run scripts/host/install.sh first`);
+  }
+  const version = (JSON.parse(readFileSync(join(pkg, "package.json"), "utf8")) as { version: string }).version;
+  return { dir, node, openclaw, version };
+}
+
+/**
+ * The plugin root the host loads: this checkout, unless ACP_PLUGIN_DIR names another (a staged copy).
+ * The host finds the entry through package.json `openclaw.extensions`.
+ */
+export function resolvePluginDir(env: NodeJS.ProcessEnv = process.env): string {
+  const dir = resolve(env.ACP_PLUGIN_DIR ?? REPO);
+  const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { openclaw?: { extensions?: unknown } };
+  if (!Array.isArray(pkg.openclaw?.extensions) || pkg.openclaw.extensions.length === 0) {
+    throw new Error(`${join(dir, "package.json")} has no \`openclaw.extensions\`: the host cannot load the plugin from ${dir}`);
+  }
+  if (!existsSync(join(dir, "openclaw.plugin.json"))) throw new Error(`${dir} has no openclaw.plugin.json (node scripts/gen-manifest.ts)`);
+  return dir;
+}
+
+/** A fresh directory holding one run's HOME, state dir and config. */
+export function createRunDir(host: HostPaths, name: string): { root: string; home: string; state: string; config: string } {
+  const root = join(host.dir, "runs", name);
+  rmSync(root, { recursive: true, force: true });
+  const home = join(root, "home");
+  const state = join(root, "state");
+  mkdirSync(home, { recursive: true });
+  mkdirSync(state, { recursive: true });
+  return { root, home, state, config: join(state, "openclaw.json") };
+}
+
+export function hostEnv(run: { home: string; state: string; config: string }): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    HOME: run.home,
+    OPENCLAW_STATE_DIR: run.state,
+    OPENCLAW_CONFIG_PATH: run.config,
+    // The host talks only to our local mock model and group server: no update checks, no LAN
+    // advertising, no canvas host (also faster to start).
+    OPENCLAW_NO_AUTO_UPDATE: "1",
+    OPENCLAW_DISABLE_BONJOUR: "1",
+    OPENCLAW_SKIP_CANVAS_HOST: "1",
+    NO_COLOR: "1",
+    FORCE_COLOR: "0",
+  };
+}
+
+export function writeJson(file: string, value: unknown): void {
+  writeFileSync(file, JSON.stringify(value, null, 2) + "\n");
+}
+
+/** Runs the `openclaw` CLI to completion. */
+export function runOpenclaw(host: HostPaths, env: NodeJS.ProcessEnv, args: string[], timeoutMs = 120_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(host.node, [host.openclaw, ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`openclaw ${args.join(" ")} did not finish within ${timeoutMs} ms`));
+    }, timeoutMs);
+    child.once("error", (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    child.once("close", (code) => {
+      clearTimeout(timer);
+      resolvePromise({ code, stdout, stderr });
+    });
+  });
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolvePromise, reject) => {
+    const srv = createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const addr = srv.address();
+      const port = typeof addr === "object" && addr ? addr.port : 0;
+      srv.close(() => resolvePromise(port));
+    });
+  });
+}
+
+export interface Gateway {
+  readonly pid: number;
+  readonly logFile: string;
+  log(): string;
+  tail(lines?: number): string;
+  /** Resolves with the first log line matching `pattern` after `fromOffset` (a log() length). */
+  waitForLog(pattern: RegExp, timeoutMs: number, fromOffset?: number): Promise<string>;
+  /** SIGTERM, then wait for the process to exit on its own. */
+  stop(timeoutMs: number): Promise<{ exited: boolean; code: number | null; signal: NodeJS.Signals | null; ms: number }>;
+  /** Last resort after a failure: SIGKILL the gateway's process group (only what we spawned). */
+  kill(): void;
+}
+
+export function startGateway(host: HostPaths, env: NodeJS.ProcessEnv, params: { port: number; logFile: string }): Gateway {
+  const out = createWriteStream(params.logFile);
+  let text = "";
+  // Its own process group, so cleanup reaches the gateway's children and nothing else.
+  const child: ChildProcess = spawn(
+    host.node,
+    [host.openclaw, "gateway", "run", "--port", String(params.port), "--auth", "none", "--allow-unconfigured", "--verbose"],
+    { env, stdio: ["ignore", "pipe", "pipe"], detached: true },
+  );
+  const onData = (d: Buffer) => {
+    text += d.toString("utf8");
+    out.write(d);
+  };
+  child.stdout?.on("data", onData);
+  child.stderr?.on("data", onData);
+  let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  const exited = new Promise<void>((resolvePromise) =>
+    child.once("exit", (code, signal) => {
+      exit = { code, signal };
+      resolvePromise();
+    }),
+  );
+  const pid = child.pid ?? -1;
+  return {
+    pid,
+    logFile: params.logFile,
+    log: () => text,
+    tail: (lines = 60) => text.split("\n").slice(-lines).join("\n"),
+    async waitForLog(pattern, timeoutMs, fromOffset = 0) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const lines = text.slice(fromOffset).split("\n");
+        const hit = lines.find((l) => pattern.test(l));
+        if (hit !== undefined) return hit;
+        if (exit) throw new Error(`gateway exited (code ${exit.code}, signal ${exit.signal}) before logging ${pattern}`);
+        if (Date.now() > deadline) throw new Error(`gateway did not log ${pattern} within ${timeoutMs} ms`);
+        await sleep(200);
+      }
+    },
+    async stop(timeoutMs) {
+      const started = Date.now();
+      if (!exit) child.kill("SIGTERM");
+      const done = await Promise.race([exited.then(() => true), sleep(timeoutMs).then(() => false)]);
+      if (done && !out.writableEnded) out.end();
+      return { exited: done, code: exit?.code ?? null, signal: exit?.signal ?? null, ms: Date.now() - started };
+    },
+    kill() {
+      if (pid <= 0) return;
+      try {
+        process.kill(-pid, "SIGKILL");
+      } catch {
+        // Already gone.
+      }
+    },
+  };
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Strict type-check of the plugin entry (src/plugin.ts) and the host adapter (src/host/openclaw*.ts)
+# against the real OpenClaw host's .d.ts, as installed by scripts/host/install.sh. The project's own
+# `npm run typecheck` sees only src/host/openclaw-sdk.d.ts (the host is an optional peer); this is
+# the check that the shim's promises hold for the real host.
+set -euo pipefail
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+DIR="${OPENCLAW_HOST_DIR:-$REPO/.cache/openclaw-host}"
+SDK="$DIR/host/node_modules/openclaw/dist/plugin-sdk"
+[ -f "$SDK/channel-core.d.ts" ] || { echo "[host-typecheck] no host at $DIR; run scripts/host/install.sh first" >&2; exit 1; }
+DIR="$(cd "$DIR" && pwd)"
+CFG="$DIR/tsconfig.plugin.json"
+# Generated so that OPENCLAW_HOST_DIR may point anywhere; paths follow the package's "exports" map.
+cat > "$CFG" <<JSON
+{
+  "extends": "$REPO/tsconfig.json",
+  "compilerOptions": {
+    "paths": { "openclaw/plugin-sdk/*": ["$SDK/*.d.ts"] },
+    "skipLibCheck": true,
+    "noEmit": true
+  },
+  "include": [],
+  "files": ["$REPO/src/plugin.ts", "$REPO/src/host/openclaw.ts", "$REPO/src/host/openclaw-channel.ts"]
+}
+JSON
+echo "[host-typecheck] tsc --strict: src/plugin.ts + src/host/openclaw*.ts against openclaw@$("$DIR/node/bin/node" -p "require('$DIR/host/node_modules/openclaw/package.json').version") .d.ts"
+PATH="$REPO/node_modules/.bin:$PATH" tsc -p "$CFG"
+echo "[host-typecheck] ok"

@@ -1,0 +1,71 @@
+// Pure timing decisions of the group client: when the buffer gate fires, whether a dispatch may
+// start now, how long to back off. Local-clock milliseconds in, reasons out; no timers here.
+import type { GroupSettings, InboundMessage, TriggerType, VitalityState } from "../types.ts";
+
+export type GateBlockReason = "dispatching" | "retry-backoff" | "mention-waiting" | "cooldown" | "mention-interval";
+
+export type GateDecision = { ok: true } | { ok: false; reason: GateBlockReason; waitMs?: number };
+
+/**
+ * Trailing debounce with a cap: each message pushes the deadline to `now + gateMs`, but never
+ * past `capAt` (the first buffered message's arrival + max wait), so a busy group still flushes.
+ */
+export function bufferDeadline(p: { now: number; gateMs: number; capAt: number }): number {
+  return Math.min(p.now + p.gateMs, p.capAt);
+}
+
+/** Cooldown after a dispatch for unaddressed talk: a hot group raises the bar (seed §3.4). */
+export function scaledCooldownMs(settings: Pick<GroupSettings, "cooldownMs" | "cooldownScale">, state: VitalityState): number {
+  return Math.round(settings.cooldownMs * settings.cooldownScale[state]);
+}
+
+/** The normal path (buffer gate or cooldown timer fired): may the held messages go now? */
+export function checkNormalDispatch(p: {
+  now: number;
+  dispatching: boolean;
+  retryPending: boolean;
+  mentionWaiting: boolean;
+  lastDispatchEndedAt: number | null;
+  cooldownMs: number;
+}): GateDecision {
+  if (p.dispatching) return { ok: false, reason: "dispatching" };
+  // A scheduled retry or a spaced-out mention will take everything held; do not race it.
+  if (p.retryPending) return { ok: false, reason: "retry-backoff" };
+  if (p.mentionWaiting) return { ok: false, reason: "mention-waiting" };
+  if (p.lastDispatchEndedAt !== null) {
+    const waitMs = p.lastDispatchEndedAt + p.cooldownMs - p.now;
+    if (waitMs > 0) return { ok: false, reason: "cooldown", waitMs };
+  }
+  return { ok: true };
+}
+
+/** The mention path: never waits for cooldown or retry backoff; only the lock and the spacing. */
+export function checkMentionDispatch(p: {
+  now: number;
+  dispatching: boolean;
+  lastMentionDispatchAt: number | null;
+  mentionMinIntervalMs: number;
+}): GateDecision {
+  if (p.dispatching) return { ok: false, reason: "dispatching" };
+  if (p.lastMentionDispatchAt !== null && p.mentionMinIntervalMs > 0) {
+    const waitMs = p.lastMentionDispatchAt + p.mentionMinIntervalMs - p.now;
+    if (waitMs > 0) return { ok: false, reason: "mention-interval", waitMs };
+  }
+  return { ok: true };
+}
+
+/** Backoff before retry number `attempt + 1`: base × 2^attempt. */
+export function retryDelayMs(retryBackoffMs: number, attempt: number): number {
+  return retryBackoffMs * 2 ** attempt;
+}
+
+/** A batch's trigger follows its content: any mention → mention; any engaged → engaged. */
+export function triggerOf(messages: readonly InboundMessage[]): { trigger: TriggerType; mentionCount: number } {
+  let mentionCount = 0;
+  let engaged = false;
+  for (const m of messages) {
+    if (m.isMention) mentionCount++;
+    else if (m.engaged) engaged = true;
+  }
+  return { trigger: mentionCount > 0 ? "mention" : engaged ? "engaged" : "normal", mentionCount };
+}

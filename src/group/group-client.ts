@@ -1,0 +1,525 @@
+// The group client of one (identity, group): everything before "hand the batch to the agent".
+// Buffer gate with a max wait, mention fast path, engaged follow-ups, cooldown, one dispatch at a
+// time, retries — and the bookkeeping that every accepted message ends in exactly one dispatch or
+// one counted drop. Decisions live in the pure siblings; this file owns timers, lock and state.
+import { childLogger, errorFields, silentLogger } from "../log.ts";
+import type { DispatchBatch, DispatchHandler, DispatchOutcome, DropReason, GroupMessage, GroupSettings, GroupVitality, InboundMessage, Logger } from "../types.ts";
+import {
+  bufferDeadline,
+  checkMentionDispatch,
+  checkNormalDispatch,
+  retryDelayMs,
+  scaledCooldownMs,
+  triggerOf,
+} from "./dispatch-gate.ts";
+import {
+  emptyStats,
+  type GroupClient,
+  type GroupClientEvent,
+  type GroupClientParams,
+  type GroupClientStats,
+  type OwnMessage,
+} from "./group-client-types.ts";
+import { GroupIngest } from "./ingest.ts";
+import { buildMentionKeywords, compileMentionMatcher } from "./mention.ts";
+import { HeldQueue } from "./held-queue.ts";
+import { compareMessages } from "./order.ts";
+
+export type { GroupClient, GroupClientEvent, GroupClientParams, GroupClientStats, OwnMessage } from "./group-client-types.ts";
+
+type Timer = ReturnType<typeof setTimeout>;
+
+class GroupClientImpl implements GroupClient {
+  readonly identityId: string;
+  readonly groupId: string;
+  readonly settings: GroupSettings;
+  readonly mentionKeywords: readonly string[];
+  #ingest: GroupIngest;
+  #handler: DispatchHandler;
+  #log: Logger;
+  #localNow: () => number;
+  #onEvent: ((e: GroupClientEvent) => void) | undefined;
+
+  /** Buffer gate: accepted messages whose debounce has not elapsed. */
+  #incoming = new HeldQueue<InboundMessage>();
+  /** Dispatch gate: messages ready to go, waiting for the lock, cooldown or a retry. */
+  #pending = new HeldQueue<InboundMessage>();
+  /** True from the first over-capacity drop until a dispatch takes what is held (one log line). */
+  #overloaded = false;
+  #overloadDrops = 0;
+  /** Feed batches behind the held messages (each dispatch takes everything held). */
+  #heldBatches = 0;
+  #dispatching = false;
+  /** Resolved when the lock is next released (close() waits on them). */
+  #unlockWaiters: Array<() => void> = [];
+  #mentionWaiting = false;
+  #engagedWaiting = false;
+  #failures = 0;
+  #dispatchSeq = 0;
+  #batchSeq = 0;
+  #lastDispatchEndLocal: number | null = null;
+  #lastMentionDispatchLocal: number | null = null;
+
+  // Timers hold pending messages, so they keep the process alive until close() clears them.
+  /** Buffer gate: armed by the first buffered message; fires early and re-arms if the deadline moved. */
+  #bufferTimer: Timer | undefined;
+  #bufferTimerDue = 0;
+  #bufferDeadline = 0;
+  #bufferCap: number | null = null;
+  /** Armed when a message from an engaged speaker waits; cleared when a dispatch takes it. */
+  #engagedTimer: Timer | undefined;
+  #engagedTimerDue = 0;
+  #engagedDeadline = 0;
+  #engagedCap: number | null = null;
+  /** Armed when pending messages wait out the cooldown after the last dispatch. */
+  #cooldownTimer: Timer | undefined;
+  /** Armed after a failed dispatch; the retry takes everything held. */
+  #retryTimer: Timer | undefined;
+  /** Armed when a mention must wait for mentionMinIntervalMs. */
+  #mentionTimer: Timer | undefined;
+
+  #closed = false;
+  #closing: Promise<void> | null = null;
+  #idleWaiters: Array<() => void> = [];
+  #stats: GroupClientStats = emptyStats();
+
+  constructor(p: GroupClientParams) {
+    this.identityId = p.identityId;
+    this.groupId = p.groupId;
+    this.settings = p.settings;
+    this.mentionKeywords = buildMentionKeywords(p.identity);
+    this.#ingest = new GroupIngest({
+      aid: p.identity.aid,
+      matcher: compileMentionMatcher(this.mentionKeywords, p.settings.mentionMatch),
+      settings: p.settings,
+      restored: p.restored,
+    });
+    this.#handler = p.dispatch;
+    this.#log = childLogger(p.logger ?? silentLogger, { identity: p.identityId, group: p.groupId });
+    // Not `Date.now` itself: fake timers replace Date after this module may have been loaded.
+    this.#localNow = p.localNow ?? (() => Date.now());
+    this.#onEvent = p.onEvent;
+  }
+
+  get cursor(): number {
+    return this.#ingest.cursor;
+  }
+  get lastSelfSpeakAt(): number | null {
+    return this.#ingest.lastSelfSpeakAt;
+  }
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  feedBufferGate(messages: readonly GroupMessage[]): void {
+    const now = this.#localNow();
+    const stats = this.#stats;
+    if (this.#closed) {
+      for (const m of messages) {
+        stats.received++;
+        this.#drop(m, "group-closed", "arrival");
+      }
+      return;
+    }
+    const batchSeq = ++this.#batchSeq;
+    let added = 0;
+    let mention = false;
+    let engagedSeen = false;
+    for (const m of messages) {
+      stats.received++;
+      const inbound = this.#ingest.admit(m, now);
+      if (typeof inbound === "string") {
+        this.#drop(m, inbound, "arrival");
+        continue;
+      }
+      if (inbound.isMention) {
+        mention = true;
+        stats.mentions++;
+      } else if (inbound.engaged) {
+        engagedSeen = true;
+        stats.engaged++;
+      }
+      this.#incoming.push(inbound);
+      added++;
+      if (this.#onEvent) this.#emit({ type: "accepted", message: inbound, batchSeq, atLocal: now });
+    }
+    this.#ingest.endBatch(now);
+    if (added === 0) return this.#checkIdle();
+    stats.accepted += added;
+    this.#heldBatches++;
+    if (this.#enforceCapacity() && mention) mention = this.#holdsMention();
+    if (mention) this.#onMention(now);
+    else {
+      if (engagedSeen) this.#armEngaged(now);
+      this.#armBuffer(now);
+    }
+  }
+
+  recordOwnMessage(m: OwnMessage): void {
+    if (!this.#ingest.recordOwn(m, this.#localNow())) return;
+    this.#stats.ownMessages++;
+    this.#emit({ type: "own-message", msgId: m.msgId, timestamp: m.timestamp });
+  }
+
+  computeVitality(): GroupVitality {
+    return this.#ingest.vitalityAt(this.#localNow());
+  }
+
+  serverNow(): number {
+    return this.#ingest.serverNow(this.#localNow());
+  }
+
+  engagedSpeakers(): string[] {
+    return this.#ingest.engagedSpeakers(this.#localNow());
+  }
+
+  stats(): GroupClientStats {
+    const s = this.#stats;
+    return { ...s, dropped: { ...s.dropped }, held: this.#incoming.length + this.#pending.length, dispatching: this.#dispatching };
+  }
+
+  whenIdle(): Promise<void> {
+    if (this.#isIdle()) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+  }
+
+  close(): Promise<void> {
+    if (this.#closing) return this.#closing;
+    this.#closed = true;
+    this.#clearTimers();
+    const held = this.#takeHeld();
+    for (const m of held) this.#drop(m, "group-closed", "held");
+    this.#mentionWaiting = this.#engagedWaiting = false;
+    if (held.length > 0) this.#log.log("info", "group.closed-with-held", { dropped: held.length });
+    const settled = this.#dispatching ? new Promise<void>((resolve) => this.#unlockWaiters.push(resolve)) : Promise.resolve();
+    this.#closing = settled.then(() => this.#checkIdle());
+    return this.#closing;
+  }
+
+  // ── capacity ───────────────────────────────────────────────────────────────────────────────
+
+  /** Drops the oldest held messages past maxPendingMessages. True if anything was dropped. */
+  #enforceCapacity(): boolean {
+    const excess = this.#incoming.length + this.#pending.length - this.settings.maxPendingMessages;
+    if (excess <= 0) return false;
+    // Pending messages are older than anything still in the buffer gate.
+    const dropped = this.#pending.dropFront(excess);
+    if (dropped.length < excess) for (const m of this.#incoming.dropFront(excess - dropped.length)) dropped.push(m);
+    for (const m of dropped) this.#drop(m, "over-capacity", "held");
+    this.#overloadDrops += dropped.length;
+    if (!this.#overloaded) {
+      // One line per overload episode, not one per feed: a summary follows when it ends.
+      this.#overloaded = true;
+      this.#log.log("warn", "group.over-capacity", { dropped: dropped.length, max: this.settings.maxPendingMessages });
+    }
+    if (this.#incoming.length === 0) this.#resetBufferGate();
+    return true;
+  }
+
+  #endOverload(): void {
+    if (!this.#overloaded) return;
+    this.#log.log("warn", "group.over-capacity-ended", { dropped: this.#overloadDrops, max: this.settings.maxPendingMessages });
+    this.#overloaded = false;
+    this.#overloadDrops = 0;
+  }
+
+  #holdsMention(): boolean {
+    return this.#incoming.some((m) => m.isMention) || this.#pending.some((m) => m.isMention);
+  }
+
+  // ── the paths to a dispatch ────────────────────────────────────────────────────────────────
+
+  #armBuffer(now: number): void {
+    if (this.#bufferCap === null) this.#bufferCap = now + this.settings.bufferGateMaxWaitMs;
+    this.#bufferDeadline = bufferDeadline({ now, gateMs: this.settings.bufferGateMs, capAt: this.#bufferCap });
+    // One timer per burst, not a clearTimeout+setTimeout per message: it fires at the first
+    // deadline and re-arms for the rest if later messages pushed the deadline out.
+    if (this.#bufferTimer !== undefined && this.#bufferTimerDue <= this.#bufferDeadline) return;
+    clearTimeout(this.#bufferTimer);
+    this.#bufferTimerDue = this.#bufferDeadline;
+    this.#bufferTimer = setTimeout(() => this.#onBufferTimer(), this.#bufferDeadline - now);
+  }
+
+  #onBufferTimer(): void {
+    this.#bufferTimer = undefined;
+    const now = this.#localNow();
+    if (this.#bufferDeadline > now) {
+      this.#bufferTimerDue = this.#bufferDeadline;
+      this.#bufferTimer = setTimeout(() => this.#onBufferTimer(), this.#bufferDeadline - now);
+      return;
+    }
+    this.#flushBufferGateToQueue();
+    this.#tryDispatch(now);
+  }
+
+  #armEngaged(now: number): void {
+    if (this.#engagedCap === null) this.#engagedCap = now + this.settings.bufferGateMaxWaitMs;
+    this.#engagedDeadline = bufferDeadline({ now, gateMs: this.settings.engagedFollowUpMs, capAt: this.#engagedCap });
+    if (this.#engagedTimer !== undefined && this.#engagedTimerDue <= this.#engagedDeadline) return;
+    clearTimeout(this.#engagedTimer);
+    this.#engagedTimerDue = this.#engagedDeadline;
+    this.#engagedTimer = setTimeout(() => this.#onEngagedTimer(), this.#engagedDeadline - now);
+  }
+
+  #onEngagedTimer(): void {
+    this.#engagedTimer = undefined;
+    const now = this.#localNow();
+    if (this.#engagedDeadline > now) {
+      this.#engagedTimerDue = this.#engagedDeadline;
+      this.#engagedTimer = setTimeout(() => this.#onEngagedTimer(), this.#engagedDeadline - now);
+      return;
+    }
+    this.#engagedCap = null;
+    this.#flushBufferGateToQueue();
+    // Capacity drops may have taken the engaged messages: then this is plain unaddressed talk.
+    if (!this.#pending.some((m) => m.engaged)) return this.#tryDispatch(now);
+    // A follow-up skips the cooldown, but not the lock, a pending retry or a waiting mention.
+    if (this.#dispatching) this.#engagedWaiting = true;
+    else if (this.#retryTimer === undefined && !this.#mentionWaiting) this.#startDispatch(now);
+  }
+
+  #flushBufferGateToQueue(): void {
+    this.#resetBufferGate();
+    this.#pending.moveFrom(this.#incoming);
+  }
+
+  #resetBufferGate(): void {
+    clearTimeout(this.#bufferTimer);
+    this.#bufferTimer = undefined;
+    this.#bufferCap = null;
+  }
+
+  /** Normal path: lock, pending retry or mention, then cooldown (scaled by vitality). */
+  #tryDispatch(now: number): void {
+    if (this.#closed || this.#pending.length + this.#incoming.length === 0) return;
+    const state = this.#ingest.vitalityAt(now).state;
+    const decision = checkNormalDispatch({
+      now,
+      dispatching: this.#dispatching,
+      retryPending: this.#retryTimer !== undefined,
+      mentionWaiting: this.#mentionWaiting,
+      lastDispatchEndedAt: this.#lastDispatchEndLocal,
+      cooldownMs: scaledCooldownMs(this.settings, state),
+    });
+    if (decision.ok) return this.#startDispatch(now);
+    if (decision.reason === "cooldown") {
+      clearTimeout(this.#cooldownTimer);
+      this.#cooldownTimer = setTimeout(() => {
+        this.#cooldownTimer = undefined;
+        this.#tryDispatch(this.#localNow());
+      }, decision.waitMs);
+    }
+  }
+
+  /** Mention path: everything held goes now, past cooldown and retry backoff. */
+  #onMention(now: number): void {
+    clearTimeout(this.#cooldownTimer);
+    this.#cooldownTimer = undefined;
+    this.#flushBufferGateToQueue();
+    this.#mentionWaiting = true;
+    this.#tryMentionDispatch(now);
+  }
+
+  #tryMentionDispatch(now: number): void {
+    if (this.#closed || this.#pending.length + this.#incoming.length === 0) {
+      this.#mentionWaiting = false;
+      return;
+    }
+    const decision = checkMentionDispatch({
+      now,
+      dispatching: this.#dispatching,
+      lastMentionDispatchAt: this.#lastMentionDispatchLocal,
+      mentionMinIntervalMs: this.settings.mentionMinIntervalMs,
+    });
+    if (decision.ok) return this.#startDispatch(now);
+    if (decision.reason === "mention-interval") {
+      clearTimeout(this.#mentionTimer);
+      this.#mentionTimer = setTimeout(() => {
+        this.#mentionTimer = undefined;
+        this.#tryMentionDispatch(this.#localNow());
+      }, decision.waitMs);
+    }
+  }
+
+  #onRetryTimer(): void {
+    this.#retryTimer = undefined;
+    if (this.#dispatching || this.#closed) return;
+    const now = this.#localNow();
+    if (this.#mentionWaiting) this.#tryMentionDispatch(now);
+    else this.#startDispatch(now);
+  }
+
+  // ── dispatch under the lock ────────────────────────────────────────────────────────────────
+
+  #startDispatch(now: number): void {
+    if (this.#closed || this.#dispatching) return;
+    const messages = this.#takeHeld();
+    if (messages.length === 0) return this.#checkIdle();
+    this.#clearTimers();
+    const batchesMerged = Math.max(1, this.#heldBatches);
+    this.#heldBatches = 0;
+    this.#mentionWaiting = this.#engagedWaiting = false;
+    messages.sort(compareMessages);
+    const { trigger, mentionCount } = triggerOf(messages);
+    if (trigger === "mention") this.#lastMentionDispatchLocal = now;
+    const batch: DispatchBatch = {
+      identityId: this.identityId,
+      groupId: this.groupId,
+      dispatchId: ++this.#dispatchSeq,
+      messages,
+      vitality: this.#ingest.vitalityAt(now),
+      mentionInfo: { mentioned: mentionCount > 0, mentionCount, batchesMerged, triggerType: trigger },
+      lastSelfSpeakAt: this.#ingest.lastSelfSpeakAt,
+      now: this.#ingest.serverNow(now),
+      attempt: this.#failures,
+      hasPendingMention: () => this.#mentionWaiting,
+    };
+    this.#dispatching = true;
+    this.#stats.dispatches++;
+    if (batch.attempt > 0) this.#stats.retries++;
+    this.#log.log("debug", "group.dispatch", {
+      dispatchId: batch.dispatchId,
+      trigger,
+      messages: messages.length,
+      batchesMerged,
+      attempt: batch.attempt,
+      vitality: batch.vitality.state,
+    });
+    this.#emit({ type: "dispatch-start", batch, atLocal: now });
+    void this.#runDispatch(batch).catch((err: unknown) => this.#log.log("error", "group.dispatch-bookkeeping-failed", errorFields(err)));
+  }
+
+  async #runDispatch(batch: DispatchBatch): Promise<void> {
+    try {
+      let outcome: DispatchOutcome | undefined;
+      let failed = false;
+      let error: unknown;
+      try {
+        outcome = await this.#handler(batch);
+      } catch (err) {
+        failed = true;
+        error = err;
+      }
+      if (failed) this.#onDispatchFailed(batch, error);
+      else this.#onDispatchDone(batch, outcome ?? { sent: false });
+    } finally {
+      // The lock is released here and nowhere else: no path leaves the group locked.
+      this.#dispatching = false;
+      this.#lastDispatchEndLocal = this.#localNow();
+      const waiters = this.#unlockWaiters;
+      this.#unlockWaiters = [];
+      for (const resolve of waiters) resolve();
+      this.#afterDispatch();
+    }
+  }
+
+  #onDispatchDone(batch: DispatchBatch, outcome: DispatchOutcome): void {
+    this.#failures = 0;
+    this.#stats.dispatched += batch.messages.length;
+    if (outcome.sent) {
+      const sentAt = outcome.sentAt ?? this.serverNow();
+      this.recordOwnMessage({ msgId: outcome.sentMsgId, timestamp: sentAt, content: outcome.text ?? "" });
+    }
+    this.#emit({ type: "dispatch-end", dispatchId: batch.dispatchId, atLocal: this.#localNow(), ok: true, outcome });
+  }
+
+  #onDispatchFailed(batch: DispatchBatch, error: unknown): void {
+    this.#stats.failures++;
+    const fields = { dispatchId: batch.dispatchId, attempt: batch.attempt, messages: batch.messages.length, ...errorFields(error) };
+    let retryInMs: number | null = null;
+    if (this.#closed) {
+      for (const m of batch.messages) this.#drop(m, "group-closed", "held");
+      this.#log.log("warn", "group.dispatch-failed-on-close", fields);
+    } else if (batch.attempt >= this.settings.maxRetries) {
+      this.#failures = 0;
+      for (const m of batch.messages) this.#drop(m, "retries-exhausted", "held");
+      this.#log.log("error", "group.dispatch-retries-exhausted", fields);
+    } else {
+      this.#failures = batch.attempt + 1;
+      // Back at the front, merged with whatever arrived meanwhile; the next dispatch re-sorts.
+      this.#pending.prepend(batch.messages);
+      this.#heldBatches += batch.mentionInfo.batchesMerged;
+      retryInMs = retryDelayMs(this.settings.retryBackoffMs, batch.attempt);
+      clearTimeout(this.#retryTimer);
+      this.#retryTimer = setTimeout(() => this.#onRetryTimer(), retryInMs);
+      this.#log.log("warn", "group.dispatch-failed", { ...fields, retryInMs });
+    }
+    this.#emit({ type: "dispatch-end", dispatchId: batch.dispatchId, atLocal: this.#localNow(), ok: false, error, retryInMs });
+  }
+
+  /** After the lock is released: a waiting mention or follow-up goes at once; else cooldown. */
+  #afterDispatch(): void {
+    if (this.#closed) return this.#checkIdle();
+    const now = this.#localNow();
+    if (this.#mentionWaiting) this.#tryMentionDispatch(now);
+    else if (this.#retryTimer !== undefined) {
+      // The retry timer takes everything held when it fires.
+    } else if (this.#engagedWaiting) {
+      this.#engagedWaiting = false;
+      this.#startDispatch(now);
+    } else {
+      this.#flushBufferGateToQueue();
+      this.#tryDispatch(now);
+    }
+    this.#checkIdle();
+  }
+
+  // ── bookkeeping ────────────────────────────────────────────────────────────────────────────
+
+  #takeHeld(): InboundMessage[] {
+    this.#pending.moveFrom(this.#incoming);
+    const held = this.#pending.takeAll();
+    this.#endOverload();
+    this.#resetBufferGate();
+    this.#engagedCap = null;
+    return held;
+  }
+
+  #clearTimers(): void {
+    this.#resetBufferGate();
+    clearTimeout(this.#engagedTimer);
+    clearTimeout(this.#cooldownTimer);
+    clearTimeout(this.#retryTimer);
+    clearTimeout(this.#mentionTimer);
+    this.#engagedTimer = this.#cooldownTimer = this.#retryTimer = this.#mentionTimer = undefined;
+  }
+
+  #drop(m: GroupMessage, reason: DropReason, stage: "arrival" | "held"): void {
+    this.#stats.dropped[reason]++;
+    if (this.#onEvent) this.#emit({ type: "dropped", msgId: m.msgId, sender: m.sender, reason, stage, atLocal: this.#localNow() });
+  }
+
+  #emit(e: GroupClientEvent): void {
+    if (!this.#onEvent) return;
+    try {
+      this.#onEvent(e);
+    } catch (err) {
+      // An observer's bug must not break the engine's bookkeeping.
+      this.#log.log("error", "group.observer-failed", { event: e.type, ...errorFields(err) });
+    }
+  }
+
+  #isIdle(): boolean {
+    return !this.#dispatching && this.#incoming.length === 0 && this.#pending.length === 0;
+  }
+
+  #checkIdle(): void {
+    if (this.#idleWaiters.length === 0 || !this.#isIdle()) return;
+    const waiters = this.#idleWaiters;
+    this.#idleWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+}
+
+/** Builds the per-(identity, group) client: mention matcher, vitality window, empty buffers. */
+export function initGroupClientForIdentity(p: GroupClientParams): GroupClient {
+  return new GroupClientImpl(p);
+}
+
+/**
+ * Clears every timer; buffered and pending messages become counted "group-closed" drops (each
+ * reported via onEvent); waits for a running dispatch to settle. Later feeds are dropped the same way.
+ */
+export function closeGroupClientForIdentity(c: GroupClient): Promise<void> {
+  return c.close();
+}

@@ -1,0 +1,78 @@
+// A deterministic stand-in for a model: tests, `replay` and the offline `start` use it. It never
+// looks at the clock or a random source, so the same requests always get the same answers.
+import type { AgentBackend, GenerateRequest, GenerateResult } from "../types.ts";
+
+export type ScriptedMode = "silent" | "mention" | "always";
+
+export interface ScriptedBackendParams {
+  /** silent: always NO_REPLY · mention: replies only when mentioned · always: always replies. */
+  mode: ScriptedMode;
+  /** What it replies; default: a labelled offline echo of the newest message. */
+  replyText?: string | ((request: GenerateRequest) => string);
+  /** Simulated model latency (driven by timers, so fake timers control it). Default 0. */
+  latencyMs?: number;
+}
+
+export type ScriptedBackend = AgentBackend & { readonly calls: GenerateRequest[] };
+
+export class BackendAbortedError extends Error {
+  readonly code = "BACKEND_ABORTED";
+  constructor() {
+    super("generate() aborted");
+    this.name = "BackendAbortedError";
+  }
+}
+
+export function createScriptedBackend(p: ScriptedBackendParams): ScriptedBackend {
+  const calls: GenerateRequest[] = [];
+  const wants = (req: GenerateRequest) => p.mode === "always" || (p.mode === "mention" && req.mentionInfo.mentioned);
+  const replyFor = (req: GenerateRequest) =>
+    typeof p.replyText === "function" ? p.replyText(req) : (p.replyText ?? defaultReply(req));
+
+  return {
+    name: `scripted:${p.mode}`,
+    calls,
+    async generate(request) {
+      calls.push(request);
+      await sleep(p.latencyMs ?? 0, request.signal);
+      let text: string;
+      if (request.phase === "decide") {
+        text = JSON.stringify({ want_to_reply: wants(request), reply_type: request.replyType, delay_hint: "fast" });
+      } else {
+        text = wants(request) ? replyFor(request) : "NO_REPLY";
+      }
+      return { text, usage: usageOf(request, text) };
+    },
+  };
+}
+
+/** Deterministic usage: ~4 characters per token, like the estimate the monitor uses. */
+function usageOf(request: GenerateRequest, text: string): NonNullable<GenerateResult["usage"]> {
+  return {
+    promptTokens: Math.ceil((request.systemPrompt.length + request.body.length) / 4),
+    completionTokens: Math.ceil(text.length / 4),
+  };
+}
+
+function defaultReply(request: GenerateRequest): string {
+  const last = request.messages.at(-1);
+  if (!last) return "(offline responder) nothing to answer";
+  const snippet = [...last.content].slice(0, 60).join("");
+  return `(offline responder) ${last.sender} said: ${snippet}`;
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  if (signal?.aborted) return Promise.reject(new BackendAbortedError());
+  if (ms <= 0) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(new BackendAbortedError());
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}

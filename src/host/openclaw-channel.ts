@@ -1,0 +1,245 @@
+// The adapters the OpenClaw host calls into: accounts (= our identities), the gateway that runs
+// one identity per account, and outbound sends. Host-agnostic: the composition root (src/plugin.ts)
+// supplies `startIdentity` and the backend factory, so this file runs and tests without the host.
+import type { AgentBackend, ChannelConfig, IdentityConfig, Logger } from "../types.ts";
+import { ConfigError, listGroupsForIdentity, parseChannelConfig, resolveGroupSettings } from "../config/load.ts";
+import { childLogger, createJsonLogger, errorFields } from "../log.ts";
+import {
+  ACP_GROUP_CHANNEL_ID,
+  createHostLogger,
+  parseGroupTarget,
+  resolveHostStateDir,
+  type OpenClawLogSink,
+  type OpenClawPluginRuntimeLike,
+} from "./openclaw.ts";
+
+const CONFIG_PATH = `channels.${ACP_GROUP_CHANNEL_ID}`;
+
+/** One account of the channel = one configured identity, validated once at resolve time. */
+export type AcpGroupAccount = {
+  accountId: string;
+  config: ChannelConfig | null;
+  identity: IdentityConfig | null;
+  /** Why this account cannot start, with config paths (`channels.acp-group.identities.bot.aid: …`). */
+  error: ConfigError | null;
+};
+
+/**
+ * What the composition root starts per identity (src/runtime.ts). The returned promise settles
+ * once `abortSignal` has fired and every group client is closed and its state saved.
+ */
+export type StartIdentityParams = {
+  config: ChannelConfig;
+  identityId: string;
+  backend: AgentBackend;
+  logger: Logger;
+  abortSignal: AbortSignal;
+  stateDir: string;
+};
+export type RunningIdentity = Promise<void> & {
+  sendText(groupId: string, text: string): Promise<{ msgId: string; timestamp: number }>;
+};
+export type StartIdentity = (params: StartIdentityParams) => RunningIdentity;
+
+/** The slice of the host's gateway context we use (ChannelGatewayContext in the host). */
+export type AcpGroupGatewayContext<Cfg> = {
+  cfg: Cfg;
+  accountId: string;
+  account: AcpGroupAccount;
+  abortSignal: AbortSignal;
+  log?: OpenClawLogSink;
+  channelRuntime?: unknown;
+  getStatus: () => { accountId: string };
+  setStatus: (next: AcpGroupStatus) => void;
+};
+export type AcpGroupStatus = {
+  accountId: string;
+  running?: boolean;
+  configured?: boolean;
+  lastStartAt?: number | null;
+  lastStopAt?: number | null;
+  lastError?: string | null;
+};
+
+export type OutboundErrorCode = "ACCOUNT_NOT_RUNNING" | "INVALID_TARGET";
+
+/** An outbound send the host asked for could not be made. */
+export class AcpGroupOutboundError extends Error {
+  readonly code: OutboundErrorCode;
+  readonly accountId: string | undefined;
+  readonly to: string;
+  constructor(code: OutboundErrorCode, message: string, ctx: { accountId?: string | null | undefined; to: string }) {
+    super(message);
+    this.name = "AcpGroupOutboundError";
+    this.code = code;
+    this.accountId = ctx.accountId ?? undefined;
+    this.to = ctx.to;
+  }
+}
+
+type Plain = Record<string, unknown>;
+const isPlain = (v: unknown): v is Plain => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** `channels["acp-group"]` of the host config, untouched. */
+export function readChannelSection(cfg: unknown): unknown {
+  const channels = isPlain(cfg) ? cfg.channels : undefined;
+  return isPlain(channels) ? channels[ACP_GROUP_CHANNEL_ID] : undefined;
+}
+
+/** Identity ids in config order; lenient, so a broken config still lists (and reports) its accounts. */
+export function listAcpGroupAccountIds(cfg: unknown): string[] {
+  const section = readChannelSection(cfg);
+  const identities = isPlain(section) ? section.identities : undefined;
+  return isPlain(identities) ? Object.keys(identities) : [];
+}
+
+export function defaultAcpGroupAccountId(cfg: unknown): string {
+  return listAcpGroupAccountIds(cfg)[0] ?? "default";
+}
+
+/** Validates the whole channel section with our schema; every error names its config path. */
+export function resolveAcpGroupAccount(cfg: unknown, accountId?: string | null): AcpGroupAccount {
+  const id = accountId ?? defaultAcpGroupAccountId(cfg);
+  let config: ChannelConfig;
+  try {
+    config = parseChannelConfig(readChannelSection(cfg) ?? {}, { prefix: CONFIG_PATH });
+  } catch (err) {
+    if (err instanceof ConfigError) return { accountId: id, config: null, identity: null, error: err };
+    throw err;
+  }
+  const identity = config.identities[id] ?? null;
+  if (!identity) {
+    return { accountId: id, config, identity: null, error: new ConfigError([`${CONFIG_PATH}.identities: no identity \`${id}\``]) };
+  }
+  const issues: string[] = [];
+  if (!config.serverUrl) issues.push(`${CONFIG_PATH}.serverUrl: required (the group server to connect to)`);
+  try {
+    // Resolving every group now surfaces cross-field errors (maxWait < buffer) before start.
+    for (const groupId of listGroupsForIdentity(config, identity)) resolveGroupSettings(config, identity, groupId);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    issues.push(...err.issues.map((issue) => `${CONFIG_PATH}.${issue}`));
+  }
+  return { accountId: id, config, identity, error: issues.length > 0 ? new ConfigError(issues) : null };
+}
+
+export function isAcpGroupAccountEnabled(account: AcpGroupAccount): boolean {
+  return account.config?.enabled !== false && account.identity?.enabled !== false;
+}
+
+export function describeAcpGroupAccount(account: AcpGroupAccount): {
+  accountId: string;
+  name?: string;
+  enabled: boolean;
+  configured: boolean;
+  baseUrl?: string;
+  lastError: string | null;
+} {
+  const name = account.identity?.name ?? account.identity?.aid;
+  return {
+    accountId: account.accountId,
+    ...(name ? { name } : {}),
+    enabled: isAcpGroupAccountEnabled(account),
+    configured: account.error === null,
+    ...(account.config?.serverUrl ? { baseUrl: account.config.serverUrl } : {}),
+    lastError: account.error ? account.error.issues.join("; ") : null,
+  };
+}
+
+/**
+ * The gateway and outbound adapters, sharing the set of running identities so that a host-initiated
+ * send goes through the same transport as the identity's replies.
+ */
+export function createAcpGroupChannelAdapters<Cfg>(deps: {
+  startIdentity: StartIdentity;
+  createBackend: (params: {
+    cfg: Cfg;
+    accountId: string;
+    config: ChannelConfig;
+    identity: IdentityConfig;
+    channelRuntime: unknown;
+    logger: Logger;
+  }) => AgentBackend;
+  getPluginRuntime: () => OpenClawPluginRuntimeLike | undefined;
+  /** Where our log lines go when the host gives no sink. */
+  fallbackLog?: (line: string) => void;
+}) {
+  const running = new Map<string, RunningIdentity>();
+
+  async function startAccount(ctx: AcpGroupGatewayContext<Cfg>): Promise<void> {
+    const { account, accountId } = ctx;
+    const level = account.config?.logLevel ?? "info";
+    const logger = childLogger(
+      ctx.log ? createHostLogger(ctx.log, level) : createJsonLogger({ level, ...(deps.fallbackLog ? { write: deps.fallbackLog } : {}) }),
+      { channel: ACP_GROUP_CHANNEL_ID, identity: accountId },
+    );
+    if (account.error || !account.config || !account.identity) {
+      const error = account.error ?? new ConfigError([`${CONFIG_PATH}.identities: no identity \`${accountId}\``]);
+      logger.log("error", "openclaw.account-invalid", { issues: error.issues });
+      reportStatus(ctx, logger, { running: false, configured: false, lastError: error.issues.join("; ") });
+      throw error;
+    }
+    if (ctx.abortSignal.aborted) return;
+    const { config, identity } = account;
+    const backend = deps.createBackend({ cfg: ctx.cfg, accountId, config, identity, channelRuntime: ctx.channelRuntime, logger });
+    const stateDir = config.stateDir ?? resolveHostStateDir(deps.getPluginRuntime());
+    logger.log("info", "openclaw.account-start", { aid: identity.aid, serverUrl: config.serverUrl, stateDir });
+    const identityRun = deps.startIdentity({ config, identityId: accountId, backend, logger, abortSignal: ctx.abortSignal, stateDir });
+    running.set(accountId, identityRun);
+    reportStatus(ctx, logger, { running: true, configured: true, lastStartAt: Date.now(), lastError: null });
+    try {
+      await identityRun;
+      logger.log("info", "openclaw.account-stopped", {});
+    } catch (err) {
+      logger.log("error", "openclaw.account-failed", errorFields(err));
+      reportStatus(ctx, logger, { lastError: err instanceof Error ? err.message : String(err) });
+      throw err;
+    } finally {
+      if (running.get(accountId) === identityRun) running.delete(accountId);
+      try {
+        await backend.close?.();
+      } catch (err) {
+        logger.log("warn", "openclaw.backend-close-failed", errorFields(err));
+      }
+      reportStatus(ctx, logger, { running: false, lastStopAt: Date.now() });
+    }
+  }
+
+  async function sendText(ctx: { to: string; text: string; accountId?: string | null }): Promise<{
+    channel: string;
+    messageId: string;
+    timestamp: number;
+  }> {
+    const accountId = ctx.accountId ?? (running.size === 1 ? [...running.keys()][0] : undefined);
+    const identityRun = accountId === undefined ? undefined : running.get(accountId);
+    if (!identityRun) {
+      throw new AcpGroupOutboundError(
+        "ACCOUNT_NOT_RUNNING",
+        accountId === undefined
+          ? `no account given and ${running.size} identities are running`
+          : `identity \`${accountId}\` is not running`,
+        ctx,
+      );
+    }
+    const groupId = parseGroupTarget(ctx.to);
+    if (!groupId) throw new AcpGroupOutboundError("INVALID_TARGET", `Expected a group target such as \`group:g1\`, got \`${ctx.to}\``, ctx);
+    const sent = await identityRun.sendText(groupId, ctx.text);
+    return { channel: ACP_GROUP_CHANNEL_ID, messageId: sent.msgId, timestamp: sent.timestamp };
+  }
+
+  return {
+    gateway: { startAccount },
+    outbound: { deliveryMode: "direct" as const, sendText },
+    /** Identity ids with a live transport (for tests and status). */
+    runningAccountIds: (): string[] => [...running.keys()],
+  };
+}
+
+function reportStatus<Cfg>(ctx: AcpGroupGatewayContext<Cfg>, logger: Logger, patch: Omit<AcpGroupStatus, "accountId">): void {
+  try {
+    ctx.setStatus({ ...ctx.getStatus(), ...patch, accountId: ctx.accountId });
+  } catch (err) {
+    // Status is cosmetic; a failing status sink must not stop the identity.
+    logger.log("debug", "openclaw.status-failed", errorFields(err));
+  }
+}

@@ -1,0 +1,157 @@
+// `openclaw` is an optional peer, absent from a plain checkout, so the project's own type-check
+// sees the SDK through this declaration: the subset src/plugin.ts uses, copied from
+// openclaw@2026.9.6's dist/plugin-sdk/channel-core.d.ts. scripts/host/typecheck.sh checks
+// src/plugin.ts against the real .d.ts instead (this file is not part of that check).
+declare module "openclaw/plugin-sdk/channel-core" {
+  export type OpenClawConfig = {
+    channels?: Record<string, unknown>;
+    session?: { store?: string };
+    [key: string]: unknown;
+  };
+
+  type MsgContext = {
+    Body?: string;
+    BodyForAgent?: string;
+    From?: string;
+    To?: string;
+    SessionKey?: string;
+    AccountId?: string;
+    MessageSid?: string;
+    ChatType?: string;
+    ConversationLabel?: string;
+    GroupSubject?: string;
+    GroupSystemPrompt?: string;
+    SenderId?: string;
+    SenderName?: string;
+    SenderIsSelf?: boolean;
+    Timestamp?: number;
+    Provider?: string;
+    Surface?: string;
+    WasMentioned?: boolean;
+    GroupRequireMention?: boolean;
+    CommandAuthorized?: boolean;
+    OriginatingChannel?: string;
+    OriginatingTo?: string;
+  };
+  type FinalizedMsgContext = Omit<MsgContext, "CommandAuthorized"> & { CommandAuthorized: boolean };
+
+  type ChatType = "direct" | "group" | "channel";
+  type ReplyDispatchKind = "tool" | "block" | "final";
+  type ReplyPayload = { text?: string; isError?: boolean; isReasoning?: boolean; isCommentary?: boolean; isStatusNotice?: boolean; replyToId?: string };
+
+  export type PluginRuntime = {
+    version: string;
+    channel: {
+      routing: {
+        resolveAgentRoute: (input: { cfg: OpenClawConfig; channel: string; accountId?: string | null; peer?: { kind: ChatType; id: string } | null }) => {
+          agentId: string;
+          channel: string;
+          accountId: string;
+          sessionKey: string;
+          mainSessionKey: string;
+        };
+      };
+      session: {
+        resolveStorePath: (store?: string, opts?: { agentId?: string; env?: NodeJS.ProcessEnv }) => string;
+        recordInboundSession: (params: {
+          storePath: string;
+          sessionKey: string;
+          ctx: MsgContext;
+          createIfMissing?: boolean;
+          onRecordError: (err: unknown) => void;
+        }) => Promise<void>;
+      };
+      reply: {
+        finalizeInboundContext: <T extends Record<string, unknown>>(ctx: T) => T & FinalizedMsgContext;
+        dispatchReplyWithBufferedBlockDispatcher: (params: {
+          ctx: MsgContext | FinalizedMsgContext;
+          cfg: OpenClawConfig;
+          dispatcherOptions: {
+            deliver: (payload: ReplyPayload, info: { kind: ReplyDispatchKind }) => Promise<unknown>;
+            onError?: (err: unknown, info: { kind: ReplyDispatchKind }) => void;
+          };
+          replyOptions?: { abortSignal?: AbortSignal; disableBlockStreaming?: boolean };
+        }) => Promise<{ queuedFinal: boolean; counts: Record<ReplyDispatchKind, number> }>;
+      };
+    };
+    state: { resolveStateDir: (env?: NodeJS.ProcessEnv) => string };
+  };
+
+  type ChannelAccountSnapshot = {
+    accountId: string;
+    name?: string;
+    enabled?: boolean;
+    configured?: boolean;
+    running?: boolean;
+    baseUrl?: string;
+    lastStartAt?: number | null;
+    lastStopAt?: number | null;
+    lastError?: string | null;
+    [key: string]: unknown;
+  };
+
+  type ChannelLogSink = {
+    info: (msg: string) => void;
+    warn: (msg: string) => void;
+    error: (msg: string) => void;
+    debug?: (msg: string) => void;
+  };
+
+  type ChannelConfigAdapter<A> = {
+    listAccountIds: (cfg: OpenClawConfig) => string[];
+    resolveAccount: (cfg: OpenClawConfig, accountId?: string | null) => A;
+    defaultAccountId?: (cfg: OpenClawConfig) => string;
+    isEnabled?: (account: A, cfg: OpenClawConfig) => boolean;
+    isConfigured?: (account: A, cfg: OpenClawConfig) => boolean | Promise<boolean>;
+    unconfiguredReason?: (account: A, cfg: OpenClawConfig) => string;
+    describeAccount?: (account: A, cfg: OpenClawConfig) => ChannelAccountSnapshot;
+  };
+
+  type ChannelGatewayContext<A> = {
+    cfg: OpenClawConfig;
+    accountId: string;
+    account: A;
+    abortSignal: AbortSignal;
+    log?: ChannelLogSink;
+    getStatus: () => ChannelAccountSnapshot;
+    setStatus: (next: ChannelAccountSnapshot) => void;
+    channelRuntime?: { [key: string]: unknown };
+  };
+
+  type ChannelOutboundAdapter = {
+    deliveryMode: "direct" | "gateway" | "hybrid";
+    sendText?: (ctx: { cfg: OpenClawConfig; to: string; text: string; accountId?: string | null }) => Promise<{
+      channel: string;
+      messageId: string;
+      timestamp?: number;
+    }>;
+  };
+
+  export type ChannelPlugin<A = any> = {
+    id: string;
+    meta: { id: string; label: string; selectionLabel: string; docsPath: string; blurb: string; markdownCapable?: boolean };
+    capabilities: { chatTypes: Array<"direct" | "group" | "channel" | "thread">; reactions?: boolean; media?: boolean; blockStreaming?: boolean };
+    reload?: { configPrefixes: string[] };
+    config: ChannelConfigAdapter<A>;
+    groups?: { resolveRequireMention?: (params: { cfg: OpenClawConfig; groupId?: string | null }) => boolean | undefined };
+    outbound?: ChannelOutboundAdapter;
+    gateway?: { startAccount?: (ctx: ChannelGatewayContext<A>) => Promise<unknown> };
+  };
+
+  export function createChannelPluginBase<A>(
+    params: Pick<ChannelPlugin<A>, "id"> & Partial<Omit<ChannelPlugin<A>, "id" | "meta" | "outbound" | "gateway">> & { meta?: Partial<ChannelPlugin<A>["meta"]> },
+  ): Pick<ChannelPlugin<A>, "id" | "meta"> & Partial<Omit<ChannelPlugin<A>, "id" | "meta">>;
+
+  export function createChatChannelPlugin<A extends { accountId?: string | null }>(params: {
+    base: Omit<ChannelPlugin<A>, "capabilities" | "outbound"> & Partial<Pick<ChannelPlugin<A>, "capabilities" | "outbound">>;
+    outbound?: ChannelOutboundAdapter;
+  }): ChannelPlugin<A>;
+
+  export function defineChannelPluginEntry<TPlugin>(options: {
+    id: string;
+    name: string;
+    description: string;
+    plugin: TPlugin;
+    setRuntime?: (runtime: PluginRuntime) => void;
+  }): { id: string; name: string; description: string; register: (api: unknown) => void; channelPlugin: TPlugin };
+}

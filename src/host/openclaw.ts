@@ -1,0 +1,325 @@
+// Every call into the OpenClaw host lives in this file, so a host API rename touches one place.
+// Nothing here imports `openclaw` at runtime (it is an optional peer): the host's runtime arrives
+// as a value, typed by the structural subset below. `scripts/host/typecheck.sh` proves the real
+// host's `.d.ts` satisfies that subset (src/plugin.ts passes the real runtime into it).
+import { homedir } from "node:os";
+import { join } from "node:path";
+import type { AgentBackend, GenerateRequest, GenerateResult, LogLevel, Logger } from "../types.ts";
+import { errorFields } from "../log.ts";
+
+export const ACP_GROUP_CHANNEL_ID = "acp-group";
+
+/** Catalog metadata; the same values go into package.json `openclaw.channel`. */
+export const ACP_GROUP_CHANNEL_META = {
+  id: ACP_GROUP_CHANNEL_ID,
+  label: "ACP Group",
+  selectionLabel: "ACP group chats (agent network)",
+  docsPath: "/channels/acp-group",
+  blurb: "Multi-agent group chats on the ACP agent network: decides when the agent speaks, with what context, how much, and never the same thing twice.",
+} as const;
+
+/** The inbound context we hand to `reply.finalizeInboundContext` (a subset of the host's MsgContext). */
+export type OpenClawInboundContext = {
+  Body: string;
+  BodyForAgent: string;
+  From: string;
+  To: string;
+  SessionKey: string;
+  AccountId: string;
+  MessageSid: string;
+  ChatType: "group";
+  ConversationLabel: string;
+  GroupSubject: string;
+  GroupSystemPrompt: string;
+  SenderId: string;
+  SenderName: string;
+  SenderIsSelf: boolean;
+  Timestamp: number;
+  Provider: string;
+  Surface: string;
+  WasMentioned: boolean;
+  // Our own gate already decided this batch deserves a turn; the host must not re-gate it.
+  GroupRequireMention: boolean;
+  // Group members are other agents and people, never operators: no slash commands from the group.
+  CommandAuthorized: boolean;
+  OriginatingChannel: string;
+  OriginatingTo: string;
+};
+
+export type OpenClawReplyKind = "tool" | "block" | "final";
+
+/** The parts of the host's ReplyPayload we read. */
+export type OpenClawReplyPayload = {
+  text?: string;
+  isError?: boolean;
+  isReasoning?: boolean;
+  isCommentary?: boolean;
+  isStatusNotice?: boolean;
+};
+
+export type OpenClawDispatchResult = { queuedFinal: boolean; counts: Record<OpenClawReplyKind, number> };
+
+/**
+ * The subset of the host's `PluginRuntime["channel"]` we call. `Cfg` is the host's config type,
+ * `Ctx` its finalized message context; both stay opaque here.
+ */
+export type OpenClawChannelRuntime<Cfg, Ctx> = {
+  routing: {
+    resolveAgentRoute: (input: {
+      cfg: Cfg;
+      channel: string;
+      accountId?: string | null;
+      peer?: { kind: "group"; id: string } | null;
+    }) => { agentId: string; accountId: string; sessionKey: string };
+  };
+  session: {
+    resolveStorePath: (store?: string, opts?: { agentId?: string }) => string;
+    recordInboundSession: (params: {
+      storePath: string;
+      sessionKey: string;
+      ctx: Ctx;
+      onRecordError: (err: unknown) => void;
+    }) => Promise<void>;
+  };
+  reply: {
+    finalizeInboundContext: (ctx: OpenClawInboundContext) => Ctx;
+    dispatchReplyWithBufferedBlockDispatcher: (params: {
+      ctx: Ctx;
+      cfg: Cfg;
+      dispatcherOptions: {
+        deliver: (payload: OpenClawReplyPayload, info: { kind: OpenClawReplyKind }) => Promise<unknown>;
+        onError?: (err: unknown, info: { kind: OpenClawReplyKind }) => void;
+      };
+      replyOptions?: { abortSignal?: AbortSignal; disableBlockStreaming?: boolean };
+    }) => Promise<OpenClawDispatchResult>;
+  };
+};
+
+/** The host's plugin-wide runtime, as far as we use it (state dir for our own files). */
+export type OpenClawPluginRuntimeLike = { state?: { resolveStateDir?: () => string } };
+
+export type OpenClawHostErrorCode = "HOST_REPLY_ERROR" | "HOST_DISPATCH_FAILED" | "HOST_RUNTIME_MISSING";
+
+/** The host could not produce a reply. Logged by the monitor; never posted into a group. */
+export class OpenClawHostError extends Error {
+  readonly code: OpenClawHostErrorCode;
+  readonly identityId: string;
+  readonly groupId: string | undefined;
+  readonly dispatchId: number | undefined;
+  constructor(p: {
+    code: OpenClawHostErrorCode;
+    message: string;
+    identityId: string;
+    groupId?: string;
+    dispatchId?: number;
+    cause?: unknown;
+  }) {
+    super(p.message, p.cause === undefined ? undefined : { cause: p.cause });
+    this.name = "OpenClawHostError";
+    this.code = p.code;
+    this.identityId = p.identityId;
+    this.groupId = p.groupId;
+    this.dispatchId = p.dispatchId;
+  }
+}
+
+/** `acp-group:group:g1`, `group:g1` and `g1` all name group g1 (targets the host hands to outbound). */
+export function parseGroupTarget(to: string, channelId: string = ACP_GROUP_CHANNEL_ID): string {
+  let rest = to.trim();
+  if (rest.startsWith(`${channelId}:`)) rest = rest.slice(channelId.length + 1);
+  if (rest.startsWith("group:")) rest = rest.slice("group:".length);
+  return rest;
+}
+
+/** Pure: the host inbound context for one dispatch. Sender and ids are those of the newest message. */
+export function buildOpenClawInboundContext(params: {
+  request: GenerateRequest;
+  channelId: string;
+  accountId: string;
+  sessionKey: string;
+  subject: string | undefined;
+}): OpenClawInboundContext {
+  const { request, channelId } = params;
+  const last = request.messages.at(-1);
+  if (!last) throw new TypeError(`Expected \`request.messages\` to be non-empty, got 0 messages (dispatch ${request.dispatchId})`);
+  const to = `${channelId}:group:${request.groupId}`;
+  const label = params.subject ?? request.groupId;
+  return {
+    Body: request.body,
+    BodyForAgent: request.body,
+    From: `${channelId}:${last.sender}`,
+    To: to,
+    SessionKey: params.sessionKey,
+    AccountId: params.accountId,
+    MessageSid: last.msgId,
+    ChatType: "group",
+    ConversationLabel: label,
+    GroupSubject: label,
+    GroupSystemPrompt: request.systemPrompt,
+    SenderId: last.sender,
+    SenderName: last.sender,
+    SenderIsSelf: false,
+    Timestamp: last.timestamp,
+    Provider: channelId,
+    Surface: channelId,
+    WasMentioned: request.mentionInfo.mentioned,
+    GroupRequireMention: false,
+    CommandAuthorized: false,
+    OriginatingChannel: channelId,
+    OriginatingTo: to,
+  };
+}
+
+/**
+ * Collects what the host's dispatcher delivers. Only final text counts: tool output, streamed
+ * blocks, reasoning and the host's own error notices must never reach the group — the monitor
+ * trims, dedups, budgets and sends the final text itself.
+ */
+export function createReplyCollector(): {
+  deliver: (payload: OpenClawReplyPayload, info: { kind: OpenClawReplyKind }) => Promise<void>;
+  result(): { text: string; finals: number; errors: number; ignored: number };
+} {
+  const finals: string[] = [];
+  let errors = 0;
+  let ignored = 0;
+  return {
+    async deliver(payload, info) {
+      if (payload.isError) {
+        errors++;
+        return;
+      }
+      if (info.kind !== "final" || payload.isReasoning || payload.isCommentary || payload.isStatusNotice) {
+        ignored++;
+        return;
+      }
+      const text = payload.text?.trim();
+      if (text) finals.push(text);
+    },
+    result: () => ({ text: finals.join("\n\n"), finals: finals.length, errors, ignored }),
+  };
+}
+
+/**
+ * An `AgentBackend` that runs each dispatch as one group turn of the host's agent (its model,
+ * tools, memory and session), and returns the final text without sending anything.
+ */
+export function createOpenClawBackend<Cfg, Ctx>(params: {
+  runtime: OpenClawChannelRuntime<Cfg, Ctx>;
+  cfg: Cfg;
+  accountId: string;
+  /** `cfg.session.store`, when the user configured one. */
+  sessionStore?: string;
+  channelId?: string;
+  resolveGroupSubject?: (groupId: string) => string | undefined;
+  logger: Logger;
+}): AgentBackend {
+  const { runtime, cfg, accountId, logger } = params;
+  const channelId = params.channelId ?? ACP_GROUP_CHANNEL_ID;
+  return {
+    name: "openclaw",
+    async generate(request: GenerateRequest): Promise<GenerateResult> {
+      const where = { identityId: request.identityId, groupId: request.groupId, dispatchId: request.dispatchId };
+      const route = runtime.routing.resolveAgentRoute({
+        cfg,
+        channel: channelId,
+        accountId,
+        peer: { kind: "group", id: request.groupId },
+      });
+      const ctx = runtime.reply.finalizeInboundContext(
+        buildOpenClawInboundContext({
+          request,
+          channelId,
+          accountId: route.accountId,
+          sessionKey: route.sessionKey,
+          subject: params.resolveGroupSubject?.(request.groupId),
+        }),
+      );
+      const storePath = runtime.session.resolveStorePath(params.sessionStore, { agentId: route.agentId });
+      await runtime.session.recordInboundSession({
+        storePath,
+        sessionKey: route.sessionKey,
+        ctx,
+        // The session record is bookkeeping for the host's UI; the turn itself can still run.
+        onRecordError: (err) => logger.log("warn", "openclaw.session-record-failed", { ...where, ...errorFields(err) }),
+      });
+      const collector = createReplyCollector();
+      let result: OpenClawDispatchResult;
+      try {
+        result = await runtime.reply.dispatchReplyWithBufferedBlockDispatcher({
+          ctx,
+          cfg,
+          dispatcherOptions: {
+            deliver: collector.deliver,
+            onError: (err, info) => logger.log("warn", "openclaw.deliver-failed", { ...where, kind: info.kind, ...errorFields(err) }),
+          },
+          replyOptions: {
+            disableBlockStreaming: true,
+            ...(request.signal ? { abortSignal: request.signal } : {}),
+          },
+        });
+      } catch (err) {
+        throw new OpenClawHostError({ code: "HOST_DISPATCH_FAILED", message: "host reply dispatch failed", ...where, cause: err });
+      }
+      const collected = collector.result();
+      logger.log("debug", "openclaw.turn", {
+        ...where,
+        sessionKey: route.sessionKey,
+        agentId: route.agentId,
+        counts: result.counts,
+        finals: collected.finals,
+        ignored: collected.ignored,
+        errors: collected.errors,
+      });
+      if (!collected.text && collected.errors > 0) {
+        // Only the host's error notice came back (provider down, run failed): a failure to retry,
+        // not a silent decision — and its text stays out of the group.
+        throw new OpenClawHostError({ code: "HOST_REPLY_ERROR", message: "host turn ended with an error reply", ...where });
+      }
+      // Usage is not reported by the host; the monitor estimates it.
+      return { text: collected.text };
+    },
+  };
+}
+
+/** Where our per-group state goes by default under the host: `<host state dir>/acp-group/state`. */
+export function resolveHostStateDir(runtime: OpenClawPluginRuntimeLike | undefined, env: NodeJS.ProcessEnv = process.env): string {
+  let base: string | undefined;
+  try {
+    base = runtime?.state?.resolveStateDir?.();
+  } catch {
+    base = undefined;
+  }
+  base ??= env.OPENCLAW_STATE_DIR?.trim() || join(env.HOME?.trim() || homedir(), ".openclaw");
+  return join(base, ACP_GROUP_CHANNEL_ID, "state");
+}
+
+/** The host's per-account log sink (plain strings). */
+export type OpenClawLogSink = {
+  info: (msg: string) => void;
+  warn: (msg: string) => void;
+  error: (msg: string) => void;
+  debug?: (msg: string) => void;
+};
+
+const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+
+/** Our structured events into the host's log: `event {"field":…}` per line, at our configured level. */
+export function createHostLogger(sink: OpenClawLogSink, level: LogLevel = "info"): Logger {
+  const min = RANK[level];
+  return {
+    log(lvl, event, fields) {
+      if (RANK[lvl] < min) return;
+      const line = fields && Object.keys(fields).length > 0 ? `${event} ${safeJson(fields)}` : event;
+      if (lvl === "debug") (sink.debug ?? sink.info)(line);
+      else sink[lvl](line);
+    },
+  };
+}
+
+function safeJson(fields: Record<string, unknown>): string {
+  try {
+    return JSON.stringify(fields);
+  } catch {
+    return "{\"unserializable\":true}";
+  }
+}

@@ -1,0 +1,90 @@
+// Everything the model would receive for one dispatch, built without calling it — the monitor
+// uses this for every call, and `inspect`/`replay` use it to show the exact bytes.
+import type { DispatchBatch, GroupSettings, ReplyType } from "../types.ts";
+import { buildAcpSystemPrompt, buildGroupSituationPrompt, formatMessages, type OwnReply, type PromptIdentity } from "./prompt.ts";
+import { decideReplyType, type ReplyTypeReason } from "./reply-policy.ts";
+
+export interface PromptParts {
+  /** stablePrefix + "\n\n" + situation. */
+  systemPrompt: string;
+  /** The ACP prompt alone: byte-identical for every dispatch of the identity. */
+  stablePrefix: string;
+  situation: string;
+  body: string;
+  replyType: ReplyType;
+  /** Why this reply type; "given" when the caller fixed it (two-phase reply call). */
+  replyTypeReason: ReplyTypeReason | "given";
+  budgetRatio: number;
+}
+
+/** Own replies older than this before the batch's first message are left out of the XML timeline. */
+export const OWN_REPLY_LOOKBACK_MS = 5 * 60_000;
+
+export interface AssembleParams {
+  identity: PromptIdentity;
+  settings: GroupSettings;
+  batch: Pick<DispatchBatch, "messages" | "vitality" | "mentionInfo" | "now" | "lastSelfSpeakAt">;
+  /** Seed §6.5 default 0. */
+  budgetRatio?: number;
+  /** Our last message here (server time); the later of this and the batch's value is used. */
+  lastSelfSpeakAt?: number | null;
+  /** Our recent replies, for the XML timeline. */
+  ownReplies?: readonly OwnReply[];
+  /** Fix the reply type instead of deciding it (two-phase reply call). */
+  replyType?: ReplyType;
+  /** Pass a cached prefix to skip rebuilding it; must equal buildAcpSystemPrompt(identity). */
+  stablePrefix?: string;
+  timeZone?: string;
+}
+
+export function assembleDispatchPrompt(p: AssembleParams): PromptParts {
+  const { settings, batch } = p;
+  const budgetRatio = p.budgetRatio ?? 0;
+  const decided = p.replyType
+    ? { replyType: p.replyType, reason: "given" as const }
+    : decideReplyType({
+        vitality: batch.vitality.state,
+        budgetRatio,
+        mentioned: batch.mentionInfo.mentioned,
+        trigger: batch.mentionInfo.triggerType,
+        allowLong: settings.replyPolicy.allowLong,
+      });
+  const stablePrefix = p.stablePrefix ?? buildAcpSystemPrompt(p.identity);
+  const situation = buildGroupSituationPrompt(
+    {
+      vitality: batch.vitality,
+      now: batch.now,
+      lastSelfSpeakAt: latest(batch.lastSelfSpeakAt, p.lastSelfSpeakAt ?? null),
+      budgetRatio,
+      replyType: decided.replyType,
+      maxChars: settings.replyPolicy.maxCharsPerMessage,
+      noMarkdown: settings.replyPolicy.noMarkdown,
+    },
+    batch.mentionInfo,
+  );
+  const firstTs = batch.messages[0]?.timestamp ?? batch.now;
+  const body = formatMessages(batch.messages, {
+    format: settings.contextFormat,
+    selfAid: p.identity.aid,
+    maxInboundChars: settings.maxInboundChars,
+    gapThresholdMs: settings.gapThresholdMs,
+    ownReplies: (p.ownReplies ?? []).filter((r) => r.timestamp >= firstTs - OWN_REPLY_LOOKBACK_MS),
+    subject: settings.subject,
+    timeZone: p.timeZone,
+  });
+  return {
+    systemPrompt: `${stablePrefix}\n\n${situation}`,
+    stablePrefix,
+    situation,
+    body,
+    replyType: decided.replyType,
+    replyTypeReason: decided.reason,
+    budgetRatio,
+  };
+}
+
+function latest(a: number | null, b: number | null): number | null {
+  if (a === null) return b;
+  if (b === null) return a;
+  return Math.max(a, b);
+}

@@ -1,0 +1,102 @@
+// The context-bus timeline (seed 000) for `contextFormat: "xml"`: one time-ordered stream of
+// member messages, our own replies, group events and pauses, always well-formed XML.
+import type { InboundMessage } from "../types.ts";
+import { eventText, formatClock, formatGap, isGroupEvent } from "./format-common.ts";
+import { escapeXml, sanitizeContent, sanitizeId, sanitizeSender } from "./sanitize.ts";
+
+/** One of our own replies, as the monitor remembers it. */
+export interface OwnReply {
+  /** Server time. */
+  timestamp: number;
+  text: string;
+  msgId?: string;
+}
+
+export const XML_LEGEND =
+  '<!-- m=member message (n=sender, t=time, mention="1" names you, engaged="1" follows up your talk) b=your reply s=group event g=pause x=repeated N times -->';
+
+interface Entry {
+  kind: "m" | "b" | "s";
+  ts: number;
+  lastTs: number;
+  id: string | undefined;
+  sender: string;
+  text: string;
+  mention: boolean;
+  engaged: boolean;
+  count: number;
+}
+
+export interface XmlTimelineOptions {
+  selfAid: string;
+  maxInboundChars: number;
+  gapThresholdMs?: number;
+  stackWindowMs?: number;
+  ownReplies?: readonly OwnReply[];
+  timeZone?: string;
+  subject?: string;
+}
+
+export function formatXmlTimeline(messages: readonly InboundMessage[], opts: XmlTimelineOptions): string {
+  const gapMs = opts.gapThresholdMs ?? 600_000;
+  const stackMs = opts.stackWindowMs ?? 5000;
+  const raw: Entry[] = [];
+  for (const m of messages) {
+    const kind = m.sender === opts.selfAid ? "b" : isGroupEvent(m) ? "s" : "m";
+    raw.push({
+      kind,
+      ts: m.timestamp,
+      lastTs: m.timestamp,
+      id: m.msgId,
+      sender: m.sender,
+      text: sanitizeContent(kind === "s" ? eventText(m) : m.content, opts.maxInboundChars),
+      mention: m.isMention,
+      engaged: m.engaged,
+      count: 1,
+    });
+  }
+  const seenOwnIds = new Set(raw.filter((e) => e.kind === "b").map((e) => e.id));
+  for (const r of opts.ownReplies ?? []) {
+    if (r.msgId !== undefined && seenOwnIds.has(r.msgId)) continue;
+    const text = sanitizeContent(r.text, opts.maxInboundChars);
+    raw.push({ kind: "b", ts: r.timestamp, lastTs: r.timestamp, id: r.msgId, sender: opts.selfAid, text, mention: false, engaged: false, count: 1 });
+  }
+  // Stable sort: equal timestamps keep batch order, and our replies follow what they answered.
+  raw.sort((a, b) => a.ts - b.ts);
+
+  const entries: Entry[] = [];
+  for (const e of raw) {
+    const prev = entries.at(-1);
+    if (prev && prev.kind === e.kind && prev.sender === e.sender && prev.text === e.text && e.ts - prev.lastTs <= stackMs) {
+      prev.count++;
+      prev.lastTs = e.ts;
+      prev.id = e.id ?? prev.id;
+      prev.mention ||= e.mention;
+      prev.engaged ||= e.engaged;
+      continue;
+    }
+    entries.push(e);
+  }
+
+  const subject = opts.subject?.trim() ? ` subject="${escapeXml(sanitizeContent(opts.subject, 200))}"` : "";
+  const out = [`<ctx${subject}>`, XML_LEGEND];
+  let prevTs: number | undefined;
+  for (const e of entries) {
+    if (prevTs !== undefined && e.ts - prevTs > gapMs) out.push(`<g d="${formatGap(e.ts - prevTs)}"/>`);
+    prevTs = e.lastTs;
+    out.push(renderEntry(e, opts.timeZone));
+  }
+  out.push("</ctx>");
+  return out.join("\n");
+}
+
+function renderEntry(e: Entry, timeZone: string | undefined): string {
+  let attrs = "";
+  if (e.id !== undefined && e.kind !== "s") attrs += ` id="${escapeXml(sanitizeId(e.id))}"`;
+  attrs += ` t="${formatClock(e.ts, timeZone)}"`;
+  if (e.kind === "m") attrs += ` n="${escapeXml(sanitizeSender(e.sender))}"`;
+  if (e.mention) attrs += ' mention="1"';
+  else if (e.engaged) attrs += ' engaged="1"';
+  if (e.count > 1) attrs += ` x="${e.count}"`;
+  return `<${e.kind}${attrs}>${escapeXml(e.text)}</${e.kind}>`;
+}

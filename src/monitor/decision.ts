@@ -1,0 +1,58 @@
+// The one structured record per dispatch (seed 003 §10.5): what the group looked like, what we
+// decided, and why every skip happened.
+import type { DispatchOutcome, GroupVitality, MentionInfo, ReplyType, TriggerType } from "../types.ts";
+
+export interface DispatchDecision {
+  identityId: string;
+  groupId: string;
+  dispatchId: number;
+  attempt: number;
+  trigger: TriggerType;
+  /** Server-time estimate when the dispatch started. */
+  at: number;
+  messageIds: string[];
+  vitality: GroupVitality;
+  mentionInfo: MentionInfo;
+  /** Null when a gate stopped the dispatch before the reply type was decided. */
+  replyType: ReplyType | null;
+  replyTypeReason?: string;
+  budgetRatio: number;
+  /** The model call ran on the mention reserve. */
+  budgetReserve: boolean;
+  modelCalls: number;
+  /** Tokens of this dispatch's model calls (reported usage, else estimated). */
+  tokens: number;
+  delayMs: number;
+  /** Agent-only exchanges in a row after this dispatch (bot-loop guard). */
+  agentChain: number;
+  outcome: DispatchOutcome;
+  /** Machine-readable detail of a skip or downgrade, e.g. `5m:messages`, `near-duplicate:0.86`. */
+  detail?: string;
+}
+
+/** Flat log fields for `monitor.dispatch`. */
+export function decisionLogFields(d: DispatchDecision): Record<string, unknown> {
+  return {
+    dispatchId: d.dispatchId,
+    attempt: d.attempt,
+    trigger: d.trigger,
+    msgIds: d.messageIds,
+    vitality: d.vitality.state,
+    messagesIn5m: d.vitality.messagesIn5m,
+    uniqueSpeakersIn5m: d.vitality.uniqueSpeakersIn5m,
+    myMessagesIn5m: d.vitality.myMessagesIn5m,
+    mentioned: d.mentionInfo.mentioned,
+    mentionCount: d.mentionInfo.mentionCount,
+    batchesMerged: d.mentionInfo.batchesMerged,
+    replyType: d.replyType,
+    budgetRatio: Math.round(d.budgetRatio * 1000) / 1000,
+    budgetReserve: d.budgetReserve,
+    modelCalls: d.modelCalls,
+    tokens: d.tokens,
+    delayMs: d.delayMs,
+    agentChain: d.agentChain,
+    outcome: d.outcome.sent ? "sent" : "skipped",
+    skipReason: d.outcome.skipReason ?? null,
+    ...(d.detail ? { detail: d.detail } : {}),
+  };
+}

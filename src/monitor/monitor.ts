@@ -1,0 +1,329 @@
+// The agent side of a dispatch: gates, prompt, model call, post-processing, delay, deliver.
+// Every decision is a pure sibling; this file wires them to the back-end, the transport, one
+// abortable delay timer per dispatch, and the per-(identity, group) state that survives restarts.
+import { childLogger, errorFields, silentLogger } from "../log.ts";
+import type {
+  AgentBackend,
+  Clock,
+  DispatchBatch,
+  DispatchHandler,
+  DispatchOutcome,
+  GenerateRequest,
+  GroupSender,
+  GroupSettings,
+  IdentityConfig,
+  InboundMessage,
+  Logger,
+  PersistedGroupState,
+  ReplyType,
+  SkipReason,
+} from "../types.ts";
+import { assembleDispatchPrompt, type PromptParts } from "./assemble.ts";
+import { budgetUsageRatio, checkBudget, estimateTokens, pruneBudgetEvents, recordBudgetEvent, type BudgetEvent } from "./budget.ts";
+import { checkDuplicate, initDedup, rememberReply, type ReplyMemory } from "./dedup.ts";
+import { checkAfterDelay, chooseDelayMs, delayHintFor } from "./delay.ts";
+import { DECIDE_INSTRUCTION, parseDecision, parseIntent } from "./intent.ts";
+import { buildHumanSet, checkLoopGuard, nextAgentChain } from "./loop-guard.ts";
+import { buildAcpSystemPrompt, type OwnReply } from "./prompt.ts";
+import { minReplyType, toReaction, trimReply } from "./reply-policy.ts";
+import { decisionLogFields, type DispatchDecision } from "./decision.ts";
+
+export type { DispatchDecision } from "./decision.ts";
+
+/** The monitor's part of {@link PersistedGroupState}. */
+export type MonitorSnapshot = Pick<PersistedGroupState, "lastSelfSpeakAt" | "replyHashes" | "replyTexts" | "budgetEvents" | "agentChain">;
+
+export interface MonitorParams {
+  identityId: string;
+  identity: IdentityConfig;
+  groupId: string;
+  settings: GroupSettings;
+  /** Senders treated as human; the identity's owner always is. */
+  humans: readonly string[];
+  backend: AgentBackend;
+  sender: GroupSender;
+  logger?: Logger;
+  /** One draw in [0, 1) per delayed send. Tests and replay pass a seeded one. */
+  random?: () => number;
+  /** Local monotonic-enough clock for time elapsed inside a dispatch. Default Date.now. */
+  clock?: Clock;
+  restored?: Partial<PersistedGroupState>;
+  /** After every change worth persisting (budget event, sent reply, agent chain). */
+  onStateChange?: (state: MonitorSnapshot) => void;
+  /** The one structured record per dispatch (also logged as `monitor.dispatch`). */
+  onDecision?: (record: DispatchDecision) => void;
+}
+
+export interface GroupMonitor {
+  handle: DispatchHandler;
+  snapshot(): MonitorSnapshot;
+  /** The exact prompt the next model call for `batch` would get, with the current state. No model call. */
+  buildPrompt(batch: DispatchBatch): PromptParts;
+  close(): void;
+}
+
+export function createGroupMonitor(p: MonitorParams): GroupMonitor {
+  const { settings, identity, groupId } = p;
+  const selfAid = identity.aid;
+  const logger = childLogger(p.logger ?? silentLogger, { identity: p.identityId, group: groupId });
+  const random = p.random ?? Math.random;
+  const localNow = p.clock ? () => p.clock!.now() : Date.now;
+  const humans = buildHumanSet(p.humans, identity.owner);
+  const stablePrefix = buildAcpSystemPrompt(identity);
+  // Aborted by close(): cancels in-flight model calls and pending send delays.
+  const lifetime = new AbortController();
+  // One entry per dispatch waiting in the delay gate; cleared on settle and on close.
+  const delayTimers = new Set<ReturnType<typeof setTimeout>>();
+
+  let lastSelfSpeakAt = p.restored?.lastSelfSpeakAt ?? null;
+  let memory: ReplyMemory = { hashes: p.restored?.replyHashes ?? [], texts: p.restored?.replyTexts ?? [] };
+  let budgetEvents: BudgetEvent[] = [...(p.restored?.budgetEvents ?? [])].map((e) => [e[0], e[1], e[2]]);
+  let agentChain = p.restored?.agentChain ?? 0;
+  let ownReplies: OwnReply[] = [];
+
+  const snapshot = (): MonitorSnapshot => ({
+    lastSelfSpeakAt,
+    replyHashes: [...memory.hashes],
+    replyTexts: [...memory.texts],
+    budgetEvents: budgetEvents.map((e) => [e[0], e[1], e[2]]),
+    agentChain,
+  });
+  const emitState = () => safeCall(() => p.onStateChange?.(snapshot()), "monitor.on_state_change_failed");
+  function safeCall(fn: () => void, event: string): void {
+    try {
+      fn();
+    } catch (err) {
+      logger.log("error", event, errorFields(err));
+    }
+  }
+
+  const buildPrompt = (batch: DispatchBatch, overrides: { replyType?: ReplyType; budgetRatio?: number } = {}): PromptParts =>
+    assembleDispatchPrompt({
+      identity,
+      settings,
+      batch,
+      budgetRatio: overrides.budgetRatio ?? budgetUsageRatio(budgetEvents, settings.budget, batch.now),
+      lastSelfSpeakAt,
+      ownReplies,
+      replyType: overrides.replyType,
+      stablePrefix,
+    });
+
+  function waitDelay(ms: number): Promise<void> {
+    if (ms <= 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        delayTimers.delete(timer);
+        lifetime.signal.removeEventListener("abort", onAbort);
+        resolve();
+      }, ms);
+      // A reply waiting to look human must not keep a shutting-down process alive.
+      timer.unref?.();
+      delayTimers.add(timer);
+      const onAbort = () => {
+        clearTimeout(timer);
+        delayTimers.delete(timer);
+        resolve();
+      };
+      lifetime.signal.addEventListener("abort", onAbort, { once: true });
+    });
+  }
+
+  // Handled conditions come back as outcomes; only a bug throws, and then the group client retries.
+  async function handle(batch: DispatchBatch): Promise<DispatchOutcome> {
+    try {
+      return await runDispatch(batch);
+    } catch (err) {
+      logger.log("error", "monitor.dispatch_failed", { dispatchId: batch.dispatchId, attempt: batch.attempt, ...errorFields(err) });
+      throw err;
+    }
+  }
+
+  async function runDispatch(batch: DispatchBatch): Promise<DispatchOutcome> {
+    const started = localNow();
+    const nowAt = () => batch.now + (localNow() - started);
+    const record: DispatchDecision = {
+      identityId: p.identityId,
+      groupId,
+      dispatchId: batch.dispatchId,
+      attempt: batch.attempt,
+      trigger: batch.mentionInfo.triggerType,
+      at: batch.now,
+      messageIds: batch.messages.map((m) => m.msgId),
+      vitality: batch.vitality,
+      mentionInfo: batch.mentionInfo,
+      replyType: null,
+      budgetRatio: 0,
+      budgetReserve: false,
+      modelCalls: 0,
+      tokens: 0,
+      delayMs: 0,
+      agentChain,
+      outcome: { sent: false },
+    };
+    const finish = (outcome: DispatchOutcome, detail?: string): DispatchOutcome => {
+      record.outcome = outcome;
+      if (detail) record.detail = detail;
+      record.agentChain = agentChain;
+      const level = outcome.skipReason === "send-failed" || outcome.skipReason === "backend-failed" ? "warn" : "info";
+      logger.log(level, "monitor.dispatch", decisionLogFields(record));
+      safeCall(() => p.onDecision?.(record), "monitor.on_decision_failed");
+      return outcome;
+    };
+    const skip = (reason: SkipReason, detail?: string): DispatchOutcome =>
+      finish({ sent: false, skipReason: reason, budgetRatio: record.budgetRatio, ...(record.replyType ? { replyType: record.replyType } : {}) }, detail);
+
+    if (lifetime.signal.aborted) return skip("group-closed");
+    await initDedup();
+    const others: InboundMessage[] = batch.messages.filter((m) => m.sender !== selfAid);
+    if (others.length === 0) return skip("silent", "only-own-messages");
+
+    const guard = checkLoopGuard({ agentChain, maxAgentChain: settings.maxAgentChain, messages: others, humans });
+    if (guard.agentChain !== agentChain) {
+      agentChain = guard.agentChain;
+      emitState();
+    }
+    if (!guard.ok) return skip("bot-loop-guard", `agent-chain=${agentChain}`);
+
+    const mentioned = batch.mentionInfo.mentioned;
+    budgetEvents = pruneBudgetEvents(budgetEvents, batch.now);
+    const budget = checkBudget({ events: budgetEvents, settings: settings.budget, now: batch.now, mentioned });
+    record.budgetRatio = budget.ratio;
+    if (!budget.ok) return skip("over-budget", `${budget.window}:${budget.limit}`);
+    record.budgetReserve = budget.useReserve;
+
+    let parts = buildPrompt(batch, { budgetRatio: budget.ratio });
+    record.replyType = parts.replyType;
+    record.replyTypeReason = parts.replyTypeReason;
+    const ownEvents: BudgetEvent[] = [];
+    const call = async (prompt: PromptParts, phase?: "decide" | "reply"): Promise<string | undefined> => {
+      const request: GenerateRequest = {
+        identityId: p.identityId,
+        groupId,
+        dispatchId: batch.dispatchId,
+        trigger: batch.mentionInfo.triggerType,
+        systemPrompt: prompt.systemPrompt,
+        stablePrefix: prompt.stablePrefix,
+        body: phase === "decide" ? `${prompt.body}\n\n${DECIDE_INSTRUCTION}` : prompt.body,
+        messages: others,
+        mentionInfo: batch.mentionInfo,
+        replyType: prompt.replyType,
+        maxChars: settings.replyPolicy.maxCharsPerMessage,
+        signal: lifetime.signal,
+        ...(phase ? { phase } : {}),
+      };
+      const calledAt = nowAt();
+      record.modelCalls++;
+      let result;
+      try {
+        result = await p.backend.generate(request);
+      } catch (err) {
+        if (!lifetime.signal.aborted) logger.log("warn", "monitor.backend_failed", { dispatchId: batch.dispatchId, phase: phase ?? "reply", ...errorFields(err) });
+        return undefined;
+      }
+      if (typeof result?.text !== "string") {
+        logger.log("warn", "monitor.backend_failed", { dispatchId: batch.dispatchId, phase: phase ?? "reply", error: "back-end returned no text" });
+        return undefined;
+      }
+      const tokens = result.usage
+        ? result.usage.promptTokens + result.usage.completionTokens
+        : estimateTokens(request.systemPrompt) + estimateTokens(request.body) + estimateTokens(result.text);
+      const event: BudgetEvent = [calledAt, tokens, budget.useReserve ? 1 : 0];
+      ownEvents.push(event);
+      budgetEvents = recordBudgetEvent(budgetEvents, event);
+      record.tokens += tokens;
+      emitState();
+      return result.text;
+    };
+
+    let delayHint = delayHintFor(parts.replyType);
+    if (settings.decision === "two-phase") {
+      const raw = await call(parts, "decide");
+      if (lifetime.signal.aborted) return skip("group-closed");
+      if (raw === undefined) return skip("backend-failed", "decide");
+      const parsed = parseDecision(raw);
+      if (!parsed.ok) return skip("silent", "decision-unparseable");
+      if (!parsed.decision.wantToReply) return skip("two-phase-declined");
+      const replyType = minReplyType(parts.replyType, parsed.decision.replyType ?? parts.replyType);
+      parts = buildPrompt(batch, { budgetRatio: budget.ratio, replyType });
+      record.replyType = replyType;
+      delayHint = parsed.decision.delayHint ?? delayHintFor(replyType);
+    }
+
+    const raw = await call(parts, settings.decision === "two-phase" ? "reply" : undefined);
+    if (lifetime.signal.aborted) return skip("group-closed");
+    if (raw === undefined) return skip("backend-failed");
+    const intent = parseIntent(raw);
+    if (!intent.reply) return skip("silent", intent.reason);
+
+    let replyType: ReplyType = record.replyType ?? parts.replyType;
+    let text = trimReply(intent.text, replyType, settings.replyPolicy);
+    if (text === "") return skip("empty-after-trim");
+    let dup = checkDuplicate({ text, memory, threshold: settings.dedup.similarityThreshold });
+    if (dup.duplicate) {
+      const detail = `${dup.reason}:${dup.similarity.toFixed(2)}`;
+      if (settings.dedup.action === "skip" || replyType === "reaction") return skip("duplicate-of-recent-reply", detail);
+      replyType = "reaction";
+      record.replyType = replyType;
+      record.detail = `downgraded:${detail}`;
+      text = toReaction(text, settings.replyPolicy.maxReactionChars);
+      if (text === "") return skip("duplicate-of-recent-reply", detail);
+      dup = checkDuplicate({ text, memory, threshold: settings.dedup.similarityThreshold });
+      if (dup.duplicate) return skip("duplicate-of-recent-reply", `${dup.reason}:${dup.similarity.toFixed(2)}`);
+    }
+
+    const delayMs = chooseDelayMs({ settings: settings.delay, hint: delayHint, mentioned, random: random() });
+    record.delayMs = delayMs;
+    await waitDelay(delayMs);
+    const after = checkAfterDelay({
+      closed: lifetime.signal.aborted,
+      answeringMention: mentioned,
+      newerMention: batch.hasPendingMention(),
+      // This dispatch's own calls are paid for; the re-check asks whether anything else used the budget up meanwhile.
+      budget: checkBudget({ events: budgetEvents.filter((e) => !ownEvents.includes(e)), settings: settings.budget, now: nowAt(), mentioned }),
+    });
+    if (!after.ok) return skip(after.reason, "after-delay");
+
+    const replyTo = replyTarget(others, mentioned);
+    let sent: { msgId: string; timestamp: number };
+    try {
+      sent = await p.sender.sendMessage({ groupId, content: text, ...(replyTo ? { metadata: { reply_to: replyTo } } : {}) });
+    } catch (err) {
+      // Logged with its context, never posted: the group sees nothing of our failures.
+      logger.log("warn", "monitor.send_failed", { dispatchId: batch.dispatchId, replyType, chars: text.length, ...errorFields(err) });
+      return skip("send-failed");
+    }
+    const sentAt = Number.isFinite(sent.timestamp) && sent.timestamp > 0 ? sent.timestamp : nowAt();
+    lastSelfSpeakAt = Math.max(lastSelfSpeakAt ?? 0, sentAt);
+    memory = rememberReply(memory, dup.hash, dup.normalized, settings.dedup.historySize);
+    agentChain = nextAgentChain(agentChain, guard.hasHuman);
+    ownReplies = [...ownReplies, { timestamp: sentAt, text, msgId: sent.msgId }].slice(-settings.dedup.historySize);
+    emitState();
+    return finish({ sent: true, replyType, text, budgetRatio: budget.ratio, sentMsgId: sent.msgId, sentAt, ...(replyTo ? { replyTo } : {}) }, record.detail);
+  }
+
+  return {
+    handle,
+    snapshot,
+    buildPrompt: (batch) => buildPrompt(batch),
+    close() {
+      for (const t of delayTimers) clearTimeout(t);
+      delayTimers.clear();
+      lifetime.abort();
+    },
+  };
+}
+
+/** Our reply answers the newest mention (or engaged follow-up), so others can see it is a reply. */
+function replyTarget(messages: readonly InboundMessage[], mentioned: boolean): string | undefined {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]!;
+    if (mentioned ? m.isMention : m.engaged) return m.msgId;
+  }
+  return undefined;
+}
+
+/** The seed's entry point: hand one batch to an identity's monitor for that group. */
+export function handleGroupMessagesForIdentity(monitor: GroupMonitor, batch: DispatchBatch): Promise<DispatchOutcome> {
+  return monitor.handle(batch);
+}

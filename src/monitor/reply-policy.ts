@@ -1,0 +1,159 @@
+// Reply types (seed 003 §5.2) decided before the model call, and the hard trimming of §5.3
+// applied after it. Grapheme- and sentence-aware: an emoji is never split.
+import type { ReplyPolicySettings, ReplyType, TriggerType, VitalityState } from "../types.ts";
+import { graphemes } from "./sanitize.ts";
+
+export const REPLY_TYPE_RANK: Record<ReplyType, number> = { reaction: 0, short: 1, normal: 2, long: 3 };
+
+/** Budget ratio from which replies are held to reaction/short, like a HEATED group. */
+export const HIGH_BUDGET_RATIO = 0.8;
+/** `long` also needs the budget this loose. */
+export const LOOSE_BUDGET_RATIO = 0.5;
+
+export type ReplyTypeReason = "heated" | "budget-high" | "long-allowed" | "active" | "calm";
+
+export function decideReplyType(p: {
+  vitality: VitalityState;
+  budgetRatio: number;
+  mentioned: boolean;
+  trigger: TriggerType;
+  allowLong: boolean;
+}): { replyType: ReplyType; reason: ReplyTypeReason } {
+  const addressed = p.mentioned || p.trigger === "engaged";
+  if (p.vitality === "HEATED" || p.budgetRatio >= HIGH_BUDGET_RATIO) {
+    return { replyType: addressed ? "short" : "reaction", reason: p.vitality === "HEATED" ? "heated" : "budget-high" };
+  }
+  // `long` needs all of §5.2: relevance (a direct mention), a loose budget, and a group not HEATED.
+  if (p.allowLong && p.mentioned && p.budgetRatio < LOOSE_BUDGET_RATIO) return { replyType: "long", reason: "long-allowed" };
+  if (p.vitality === "ACTIVE") return { replyType: "normal", reason: "active" };
+  return { replyType: "short", reason: "calm" };
+}
+
+/** The smaller of two reply types (a model may choose less than the policy allows, never more). */
+export function minReplyType(a: ReplyType, b: ReplyType): ReplyType {
+  return REPLY_TYPE_RANK[a] <= REPLY_TYPE_RANK[b] ? a : b;
+}
+
+type TrimPolicy = Pick<
+  ReplyPolicySettings,
+  "maxCharsPerMessage" | "noMarkdown" | "maxReactionChars" | "shortSentences" | "normalSentences" | "tailMark"
+>;
+
+/** Enforces a reply type on generated text. May return "" (nothing worth sending). */
+export function trimReply(text: string, replyType: ReplyType, policy: TrimPolicy): string {
+  let t = text.trim();
+  if (policy.noMarkdown) t = stripMarkdown(t);
+  if (replyType === "reaction") t = toReaction(t, policy.maxReactionChars);
+  else if (replyType === "short") t = firstSentences(t, policy.shortSentences);
+  else if (replyType === "normal") t = firstSentences(t, policy.normalSentences);
+  return capChars(t, policy.maxCharsPerMessage, policy.tailMark).trim();
+}
+
+let sentenceSegmenter: Intl.Segmenter | undefined;
+let wordSegmenter: Intl.Segmenter | undefined;
+const sentences = () => (sentenceSegmenter ??= new Intl.Segmenter(undefined, { granularity: "sentence" }));
+const words = () => (wordSegmenter ??= new Intl.Segmenter(undefined, { granularity: "word" }));
+
+/** Sentences with their trailing space, for Chinese (。！？) and Latin punctuation alike. */
+export function splitSentences(text: string): string[] {
+  return [...sentences().segment(text)].map((s) => s.segment).filter((s) => s.trim() !== "");
+}
+
+export function firstSentences(text: string, n: number): string {
+  const parts = splitSentences(text);
+  return parts.length <= n ? text : parts.slice(0, n).join("").trimEnd();
+}
+
+export function graphemeCount(text: string): number {
+  let n = 0;
+  for (const _ of graphemes().segment(text)) n++;
+  return n;
+}
+
+// Built at runtime: the `v` flag (needed for RGI_Emoji sequences) is newer than our TS target.
+const RGI_EMOJI = new RegExp("^\\p{RGI_Emoji}$", "v");
+const PICTOGRAPHIC = /\p{Extended_Pictographic}/u;
+
+/** True for one grapheme that is an emoji (ZWJ sequences, flags, keycaps, skin tones included). */
+export function isEmojiGrapheme(g: string): boolean {
+  return RGI_EMOJI.test(g) || PICTOGRAPHIC.test(g);
+}
+
+export function firstEmoji(text: string): string | undefined {
+  for (const { segment } of graphemes().segment(text)) if (isEmojiGrapheme(segment)) return segment;
+  return undefined;
+}
+
+const CLAUSE_END = /[,，;；:：、]/u;
+
+/**
+ * A reaction: the text itself when it is already that short, else the first emoji, else the
+ * first sentence or clause that fits, else the first word if it fits, else "".
+ */
+export function toReaction(text: string, maxChars: number): string {
+  const t = text.trim();
+  if (graphemeCount(t) <= maxChars) return t;
+  const emoji = firstEmoji(t);
+  if (emoji) return emoji;
+  const sentence = splitSentences(t)[0]?.trim() ?? "";
+  if (sentence && graphemeCount(sentence) <= maxChars) return sentence;
+  const clause = sentence.split(CLAUSE_END)[0]?.trim() ?? "";
+  if (clause && graphemeCount(clause) <= maxChars) return clause;
+  for (const w of words().segment(t)) {
+    // Only the first word: a later one out of context reads as a non sequitur.
+    if (w.isWordLike) return graphemeCount(w.segment) <= maxChars ? w.segment : "";
+  }
+  return "";
+}
+
+/**
+ * Caps text at `maxChars` graphemes: whole sentences while they fit, else whole words, else
+ * graphemes; then `tailMark`. Text that fits is returned unchanged.
+ */
+export function capChars(text: string, maxChars: number, tailMark: string): string {
+  if (text.length <= maxChars || graphemeCount(text) <= maxChars) return text;
+  const room = Math.max(1, maxChars - graphemeCount(tailMark));
+  let kept = "";
+  for (const s of splitSentences(text)) {
+    if (graphemeCount(kept + s.trimEnd()) > room) break;
+    kept += s;
+  }
+  if (kept.trim() === "") kept = cutAtWord(text, room);
+  return kept.trimEnd() + tailMark;
+}
+
+function cutAtWord(text: string, room: number): string {
+  let lastWordEnd = 0;
+  let used = 0;
+  let graphemeEnd = 0;
+  const wordEnds = new Set<number>();
+  for (const w of words().segment(text)) if (w.isWordLike) wordEnds.add(w.index + w.segment.length);
+  for (const { segment, index } of graphemes().segment(text)) {
+    if (used + 1 > room) break;
+    used++;
+    graphemeEnd = index + segment.length;
+    if (wordEnds.has(graphemeEnd)) lastWordEnd = graphemeEnd;
+  }
+  // A word boundary is worth a shorter cut only when it keeps most of the room.
+  const end = lastWordEnd >= graphemeEnd * 0.6 ? lastWordEnd : graphemeEnd;
+  return text.slice(0, end);
+}
+
+/** Group chat is plain text: drop Markdown syntax, keep its words (and link targets). */
+export function stripMarkdown(text: string): string {
+  return text
+    .replace(/```[^\n`]*\n?([\s\S]*?)```/g, (_m, code: string) => code.trimEnd())
+    .replace(/`([^`\n]+)`/g, "$1")
+    .replace(/!\[([^\]\n]*)\]\([^)\s]*\)/g, "$1")
+    .replace(/\[([^\]\n]+)\]\(([^)\s]+)\)/g, (_m, label: string, url: string) => (label === url ? url : `${label} (${url})`))
+    .replace(/^[ \t]{0,3}#{1,6}[ \t]+/gm, "")
+    .replace(/^[ \t]{0,3}>[ \t]?/gm, "")
+    .replace(/^[ \t]{0,3}([-*_])([ \t]*\1){2,}[ \t]*$/gm, "")
+    .replace(/^([ \t]*)[-*+][ \t]+/gm, "$1")
+    .replace(/(\*\*|__)(?=\S)([\s\S]*?\S)\1/g, "$2")
+    .replace(/~~(?=\S)([\s\S]*?\S)~~/g, "$1")
+    .replace(/(^|[^\w*])\*(?=[^\s*])([^*\n]*?[^\s*])\*(?![\w*])/g, "$1$2")
+    .replace(/(^|[^\w])_(?=[^\s_])([^_\n]*?[^\s_])_(?!\w)/g, "$1$2")
+    .replace(/\n{3,}/g, "\n\n")
+    .trim();
+}

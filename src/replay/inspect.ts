@@ -1,0 +1,156 @@
+// `inspect`: the exact system prompt and message body the model would get, for a configured
+// identity and group — optionally after replaying a log up to a moment.
+import FakeTimers from "@sinonjs/fake-timers";
+import { closeGroupClientForIdentity, initGroupClientForIdentity } from "../group/group-client.ts";
+import { compareMessages } from "../group/order.ts";
+import { silentLogger } from "../log.ts";
+import type { PromptParts } from "../monitor/assemble.ts";
+import { createGroupMonitor } from "../monitor/monitor.ts";
+import { createScriptedBackend } from "../host/deterministic.ts";
+import type { DispatchBatch, GroupSettings, IdentityConfig, InboundMessage, MentionInfo } from "../types.ts";
+import { batchByTimestamp, type LogLine } from "./log.ts";
+
+export interface InspectResult extends PromptParts {
+  /** Where the messages came from: "pending" (waiting at `at`), "last-dispatch", or "sample". */
+  source: "pending" | "last-dispatch" | "sample";
+  messageCount: number;
+}
+
+const noSend = { sendMessage: async () => ({ msgId: "inspect", timestamp: Date.now() }) };
+
+/** Prompt for a sample exchange (no log): shows the stable prefix and the situation block shape. */
+export function inspectSample(p: { identity: IdentityConfig; groupId: string; settings: GroupSettings; now: number }): InspectResult {
+  const monitor = createGroupMonitor({
+    identityId: p.identity.aid,
+    identity: p.identity,
+    groupId: p.groupId,
+    settings: p.settings,
+    humans: [],
+    backend: createScriptedBackend({ mode: "silent" }),
+    sender: noSend,
+    logger: silentLogger,
+  });
+  const name = p.identity.name ?? p.identity.aid.split(".")[0]!;
+  const messages: InboundMessage[] = [
+    sample("1", "bob.agentcp.io", "Has anyone tried the new release?", p.now - 20_000, p.groupId, false),
+    sample("2", "carol.agentcp.io", `${name}, what do you think?`, p.now - 5_000, p.groupId, true),
+  ];
+  const batch = makeBatch(p.identity.aid, p.groupId, messages, {
+    state: "COOLING",
+    messagesIn5m: 2,
+    uniqueSpeakersIn5m: 2,
+    myMessagesIn5m: 0,
+    updatedAt: p.now,
+  }, p.now, null);
+  const parts = monitor.buildPrompt(batch);
+  monitor.close();
+  return { ...parts, source: "sample", messageCount: messages.length };
+}
+
+/** Replays `lines` with ts ≤ `at` (silent agent) and shows the prompt for what is waiting at `at`. */
+export async function inspectAt(p: {
+  lines: readonly LogLine[];
+  at: number;
+  identity: IdentityConfig;
+  persona: string;
+  groupId: string;
+  settings: GroupSettings;
+}): Promise<InspectResult> {
+  const upTo = p.lines.filter((l) => l.ts <= p.at);
+  const clock = FakeTimers.install({ now: upTo[0]?.ts ?? p.at, toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date"], loopLimit: 1_000_000 });
+  try {
+    const monitor = createGroupMonitor({
+      identityId: p.identity.aid,
+      identity: p.identity,
+      groupId: p.groupId,
+      settings: p.settings,
+      humans: [],
+      backend: createScriptedBackend({ mode: "silent" }),
+      sender: noSend,
+      logger: silentLogger,
+    });
+    const held = new Map<string, InboundMessage>();
+    let lastBatch: DispatchBatch | undefined;
+    const client = initGroupClientForIdentity({
+      identityId: p.identity.aid,
+      groupId: p.groupId,
+      identity: p.identity,
+      settings: p.settings,
+      dispatch: monitor.handle,
+      logger: silentLogger,
+      onEvent: (e) => {
+        if (e.type === "accepted") held.set(e.message.msgId, e.message);
+        else if (e.type === "dispatch-start") {
+          lastBatch = e.batch;
+          for (const m of e.batch.messages) held.delete(m.msgId);
+        } else if (e.type === "dropped") held.delete(e.msgId);
+      },
+    });
+    const persona = p.persona.toLowerCase();
+    for (const batch of batchByTimestamp(upTo)) {
+      const ts = batch[0]!.ts;
+      if (ts > clock.now) await clock.tickAsync(ts - clock.now);
+      client.feedBufferGate(
+        batch.map((l) => ({
+          msgId: l.id,
+          groupId: p.groupId,
+          sender: l.sender.toLowerCase() === persona ? p.identity.aid : l.sender,
+          content: l.content,
+          contentType: "text",
+          timestamp: l.ts,
+          metadata: null,
+        })),
+      );
+    }
+    if (p.at > clock.now) await clock.tickAsync(p.at - clock.now);
+    const now = client.serverNow();
+    const pending = [...held.values()].sort(compareMessages);
+    let result: InspectResult;
+    if (pending.length > 0) {
+      const batch = makeBatch(p.identity.aid, p.groupId, pending, client.computeVitality(), now, client.lastSelfSpeakAt);
+      result = { ...monitor.buildPrompt(batch), source: "pending", messageCount: pending.length };
+    } else if (lastBatch) {
+      result = { ...monitor.buildPrompt(lastBatch), source: "last-dispatch", messageCount: lastBatch.messages.length };
+    } else {
+      throw new Error(`no messages at or before ${new Date(p.at).toISOString()} in the log`);
+    }
+    monitor.close();
+    await closeGroupClientForIdentity(client);
+    return result;
+  } finally {
+    clock.uninstall();
+  }
+}
+
+function sample(msgId: string, sender: string, content: string, ts: number, groupId: string, isMention: boolean): InboundMessage {
+  return { msgId, groupId, sender, content, contentType: "text", timestamp: ts, metadata: null, isMention, engaged: false };
+}
+
+function makeBatch(
+  identityId: string,
+  groupId: string,
+  messages: readonly InboundMessage[],
+  vitality: DispatchBatch["vitality"],
+  now: number,
+  lastSelfSpeakAt: number | null,
+): DispatchBatch {
+  const mentionCount = messages.filter((m) => m.isMention).length;
+  const mentionInfo: MentionInfo = {
+    mentioned: mentionCount > 0,
+    mentionCount,
+    batchesMerged: 1,
+    triggerType: mentionCount > 0 ? "mention" : messages.some((m) => m.engaged) ? "engaged" : "normal",
+  };
+  return {
+    identityId,
+    groupId,
+    dispatchId: 0,
+    messages,
+    vitality,
+    mentionInfo,
+    lastSelfSpeakAt,
+    now,
+    attempt: 0,
+    hasPendingMention: () => false,
+  };
+}

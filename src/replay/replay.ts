@@ -1,0 +1,227 @@
+// `replay`: a recorded chat through the real group client and monitor on a simulated clock.
+// Hours of chat take seconds: @sinonjs/fake-timers drives every timer (buffer gate, cooldown,
+// model latency, send delay) while the log's own timestamps are the server clock.
+import FakeTimers from "@sinonjs/fake-timers";
+import { closeGroupClientForIdentity, initGroupClientForIdentity } from "../group/group-client.ts";
+import { createMemoryLogger } from "../log.ts";
+import { initDedup } from "../monitor/dedup.ts";
+import { createGroupMonitor, type DispatchDecision } from "../monitor/monitor.ts";
+import { createScriptedBackend, type ScriptedMode } from "../host/deterministic.ts";
+import type { DropReason, GroupMessage, GroupSettings, IdentityConfig, ReplyType, SkipReason, VitalityState } from "../types.ts";
+import { batchByTimestamp, type LogLine } from "./log.ts";
+
+export const REPLAY_GROUP_ID = "replay";
+
+export interface ReplayOptions {
+  persona: string;
+  /** Our agent id; default the persona name. Lines from the persona are our own messages. */
+  aid?: string;
+  aliases?: readonly string[];
+  settings: GroupSettings;
+  /** Simulated model latency. Default 2000 ms. */
+  agentLatencyMs?: number;
+  /** Deterministic stand-in for the model. Default "silent". */
+  responder?: ScriptedMode;
+  replyText?: string;
+  /** Senders to treat as agents for the bot-loop guard; everyone else in a recorded log is human. */
+  agents?: readonly string[];
+  /** Seed of the delay gate's random draws. */
+  seed?: number;
+}
+
+export interface ReplayDispatch {
+  at: number;
+  trigger: "normal" | "mention" | "engaged";
+  messageIds: string[];
+  batchesMerged: number;
+  mentionCount: number;
+  vitality: { state: VitalityState; messagesIn5m: number; uniqueSpeakersIn5m: number; myMessagesIn5m: number };
+  outcome: { replyType: ReplyType | null; sent: boolean; skipReason: SkipReason | null; text: string | null; budgetRatio: number };
+}
+
+export interface ReplayReport {
+  messages: Array<{ id: string; isMention: boolean; engaged: boolean }>;
+  dispatches: ReplayDispatch[];
+  drops: Array<{ id: string; reason: DropReason }>;
+  summary: {
+    messages: number;
+    dispatches: number;
+    mentions: number;
+    maxWaitMs: number;
+    p95WaitMs: number;
+    /** Longest wait of a mentioning message for the dispatch that carried it. */
+    maxMentionWaitMs: number;
+    /** Model calls the responder received. */
+    modelCalls: number;
+    sent: number;
+    skipped: Partial<Record<SkipReason, number>>;
+    replyTypes: Partial<Record<ReplyType, number>>;
+  };
+}
+
+function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  const idx = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[idx]!;
+}
+
+export async function runReplay(lines: readonly LogLine[], opts: ReplayOptions): Promise<ReplayReport> {
+  await initDedup();
+  const aid = opts.aid ?? opts.persona;
+  const personaKey = opts.persona.toLowerCase();
+  const isPersona = (sender: string) => sender.toLowerCase() === personaKey || sender.toLowerCase() === aid.toLowerCase();
+  const agents = new Set((opts.agents ?? []).map((a) => a.toLowerCase()));
+  const humans = [...new Set(lines.map((l) => l.sender))].filter((s) => !isPersona(s) && !agents.has(s.toLowerCase()));
+  const identity: IdentityConfig = {
+    aid,
+    name: opts.persona,
+    aliases: [...(opts.aliases ?? [])],
+    enabled: true,
+    groups: {},
+  };
+  const first = lines[0]?.ts ?? 0;
+  const clock = FakeTimers.install({
+    now: first,
+    toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date"],
+    loopLimit: 1_000_000,
+  });
+  const report: ReplayReport = {
+    messages: [],
+    dispatches: [],
+    drops: [],
+    summary: { messages: lines.length, dispatches: 0, mentions: 0, maxWaitMs: 0, p95WaitMs: 0, maxMentionWaitMs: 0, modelCalls: 0, sent: 0, skipped: {}, replyTypes: {} },
+  };
+  try {
+    const flags = new Map<string, { isMention: boolean; engaged: boolean }>();
+    const tsOf = new Map(lines.map((l) => [l.id, l.ts] as const));
+    const firstDispatchAt = new Map<string, number>();
+    const byDispatch = new Map<number, ReplayDispatch>();
+    let replySeq = 0;
+    const backend = createScriptedBackend({
+      mode: opts.responder ?? "silent",
+      latencyMs: opts.agentLatencyMs ?? 2000,
+      ...(opts.replyText !== undefined ? { replyText: opts.replyText } : {}),
+    });
+    const logger = createMemoryLogger();
+    const monitor = createGroupMonitor({
+      identityId: aid,
+      identity,
+      groupId: REPLAY_GROUP_ID,
+      settings: opts.settings,
+      humans,
+      backend,
+      // Replies go nowhere: the log is history. The group client still counts them as ours.
+      sender: { sendMessage: async () => ({ msgId: `reply-${++replySeq}`, timestamp: Date.now() }) },
+      logger,
+      random: mulberry32(opts.seed ?? 1),
+      onDecision: (d: DispatchDecision) => {
+        const rec = byDispatch.get(d.dispatchId);
+        if (!rec) return;
+        rec.outcome = {
+          replyType: d.replyType,
+          sent: d.outcome.sent,
+          skipReason: d.outcome.skipReason ?? null,
+          text: d.outcome.text ?? null,
+          budgetRatio: Math.round(d.budgetRatio * 1000) / 1000,
+        };
+      },
+    });
+    const client = initGroupClientForIdentity({
+      identityId: aid,
+      groupId: REPLAY_GROUP_ID,
+      identity,
+      settings: opts.settings,
+      dispatch: monitor.handle,
+      logger,
+      onEvent: (e) => {
+        if (e.type === "accepted") {
+          flags.set(e.message.msgId, { isMention: e.message.isMention, engaged: e.message.engaged });
+        } else if (e.type === "dropped") {
+          report.drops.push({ id: e.msgId, reason: e.reason });
+        } else if (e.type === "dispatch-start") {
+          const b = e.batch;
+          const rec: ReplayDispatch = {
+            at: b.now,
+            trigger: b.mentionInfo.triggerType,
+            messageIds: b.messages.map((m) => m.msgId),
+            batchesMerged: b.mentionInfo.batchesMerged,
+            mentionCount: b.mentionInfo.mentionCount,
+            vitality: {
+              state: b.vitality.state,
+              messagesIn5m: b.vitality.messagesIn5m,
+              uniqueSpeakersIn5m: b.vitality.uniqueSpeakersIn5m,
+              myMessagesIn5m: b.vitality.myMessagesIn5m,
+            },
+            outcome: { replyType: null, sent: false, skipReason: null, text: null, budgetRatio: 0 },
+          };
+          byDispatch.set(b.dispatchId, rec);
+          report.dispatches.push(rec);
+          for (const id of rec.messageIds) if (!firstDispatchAt.has(id)) firstDispatchAt.set(id, b.now);
+        }
+      },
+    });
+
+    for (const batch of batchByTimestamp(lines)) {
+      const ts = batch[0]!.ts;
+      if (ts > clock.now) await clock.tickAsync(ts - clock.now);
+      client.feedBufferGate(batch.map((l) => toGroupMessage(l, isPersona(l.sender) ? aid : l.sender)));
+    }
+    // Let the buffer gate, cooldowns and the last dispatch play out.
+    await clock.runAllAsync();
+    await closeGroupClientForIdentity(client);
+    monitor.close();
+    report.summary.modelCalls = backend.calls.length;
+
+    const waits: number[] = [];
+    let maxMentionWait = 0;
+    for (const l of lines) {
+      const f = flags.get(l.id) ?? { isMention: false, engaged: false };
+      report.messages.push({ id: l.id, isMention: f.isMention, engaged: f.engaged });
+      if (f.isMention) report.summary.mentions++;
+      const at = firstDispatchAt.get(l.id);
+      if (at !== undefined) {
+        const wait = Math.max(0, at - (tsOf.get(l.id) ?? at));
+        waits.push(wait);
+        if (f.isMention && wait > maxMentionWait) maxMentionWait = wait;
+      }
+    }
+    waits.sort((a, b) => a - b);
+    const s = report.summary;
+    s.dispatches = report.dispatches.length;
+    s.maxWaitMs = waits.at(-1) ?? 0;
+    s.p95WaitMs = percentile(waits, 95);
+    s.maxMentionWaitMs = maxMentionWait;
+    for (const d of report.dispatches) {
+      if (d.outcome.sent) s.sent++;
+      else if (d.outcome.skipReason) s.skipped[d.outcome.skipReason] = (s.skipped[d.outcome.skipReason] ?? 0) + 1;
+      if (d.outcome.sent && d.outcome.replyType) s.replyTypes[d.outcome.replyType] = (s.replyTypes[d.outcome.replyType] ?? 0) + 1;
+    }
+    return report;
+  } finally {
+    clock.uninstall();
+  }
+}
+
+function toGroupMessage(l: LogLine, sender: string): GroupMessage {
+  return {
+    msgId: l.id,
+    groupId: REPLAY_GROUP_ID,
+    sender,
+    content: l.content,
+    contentType: "text",
+    timestamp: l.ts,
+    // Reply annotations in research logs are ground truth for evaluation, not chat metadata.
+    metadata: null,
+  };
+}

@@ -1,0 +1,272 @@
+// The composition root for one identity: a transport connection, and per configured group a
+// group client (when to speak) feeding a monitor (what to say), with state loaded at start and
+// saved when it changes and at close. `start`, the OpenClaw plugin and createGroupAgent all use it.
+import { listGroupsForIdentity, resolveGroupSettings } from "./config/load.ts";
+import { closeGroupClientForIdentity, initGroupClientForIdentity } from "./group/group-client.ts";
+import type { GroupClient, GroupClientEvent } from "./group/group-client.ts";
+import { numericMsgId } from "./group/order.ts";
+import { childLogger, errorFields, silentLogger } from "./log.ts";
+import { createGroupMonitor, type DispatchDecision, type GroupMonitor } from "./monitor/monitor.ts";
+import { createFileStateStore, defaultStateDir, type StateStore } from "./state/file-store.ts";
+import { createGroupConnection } from "./transport/connection.ts";
+import type { GroupConnection, GroupConnectionParams, GroupEvent } from "./transport/connection.ts";
+import type { AgentBackend, ChannelConfig, GroupMessage, Logger, PersistedGroupState } from "./types.ts";
+
+export class RuntimeError extends Error {
+  readonly code: "IDENTITY_UNKNOWN" | "IDENTITY_DISABLED" | "NO_SERVER_URL" | "NO_GROUPS" | "GROUP_UNKNOWN" | "CLOSED";
+  readonly identityId: string;
+  constructor(code: RuntimeError["code"], identityId: string, message: string) {
+    super(message);
+    this.name = "RuntimeError";
+    this.code = code;
+    this.identityId = identityId;
+  }
+}
+
+export interface StartIdentityParams {
+  config: ChannelConfig;
+  identityId: string;
+  backend: AgentBackend;
+  logger?: Logger;
+  /** Aborting it closes everything and saves state; `done` resolves afterwards. */
+  abortSignal?: AbortSignal;
+  /** Default: a file store in `config.stateDir`, else `ACP_GROUP_STATE_DIR`, else ~/.acp-group/state. */
+  store?: StateStore;
+  random?: () => number;
+  /** Every dispatch decision (also logged as `monitor.dispatch`). */
+  onDecision?: (decision: DispatchDecision) => void;
+  /** Group client events (accepted, dropped, dispatch-start/end): for `start`'s live view and metrics. */
+  onGroupEvent?: (groupId: string, event: GroupClientEvent) => void;
+  /** Every message delivered by the transport, before the group client (for `start`'s transcript). */
+  onMessages?: (groupId: string, messages: readonly GroupMessage[]) => void;
+  onTransportEvent?: (groupId: string, event: GroupEvent) => void;
+  /** Transport tuning (heartbeat, reconnect backoff, timeouts). */
+  connection?: Pick<GroupConnectionParams, "heartbeatMs" | "requestTimeoutMs" | "reconnect" | "sendRetry" | "pageSize">;
+}
+
+export interface RunningIdentity {
+  readonly identityId: string;
+  readonly aid: string;
+  readonly groups: readonly string[];
+  /** Resolves once connected and every group's backlog after its cursor was pulled. */
+  readonly ready: Promise<void>;
+  /** Resolves after close (abort or close()) finished and state was saved. Never rejects. */
+  readonly done: Promise<void>;
+  readonly connection: GroupConnection;
+  groupClient(groupId: string): GroupClient | undefined;
+  monitor(groupId: string): GroupMonitor | undefined;
+  /** Posts as this identity (the host's outbound path). Counted as our own message. */
+  sendText(groupId: string, text: string): Promise<{ msgId: string; timestamp: number }>;
+  close(): Promise<void>;
+}
+
+interface GroupRuntime {
+  groupId: string;
+  client: GroupClient;
+  monitor: GroupMonitor;
+  restoredCursor: number;
+  /** Numeric ids accepted and not yet settled (dispatched or dropped for good). */
+  unsettled: Set<number>;
+  /** dispatchId → numeric ids in that batch. */
+  inFlight: Map<number, number[]>;
+  saveTimer: ReturnType<typeof setTimeout> | undefined;
+}
+
+// A busy group moves its cursor on every message; state is written at most this often for that.
+const SAVE_DEBOUNCE_MS = 1000;
+
+export function startIdentity(p: StartIdentityParams): RunningIdentity {
+  const { config, identityId } = p;
+  const identity = config.identities[identityId];
+  if (!identity) throw new RuntimeError("IDENTITY_UNKNOWN", identityId, `identities.${identityId}: no such identity in the configuration`);
+  if (!identity.enabled) throw new RuntimeError("IDENTITY_DISABLED", identityId, `identities.${identityId}: identity is disabled`);
+  if (!config.serverUrl) throw new RuntimeError("NO_SERVER_URL", identityId, "serverUrl: required to connect an identity");
+  const groups = listGroupsForIdentity(config, identity);
+  if (groups.length === 0) {
+    throw new RuntimeError("NO_GROUPS", identityId, `identities.${identityId}: no enabled group (add one under groups or identities.${identityId}.groups)`);
+  }
+  const logger = childLogger(p.logger ?? silentLogger, { identity: identityId });
+  const store = p.store ?? createFileStateStore({ dir: config.stateDir ?? defaultStateDir(), logger });
+  const runtimes = new Map<string, GroupRuntime>();
+  let closing: Promise<void> | undefined;
+
+  const persistedOf = (g: GroupRuntime): PersistedGroupState => {
+    const snap = g.monitor.snapshot();
+    const last = [snap.lastSelfSpeakAt, g.client.lastSelfSpeakAt].filter((v): v is number => typeof v === "number");
+    return {
+      version: 1,
+      cursor: settledCursor(g),
+      lastSelfSpeakAt: last.length ? Math.max(...last) : null,
+      replyHashes: snap.replyHashes,
+      replyTexts: snap.replyTexts,
+      budgetEvents: snap.budgetEvents,
+      agentChain: snap.agentChain,
+    };
+  };
+  const saveNow = (g: GroupRuntime) => {
+    if (g.saveTimer) clearTimeout(g.saveTimer);
+    g.saveTimer = undefined;
+    try {
+      store.saveGroup(identityId, g.groupId, persistedOf(g));
+    } catch (err) {
+      logger.log("error", "runtime.save_failed", { group: g.groupId, ...errorFields(err) });
+    }
+  };
+  const saveSoon = (g: GroupRuntime) => {
+    if (g.saveTimer || closing) return;
+    g.saveTimer = setTimeout(() => saveNow(g), SAVE_DEBOUNCE_MS);
+    g.saveTimer.unref?.();
+  };
+
+  for (const groupId of groups) {
+    const settings = resolveGroupSettings(config, identity, groupId);
+    const restored = store.loadGroup(identityId, groupId);
+    const glog = childLogger(logger, { group: groupId });
+    const g = { groupId, restoredCursor: restored?.cursor ?? 0, unsettled: new Set(), inFlight: new Map(), saveTimer: undefined } as Partial<GroupRuntime> as GroupRuntime;
+    g.monitor = createGroupMonitor({
+      identityId,
+      identity,
+      groupId,
+      settings,
+      humans: config.humans,
+      backend: p.backend,
+      sender: { sendMessage: (m) => connection.sendMessage(m) },
+      logger: glog,
+      ...(p.random ? { random: p.random } : {}),
+      ...(restored ? { restored } : {}),
+      onStateChange: () => saveSoon(g),
+      ...(p.onDecision ? { onDecision: p.onDecision } : {}),
+    });
+    g.client = initGroupClientForIdentity({
+      identityId,
+      groupId,
+      identity,
+      settings,
+      dispatch: g.monitor.handle,
+      logger: glog,
+      restored: { cursor: restored?.cursor ?? 0, lastSelfSpeakAt: restored?.lastSelfSpeakAt ?? null },
+      onEvent: (e) => {
+        track(g, e);
+        if (e.type === "dispatch-end") saveNow(g);
+        p.onGroupEvent?.(groupId, e);
+      },
+    });
+    runtimes.set(groupId, g);
+  }
+
+  const connection = createGroupConnection({
+    url: config.serverUrl,
+    aid: identity.aid,
+    ...(identity.token ? { token: identity.token } : {}),
+    groups,
+    logger,
+    ...p.connection,
+    getCursor: (groupId) => {
+      const g = runtimes.get(groupId);
+      return g ? settledCursor(g) : 0;
+    },
+    onMessages: (groupId, messages) => {
+      const g = runtimes.get(groupId);
+      if (!g) return;
+      p.onMessages?.(groupId, messages);
+      g.client.feedBufferGate(messages);
+      saveSoon(g);
+    },
+    ...(p.onTransportEvent ? { onEvent: p.onTransportEvent } : {}),
+  });
+
+  const ready = connection.start();
+  // `ready` is for callers who want it; an unobserved rejection (e.g. closed before connecting) is logged.
+  ready.catch((err) => logger.log("warn", "runtime.start_failed", errorFields(err)));
+
+  let resolveDone!: () => void;
+  const done = new Promise<void>((resolve) => (resolveDone = resolve));
+
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      p.abortSignal?.removeEventListener("abort", onAbort);
+      // Stop intake first so nothing arrives while groups settle.
+      await connection.close().catch((err) => logger.log("warn", "runtime.close_transport_failed", errorFields(err)));
+      for (const g of runtimes.values()) {
+        g.monitor.close();
+        await closeGroupClientForIdentity(g.client).catch((err) =>
+          logger.log("warn", "runtime.close_group_failed", { group: g.groupId, ...errorFields(err) }),
+        );
+        saveNow(g);
+      }
+      logger.log("info", "runtime.closed", { groups: groups.length });
+      resolveDone();
+    })();
+    return closing;
+  };
+  const onAbort = () => void close();
+  if (p.abortSignal?.aborted) void close();
+  else p.abortSignal?.addEventListener("abort", onAbort, { once: true });
+
+  return {
+    identityId,
+    aid: identity.aid,
+    groups,
+    ready,
+    done,
+    connection,
+    groupClient: (groupId) => runtimes.get(groupId)?.client,
+    monitor: (groupId) => runtimes.get(groupId)?.monitor,
+    async sendText(groupId, text) {
+      const g = runtimes.get(groupId);
+      if (!g) throw new RuntimeError("GROUP_UNKNOWN", identityId, `group ${groupId} is not configured for identity ${identityId}`);
+      if (closing) throw new RuntimeError("CLOSED", identityId, "identity is closed");
+      const sent = await connection.sendMessage({ groupId, content: text });
+      g.client.recordOwnMessage({ msgId: sent.msgId, timestamp: sent.timestamp, content: text });
+      return sent;
+    },
+    close,
+  };
+}
+
+/** Follows accepted / dispatched / dropped messages so the saved cursor never skips an unsettled one. */
+function track(g: GroupRuntime, e: GroupClientEvent): void {
+  switch (e.type) {
+    case "accepted": {
+      const n = numericMsgId(e.message.msgId);
+      if (n !== undefined) g.unsettled.add(n);
+      break;
+    }
+    case "dispatch-start": {
+      const ids: number[] = [];
+      for (const m of e.batch.messages) {
+        const n = numericMsgId(m.msgId);
+        if (n !== undefined) ids.push(n);
+      }
+      g.inFlight.set(e.batch.dispatchId, ids);
+      break;
+    }
+    case "dispatch-end": {
+      const ids = g.inFlight.get(e.dispatchId);
+      g.inFlight.delete(e.dispatchId);
+      // A failed attempt that will be retried stays unsettled; a dropped one is reported as drops.
+      if (e.ok && ids) for (const n of ids) g.unsettled.delete(n);
+      break;
+    }
+    case "dropped": {
+      // Closing drops what is still held; those stay unsettled so the next run pulls them again.
+      if (e.reason === "group-closed" && e.stage === "held") break;
+      const n = numericMsgId(e.msgId);
+      if (n !== undefined) g.unsettled.delete(n);
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+/**
+ * The cursor to persist: everything at or below it has been dispatched or dropped for good. A
+ * message still buffered, pending or in flight keeps the cursor just before it, so a restart
+ * pulls it again instead of losing it; anything dispatched has a lower id, so nothing repeats.
+ */
+function settledCursor(g: GroupRuntime): number {
+  let cursor = Math.max(g.restoredCursor, g.client.cursor);
+  for (const n of g.unsettled) if (n - 1 < cursor) cursor = n - 1;
+  return Math.max(cursor, 0);
+}

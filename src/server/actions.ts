@@ -1,0 +1,172 @@
+// Request handling of the local group server: one function per ACP action, answering with the
+// protocol's result codes. No sockets here; the server wires the results to frames.
+import type { GroupMessage } from "../types.ts";
+import { RESULT_CODES, describe, isPlain, toWireMessage, type Plain } from "../transport/protocol.ts";
+import type { GroupHistoryStore } from "./history-store.ts";
+import type { RateLimiter } from "./rate-limit.ts";
+
+export interface GroupMember {
+  /** Checked on connect (`Authorization: Bearer …`); a member without one needs none. */
+  token?: string;
+  human?: boolean;
+}
+
+export interface GroupDefinition {
+  name?: string;
+  members: Record<string, GroupMember>;
+}
+
+export interface ActionContext {
+  groups: Readonly<Record<string, GroupDefinition>>;
+  store: GroupHistoryStore;
+  limiter: RateLimiter | undefined;
+  now(): number;
+  maxMessageChars: number;
+  maxPullLimit: number;
+  /** Stores a message with the next msg id; the server fans it out. */
+  storeMessage(params: { groupId: string; sender: string; content: string; contentType: string; metadata: Plain | null }): GroupMessage;
+}
+
+export interface Caller {
+  aid: string;
+  /** Groups whose member token matched at connect. */
+  authorized: ReadonlySet<string>;
+}
+
+export interface ActionResult {
+  code: number;
+  data: unknown;
+  error: string;
+  /** A message stored by this request: fanned out after the response is sent. */
+  stored?: GroupMessage;
+}
+
+const ok = (data: unknown = null): ActionResult => ({ code: RESULT_CODES.OK, data, error: "" });
+const fail = (code: number, error: string, data: unknown = null): ActionResult => ({ code, data, error });
+
+const DEFAULT_PULL_LIMIT = 50;
+const isCount = (v: unknown): v is number => typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
+
+export function handleAction(ctx: ActionContext, caller: Caller, action: string, groupId: unknown, rawParams: unknown): ActionResult {
+  if (rawParams !== undefined && rawParams !== null && !isPlain(rawParams)) {
+    return fail(RESULT_CODES.INVALID_PARAMS, `params: expected an object, got ${describe(rawParams)}`);
+  }
+  const params: Plain = rawParams ?? {};
+  switch (action) {
+    case "heartbeat":
+    case "register_online":
+    case "unregister_online":
+      return ok();
+  }
+  if (!GROUP_ACTIONS.has(action)) return fail(RESULT_CODES.NOT_IMPLEMENTED, `action not implemented: ${action.slice(0, 60)}`);
+  if (typeof groupId !== "string" || groupId === "") return fail(RESULT_CODES.INVALID_PARAMS, "group_id: required");
+  const group = Object.hasOwn(ctx.groups, groupId) ? ctx.groups[groupId] : undefined;
+  if (!group) return fail(RESULT_CODES.GROUP_NOT_FOUND, "group not found");
+  if (!Object.hasOwn(group.members, caller.aid)) return fail(RESULT_CODES.NOT_MEMBER, "not a member of this group");
+  if (!caller.authorized.has(groupId)) return fail(RESULT_CODES.NO_PERMISSION, "token not valid for this group");
+
+  const messages = ctx.store.messages(groupId);
+  const latest = messages.length > 0 ? Number(messages[messages.length - 1]!.msgId) : 0;
+  switch (action) {
+    case "send_message":
+      return sendMessage(ctx, caller, groupId, params);
+    case "pull_messages": {
+      const after = params.after_msg_id ?? 0;
+      if (!isCount(after)) return fail(RESULT_CODES.INVALID_PARAMS, `after_msg_id: expected a non-negative integer, got ${describe(after)}`);
+      const limit = params.limit ?? DEFAULT_PULL_LIMIT;
+      if (!isCount(limit) || limit === 0) return fail(RESULT_CODES.INVALID_PARAMS, `limit: expected a positive integer, got ${describe(limit)}`);
+      // after_msg_id 0 (or absent) means "from the member's server-side cursor" (protocol).
+      const from = after === 0 ? ctx.store.cursor(groupId, caller.aid) : after;
+      const start = firstAfter(messages, from);
+      const page = messages.slice(start, start + Math.min(limit, ctx.maxPullLimit));
+      return ok({
+        messages: page.map(toWireMessage),
+        has_more: start + page.length < messages.length,
+        latest_msg_id: latest,
+      });
+    }
+    case "ack_messages": {
+      const id = params.msg_id;
+      if (!isCount(id)) return fail(RESULT_CODES.INVALID_PARAMS, `msg_id: expected a non-negative integer, got ${describe(id)}`);
+      const current = ctx.store.cursor(groupId, caller.aid);
+      const next = Math.min(id, latest);
+      if (next > current) ctx.store.setCursor(groupId, caller.aid, next);
+      return ok();
+    }
+    case "get_cursor": {
+      const current = ctx.store.cursor(groupId, caller.aid);
+      return ok({
+        msg_cursor: {
+          start_msg_id: messages.length > 0 ? Number(messages[0]!.msgId) : 0,
+          current_msg_id: current,
+          latest_msg_id: latest,
+          unread_count: messages.length - firstAfter(messages, current),
+        },
+        event_cursor: { start_event_id: 0, current_event_id: 0, latest_event_id: 0, unread_count: 0 },
+      });
+    }
+    case "get_group_info":
+      return ok({
+        group_id: groupId,
+        name: group.name ?? groupId,
+        creator: "",
+        member_count: Object.keys(group.members).length,
+        subject: "",
+        tags: [],
+      });
+    case "get_members":
+      return ok({
+        members: Object.entries(group.members).map(([aid, m]) => ({ agent_id: aid, role: "member", human: m.human === true })),
+      });
+    case "get_rules":
+      return ok({ max_members: Object.keys(group.members).length, max_message_size: ctx.maxMessageChars });
+    case "pull_events":
+      return ok({ events: [], has_more: false, latest_event_id: 0 });
+    default: // ack_events: the local server has no membership changes to report.
+      return ok();
+  }
+}
+
+const GROUP_ACTIONS = new Set([
+  "send_message",
+  "pull_messages",
+  "ack_messages",
+  "get_cursor",
+  "get_group_info",
+  "get_members",
+  "get_rules",
+  "pull_events",
+  "ack_events",
+]);
+
+function sendMessage(ctx: ActionContext, caller: Caller, groupId: string, params: Plain): ActionResult {
+  const { content, content_type: contentType = "text", metadata = null } = params;
+  if (typeof content !== "string" || content === "") {
+    return fail(RESULT_CODES.INVALID_PARAMS, `content: expected a non-empty string, got ${describe(content)}`);
+  }
+  if (content.length > ctx.maxMessageChars) {
+    return fail(RESULT_CODES.INVALID_PARAMS, `content: expected at most ${ctx.maxMessageChars} characters, got ${content.length}`);
+  }
+  if (typeof contentType !== "string") return fail(RESULT_CODES.INVALID_PARAMS, `content_type: expected a string, got ${describe(contentType)}`);
+  if (metadata !== null && !isPlain(metadata)) {
+    return fail(RESULT_CODES.INVALID_PARAMS, `metadata: expected an object or null, got ${describe(metadata)}`);
+  }
+  if (ctx.limiter) {
+    const decision = ctx.limiter.take(`${groupId}\u0000${caller.aid}`, ctx.now());
+    if (!decision.ok) return fail(RESULT_CODES.RATE_LIMITED, "rate limited", { retry_after_ms: decision.retryAfterMs });
+  }
+  const stored = ctx.storeMessage({ groupId, sender: caller.aid, content, contentType: contentType || "text", metadata });
+  return { ...ok({ msg_id: Number(stored.msgId), timestamp: stored.timestamp }), stored };
+}
+
+/** Index of the first message with msg id > `after` (messages are in id order). */
+export function firstAfter(messages: readonly GroupMessage[], after: number): number {
+  let lo = 0;
+  let hi = messages.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (Number(messages[mid]!.msgId) > after) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}

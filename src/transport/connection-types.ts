@@ -1,0 +1,84 @@
+// The public shape of a group connection. The direct-`ws` implementation is in connection.ts; an
+// ACP network-session transport would implement the same interface.
+import type { GroupMessage, GroupSender, Logger } from "../types.ts";
+import type { BackoffSettings } from "./backoff.ts";
+import type { GroupFeedCounters, GroupFeedStatus } from "./group-feed.ts";
+import type { Plain } from "./protocol.ts";
+
+export type ConnectionStatus = "idle" | "connecting" | "syncing" | "open" | "reconnecting" | "closed";
+
+export interface GroupEvent {
+  event: string;
+  data: Plain;
+  /** Server time, when the frame carried one. */
+  timestamp: number | undefined;
+}
+
+export interface GroupConnectionParams {
+  /** `ws://host:port` of the group service. */
+  url: string;
+  /** Our agent id, sent in the `x-acp-aid` upgrade header. */
+  aid: string;
+  /** Sent as `Authorization: Bearer <token>` on the upgrade request. */
+  token?: string;
+  groups: readonly string[];
+  /** Persisted cursor: everything after it is pulled on every (re)connect. */
+  getCursor(groupId: string): number;
+  /** Accepted (resolved) → ack_messages(last msg id). Throwing → re-pulled later with backoff. */
+  onMessages(groupId: string, messages: GroupMessage[]): void | Promise<void>;
+  onEvent?(groupId: string, event: GroupEvent): void;
+  logger?: Logger;
+  /** Interval of `heartbeat` requests; an unanswered one drops the socket. 0 disables. Default 30000. */
+  heartbeatMs?: number;
+  /** Default 10000. */
+  requestTimeoutMs?: number;
+  /** Default { baseMs: 500, maxMs: 30000, jitter: 0.3 }. */
+  reconnect?: BackoffSettings;
+  /** Retries of send_message answered 1010. Default { maxAttempts: 5, baseMs: 1000, maxMs: 30000, jitter: 0.3 }. */
+  sendRetry?: BackoffSettings & { maxAttempts: number };
+  /** pull_messages page size. Default 50. */
+  pageSize?: number;
+  /** Larger inbound frames are counted and dropped; the connection stays up. Default 1 MiB. */
+  maxFrameBytes?: number;
+  random?: () => number;
+}
+
+export interface ConnectionCounters extends GroupFeedCounters {
+  framesIn: number;
+  /** Not JSON, not an object, or a field of the wrong type (responses included). */
+  malformedFrames: number;
+  /** Invalid messages inside an otherwise valid batch push or pull page. */
+  malformedMessages: number;
+  unknownActions: number;
+  oversizeFrames: number;
+  /** Responses whose request_id matches no request in flight. */
+  unmatchedResponses: number;
+  /** Pushes and notifications for groups we did not subscribe to. */
+  unknownGroups: number;
+  reconnects: number;
+  requestTimeouts: number;
+  heartbeatFailures: number;
+  rateLimitedRetries: number;
+}
+
+export interface GroupConnectionEvents {
+  status: { status: ConnectionStatus; previous: ConnectionStatus };
+  disconnected: { code: number; reason: string };
+}
+
+export type Listener<E extends keyof GroupConnectionEvents> = (payload: GroupConnectionEvents[E]) => void;
+
+export interface GroupConnection extends GroupSender {
+  /** Resolves once connected and the initial pull of every group is done; rejects on close or a refused token. */
+  start(): Promise<void>;
+  readonly status: ConnectionStatus;
+  on<E extends keyof GroupConnectionEvents>(event: E, listener: Listener<E>): () => void;
+  off<E extends keyof GroupConnectionEvents>(event: E, listener: Listener<E>): void;
+  counters(): Readonly<ConnectionCounters>;
+  /** Highest msg id accepted by onMessages for the group (starts at the cursor). */
+  lastFed(groupId: string): number | undefined;
+  groupStatus(groupId: string): GroupFeedStatus | undefined;
+  /** Any other group action (get_group_info, get_members, get_cursor …); returns `data`, throws on a non-zero code. */
+  request(action: string, options?: { groupId?: string; params?: Plain }): Promise<unknown>;
+  close(): Promise<void>;
+}

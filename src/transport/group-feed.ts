@@ -1,0 +1,294 @@
+// Per-group delivery: pull after the cursor on every (re)connect, hold pushes while pulling, feed
+// the handler serially, ack what it accepted. Nothing at or below `lastFed` is ever fed again.
+import type { GroupMessage, Logger } from "../types.ts";
+import { errorFields } from "../log.ts";
+import { msgIdValue, type PullPage } from "./protocol.ts";
+
+export type GroupFeedStatus = "offline" | "syncing" | "live" | "retrying" | "closed";
+
+export interface GroupFeedCounters {
+  handlerErrors: number;
+  pullFailures: number;
+  messagesFed: number;
+  heldOverflows: number;
+  /** Pushes that skipped an id (a message we never saw) and were replaced by a pull. */
+  gapResyncs: number;
+}
+
+export interface GroupFeedParams {
+  groupId: string;
+  onMessages(groupId: string, messages: GroupMessage[]): void | Promise<void>;
+  /** One pull_messages request; rejects when it fails. */
+  pull(afterMsgId: number, limit: number): Promise<PullPage>;
+  /** Fire-and-forget ack_messages. */
+  ack(msgId: number): void;
+  /** Delay before retry number `attempt` after a handler or pull failure. */
+  retryDelay(attempt: number): number;
+  counters: GroupFeedCounters;
+  logger: Logger;
+  pageSize: number;
+  /** Pushes held during a pull beyond this are dropped and re-pulled instead. */
+  maxHeld: number;
+}
+
+export class GroupFeed {
+  readonly groupId: string;
+  readonly #p: GroupFeedParams;
+  /** Highest msg id the handler accepted. Starts at the persisted cursor. */
+  #lastFed = 0;
+  /** Highest msg id handed to the delivery chain; the next push must continue from here. */
+  #lastQueued = 0;
+  /** Highest msg id seen on the wire, so a `new_message` notify can tell whether we are behind. */
+  #highestSeen = 0;
+  #status: GroupFeedStatus = "offline";
+  /** Bumped on every (dis)connect: loops and retries of an older connection stop at their next step. */
+  #epoch = 0;
+  #resync = false;
+  #syncPromise: Promise<void> | undefined;
+  /** Pushes that arrived while a pull was running; fed right after it. */
+  #held: GroupMessage[] = [];
+  /** Serialises deliveries: pages and pushes reach the handler one batch at a time, in order. */
+  #chain: Promise<unknown> = Promise.resolve();
+  /**
+   * Set by a handler or pull failure until the retry: pushes and queued batches are dropped then,
+   * because feeding them would move lastFed past messages the retry must re-pull.
+   */
+  #blocked = false;
+  #failures = 0;
+  /** Armed after a handler or pull failure; cleared on disconnect, reconnect and close. */
+  #retryTimer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(params: GroupFeedParams) {
+    this.groupId = params.groupId;
+    this.#p = params;
+  }
+
+  get lastFed(): number {
+    return this.#lastFed;
+  }
+
+  get status(): GroupFeedStatus {
+    return this.#status;
+  }
+
+  /** A new connection is open: resume from the larger of our last-fed id and the persisted cursor. */
+  connect(cursor: number): Promise<void> {
+    if (this.#status === "closed") return Promise.resolve();
+    this.#epoch++;
+    this.#clearRetry();
+    this.#held = [];
+    this.#blocked = false;
+    this.#syncPromise = undefined;
+    this.#status = "syncing";
+    if (Number.isSafeInteger(cursor) && cursor > this.#lastFed) this.#lastFed = cursor;
+    this.#lastQueued = this.#lastFed;
+    this.#highestSeen = Math.max(this.#highestSeen, this.#lastFed);
+    return this.sync();
+  }
+
+  disconnect(): void {
+    if (this.#status === "closed") return;
+    this.#epoch++;
+    this.#clearRetry();
+    this.#held = [];
+    this.#syncPromise = undefined;
+    this.#status = "offline";
+  }
+
+  close(): void {
+    this.#epoch++;
+    this.#clearRetry();
+    this.#held = [];
+    this.#syncPromise = undefined;
+    this.#status = "closed";
+  }
+
+  /** Pull everything after lastFed. While a pull runs, a second call makes it go round once more. */
+  sync(): Promise<void> {
+    if (this.#status === "closed" || this.#status === "offline") return Promise.resolve();
+    if (this.#syncPromise) {
+      this.#resync = true;
+      return this.#syncPromise;
+    }
+    const epoch = this.#epoch;
+    this.#status = "syncing";
+    const run = this.#runSync(epoch);
+    this.#syncPromise = run;
+    return run;
+  }
+
+  /** Messages pushed by the server (message_push / message_batch_push). */
+  push(messages: readonly GroupMessage[]): void {
+    if (this.#status === "closed" || this.#status === "offline" || this.#blocked) return;
+    for (const m of messages) this.#highestSeen = Math.max(this.#highestSeen, msgIdValue(m.msgId));
+    if (this.#syncPromise) {
+      if (this.#held.length + messages.length > this.#p.maxHeld) {
+        this.#p.counters.heldOverflows++;
+        this.#held = [];
+        this.#resync = true;
+        return;
+      }
+      this.#held.push(...messages);
+      return;
+    }
+    this.#acceptPush(messages);
+  }
+
+  /**
+   * ACP msg ids count up by one per group, so a push that skips an id means a message we never
+   * saw (a push lost around a reconnect, a server that only notifies): pull instead of feeding
+   * past it. A server with sparse ids costs an extra pull per push, never a lost message.
+   */
+  #acceptPush(messages: readonly GroupMessage[]): void {
+    const expected = Math.max(this.#lastFed, this.#lastQueued);
+    const fresh = freshMessages(messages, expected);
+    if (fresh.length === 0) return;
+    if (!fresh.every((m, i) => msgIdValue(m.msgId) === expected + 1 + i)) {
+      this.#p.counters.gapResyncs++;
+      this.#p.logger.log("debug", "transport.push-gap", { groupId: this.groupId, expected: expected + 1, got: fresh[0]!.msgId });
+      void this.sync();
+      return;
+    }
+    void this.#enqueue(fresh);
+  }
+
+  /** A `new_message` notify: pull if the server has something we have not seen. */
+  notifyLatest(latestMsgId: number): void {
+    if (this.#status === "closed" || this.#status === "offline") return;
+    if (latestMsgId <= this.#highestSeen || latestMsgId <= this.#lastFed) return;
+    this.#highestSeen = latestMsgId;
+    if (this.#blocked) return;
+    void this.sync();
+  }
+
+  async #runSync(epoch: number): Promise<void> {
+    let ok = true;
+    try {
+      do {
+        this.#resync = false;
+        ok = await this.#pullAll(epoch);
+      } while (ok && this.#resync && epoch === this.#epoch);
+    } catch (err) {
+      ok = false;
+      if (epoch === this.#epoch) {
+        this.#p.counters.pullFailures++;
+        this.#p.logger.log("warn", "transport.pull-failed", { groupId: this.groupId, after: this.#lastFed, ...errorFields(err) });
+        this.#scheduleRetry();
+      }
+    } finally {
+      if (epoch === this.#epoch) {
+        this.#syncPromise = undefined;
+        const held = this.#held.splice(0);
+        if (ok) {
+          this.#status = "live";
+          // Accepted before any later push: the chain keeps wire order.
+          if (held.length > 0) this.#acceptPush(held);
+        }
+      }
+    }
+  }
+
+  /** Returns false when the handler refused a page or the connection changed. */
+  async #pullAll(epoch: number): Promise<boolean> {
+    await this.#chain;
+    if (epoch !== this.#epoch || this.#blocked) return false;
+    // The chain is drained: whatever was queued has been fed or dropped.
+    this.#lastQueued = this.#lastFed;
+    let after = this.#lastFed;
+    for (;;) {
+      const page = await this.#p.pull(after, this.#p.pageSize);
+      if (epoch !== this.#epoch) return false;
+      if (page.latestMsgId !== undefined && page.latestMsgId < after) {
+        // The server's history restarted below our cursor (e.g. a local server without a history
+        // file): everything up to our cursor will be ignored. Say so loudly; never re-feed.
+        this.#p.logger.log("error", "transport.cursor-ahead-of-server", { groupId: this.groupId, cursor: after, serverLatest: page.latestMsgId });
+      }
+      for (const m of page.messages) this.#highestSeen = Math.max(this.#highestSeen, msgIdValue(m.msgId));
+      if (page.latestMsgId !== undefined) this.#highestSeen = Math.max(this.#highestSeen, page.latestMsgId);
+      if (!(await this.#enqueue(page.messages))) return false;
+      if (epoch !== this.#epoch) return false;
+      if (!page.hasMore) return true;
+      const last = page.messages.reduce((max, m) => Math.max(max, msgIdValue(m.msgId)), after);
+      if (last <= after) {
+        // has_more without progress would loop forever against a confused server.
+        this.#p.logger.log("warn", "transport.pull-no-progress", { groupId: this.groupId, after });
+        return true;
+      }
+      after = last;
+    }
+  }
+
+  #enqueue(messages: readonly GroupMessage[]): Promise<boolean> {
+    const epoch = this.#epoch;
+    for (const m of messages) this.#lastQueued = Math.max(this.#lastQueued, msgIdValue(m.msgId));
+    const run = this.#chain.then(() => this.#deliver(messages, epoch));
+    this.#chain = run;
+    return run;
+  }
+
+  /**
+   * Never rejects: a handler failure is logged, counted and turned into a re-pull later. Batches
+   * of an older connection are dropped: the new connection's pull fetches them again from lastFed.
+   */
+  async #deliver(messages: readonly GroupMessage[], epoch: number): Promise<boolean> {
+    if (epoch !== this.#epoch || this.#status === "closed" || this.#blocked) return false;
+    const fresh = freshMessages(messages, this.#lastFed);
+    if (fresh.length === 0) return true;
+    const last = msgIdValue(fresh[fresh.length - 1]!.msgId);
+    try {
+      await this.#p.onMessages(this.groupId, fresh);
+    } catch (err) {
+      if (this.#isClosed()) return false;
+      this.#p.counters.handlerErrors++;
+      this.#p.logger.log("error", "transport.handler-failed", {
+        groupId: this.groupId,
+        firstMsgId: fresh[0]!.msgId,
+        lastMsgId: String(last),
+        ...errorFields(err),
+      });
+      if (epoch === this.#epoch) this.#scheduleRetry();
+      return false;
+    }
+    this.#lastFed = Math.max(this.#lastFed, last);
+    this.#failures = 0;
+    this.#p.counters.messagesFed += fresh.length;
+    if (!this.#isClosed()) this.#p.ack(this.#lastFed);
+    return true;
+  }
+
+  /** Re-reads the status after an await (TypeScript keeps the narrowing from before it). */
+  #isClosed(): boolean {
+    return this.#status === "closed";
+  }
+
+  #scheduleRetry(): void {
+    if (this.#status === "closed" || this.#status === "offline") return;
+    this.#clearRetry();
+    this.#blocked = true;
+    this.#status = "retrying";
+    const epoch = this.#epoch;
+    const delay = this.#p.retryDelay(this.#failures++);
+    this.#retryTimer = setTimeout(() => {
+      this.#retryTimer = undefined;
+      if (epoch !== this.#epoch) return;
+      this.#blocked = false;
+      void this.sync();
+    }, delay);
+    this.#retryTimer.unref?.();
+  }
+
+  #clearRetry(): void {
+    if (this.#retryTimer !== undefined) clearTimeout(this.#retryTimer);
+    this.#retryTimer = undefined;
+  }
+}
+
+/** Messages above `after`, each id once, in id order. */
+export function freshMessages(messages: readonly GroupMessage[], after: number): GroupMessage[] {
+  const byId = new Map<number, GroupMessage>();
+  for (const m of messages) {
+    const id = msgIdValue(m.msgId);
+    if (id > after && !byId.has(id)) byId.set(id, m);
+  }
+  return [...byId.entries()].sort((a, b) => a[0] - b[0]).map(([, m]) => m);
+}

@@ -1,0 +1,99 @@
+// Inbound frames from the group service, validated at the edge: a bad frame is counted, logged
+// and dropped; nothing here can throw into the socket's event loop.
+import type { RawData } from "ws";
+import type { Logger } from "../types.ts";
+import { errorFields } from "../log.ts";
+import type { ConnectionCounters, GroupEvent } from "./connection-types.ts";
+import { TransportError } from "./errors.ts";
+import type { GroupFeed } from "./group-feed.ts";
+import type { PendingRequests } from "./pending-requests.ts";
+import { isPlain, parseServerFrame, parseWireMessage, type ServerFrame } from "./protocol.ts";
+
+export interface InboundDeps {
+  counters: ConnectionCounters;
+  logger: Logger;
+  maxFrameBytes: number;
+  pending: PendingRequests;
+  feeds: ReadonlyMap<string, GroupFeed>;
+  onEvent: ((groupId: string, event: GroupEvent) => void) | undefined;
+}
+
+export function handleInboundFrame(deps: InboundDeps, data: RawData): void {
+  deps.counters.framesIn++;
+  const buf = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
+  if (buf.byteLength > deps.maxFrameBytes) {
+    deps.counters.oversizeFrames++;
+    deps.logger.log("warn", "transport.frame-dropped", { reason: "oversize", bytes: buf.byteLength, limit: deps.maxFrameBytes });
+    return;
+  }
+  const text = buf.toString("utf8");
+  const parsed = parseServerFrame(text);
+  if (!parsed.ok) {
+    if (parsed.reason === "unknown-action") deps.counters.unknownActions++;
+    else deps.counters.malformedFrames++;
+    deps.logger.log("warn", "transport.frame-dropped", { reason: parsed.reason, detail: parsed.detail, bytes: buf.byteLength, preview: text.slice(0, 120) });
+    if (parsed.requestId !== undefined) {
+      deps.pending.reject(parsed.requestId, (action, groupId) =>
+        new TransportError("BAD_RESPONSE", `${action} response: ${parsed.detail}`, { action, ...(groupId ? { groupId } : {}), requestId: parsed.requestId }),
+      );
+    }
+    return;
+  }
+  const frame = parsed.frame;
+  if (frame.kind === "response") {
+    if (!deps.pending.resolve(frame)) {
+      deps.counters.unmatchedResponses++;
+      deps.logger.log("warn", "transport.frame-dropped", { reason: "unmatched-response", action: frame.action, requestId: frame.requestId });
+    }
+    if (frame.event !== undefined && frame.groupId) {
+      handleNotify(deps, { kind: "notify", groupId: frame.groupId, event: frame.event, data: isPlain(frame.data) ? frame.data : {}, timestamp: undefined });
+    }
+    return;
+  }
+  if (frame.kind === "notify") {
+    handleNotify(deps, frame);
+    return;
+  }
+  const feed = feedFor(deps, frame.groupId);
+  if (!feed) return;
+  if (frame.invalid.length > 0) {
+    deps.counters.malformedMessages += frame.invalid.length;
+    deps.logger.log("warn", "transport.messages-dropped", { groupId: frame.groupId, via: frame.via, reasons: frame.invalid.slice(0, 5) });
+  }
+  if (frame.messages.length > 0) feed.push(frame.messages);
+}
+
+function handleNotify(deps: InboundDeps, frame: Extract<ServerFrame, { kind: "notify" }>): void {
+  const feed = feedFor(deps, frame.groupId);
+  if (!feed) return;
+  if (frame.event === "new_message") {
+    const latest = frame.data.latest_msg_id;
+    if (typeof latest === "number" && Number.isSafeInteger(latest)) feed.notifyLatest(latest);
+    else {
+      deps.counters.malformedFrames++;
+      deps.logger.log("warn", "transport.frame-dropped", { reason: "bad-field", detail: "new_message without a numeric latest_msg_id", groupId: frame.groupId });
+    }
+    return;
+  }
+  if (frame.event === "group_message") {
+    // The SDK's own name for a single pushed message.
+    const parsed = parseWireMessage(frame.groupId, frame.data);
+    if (parsed.ok) feed.push([parsed.message]);
+    else deps.counters.malformedMessages++;
+    return;
+  }
+  try {
+    deps.onEvent?.(frame.groupId, { event: frame.event, data: frame.data, timestamp: frame.timestamp });
+  } catch (err) {
+    deps.logger.log("error", "transport.event-handler-failed", { groupId: frame.groupId, event: frame.event, ...errorFields(err) });
+  }
+}
+
+function feedFor(deps: InboundDeps, groupId: string): GroupFeed | undefined {
+  const feed = deps.feeds.get(groupId);
+  if (!feed) {
+    deps.counters.unknownGroups++;
+    deps.logger.log("debug", "transport.frame-dropped", { reason: "unknown-group", groupId });
+  }
+  return feed;
+}

@@ -1,0 +1,159 @@
+// Property: over random timelines (batches, mentions, own echoes, duplicates, agent latencies,
+// failures, sync throws, early close) no accepted message is lost or dispatched twice, dispatch
+// order is (timestamp, msg id), the lock is never held twice, and a throw never leaves it held.
+import fc from "fast-check";
+import { describe, expect, it, vi } from "vitest";
+import { DEFAULT_GROUP_SETTINGS } from "../../src/config/load.ts";
+import { closeGroupClientForIdentity, initGroupClientForIdentity, type GroupClientEvent } from "../../src/group/group-client.ts";
+import type { DispatchHandler, DispatchOutcome, GroupMessage, GroupSettings } from "../../src/types.ts";
+import { ALICE, T0 } from "./harness.ts";
+
+const SENDERS = ["bob.agentcp.io", "carol.agentcp.io", "dave.agentcp.io"];
+
+const itemArb = fc.record({
+  kind: fc.constantFrom("plain", "plain", "plain", "mention", "self", "dup"),
+  sender: fc.nat(SENDERS.length - 1),
+  jitterMs: fc.integer({ min: -2000, max: 2000 }),
+});
+const stepArb = fc.record({ gapMs: fc.integer({ min: 0, max: 6000 }), batch: fc.array(itemArb, { maxLength: 5 }) });
+const agentArb = fc.record({
+  latencyMs: fc.constantFrom(0, 10, 500, 2000, 8000),
+  result: fc.constantFrom("silent", "silent", "sent", "reject", "sync-throw"),
+});
+const settingsArb = fc
+  .record({
+    bufferGateMs: fc.constantFrom(0, 500, 3000),
+    extraWaitMs: fc.constantFrom(0, 2000, 12000),
+    cooldownMs: fc.constantFrom(0, 5000, 30000),
+    maxRetries: fc.constantFrom(0, 1, 2),
+    retryBackoffMs: fc.constantFrom(0, 500, 2000),
+    maxPendingMessages: fc.constantFrom(3, 20, 500),
+    engagedFollowUpMs: fc.constantFrom(1000, 5000),
+    mentionMinIntervalMs: fc.constantFrom(0, 0, 3000),
+  })
+  .map(({ extraWaitMs, ...s }): GroupSettings => ({ ...DEFAULT_GROUP_SETTINGS, ...s, bufferGateMaxWaitMs: s.bufferGateMs + extraWaitMs }));
+
+describe("group client invariants (fast-check)", () => {
+  it("every accepted message ends in exactly one dispatch or one counted drop; order; one lock", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        settingsArb,
+        fc.array(stepArb, { minLength: 1, maxLength: 25 }),
+        fc.array(agentArb, { minLength: 1, maxLength: 8 }),
+        fc.option(fc.nat(30), { nil: undefined }),
+        async (settings, steps, agent, closeAfterStep) => {
+          vi.useFakeTimers({ now: T0 });
+          try {
+            await runTimeline(settings, steps, agent, closeAfterStep);
+          } finally {
+            vi.useRealTimers();
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});
+
+type Step = { gapMs: number; batch: Array<{ kind: string; sender: number; jitterMs: number }> };
+type AgentStep = { latencyMs: number; result: string };
+
+async function runTimeline(settings: GroupSettings, steps: Step[], agent: AgentStep[], closeAfterStep: number | undefined) {
+  const events: GroupClientEvent[] = [];
+  let inFlight = 0;
+  let calls = 0;
+  let nextId = 1;
+  let sentId = 100_000;
+  const fed: GroupMessage[] = [];
+
+  const dispatch: DispatchHandler = (batch) => {
+    expect(inFlight).toBe(0); // the lock is never held twice
+    const step = agent[calls++ % agent.length]!;
+    if (step.result === "sync-throw") throw new Error("sync failure");
+    inFlight++;
+    return new Promise<DispatchOutcome>((resolve, reject) => {
+      setTimeout(() => {
+        inFlight--;
+        if (step.result === "reject") reject(new Error("backend failure"));
+        else if (step.result === "sent") resolve({ sent: true, text: `re ${batch.dispatchId}`, sentMsgId: String(sentId++) });
+        else resolve({ sent: false, skipReason: "silent" });
+      }, step.latencyMs);
+    });
+  };
+  const client = initGroupClientForIdentity({ identityId: "alice", groupId: "g1", identity: ALICE, settings, dispatch, onEvent: (e) => events.push(e) });
+
+  const mentionChecks: Array<{ id: string; at: number }> = [];
+  for (const [i, step] of steps.entries()) {
+    await vi.advanceTimersByTimeAsync(step.gapMs);
+    const now = Date.now();
+    const batch: GroupMessage[] = step.batch.map((item) => {
+      if (item.kind === "dup" && fed.length > 0) return fed[(nextId * 7) % fed.length]!;
+      const id = String(nextId++);
+      const sender = item.kind === "self" ? ALICE.aid : SENDERS[item.sender]!;
+      const content = item.kind === "mention" ? `Alice, msg ${id}?` : `msg ${id}`;
+      return { msgId: id, groupId: "g1", sender, content, contentType: "text", timestamp: now + item.jitterMs, metadata: null };
+    });
+    fed.push(...batch);
+    const idle = inFlight === 0 && !client.stats().dispatching;
+    const before = events.length;
+    client.feedBufferGate(batch);
+    if (idle && settings.mentionMinIntervalMs === 0 && !client.closed) {
+      for (const e of events.slice(before)) if (e.type === "accepted" && e.message.isMention) mentionChecks.push({ id: e.message.msgId, at: now });
+    }
+    // Not awaited: close waits for a running dispatch, which needs the fake clock to move.
+    if (closeAfterStep === i) void closeGroupClientForIdentity(client);
+  }
+  // Run to quiescence: timers only move forward, so a bounded number of minutes suffices.
+  for (let i = 0; i < 30 && (client.stats().held > 0 || client.stats().dispatching); i++) await vi.advanceTimersByTimeAsync(60_000);
+  expect(client.stats()).toMatchObject({ held: 0, dispatching: false });
+  await client.whenIdle();
+  await closeGroupClientForIdentity(client);
+  expect(vi.getTimerCount()).toBe(0);
+
+  // Bookkeeping, per message id.
+  const accepted = new Set<string>();
+  const terminal = new Map<string, number>();
+  const bump = (id: string) => terminal.set(id, (terminal.get(id) ?? 0) + 1);
+  const starts = new Map<number, { ids: string[]; at: number }>();
+  let dropsBeforeAccept = 0;
+  for (const e of events) {
+    if (e.type === "accepted") {
+      expect(accepted.has(e.message.msgId)).toBe(false);
+      accepted.add(e.message.msgId);
+    } else if (e.type === "dropped") {
+      if (e.stage === "arrival") {
+        expect(["duplicate", "self", "group-closed"]).toContain(e.reason);
+        dropsBeforeAccept++;
+      } else {
+        expect(accepted.has(e.msgId)).toBe(true);
+        bump(e.msgId);
+      }
+    } else if (e.type === "dispatch-start") {
+      const ms = e.batch.messages;
+      for (let k = 1; k < ms.length; k++) {
+        const a = ms[k - 1]!;
+        const b = ms[k]!;
+        expect(a.timestamp < b.timestamp || (a.timestamp === b.timestamp && Number(a.msgId) < Number(b.msgId))).toBe(true);
+      }
+      for (const m of ms) expect(accepted.has(m.msgId)).toBe(true);
+      starts.set(e.batch.dispatchId, { ids: ms.map((m) => m.msgId), at: e.atLocal });
+    } else if (e.type === "dispatch-end" && e.ok) {
+      for (const id of starts.get(e.dispatchId)!.ids) bump(id);
+    }
+  }
+  for (const id of accepted) expect([id, terminal.get(id) ?? 0]).toEqual([id, 1]);
+  expect(terminal.size).toBe(accepted.size);
+  expect(accepted.size + dropsBeforeAccept).toBe(fed.length);
+  const stats = client.stats();
+  expect(stats.received).toBe(fed.length);
+  const dropTotal = Object.values(stats.dropped).reduce((a, b) => a + b, 0);
+  expect(stats.dispatched + dropTotal).toBe(fed.length);
+
+  // A mention that finds the group idle is dispatched at the instant it arrives.
+  for (const { id, at } of mentionChecks) {
+    const dropped = events.some((e) => e.type === "dropped" && e.msgId === id && e.reason === "over-capacity");
+    if (dropped) continue;
+    const first = [...starts.values()].find((s) => s.ids.includes(id));
+    expect(first?.at).toBe(at);
+  }
+}

@@ -1,0 +1,29 @@
+import { describe, expect, it } from "vitest";
+import { createServerClock, observeServerTime, serverNow } from "../../src/group/server-clock.ts";
+
+describe("server clock", () => {
+  it("is the local time until a server timestamp is seen", () => {
+    expect(serverNow(createServerClock(), 5_000)).toBe(5_000);
+  });
+
+  it("is the newest server timestamp plus local time elapsed since it arrived", () => {
+    const c = createServerClock();
+    // The local clock runs an hour ahead of the server.
+    observeServerTime(c, 1_000_000, 3_601_000_000);
+    expect(serverNow(c, 3_601_000_000)).toBe(1_000_000);
+    expect(serverNow(c, 3_601_002_500)).toBe(1_002_500);
+    observeServerTime(c, 1_010_000, 3_601_004_000);
+    expect(serverNow(c, 3_601_005_000)).toBe(1_011_000);
+  });
+
+  it("ignores timestamps behind the estimate and never runs backwards", () => {
+    const c = createServerClock();
+    observeServerTime(c, 10_000, 0);
+    observeServerTime(c, 9_000, 500); // a late or historical message
+    expect(serverNow(c, 500)).toBe(10_500);
+    observeServerTime(c, 10_200, 1_000); // stamped before the estimate (11_000): no news
+    expect(serverNow(c, 1_000)).toBe(11_000);
+    observeServerTime(c, 20_000, 1_000); // the server is ahead of our estimate: jump forward
+    expect(serverNow(c, 1_000)).toBe(20_000);
+  });
+});

@@ -1,0 +1,74 @@
+// Shared fixtures for monitor tests: batches built by hand, a recording transport.
+import { groupSettingsSchema, identitySchema } from "../../src/config/schema.ts";
+import type { DispatchBatch, GroupSender, GroupSettings, InboundMessage, MentionInfo, VitalityState } from "../../src/types.ts";
+
+/** 2026-01-05 14:30:00 UTC, server time. */
+export const T0 = Date.UTC(2026, 0, 5, 14, 30, 0);
+
+export const ALICE = identitySchema.parse({ aid: "alice.agentcp.io", name: "Alice", owner: "carol.agentcp.io" });
+
+export function settingsWith(overrides: Record<string, unknown> = {}): GroupSettings {
+  return groupSettingsSchema.parse(overrides);
+}
+
+export function msg(msgId: string, sender: string, content: string, timestamp: number, extra: Partial<InboundMessage> = {}): InboundMessage {
+  return { msgId, groupId: "g1", sender, content, contentType: "text", timestamp, metadata: null, isMention: false, engaged: false, ...extra };
+}
+
+const SPEAKERS: Record<VitalityState, [number, number]> = { DORMANT: [0, 0], COOLING: [2, 1], ACTIVE: [9, 4], HEATED: [21, 6] };
+
+export function batch(p: {
+  dispatchId: number;
+  now: number;
+  messages: InboundMessage[];
+  state?: VitalityState;
+  mention?: Partial<MentionInfo>;
+  lastSelfSpeakAt?: number | null;
+  pendingMention?: () => boolean;
+}): DispatchBatch {
+  const state = p.state ?? "COOLING";
+  const [messagesIn5m, uniqueSpeakersIn5m] = SPEAKERS[state];
+  const mentionCount = p.messages.filter((m) => m.isMention).length;
+  return {
+    identityId: "alice",
+    groupId: "g1",
+    dispatchId: p.dispatchId,
+    messages: p.messages,
+    vitality: { state, messagesIn5m, uniqueSpeakersIn5m, myMessagesIn5m: 0, updatedAt: p.now },
+    mentionInfo: {
+      mentioned: mentionCount > 0,
+      mentionCount,
+      batchesMerged: 1,
+      triggerType: mentionCount > 0 ? "mention" : "normal",
+      ...p.mention,
+    },
+    lastSelfSpeakAt: p.lastSelfSpeakAt ?? null,
+    now: p.now,
+    attempt: 0,
+    hasPendingMention: p.pendingMention ?? (() => false),
+  };
+}
+
+export interface RecordingSender extends GroupSender {
+  sent: Array<{ groupId: string; content: string; metadata?: Record<string, unknown>; at: number }>;
+  failNext: number;
+}
+
+/** Stamps sends with `serverNow()`, numbering msg ids from 1000. */
+export function recordingSender(serverNow: () => number): RecordingSender {
+  let next = 1000;
+  const s: RecordingSender = {
+    sent: [],
+    failNext: 0,
+    async sendMessage(params) {
+      if (s.failNext > 0) {
+        s.failNext--;
+        throw Object.assign(new Error("rate limited"), { code: "GROUP_RATE_LIMITED" });
+      }
+      const at = serverNow();
+      s.sent.push({ ...params, at });
+      return { msgId: String(next++), timestamp: at };
+    },
+  };
+  return s;
+}

@@ -1,0 +1,234 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import fc from "fast-check";
+import type { GroupMessage } from "../../src/types.ts";
+import { GroupFeed, freshMessages, type GroupFeedCounters } from "../../src/transport/group-feed.ts";
+import type { PullPage } from "../../src/transport/protocol.ts";
+import { createMemoryLogger } from "../../src/log.ts";
+import { waitFor } from "./helpers.ts";
+
+const m = (id: number): GroupMessage => ({
+  msgId: String(id),
+  groupId: "g1",
+  sender: "bob.agentcp.io",
+  content: `m${id}`,
+  contentType: "text",
+  timestamp: 1000 + id,
+  metadata: null,
+});
+const ids = (list: readonly GroupMessage[]) => list.map((x) => Number(x.msgId));
+const counters = (): GroupFeedCounters => ({ handlerErrors: 0, pullFailures: 0, messagesFed: 0, heldOverflows: 0, gapResyncs: 0 });
+const turns = async (n = 5) => {
+  for (let i = 0; i < n; i++) await new Promise<void>((r) => setImmediate(r));
+};
+
+/** A feed against an in-memory server whose pull answers are released by the test. */
+function setup(opts: { history?: number[]; pageSize?: number; retryDelay?: (attempt: number) => number } = {}) {
+  const history = [...(opts.history ?? [])];
+  const fed: number[][] = [];
+  const acks: number[] = [];
+  const pulls: number[] = [];
+  const gates: Array<() => void> = [];
+  let failNext = 0;
+  let manual = false;
+  const c = counters();
+  const logger = createMemoryLogger();
+  const feed = new GroupFeed({
+    groupId: "g1",
+    onMessages: (_g, messages) => {
+      if (failNext > 0) {
+        failNext--;
+        throw new Error("handler exploded");
+      }
+      fed.push(ids(messages));
+    },
+    pull: async (after, limit) => {
+      pulls.push(after);
+      // The server answers from the history as it is now; the answer may reach us later.
+      const rest = history.filter((id) => id > after);
+      const page = rest.slice(0, limit);
+      if (manual) await new Promise<void>((r) => gates.push(r));
+      return { messages: page.map(m), hasMore: rest.length > page.length, latestMsgId: history.at(-1), invalid: [] } satisfies PullPage;
+    },
+    ack: (id) => acks.push(id),
+    retryDelay: opts.retryDelay ?? ((attempt) => [100, 200, 400][attempt] ?? 800),
+    counters: c,
+    logger,
+    pageSize: opts.pageSize ?? 50,
+    maxHeld: 100,
+  });
+  return {
+    feed, history, fed, acks, pulls, counters: c, logger,
+    failNext: (n: number) => void (failNext = n),
+    holdPulls: () => void (manual = true),
+    releasePull: () => gates.shift()?.(),
+  };
+}
+
+describe("GroupFeed", () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("pulls every page after the cursor on connect and acks each accepted page", async () => {
+    const t = setup({ history: [1, 2, 3, 4, 5, 6, 7], pageSize: 3 });
+    await t.feed.connect(2);
+    expect(t.pulls).toEqual([2, 5]);
+    expect(t.fed).toEqual([[3, 4, 5], [6, 7]]);
+    expect(t.acks).toEqual([5, 7]);
+    expect(t.feed.lastFed).toBe(7);
+    expect(t.feed.status).toBe("live");
+  });
+
+  it("holds pushes that arrive during the pull and feeds them after it, without duplicates", async () => {
+    const t = setup({ history: [1, 2, 3] });
+    t.holdPulls();
+    const synced = t.feed.connect(0);
+    await turns();
+    // The server stored 4 and 5 after answering the pull; their pushes overtake the page.
+    t.history.push(4, 5);
+    t.feed.push([m(3), m(4)]);
+    t.feed.push([m(5)]);
+    expect(t.fed).toEqual([]);
+    t.releasePull();
+    await synced;
+    await turns();
+    expect(t.fed).toEqual([[1, 2, 3], [4, 5]]);
+    expect(t.acks).toEqual([3, 5]);
+  });
+
+  it("never feeds an id at or below lastFed, even when pushed again", async () => {
+    const t = setup({ history: [1, 2] });
+    await t.feed.connect(0);
+    t.feed.push([m(2), m(1), m(3), m(3)]);
+    await turns();
+    expect(t.fed).toEqual([[1, 2], [3]]);
+  });
+
+  it("re-pulls after a handler failure with backoff and drops pushes meanwhile", async () => {
+    const t = setup({ history: [1, 2] });
+    t.failNext(2);
+    await t.feed.connect(0);
+    expect(t.fed).toEqual([]);
+    expect(t.feed.status).toBe("retrying");
+    expect(t.counters.handlerErrors).toBe(1);
+    expect(t.acks).toEqual([]);
+    t.history.push(3);
+    t.feed.push([m(3)]); // dropped: feeding it would skip 1 and 2
+    await turns();
+    expect(t.fed).toEqual([]);
+    // T+99: nothing; T+100: first retry pull (fails again); then +200: second retry succeeds.
+    await vi.advanceTimersByTimeAsync(99);
+    expect(t.pulls).toEqual([0]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(t.pulls).toEqual([0, 0]);
+    expect(t.counters.handlerErrors).toBe(2);
+    await vi.advanceTimersByTimeAsync(199);
+    expect(t.pulls).toEqual([0, 0]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(t.pulls).toEqual([0, 0, 0]);
+    expect(t.fed).toEqual([[1, 2, 3]]);
+    expect(t.acks).toEqual([3]);
+    expect(t.logger.entries.filter((e) => e.event === "transport.handler-failed")).toHaveLength(2);
+  });
+
+  it("logs an error, and feeds nothing old, when the server's history is behind the cursor", async () => {
+    const t = setup({ history: [1, 2] });
+    await t.feed.connect(5);
+    expect(t.fed).toEqual([]);
+    expect(t.logger.entries.filter((e) => e.event === "transport.cursor-ahead-of-server").map((e) => e.fields)).toEqual([
+      { groupId: "g1", cursor: 5, serverLatest: 2 },
+    ]);
+  });
+
+  it("pulls instead of feeding a push that skips an id", async () => {
+    const t = setup({ history: [1] });
+    await t.feed.connect(0);
+    t.history.push(2, 3);
+    t.feed.push([m(3)]); // the push of 2 never came
+    await turns();
+    expect(t.pulls).toEqual([0, 1]);
+    expect(t.fed).toEqual([[1], [2, 3]]);
+    expect(t.counters.gapResyncs).toBe(1);
+  });
+
+  it("pulls when new_message announces an id it has not seen, and only then", async () => {
+    const t = setup({ history: [1] });
+    await t.feed.connect(0);
+    t.feed.notifyLatest(1);
+    await turns();
+    expect(t.pulls).toEqual([0]);
+    t.history.push(2, 3);
+    t.feed.notifyLatest(3);
+    await turns();
+    expect(t.pulls).toEqual([0, 1]);
+    expect(t.fed).toEqual([[1], [2, 3]]);
+  });
+
+  it("ignores a page that arrives after the connection dropped and resumes from lastFed", async () => {
+    const t = setup({ history: [1, 2, 3] });
+    t.holdPulls();
+    void t.feed.connect(0);
+    await turns();
+    t.feed.disconnect();
+    t.releasePull();
+    await turns();
+    expect(t.fed).toEqual([]);
+    const again = t.feed.connect(0);
+    await turns();
+    t.releasePull();
+    await again;
+    expect(t.fed).toEqual([[1, 2, 3]]);
+  });
+
+  it("delivers every message exactly once, in order, across random pushes, losses, failures and reconnects (property)", async () => {
+    vi.useRealTimers();
+    type Op = "post" | "postLost" | "postTwo" | "repush" | "notify" | "disconnect" | "reconnect" | "fail" | "settle";
+    const op = fc.constantFrom<Op>("post", "post", "post", "postLost", "postTwo", "repush", "notify", "disconnect", "reconnect", "fail", "settle", "settle");
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { maxLength: 60 }), fc.integer({ min: 1, max: 4 }), async (ops, pageSize) => {
+        const t = setup({ pageSize, retryDelay: () => 0 });
+        let connected = true;
+        const feeds: number[] = [];
+        void t.feed.connect(0);
+        for (const o of ops) {
+          if (o === "post" || o === "postLost") {
+            const id = t.history.length + 1;
+            t.history.push(id);
+            if (o === "post" && connected) t.feed.push([m(id)]);
+          } else if (o === "postTwo") {
+            const id = t.history.length + 1;
+            t.history.push(id, id + 1);
+            if (connected) t.feed.push([m(id), m(id + 1)]);
+          } else if (o === "repush" && connected && t.history.length > 0) t.feed.push([m(t.history.length)]);
+          else if (o === "notify" && connected) t.feed.notifyLatest(t.history.length);
+          else if (o === "disconnect" && connected) {
+            t.feed.disconnect();
+            connected = false;
+          } else if (o === "reconnect") {
+            connected = true;
+            void t.feed.connect(0);
+          } else if (o === "fail") t.failNext(1);
+          else if (o === "settle") await turns(3);
+        }
+        connected = true;
+        await t.feed.connect(0);
+        await waitFor(() => t.fed.flat().length >= t.history.length, "all messages fed", 2000);
+        await turns(5);
+        feeds.push(...t.fed.flat());
+        t.feed.close();
+        for (const batch of t.fed) expect(batch).toEqual([...batch].sort((a, b) => a - b));
+        expect(feeds).toEqual(t.history);
+      }),
+      { numRuns: Number(process.env.FEED_RUNS ?? 150) },
+    );
+  });
+});
+
+describe("freshMessages", () => {
+  it("keeps ids above the cursor, once each, in id order", () => {
+    expect(ids(freshMessages([m(5), m(3), m(9), m(3), m(2)], 2))).toEqual([3, 5, 9]);
+  });
+});
