@@ -152,6 +152,8 @@ async function main(): Promise<void> {
     const started = Date.now();
     gateway = startGateway(host, hostEnv(run), { port, logFile: join(run.root, "gateway.log") });
     await gateway.waitForLog(/openclaw\.account-start/, STARTUP_TIMEOUT_MS);
+    // The host runs state maintenance right after "ready"; let it settle before the first turn.
+    await gateway.waitForLog(/\[gateway\] ready/, 60_000);
     const srv = server;
     await waitFor("the identity's socket on the group server", 60_000, () => (srv.connectedAids(GROUP).includes(BOT.aid) ? true : undefined));
     check("the host loaded the plugin from the checkout and the identity connected", true, `${Math.round((Date.now() - started) / 1000)} s`);
@@ -255,6 +257,7 @@ async function main(): Promise<void> {
     if (gateway) console.error(`\n-- gateway log tail (${gateway.logFile}):\n${gateway.tail(120)}`);
     process.exitCode = 1;
   } finally {
+    if (model) writeJson(join(run.root, "model-calls.json"), model.calls);
     await Promise.all(humans.map((h) => h.close().catch(() => undefined)));
     if (gateway) {
       const res = await gateway.stop(30_000);

@@ -4,8 +4,8 @@
 // one counted drop. Decisions live in the pure siblings; this file owns timers, lock and state.
 import { childLogger, errorFields, silentLogger } from "../log.ts";
 import type { DispatchBatch, DispatchHandler, DispatchOutcome, DropReason, GroupMessage, GroupSettings, GroupVitality, InboundMessage, Logger } from "../types.ts";
+import { CappedDebounce } from "./capped-debounce.ts";
 import {
-  bufferDeadline,
   checkMentionDispatch,
   checkNormalDispatch,
   retryDelayMs,
@@ -22,7 +22,7 @@ import {
 } from "./group-client-types.ts";
 import { GroupIngest } from "./ingest.ts";
 import { buildMentionKeywords, compileMentionMatcher } from "./mention.ts";
-import { HeldQueue } from "./held-queue.ts";
+import { HeldMessages } from "./held.ts";
 import { compareMessages } from "./order.ts";
 
 export type { GroupClient, GroupClientEvent, GroupClientParams, GroupClientStats, OwnMessage } from "./group-client-types.ts";
@@ -40,15 +40,11 @@ class GroupClientImpl implements GroupClient {
   #localNow: () => number;
   #onEvent: ((e: GroupClientEvent) => void) | undefined;
 
-  /** Buffer gate: accepted messages whose debounce has not elapsed. */
-  #incoming = new HeldQueue<InboundMessage>();
-  /** Dispatch gate: messages ready to go, waiting for the lock, cooldown or a retry. */
-  #pending = new HeldQueue<InboundMessage>();
+  /** Accepted, not yet dispatched: buffer gate (incoming) + dispatch gate (pending). */
+  #held = new HeldMessages<InboundMessage>();
   /** True from the first over-capacity drop until a dispatch takes what is held (one log line). */
   #overloaded = false;
   #overloadDrops = 0;
-  /** Feed batches behind the held messages (each dispatch takes everything held). */
-  #heldBatches = 0;
   #dispatching = false;
   /** Resolved when the lock is next released (close() waits on them). */
   #unlockWaiters: Array<() => void> = [];
@@ -61,16 +57,10 @@ class GroupClientImpl implements GroupClient {
   #lastMentionDispatchLocal: number | null = null;
 
   // Timers hold pending messages, so they keep the process alive until close() clears them.
-  /** Buffer gate: armed by the first buffered message; fires early and re-arms if the deadline moved. */
-  #bufferTimer: Timer | undefined;
-  #bufferTimerDue = 0;
-  #bufferDeadline = 0;
-  #bufferCap: number | null = null;
-  /** Armed when a message from an engaged speaker waits; cleared when a dispatch takes it. */
-  #engagedTimer: Timer | undefined;
-  #engagedTimerDue = 0;
-  #engagedDeadline = 0;
-  #engagedCap: number | null = null;
+  /** Buffer gate: trailing debounce (bufferGateMs) capped at bufferGateMaxWaitMs. */
+  #bufferGate: CappedDebounce;
+  /** Engaged follow-up: armed while a message from an engaged speaker waits. */
+  #engagedGate: CappedDebounce;
   /** Armed when pending messages wait out the cooldown after the last dispatch. */
   #cooldownTimer: Timer | undefined;
   /** Armed after a failed dispatch; the retry takes everything held. */
@@ -99,6 +89,8 @@ class GroupClientImpl implements GroupClient {
     // Not `Date.now` itself: fake timers replace Date after this module may have been loaded.
     this.#localNow = p.localNow ?? (() => Date.now());
     this.#onEvent = p.onEvent;
+    this.#bufferGate = new CappedDebounce(() => this.#onBufferGate(), this.#localNow);
+    this.#engagedGate = new CappedDebounce(() => this.#onEngagedGate(), this.#localNow);
   }
 
   get cursor(): number {
@@ -125,8 +117,10 @@ class GroupClientImpl implements GroupClient {
     let added = 0;
     let mention = false;
     let engagedSeen = false;
-    for (const m of messages) {
-      stats.received++;
+    const n = messages.length;
+    stats.received += n;
+    for (let i = 0; i < n; i++) {
+      const m = messages[i] as GroupMessage;
       const inbound = this.#ingest.admit(m, now);
       if (typeof inbound === "string") {
         this.#drop(m, inbound, "arrival");
@@ -139,19 +133,20 @@ class GroupClientImpl implements GroupClient {
         engagedSeen = true;
         stats.engaged++;
       }
-      this.#incoming.push(inbound);
+      this.#held.incoming.push(inbound);
       added++;
       if (this.#onEvent) this.#emit({ type: "accepted", message: inbound, batchSeq, atLocal: now });
     }
     this.#ingest.endBatch(now);
     if (added === 0) return this.#checkIdle();
     stats.accepted += added;
-    this.#heldBatches++;
-    if (this.#enforceCapacity() && mention) mention = this.#holdsMention();
+    this.#held.batches++;
+    if (this.#enforceCapacity() && mention) mention = this.#held.holdsMention();
     if (mention) this.#onMention(now);
     else {
-      if (engagedSeen) this.#armEngaged(now);
-      this.#armBuffer(now);
+      const { bufferGateMs, bufferGateMaxWaitMs, engagedFollowUpMs } = this.settings;
+      if (engagedSeen) this.#engagedGate.touch(now, engagedFollowUpMs, bufferGateMaxWaitMs);
+      this.#bufferGate.touch(now, bufferGateMs, bufferGateMaxWaitMs);
     }
   }
 
@@ -175,7 +170,7 @@ class GroupClientImpl implements GroupClient {
 
   stats(): GroupClientStats {
     const s = this.#stats;
-    return { ...s, dropped: { ...s.dropped }, held: this.#incoming.length + this.#pending.length, dispatching: this.#dispatching };
+    return { ...s, dropped: { ...s.dropped }, held: this.#held.length, dispatching: this.#dispatching };
   }
 
   whenIdle(): Promise<void> {
@@ -187,7 +182,7 @@ class GroupClientImpl implements GroupClient {
     if (this.#closing) return this.#closing;
     this.#closed = true;
     this.#clearTimers();
-    const held = this.#takeHeld();
+    const held = this.#takeHeld().messages;
     for (const m of held) this.#drop(m, "group-closed", "held");
     this.#mentionWaiting = this.#engagedWaiting = false;
     if (held.length > 0) this.#log.log("info", "group.closed-with-held", { dropped: held.length });
@@ -200,11 +195,8 @@ class GroupClientImpl implements GroupClient {
 
   /** Drops the oldest held messages past maxPendingMessages. True if anything was dropped. */
   #enforceCapacity(): boolean {
-    const excess = this.#incoming.length + this.#pending.length - this.settings.maxPendingMessages;
-    if (excess <= 0) return false;
-    // Pending messages are older than anything still in the buffer gate.
-    const dropped = this.#pending.dropFront(excess);
-    if (dropped.length < excess) for (const m of this.#incoming.dropFront(excess - dropped.length)) dropped.push(m);
+    const dropped = this.#held.dropOverCapacity(this.settings.maxPendingMessages);
+    if (dropped.length === 0) return false;
     for (const m of dropped) this.#drop(m, "over-capacity", "held");
     this.#overloadDrops += dropped.length;
     if (!this.#overloaded) {
@@ -212,7 +204,7 @@ class GroupClientImpl implements GroupClient {
       this.#overloaded = true;
       this.#log.log("warn", "group.over-capacity", { dropped: dropped.length, max: this.settings.maxPendingMessages });
     }
-    if (this.#incoming.length === 0) this.#resetBufferGate();
+    if (this.#held.incoming.length === 0) this.#bufferGate.cancel();
     return true;
   }
 
@@ -223,75 +215,31 @@ class GroupClientImpl implements GroupClient {
     this.#overloadDrops = 0;
   }
 
-  #holdsMention(): boolean {
-    return this.#incoming.some((m) => m.isMention) || this.#pending.some((m) => m.isMention);
-  }
-
   // ── the paths to a dispatch ────────────────────────────────────────────────────────────────
 
-  #armBuffer(now: number): void {
-    if (this.#bufferCap === null) this.#bufferCap = now + this.settings.bufferGateMaxWaitMs;
-    this.#bufferDeadline = bufferDeadline({ now, gateMs: this.settings.bufferGateMs, capAt: this.#bufferCap });
-    // One timer per burst, not a clearTimeout+setTimeout per message: it fires at the first
-    // deadline and re-arms for the rest if later messages pushed the deadline out.
-    if (this.#bufferTimer !== undefined && this.#bufferTimerDue <= this.#bufferDeadline) return;
-    clearTimeout(this.#bufferTimer);
-    this.#bufferTimerDue = this.#bufferDeadline;
-    this.#bufferTimer = setTimeout(() => this.#onBufferTimer(), this.#bufferDeadline - now);
-  }
-
-  #onBufferTimer(): void {
-    this.#bufferTimer = undefined;
-    const now = this.#localNow();
-    if (this.#bufferDeadline > now) {
-      this.#bufferTimerDue = this.#bufferDeadline;
-      this.#bufferTimer = setTimeout(() => this.#onBufferTimer(), this.#bufferDeadline - now);
-      return;
-    }
+  #onBufferGate(): void {
     this.#flushBufferGateToQueue();
-    this.#tryDispatch(now);
+    this.#tryDispatch(this.#localNow());
   }
 
-  #armEngaged(now: number): void {
-    if (this.#engagedCap === null) this.#engagedCap = now + this.settings.bufferGateMaxWaitMs;
-    this.#engagedDeadline = bufferDeadline({ now, gateMs: this.settings.engagedFollowUpMs, capAt: this.#engagedCap });
-    if (this.#engagedTimer !== undefined && this.#engagedTimerDue <= this.#engagedDeadline) return;
-    clearTimeout(this.#engagedTimer);
-    this.#engagedTimerDue = this.#engagedDeadline;
-    this.#engagedTimer = setTimeout(() => this.#onEngagedTimer(), this.#engagedDeadline - now);
-  }
-
-  #onEngagedTimer(): void {
-    this.#engagedTimer = undefined;
+  #onEngagedGate(): void {
     const now = this.#localNow();
-    if (this.#engagedDeadline > now) {
-      this.#engagedTimerDue = this.#engagedDeadline;
-      this.#engagedTimer = setTimeout(() => this.#onEngagedTimer(), this.#engagedDeadline - now);
-      return;
-    }
-    this.#engagedCap = null;
     this.#flushBufferGateToQueue();
     // Capacity drops may have taken the engaged messages: then this is plain unaddressed talk.
-    if (!this.#pending.some((m) => m.engaged)) return this.#tryDispatch(now);
+    if (!this.#held.pending.some((m) => m.engaged)) return this.#tryDispatch(now);
     // A follow-up skips the cooldown, but not the lock, a pending retry or a waiting mention.
     if (this.#dispatching) this.#engagedWaiting = true;
     else if (this.#retryTimer === undefined && !this.#mentionWaiting) this.#startDispatch(now);
   }
 
   #flushBufferGateToQueue(): void {
-    this.#resetBufferGate();
-    this.#pending.moveFrom(this.#incoming);
-  }
-
-  #resetBufferGate(): void {
-    clearTimeout(this.#bufferTimer);
-    this.#bufferTimer = undefined;
-    this.#bufferCap = null;
+    this.#bufferGate.cancel();
+    this.#held.flush();
   }
 
   /** Normal path: lock, pending retry or mention, then cooldown (scaled by vitality). */
   #tryDispatch(now: number): void {
-    if (this.#closed || this.#pending.length + this.#incoming.length === 0) return;
+    if (this.#closed || this.#held.length === 0) return;
     const state = this.#ingest.vitalityAt(now).state;
     const decision = checkNormalDispatch({
       now,
@@ -321,7 +269,7 @@ class GroupClientImpl implements GroupClient {
   }
 
   #tryMentionDispatch(now: number): void {
-    if (this.#closed || this.#pending.length + this.#incoming.length === 0) {
+    if (this.#closed || this.#held.length === 0) {
       this.#mentionWaiting = false;
       return;
     }
@@ -353,11 +301,9 @@ class GroupClientImpl implements GroupClient {
 
   #startDispatch(now: number): void {
     if (this.#closed || this.#dispatching) return;
-    const messages = this.#takeHeld();
+    const { messages, batchesMerged } = this.#takeHeld();
     if (messages.length === 0) return this.#checkIdle();
     this.#clearTimers();
-    const batchesMerged = Math.max(1, this.#heldBatches);
-    this.#heldBatches = 0;
     this.#mentionWaiting = this.#engagedWaiting = false;
     messages.sort(compareMessages);
     const { trigger, mentionCount } = triggerOf(messages);
@@ -437,8 +383,7 @@ class GroupClientImpl implements GroupClient {
     } else {
       this.#failures = batch.attempt + 1;
       // Back at the front, merged with whatever arrived meanwhile; the next dispatch re-sorts.
-      this.#pending.prepend(batch.messages);
-      this.#heldBatches += batch.mentionInfo.batchesMerged;
+      this.#held.requeue(batch.messages, batch.mentionInfo.batchesMerged);
       retryInMs = retryDelayMs(this.settings.retryBackoffMs, batch.attempt);
       clearTimeout(this.#retryTimer);
       this.#retryTimer = setTimeout(() => this.#onRetryTimer(), retryInMs);
@@ -466,22 +411,21 @@ class GroupClientImpl implements GroupClient {
 
   // ── bookkeeping ────────────────────────────────────────────────────────────────────────────
 
-  #takeHeld(): InboundMessage[] {
-    this.#pending.moveFrom(this.#incoming);
-    const held = this.#pending.takeAll();
+  #takeHeld(): { messages: InboundMessage[]; batchesMerged: number } {
+    const held = this.#held.takeAll();
     this.#endOverload();
-    this.#resetBufferGate();
-    this.#engagedCap = null;
+    this.#bufferGate.cancel();
+    this.#engagedGate.cancel();
     return held;
   }
 
   #clearTimers(): void {
-    this.#resetBufferGate();
-    clearTimeout(this.#engagedTimer);
+    this.#bufferGate.cancel();
+    this.#engagedGate.cancel();
     clearTimeout(this.#cooldownTimer);
     clearTimeout(this.#retryTimer);
     clearTimeout(this.#mentionTimer);
-    this.#engagedTimer = this.#cooldownTimer = this.#retryTimer = this.#mentionTimer = undefined;
+    this.#cooldownTimer = this.#retryTimer = this.#mentionTimer = undefined;
   }
 
   #drop(m: GroupMessage, reason: DropReason, stage: "arrival" | "held"): void {
@@ -500,7 +444,7 @@ class GroupClientImpl implements GroupClient {
   }
 
   #isIdle(): boolean {
-    return !this.#dispatching && this.#incoming.length === 0 && this.#pending.length === 0;
+    return !this.#dispatching && this.#held.length === 0;
   }
 
   #checkIdle(): void {

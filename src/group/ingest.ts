@@ -4,7 +4,7 @@
 import type { GroupMessage, GroupSettings, GroupVitality, InboundMessage } from "../types.ts";
 import { buildMentionKeywords, checkMention, replyTargetOf, type MentionMatcher } from "./mention.ts";
 import { numericMsgId } from "./order.ts";
-import { RecentIds } from "./recent-ids.ts";
+import { RecentSenders, SeenIds } from "./seen-ids.ts";
 import { createServerClock, observeServerTime, serverNow, type ServerClock } from "./server-clock.ts";
 import { EngagedSpeakers, OwnMessages } from "./social.ts";
 import {
@@ -18,9 +18,6 @@ import {
   type VitalityWindow,
 } from "./vitality.ts";
 
-/** Push/pull overlaps repeat recent messages; older repeats are caught by the transport's cursor. */
-export const SEEN_IDS_CAPACITY = 512;
-
 export type IngestSettings = Pick<GroupSettings, "engagedWindowMs" | "vitalityWindowMs" | "vitalityMaxEvents">;
 
 export class GroupIngest {
@@ -30,7 +27,8 @@ export class GroupIngest {
   #aidLower: string;
   #matcher: MentionMatcher;
   #settings: IngestSettings;
-  #seen = new RecentIds(SEEN_IDS_CAPACITY);
+  #seen = new SeenIds();
+  #senders = new RecentSenders();
   #clock: ServerClock = createServerClock();
   #window: VitalityWindow;
   #ownTimes: number[] = [];
@@ -58,9 +56,8 @@ export class GroupIngest {
    */
   admit(m: GroupMessage, localNow: number): InboundMessage | "duplicate" | "self" {
     const num = numericMsgId(m.msgId);
-    const key = num ?? m.msgId;
-    if (this.#seen.has(key)) return "duplicate";
-    this.#seen.add(key, m.sender);
+    if (this.#seen.checkAndAdd(m.msgId, num)) return "duplicate";
+    this.#senders.add(m.msgId, m.sender);
     observeServerTime(this.#clock, m.timestamp, localNow);
     if (num !== undefined && num > this.cursor) this.cursor = num;
     if (m.sender === this.#aid || (m.sender.length === this.#aid.length && m.sender.toLowerCase() === this.#aidLower)) {
@@ -130,7 +127,7 @@ export class GroupIngest {
     appendOwnTime(this.#ownTimes, ts, serverNow(this.#clock, localNow), s.vitalityWindowMs, s.vitalityMaxEvents);
     const until = ts + s.engagedWindowMs;
     if (replyTo !== undefined) {
-      const to = this.#seen.senderOf(numericMsgId(replyTo) ?? replyTo);
+      const to = this.#senders.senderOf(replyTo);
       if (to !== undefined && to.toLowerCase() !== this.#aidLower) this.#engaged.engage(to, until);
     }
     // Naming someone in our message starts a conversation with them (DESIGN §4, engaged speakers).

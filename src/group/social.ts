@@ -8,33 +8,37 @@ const ENGAGED_PRUNE_AT = 64;
  * Keys are lower-cased senders; values the server time the engagement ends.
  */
 export class EngagedSpeakers {
-  #until = new Map<string, number>();
+  // Created on the first engagement: most groups never need one.
+  #until: Map<string, number> | null = null;
 
   get size(): number {
-    return this.#until.size;
+    return this.#until?.size ?? 0;
   }
 
   /** Engages `sender` until `until` (never shortens an existing engagement). */
   engage(sender: string, until: number): void {
+    const map = (this.#until ??= new Map());
     const key = sender.toLowerCase();
-    const cur = this.#until.get(key);
-    if (cur === undefined || cur < until) this.#until.set(key, until);
-    if (this.#until.size > ENGAGED_PRUNE_AT) this.prune(until);
+    const cur = map.get(key);
+    if (cur === undefined || cur < until) map.set(key, until);
+    if (map.size > ENGAGED_PRUNE_AT) this.prune(until);
   }
 
   /** True when `sender`'s message stamped `ts` falls inside an engagement. */
   isEngaged(sender: string, ts: number): boolean {
+    if (this.#until === null) return false;
     const until = this.#until.get(sender) ?? this.#until.get(sender.toLowerCase());
     return until !== undefined && ts <= until;
   }
 
   /** Forgets engagements that ended before `now`. */
   prune(now: number): void {
+    if (this.#until === null) return;
     for (const [k, until] of this.#until) if (until < now) this.#until.delete(k);
   }
 
   list(now: number): string[] {
-    return [...this.#until].filter(([, until]) => until >= now).map(([k]) => k);
+    return [...(this.#until ?? [])].filter(([, until]) => until >= now).map(([k]) => k);
   }
 }
 
@@ -46,24 +50,24 @@ const UNCONFIRMED_CAPACITY = 16;
  * sends not yet seen echoed back by the group, so the echo is not counted a second time.
  */
 export class OwnMessages {
-  #ids = new Set<string>();
+  #ids: Set<string> | null = null;
   #idRing: string[] = [];
   #idNext = 0;
   /** Sends whose echo has not arrived yet: by msg id, or by content when the id was unknown. */
   #unconfirmed: Array<{ msgId: string | undefined; content: string }> = [];
 
   get idCount(): number {
-    return this.#ids.size;
+    return this.#ids?.size ?? 0;
   }
 
   hasId(msgId: string): boolean {
-    return this.#ids.has(msgId);
+    return this.#ids?.has(msgId) ?? false;
   }
 
   /** Records a send; returns false when this msg id was already recorded (nothing to count). */
   recordSent(msgId: string | undefined, content: string): boolean {
     if (msgId !== undefined) {
-      if (this.#ids.has(msgId)) return false;
+      if (this.hasId(msgId)) return false;
       this.#addId(msgId);
     }
     this.#unconfirmed.push({ msgId, content });
@@ -76,7 +80,7 @@ export class OwnMessages {
    * by id, or by content for a send recorded without an id) and so was counted already.
    */
   confirmEcho(msgId: string, content: string): boolean {
-    const known = this.#ids.has(msgId);
+    const known = this.hasId(msgId);
     let i = this.#unconfirmed.findIndex((u) => u.msgId === msgId);
     if (i < 0 && !known) i = this.#unconfirmed.findIndex((u) => u.msgId === undefined && u.content === content);
     if (i >= 0) this.#unconfirmed.splice(i, 1);
@@ -85,13 +89,14 @@ export class OwnMessages {
   }
 
   #addId(msgId: string): void {
+    const ids = (this.#ids ??= new Set());
     if (this.#idRing.length < OWN_IDS_CAPACITY) {
       this.#idRing.push(msgId);
     } else {
-      this.#ids.delete(this.#idRing[this.#idNext] as string);
+      ids.delete(this.#idRing[this.#idNext] as string);
       this.#idRing[this.#idNext] = msgId;
       this.#idNext = (this.#idNext + 1) % OWN_IDS_CAPACITY;
     }
-    this.#ids.add(msgId);
+    ids.add(msgId);
   }
 }

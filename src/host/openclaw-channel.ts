@@ -25,18 +25,19 @@ export type AcpGroupAccount = {
 };
 
 /**
- * What the composition root starts per identity (src/runtime.ts). The returned promise settles
- * once `abortSignal` has fired and every group client is closed and its state saved.
+ * What the composition root (src/runtime.ts `startIdentity`) offers, as far as the host needs it.
+ * `done` settles once `abortSignal` has fired and every group is closed and its state saved.
  */
 export type StartIdentityParams = {
+  /** With `stateDir` filled in (the host's state dir unless configured). */
   config: ChannelConfig;
   identityId: string;
   backend: AgentBackend;
   logger: Logger;
   abortSignal: AbortSignal;
-  stateDir: string;
 };
-export type RunningIdentity = Promise<void> & {
+export type RunningIdentity = {
+  readonly done: Promise<void>;
   sendText(groupId: string, text: string): Promise<{ msgId: string; timestamp: number }>;
 };
 export type StartIdentity = (params: StartIdentityParams) => RunningIdentity;
@@ -180,22 +181,24 @@ export function createAcpGroupChannelAdapters<Cfg>(deps: {
       throw error;
     }
     if (ctx.abortSignal.aborted) return;
-    const { config, identity } = account;
+    const { identity } = account;
+    const config: ChannelConfig = { ...account.config, stateDir: account.config.stateDir ?? resolveHostStateDir(deps.getPluginRuntime()) };
     const backend = deps.createBackend({ cfg: ctx.cfg, accountId, config, identity, channelRuntime: ctx.channelRuntime, logger });
-    const stateDir = config.stateDir ?? resolveHostStateDir(deps.getPluginRuntime());
-    logger.log("info", "openclaw.account-start", { aid: identity.aid, serverUrl: config.serverUrl, stateDir });
-    const identityRun = deps.startIdentity({ config, identityId: accountId, backend, logger, abortSignal: ctx.abortSignal, stateDir });
-    running.set(accountId, identityRun);
-    reportStatus(ctx, logger, { running: true, configured: true, lastStartAt: Date.now(), lastError: null });
+    logger.log("info", "openclaw.account-start", { aid: identity.aid, serverUrl: config.serverUrl, stateDir: config.stateDir });
+    let identityRun: RunningIdentity | undefined;
     try {
-      await identityRun;
+      identityRun = deps.startIdentity({ config, identityId: accountId, backend, logger, abortSignal: ctx.abortSignal });
+      running.set(accountId, identityRun);
+      reportStatus(ctx, logger, { running: true, configured: true, lastStartAt: Date.now(), lastError: null });
+      // Pending until the host aborts this account; `done` never rejects.
+      await identityRun.done;
       logger.log("info", "openclaw.account-stopped", {});
     } catch (err) {
       logger.log("error", "openclaw.account-failed", errorFields(err));
       reportStatus(ctx, logger, { lastError: err instanceof Error ? err.message : String(err) });
       throw err;
     } finally {
-      if (running.get(accountId) === identityRun) running.delete(accountId);
+      if (identityRun && running.get(accountId) === identityRun) running.delete(accountId);
       try {
         await backend.close?.();
       } catch (err) {

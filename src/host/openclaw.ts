@@ -212,8 +212,11 @@ export function createOpenClawBackend<Cfg, Ctx>(params: {
   channelId?: string;
   resolveGroupSubject?: (groupId: string) => string | undefined;
   logger: Logger;
+  /** Waits before re-running a turn the host refused for a transient reason; default 1 s, 3 s. */
+  retryDelaysMs?: readonly number[];
 }): AgentBackend {
   const { runtime, cfg, accountId, logger } = params;
+  const retryDelaysMs = params.retryDelaysMs ?? [1000, 3000];
   const channelId = params.channelId ?? ACP_GROUP_CHANNEL_ID;
   return {
     name: "openclaw",
@@ -242,23 +245,32 @@ export function createOpenClawBackend<Cfg, Ctx>(params: {
         // The session record is bookkeeping for the host's UI; the turn itself can still run.
         onRecordError: (err) => logger.log("warn", "openclaw.session-record-failed", { ...where, ...errorFields(err) }),
       });
-      const collector = createReplyCollector();
-      let result: OpenClawDispatchResult;
-      try {
-        result = await runtime.reply.dispatchReplyWithBufferedBlockDispatcher({
-          ctx,
-          cfg,
-          dispatcherOptions: {
-            deliver: collector.deliver,
-            onError: (err, info) => logger.log("warn", "openclaw.deliver-failed", { ...where, kind: info.kind, ...errorFields(err) }),
-          },
-          replyOptions: {
-            disableBlockStreaming: true,
-            ...(request.signal ? { abortSignal: request.signal } : {}),
-          },
-        });
-      } catch (err) {
-        throw new OpenClawHostError({ code: "HOST_DISPATCH_FAILED", message: "host reply dispatch failed", ...where, cause: err });
+      let collector = createReplyCollector();
+      let result: OpenClawDispatchResult | undefined;
+      for (let attempt = 0; result === undefined; attempt++) {
+        try {
+          result = await runtime.reply.dispatchReplyWithBufferedBlockDispatcher({
+            ctx,
+            cfg,
+            dispatcherOptions: {
+              deliver: collector.deliver,
+              onError: (err, info) => logger.log("warn", "openclaw.deliver-failed", { ...where, kind: info.kind, ...errorFields(err) }),
+            },
+            replyOptions: {
+              disableBlockStreaming: true,
+              ...(request.signal ? { abortSignal: request.signal } : {}),
+            },
+          });
+        } catch (err) {
+          const delayMs = retryDelaysMs[attempt];
+          if (delayMs === undefined || !isTransientHostError(err) || request.signal?.aborted) {
+            const reason = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+            throw new OpenClawHostError({ code: "HOST_DISPATCH_FAILED", message: `host reply dispatch failed: ${reason}`, ...where, cause: err });
+          }
+          logger.log("info", "openclaw.dispatch-retry", { ...where, attempt: attempt + 1, delayMs, ...errorFields(err) });
+          await sleep(delayMs, request.signal);
+          collector = createReplyCollector();
+        }
       }
       const collected = collector.result();
       logger.log("debug", "openclaw.turn", {
@@ -279,6 +291,29 @@ export function createOpenClawBackend<Cfg, Ctx>(params: {
       return { text: collected.text };
     },
   };
+}
+
+// Host errors that mean "busy, try again" rather than "this turn failed": the host's state
+// database is briefly held by its own maintenance right after the gateway starts.
+const TRANSIENT_HOST_ERRORS = new Set(["StateDatabaseCoordinatorContentionError"]);
+
+export function isTransientHostError(err: unknown): boolean {
+  return err instanceof Error && TRANSIENT_HOST_ERRORS.has(err.name);
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const onAbort = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
 }
 
 /** Where our per-group state goes by default under the host: `<host state dir>/acp-group/state`. */

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { DEFAULT_GROUP_SETTINGS } from "../../src/config/load.ts";
 import { closeGroupClientForIdentity, initGroupClientForIdentity } from "../../src/group/group-client.ts";
-import { SEEN_IDS_CAPACITY } from "../../src/group/ingest.ts";
+import { SEEN_OTHER_CAPACITY } from "../../src/group/seen-ids.ts";
 import { createMemoryLogger } from "../../src/log.ts";
 import type { DispatchHandler } from "../../src/types.ts";
 import { ALICE, at, msg, setup, T0 } from "./harness.ts";
@@ -59,6 +59,20 @@ describe("vitality through the engine", () => {
     expect(t.calls).toHaveLength(1);
     expect(t.calls[0]!.batch.now).toBe(T0 + 3000);
     expect(t.calls[0]!.batch.vitality).toMatchObject({ state: "COOLING", messagesIn5m: 2, updatedAt: T0 + 3000 });
+  });
+});
+
+describe("mention matching mode", () => {
+  it("smart (default) ignores `also` for the alias `al`; substring reproduces the seed and fires", () => {
+    const identity = { aid: "alice.agentcp.io", name: "Alice", aliases: ["al"] };
+    const smart = setup({ identity });
+    smart.client.feedBufferGate([msg(1, 0, "also, nice weather")]);
+    expect(smart.calls).toHaveLength(0);
+    const substring = setup({ identity, settings: { mentionMatch: "substring" } });
+    substring.client.feedBufferGate([msg(1, 0, "also, nice weather")]);
+    expect(substring.calls).toHaveLength(1);
+    expect(substring.calls[0]!.batch.mentionInfo.triggerType).toBe("mention");
+    expect(substring.client.mentionKeywords).toEqual(["Alice", "alice.agentcp.io", "al"]);
   });
 });
 
@@ -123,14 +137,14 @@ describe("dedup, cursor, capacity", () => {
     expect(t.client.stats()).toMatchObject({ received: 5, accepted: 3, dispatched: 3, dropped: { duplicate: 2 } });
   });
 
-  it("the seen set is bounded: an id older than the last 512 is no longer remembered", () => {
+  it("the seen set is bounded: a non-numeric id older than the last 512 is no longer remembered", () => {
     const t = setup({ settings: { maxPendingMessages: 10_000 } });
-    expect(SEEN_IDS_CAPACITY).toBe(512);
-    t.client.feedBufferGate(Array.from({ length: 513 }, (_, i) => msg(i + 1, 0)));
-    t.client.feedBufferGate([msg(513, 0), msg(2, 0), msg(1, 0)]);
+    expect(SEEN_OTHER_CAPACITY).toBe(512);
+    t.client.feedBufferGate(Array.from({ length: 513 }, (_, i) => msg(`m${i + 1}`, 0)));
+    t.client.feedBufferGate([msg("m513", 0), msg("m2", 0), msg("m1", 0)]);
     expect(t.drops()).toEqual([
-      { id: "513", reason: "duplicate" },
-      { id: "2", reason: "duplicate" },
+      { id: "m513", reason: "duplicate" },
+      { id: "m2", reason: "duplicate" },
     ]);
   });
 

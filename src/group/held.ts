@@ -60,3 +60,52 @@ export class HeldQueue<T> {
     return false;
   }
 }
+
+/**
+ * What a group holds between arrival and dispatch: the buffer gate (`incoming`, debounce not yet
+ * elapsed) and the dispatch gate (`pending`, waiting for the lock, cooldown or a retry), plus the
+ * number of feed batches behind them. Every dispatch takes everything held.
+ */
+export class HeldMessages<T extends { isMention: boolean }> {
+  readonly incoming = new HeldQueue<T>();
+  readonly pending = new HeldQueue<T>();
+  /** Feed batches (or re-queued batches' counts) behind what is held: `batchesMerged`. */
+  batches = 0;
+
+  get length(): number {
+    return this.incoming.length + this.pending.length;
+  }
+
+  /** The buffer gate opened: incoming → pending. */
+  flush(): void {
+    this.pending.moveFrom(this.incoming);
+  }
+
+  /** Everything held, in arrival order (re-queued first), and how many batches it merges. */
+  takeAll(): { messages: T[]; batchesMerged: number } {
+    this.flush();
+    const batchesMerged = Math.max(1, this.batches);
+    this.batches = 0;
+    return { messages: this.pending.takeAll(), batchesMerged };
+  }
+
+  /** A failed dispatch goes back in front of whatever arrived meanwhile. */
+  requeue(messages: readonly T[], batchesMerged: number): void {
+    this.pending.prepend(messages);
+    this.batches += batchesMerged;
+  }
+
+  /** Drops the oldest past `max` (pending ones are older than anything still incoming). */
+  dropOverCapacity(max: number): T[] {
+    const excess = this.length - max;
+    if (excess <= 0) return [];
+    const dropped = this.pending.dropFront(excess);
+    if (dropped.length < excess) for (const m of this.incoming.dropFront(excess - dropped.length)) dropped.push(m);
+    return dropped;
+  }
+
+  holdsMention(): boolean {
+    const isMention = (m: T) => m.isMention;
+    return this.incoming.some(isMention) || this.pending.some(isMention);
+  }
+}

@@ -1,0 +1,70 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { RecentSenders, SeenIds } from "../../src/group/seen-ids.ts";
+import { numericMsgId } from "../../src/group/order.ts";
+
+const seen = () => {
+  const s = new SeenIds();
+  return (id: string) => s.checkAndAdd(id, numericMsgId(id));
+};
+
+describe("SeenIds", () => {
+  it("flags repeats of numeric ids, including late arrivals inside gaps", () => {
+    const dup = seen();
+    expect(["1", "3", "2", "2", "3", "4", "1"].map(dup)).toEqual([false, false, false, true, true, false, true]);
+  });
+
+  it("accepts a backlog far below the newest id once, then remembers it", () => {
+    const dup = seen();
+    expect(dup("5000")).toBe(false);
+    expect(["100", "101", "199"].map(dup)).toEqual([false, false, false]);
+    expect(["100", "199", "5000"].map(dup)).toEqual([true, true, true]);
+  });
+
+  it("forgets ids that fell more than 1024 below the newest (the transport's cursor covers those)", () => {
+    const dup = seen();
+    expect(["1", "2", "3", "1026"].map(dup)).toEqual([false, false, false, false]);
+    expect(dup("2")).toBe(false); // out of the window: forgotten, accepted once more
+    expect(dup("2")).toBe(true);
+    expect(dup("3")).toBe(true); // still inside (1026 − 1024 < 3)
+  });
+
+  it("bounds non-numeric ids to the last 512", () => {
+    const dup = seen();
+    for (let i = 0; i < 513; i++) expect(dup(`id-${i}`)).toBe(false);
+    expect(dup("id-512")).toBe(true);
+    expect(dup("id-0")).toBe(false);
+  });
+
+  it("never calls a new id a duplicate, and always catches a repeat of one of the last 8 arrivals near the top", () => {
+    const ids = fc.array(fc.oneof(fc.integer({ min: 0, max: 3000 }).map(String), fc.constantFrom("a", "b", "007")), { maxLength: 300 });
+    fc.assert(
+      fc.property(ids, (list) => {
+        const dup = seen();
+        const everSeen = new Set<string>();
+        const recent: string[] = [];
+        let top = -1;
+        for (const id of list) {
+          const flagged = dup(id);
+          if (flagged) expect(everSeen.has(id)).toBe(true);
+          const n = numericMsgId(id);
+          if (recent.includes(id) && (n === undefined || n > top - 1024)) expect(flagged).toBe(true);
+          everSeen.add(id);
+          recent.push(id);
+          if (recent.length > 8) recent.shift();
+          if (n !== undefined && n > top) top = n;
+        }
+      }),
+    );
+  });
+});
+
+describe("RecentSenders", () => {
+  it("resolves the sender of one of the last 64 messages", () => {
+    const r = new RecentSenders();
+    for (let i = 0; i < 70; i++) r.add(String(i), `s${i}`);
+    expect(r.senderOf("69")).toBe("s69");
+    expect(r.senderOf("6")).toBe("s6");
+    expect(r.senderOf("5")).toBeUndefined();
+  });
+});
