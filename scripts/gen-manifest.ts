@@ -30,8 +30,35 @@ export const UI_HINTS: Record<string, UiHint> = {
   logLevel: { label: "Log level", advanced: true },
 };
 
+type SchemaNode = Record<string, unknown>;
+const isNode = (v: unknown): v is SchemaNode => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * Removes every `default` keyword. The host validates channels.acp-group with this schema *and*
+ * writes the schema's defaults into the config it hands the plugin; inside per-group overrides that
+ * would turn "not set here" into "set to the default" and clobber the "*" group's values. The
+ * plugin applies its defaults itself (zod), so the host must pass the user's config through as is.
+ */
+export function stripDefaults(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(stripDefaults);
+  if (!isNode(node)) return node;
+  const out: SchemaNode = {};
+  for (const [key, value] of Object.entries(node)) {
+    if (key === "default") continue;
+    if (key === "properties" || key === "definitions" || key === "$defs" || key === "patternProperties") {
+      // Maps from names to schemas: the names are config keys, not keywords.
+      out[key] = isNode(value) ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, stripDefaults(v)])) : value;
+    } else if (key === "enum" || key === "const" || key === "required" || key === "examples") {
+      out[key] = value;
+    } else {
+      out[key] = stripDefaults(value);
+    }
+  }
+  return out;
+}
+
 export function buildManifest(): Record<string, unknown> {
-  const schema = z.toJSONSchema(channelConfigSchema, { target: "draft-7", io: "input" });
+  const schema = stripDefaults(z.toJSONSchema(channelConfigSchema, { target: "draft-7", io: "input" }));
   return {
     id: ACP_GROUP_CHANNEL_ID,
     name: ACP_GROUP_CHANNEL_META.label,

@@ -3,7 +3,7 @@
 import { readFileSync } from "node:fs";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { ConfigError, DEFAULT_GROUP_SETTINGS, loadConfigFile, resolveGroupSettings } from "./config/load.ts";
-import { LogParseError, parseLog } from "./replay/log.ts";
+import { LogParseError, parseLog, type ParsedLog } from "./replay/log.ts";
 import { runReplay, type ReplayReport } from "./replay/replay.ts";
 import { inspectAt, inspectSample } from "./replay/inspect.ts";
 import type { ChannelConfig, GroupSettings, IdentityConfig } from "./types.ts";
@@ -18,11 +18,11 @@ Commands:
   start    Run the configured agents in a live group on an embedded local server
            [--config FILE] [--say TEXT]... [--as NAME] [--no-stdin] [--duration-ms N] [--log-level L]
   replay   Replay a recorded chat (JSON Lines: id, ts, sender, content) through the engine
-           <log.jsonl> --persona NAME [--aid AID] [--alias A,B] [--config FILE]
+           <log.jsonl> --persona NAME [--aid AID] [--alias A,B] [--config FILE] [--group ID]
            [--agent-latency-ms N] [--responder silent|mention|always] [--reply-text TEXT]
-           [--agents A,B] [--skip-bad] [--json]
+           [--agents A,B] [--seed N] [--skip-bad] [--json]
   inspect  Print the exact system prompt and message body the model would get
-           [--config FILE] [--identity ID] [--group ID] [--log FILE --at TS] [--persona NAME]
+           [--config FILE] [--identity ID] [--group ID] [--log FILE --at TS] [--persona NAME] [--json]
 
 Run 'acp-group <command> --help' for details.`;
 
@@ -44,11 +44,14 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
         return await startCommand(args, io);
       }
       case undefined:
+        // No command is a mistake: the usage goes to stderr so `acp-group > out` stays clean.
+        io.err(USAGE);
+        return 2;
       case "help":
       case "--help":
       case "-h":
         io.out(USAGE);
-        return command === undefined ? 2 : 0;
+        return 0;
       default:
         throw new UsageError(`unknown command \`${command}\``);
     }
@@ -105,6 +108,7 @@ async function replayCommand(args: string[], io: Io): Promise<number> {
       aid: { type: "string" },
       alias: { type: "string" },
       config: { type: "string" },
+      group: { type: "string" },
       "agent-latency-ms": { type: "string" },
       responder: { type: "string" },
       "reply-text": { type: "string" },
@@ -126,21 +130,16 @@ async function replayCommand(args: string[], io: Io): Promise<number> {
   if (responder !== "silent" && responder !== "mention" && responder !== "always") {
     throw new UsageError(`expected \`--responder\` to be silent, mention or always, got \`${responder}\``);
   }
-  let text: string;
-  try {
-    text = readFileSync(file, "utf8");
-  } catch (err) {
-    throw new Error(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
-  }
   const config = values.config ? loadConfigFile(values.config) : undefined;
   const identity = findIdentity(config, values.persona, values.aid);
-  const parsed = parseLog(text, { skipBad: values["skip-bad"] === true });
+  const parsed = readLogFile(file, values["skip-bad"] === true);
   if (parsed.lines.length === 0) throw new Error(`${file}: no messages`);
   const report = await runReplay(parsed.lines, {
     persona: values.persona,
     ...(values.aid ? { aid: values.aid } : identity ? { aid: identity.aid } : {}),
     aliases: [...(identity?.aliases ?? []), ...list(values.alias)],
-    settings: settingsFor(config, identity, "replay"),
+    // The log has no group id of its own: --group picks whose configured settings apply.
+    settings: settingsFor(config, identity, values.group ?? "replay"),
     agentLatencyMs: intOption(values["agent-latency-ms"], "agent-latency-ms") ?? 2000,
     responder,
     ...(values["reply-text"] !== undefined ? { replyText: values["reply-text"] } : {}),
@@ -154,6 +153,22 @@ async function replayCommand(args: string[], io: Io): Promise<number> {
     if (parsed.skipped.length) io.out(`skipped ${parsed.skipped.length} bad line(s): ${parsed.skipped.slice(0, 5).map((s) => `line ${s.line} (${s.reason})`).join("; ")}`);
   }
   return 0;
+}
+
+/** Reads and parses a log; a bad line's error names the file as well as the line. */
+function readLogFile(file: string, skipBad: boolean): ParsedLog {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    throw new Error(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  }
+  try {
+    return parseLog(text, { skipBad });
+  } catch (err) {
+    if (err instanceof LogParseError) throw new LogParseError(err.line, err.reason, file);
+    throw err;
+  }
 }
 
 function clock(ts: number): string {
@@ -218,13 +233,7 @@ async function inspectCommand(args: string[], io: Io): Promise<number> {
   if (values.log !== undefined && values.at !== undefined) {
     const at = /^\d+$/.test(values.at) ? Number(values.at) : Date.parse(values.at);
     if (!Number.isFinite(at)) throw new UsageError(`expected \`--at\` to be epoch ms or an ISO time, got \`${values.at}\``);
-    let text: string;
-    try {
-      text = readFileSync(values.log, "utf8");
-    } catch (err) {
-      throw new Error(`cannot read ${values.log}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
-    }
-    const { lines } = parseLog(text);
+    const { lines } = readLogFile(values.log, false);
     result = await inspectAt({ lines, at, identity, persona: values.persona ?? identity.name ?? identity.aid, groupId, settings });
   } else {
     result = inspectSample({ identity, groupId, settings, now: Date.now() });

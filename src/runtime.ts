@@ -245,7 +245,9 @@ function track(g: GroupRuntime, e: GroupClientEvent): void {
       const ids = g.inFlight.get(e.dispatchId);
       g.inFlight.delete(e.dispatchId);
       // A failed attempt that will be retried stays unsettled; a dropped one is reported as drops.
-      if (e.ok && ids) for (const n of ids) g.unsettled.delete(n);
+      // A dispatch cut off by close (model call or send delay aborted) said nothing: like a held
+      // message, it stays unsettled so the next run answers it instead of losing it.
+      if (e.ok && ids && !(e.outcome.skipReason === "group-closed" && !e.outcome.sent)) for (const n of ids) g.unsettled.delete(n);
       break;
     }
     case "dropped": {

@@ -130,49 +130,76 @@ export async function startCommand(args: string[], io: Io, opts: { signal?: Abor
 
   const running: RunningIdentity[] = [];
   const stop = new AbortController();
-  for (const id of identityIds) {
-    running.push(
-      startIdentity({
-        config,
-        identityId: id,
-        backend,
-        logger,
-        store,
-        abortSignal: stop.signal,
-        onDecision: printDecision,
-        ...(server ? {} : { onMessages: (_g: string, msgs: readonly GroupMessage[]) => msgs.forEach(printMessage) }),
-      }),
-    );
-  }
-  await Promise.all(running.map((r) => r.ready));
-  io.out(`agents online: ${running.map((r) => `${r.identityId} (${r.aid})`).join(", ")}`);
-
   let stopping: Promise<void> | undefined;
-  const shutdown = (why: string) => {
+  let markStopped!: () => void;
+  const stopped = new Promise<void>((resolve) => (markStopped = resolve));
+  const shutdown = (why: string): Promise<void> => {
     stopping ??= (async () => {
-      io.out(`stopping (${why}) — saving state`);
-      stop.abort();
-      await Promise.all(running.map((r) => r.done));
-      saveConversations();
-      await backend.close?.().catch((err: unknown) => logger.log("warn", "start.backend_close_failed", errorFields(err)));
-      await server?.close();
+      try {
+        io.out(`stopping (${why}) — saving state`);
+        stop.abort();
+        await Promise.all(running.map((r) => r.done));
+        saveConversations();
+        await backend.close?.().catch((err: unknown) => logger.log("warn", "start.backend_close_failed", errorFields(err)));
+        await server?.close();
+      } catch (err) {
+        logger.log("error", "start.shutdown_failed", errorFields(err));
+      } finally {
+        // Resolved here, not from an abort listener: `stopping` is not assigned yet while
+        // stop.abort() runs its listeners synchronously.
+        markStopped();
+      }
     })();
     return stopping;
   };
+  // Installed before connecting, so Ctrl-C while an external server is unreachable still saves state.
   const onSigint = () => void shutdown("Ctrl-C");
+  const onAbortSignal = () => void shutdown("aborted");
   process.once("SIGINT", onSigint);
   process.once("SIGTERM", onSigint);
-  opts.signal?.addEventListener("abort", () => void shutdown("aborted"), { once: true });
+  opts.signal?.addEventListener("abort", onAbortSignal, { once: true });
+  const detach = () => {
+    process.off("SIGINT", onSigint);
+    process.off("SIGTERM", onSigint);
+    opts.signal?.removeEventListener("abort", onAbortSignal);
+  };
+  if (opts.signal?.aborted) void shutdown("aborted");
+
+  try {
+    for (const id of identityIds) {
+      if (stopping) break;
+      running.push(
+        startIdentity({
+          config,
+          identityId: id,
+          backend,
+          logger,
+          store,
+          abortSignal: stop.signal,
+          onDecision: printDecision,
+          ...(server ? {} : { onMessages: (_g: string, msgs: readonly GroupMessage[]) => msgs.forEach(printMessage) }),
+        }),
+      );
+    }
+    // Stopping while connecting ends the wait too (ready rejects once its identity closes).
+    await Promise.race([Promise.all(running.map((r) => r.ready)), stopped]);
+  } catch (err) {
+    // A refused token or a bad identity: close what already runs (and the embedded server) first.
+    await shutdown("start failed");
+    detach();
+    throw err;
+  }
+  if (!stopping) io.out(`agents online: ${running.map((r) => `${r.identityId} (${r.aid})`).join(", ")}`);
 
   const post = (content: string) => {
-    if (!server) return;
+    if (!server || stopping) return;
     server.post({ groupId: sayGroup, sender: human, content });
   };
   for (const text of values.say ?? []) post(text);
 
   let rl: ReturnType<typeof createInterface> | undefined;
   const input = opts.stdin ?? process.stdin;
-  if (server && !values["no-stdin"] && (opts.stdin || process.stdin.isTTY)) {
+  if (server && !stopping && !values["no-stdin"] && (opts.stdin || process.stdin.isTTY)) {
     io.out(`type a line to post it into [${sayGroup}] as ${human}; Ctrl-C to stop`);
     rl = createInterface({ input });
     rl.on("line", (line) => {
@@ -181,16 +208,11 @@ export async function startCommand(args: string[], io: Io, opts: { signal?: Abor
     });
   }
   let timer: ReturnType<typeof setTimeout> | undefined;
-  if (durationMs !== undefined) timer = setTimeout(() => void shutdown(`--duration-ms ${durationMs}`), durationMs);
-  await new Promise<void>((resolveStop) => {
-    const check = () => (stopping ? void stopping.then(() => resolveStop()) : undefined);
-    stop.signal.addEventListener("abort", check, { once: true });
-    if (stop.signal.aborted) check();
-  });
+  if (durationMs !== undefined && !stopping) timer = setTimeout(() => void shutdown(`--duration-ms ${durationMs}`), durationMs);
+  await stopped;
   if (timer) clearTimeout(timer);
   rl?.close();
-  process.off("SIGINT", onSigint);
-  process.off("SIGTERM", onSigint);
+  detach();
   io.out("stopped");
   return 0;
 }

@@ -9,7 +9,7 @@ export interface ModelCall {
   url: string;
   /** System/developer text (chat `system` messages, or responses `instructions`). */
   system: string;
-  /** Text of the newest user turn. */
+  /** Text of the current user turn: every user message after the last assistant message. */
   lastUser: string;
   reply: string;
   body: unknown;
@@ -34,17 +34,19 @@ function contentText(content: unknown): string {
 export function extractPrompt(body: unknown): { system: string; lastUser: string } {
   if (!isJson(body)) return { system: "", lastUser: "" };
   const system: string[] = [];
-  let lastUser = "";
+  // The host sends the channel's body and its own context block as separate user messages.
+  let userTurn: string[] = [];
   if (typeof body.instructions === "string") system.push(body.instructions);
   const turns = Array.isArray(body.messages) ? body.messages : Array.isArray(body.input) ? body.input : [];
   for (const turn of turns) {
     if (!isJson(turn)) continue;
     const text = contentText(turn.content);
     if (turn.role === "system" || turn.role === "developer") system.push(text);
-    else if (turn.role === "user") lastUser = text;
+    else if (turn.role === "assistant") userTurn = [];
+    else if (turn.role === "user") userTurn.push(text);
   }
-  if (typeof body.input === "string") lastUser = body.input;
-  return { system: system.join("\n"), lastUser };
+  if (typeof body.input === "string") userTurn = [body.input];
+  return { system: system.join("\n"), lastUser: userTurn.join("\n") };
 }
 
 export async function startMockModel(params: { answer: (prompt: { system: string; lastUser: string }) => string }): Promise<MockModel> {

@@ -21,21 +21,126 @@ export class ConfigError extends Error {
   }
 }
 
-function describeIssues(error: z.ZodError, prefix: string): string[] {
-  return error.issues.map((issue) => {
-    const path = [prefix, ...issue.path.map(String)].filter(Boolean).join(".");
-    if (issue.code === "unrecognized_keys") {
-      return `${path || "(root)"}: unknown key${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((k) => `\`${k}\``).join(", ")}`;
+type Issue = z.core.$ZodIssue;
+
+/** The value at `path` inside `input`, for quoting it back in an error. */
+function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
+  let cur = input;
+  for (const key of path) {
+    if (typeof cur !== "object" || cur === null) return undefined;
+    cur = (cur as Record<PropertyKey, unknown>)[key];
+  }
+  return cur;
+}
+
+function show(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) {
+    const json = JSON.stringify(value);
+    return json.length <= 40 ? json : `an array of ${value.length}`;
+  }
+  if (typeof value === "object") return "an object";
+  if (typeof value === "string") {
+    const json = JSON.stringify(value);
+    return json.length <= 40 ? json : `${json.slice(0, 37)}…"`;
+  }
+  return String(value);
+}
+
+const TYPE_NAMES: Record<string, string> = { int: "an integer", number: "a number", string: "a string", boolean: "true or false", object: "an object", array: "an array", record: "an object" };
+
+function bound(issue: Extract<Issue, { code: "too_small" | "too_big" }>, value: unknown): string {
+  const small = issue.code === "too_small";
+  const limit = small ? issue.minimum : issue.maximum;
+  const inclusive = issue.inclusive !== false;
+  const op = small ? (inclusive ? "≥" : ">") : inclusive ? "≤" : "<";
+  if (issue.origin === "string" && typeof value === "string") return `expected ${small ? "at least" : "at most"} ${limit} character(s), got ${value.length}`;
+  if (issue.origin === "array" && Array.isArray(value)) return `expected ${small ? "at least" : "at most"} ${limit} item(s), got ${value.length}`;
+  return `expected ${op} ${limit}, got ${show(value)}`;
+}
+
+// zod's own wording ("Too small: expected number to be >=0") names neither the value nor the fix;
+// a config error should read `groups.g1.bufferGateMs: expected ≥ 0, got -3`.
+function explain(issue: Issue, value: unknown): string {
+  switch (issue.code) {
+    case "unrecognized_keys":
+      return `unknown key${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((k) => `\`${k}\``).join(", ")}`;
+    case "too_small":
+    case "too_big":
+      return bound(issue, value);
+    case "invalid_type": {
+      const expected = TYPE_NAMES[issue.expected] ?? issue.expected;
+      if (value === undefined) return `required: expected ${expected}`;
+      return `expected ${expected}, got ${show(value)}`;
     }
-    return `${path || "(root)"}: ${issue.message}`;
+    case "invalid_key": {
+      const sub = issue.issues[0];
+      return `invalid key ${show(value)}${sub ? ` (${explain(sub, value)})` : ""}`;
+    }
+    case "invalid_value":
+      return `expected one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}, got ${show(value)}`;
+    default:
+      return value === undefined || (typeof value === "object" && !Array.isArray(value)) ? issue.message : `${issue.message}, got ${show(value)}`;
+  }
+}
+
+function describeIssues(error: z.ZodError, prefix: string, input: unknown): string[] {
+  return error.issues.map((issue) => {
+    // A bad record key is reported at its record, quoting the key itself.
+    const at = issue.code === "invalid_key" ? issue.path.slice(0, -1) : issue.path;
+    const value = issue.code === "invalid_key" ? issue.path.at(-1) : valueAt(input, issue.path);
+    const path = [prefix, ...at.map(String)].filter(Boolean).join(".");
+    return `${path || "(root)"}: ${explain(issue, value)}`;
   });
 }
 
 /** Validates a raw object into a typed config with defaults filled in. */
 export function parseChannelConfig(raw: unknown, opts: { prefix?: string; source?: string } = {}): ChannelConfig {
-  const result = channelConfigSchema.safeParse(raw ?? {});
-  if (!result.success) throw new ConfigError(describeIssues(result.error, opts.prefix ?? ""), opts.source);
+  const input = raw ?? {};
+  const result = channelConfigSchema.safeParse(input);
+  if (!result.success) throw new ConfigError(describeIssues(result.error, opts.prefix ?? "", input), opts.source);
+  const issues = crossFieldIssues(result.data, opts.prefix ?? "");
+  if (issues.length > 0) throw new ConfigError(issues, opts.source);
   return result.data;
+}
+
+// Rules between fields hold for the merged settings, so they are checked for every (identity,
+// group) the config can produce — at load time, not when a group first starts.
+function crossFieldIssues(config: ChannelConfig, prefix: string): string[] {
+  const issues = new Set<string>();
+  const identities = Object.entries(config.identities);
+  const targets: Array<[string, IdentityConfig] | [undefined, undefined]> = identities.length > 0 ? identities : [[undefined, undefined]];
+  for (const [key, identity] of targets) {
+    const groupIds = new Set(["*", ...Object.keys(config.groups), ...Object.keys(identity?.groups ?? {})]);
+    for (const groupId of groupIds) {
+      const s = settingsOf(config, identity, groupId);
+      for (const issue of mergedIssues(s, config, key, groupId, prefix)) issues.add(issue);
+    }
+  }
+  return [...issues];
+}
+
+const GATE_FIELDS = ["bufferGateMs", "bufferGateMaxWaitMs"] as const;
+
+function mergedIssues(s: GroupSettings, config: ChannelConfig, identityKey: string | undefined, groupId: string, prefix = ""): string[] {
+  if (s.bufferGateMaxWaitMs < s.bufferGateMs) {
+    const where = [prefix, layerSetting(config, identityKey, groupId, GATE_FIELDS)].filter(Boolean).join(".");
+    return [`${where}.bufferGateMaxWaitMs: expected ≥ bufferGateMs (${s.bufferGateMs}), got ${s.bufferGateMaxWaitMs}`];
+  }
+  return [];
+}
+
+/** The most specific layer that sets one of `fields` for this (identity, group): the place to fix. */
+function layerSetting(config: ChannelConfig, identityKey: string | undefined, groupId: string, fields: readonly string[]): string {
+  const identity = identityKey !== undefined ? config.identities[identityKey] : undefined;
+  const layers: Array<[string, GroupOverrides | undefined]> = [
+    [`identities.${identityKey}.groups.${groupId}`, identity?.groups[groupId]],
+    [`identities.${identityKey}.groups.*`, identity?.groups["*"]],
+    [`groups.${groupId}`, config.groups[groupId]],
+    ["groups.*", config.groups["*"]],
+  ];
+  const hit = layers.find(([, layer]) => layer && fields.some((f) => (layer as Plain)[f] !== undefined));
+  return hit?.[0] ?? `groups.${groupId}`;
 }
 
 /** Reads a JSON config file. Errors name the file and the path inside it. */
@@ -73,6 +178,14 @@ function mergeInto(target: Plain, patch: Plain): Plain {
  * identity.groups["*"] ← identity.groups[id].
  */
 export function resolveGroupSettings(config: ChannelConfig, identity: IdentityConfig | undefined, groupId: string): GroupSettings {
+  const s = settingsOf(config, identity, groupId);
+  const key = identity ? Object.entries(config.identities).find(([, v]) => v === identity)?.[0] : undefined;
+  const issues = mergedIssues(s, config, key, groupId);
+  if (issues.length > 0) throw new ConfigError(issues);
+  return s;
+}
+
+function settingsOf(config: ChannelConfig, identity: IdentityConfig | undefined, groupId: string): GroupSettings {
   const layers: Array<GroupOverrides | undefined> = [
     config.groups["*"],
     config.groups[groupId],
@@ -82,14 +195,9 @@ export function resolveGroupSettings(config: ChannelConfig, identity: IdentityCo
   let merged: Plain = groupSettingsSchema.parse({}) as unknown as Plain;
   for (const layer of layers) if (layer) merged = mergeInto(merged, layer as Plain);
   const result = groupSettingsSchema.safeParse(merged);
-  if (!result.success) throw new ConfigError(describeIssues(result.error, `groups.${groupId}`));
-  const s = result.data;
-  if (s.bufferGateMaxWaitMs < s.bufferGateMs) {
-    throw new ConfigError([
-      `groups.${groupId}.bufferGateMaxWaitMs: expected ≥ bufferGateMs (${s.bufferGateMs}), got ${s.bufferGateMaxWaitMs}`,
-    ]);
-  }
-  return s;
+  // Each layer was validated on its own, so only a bug can make the merge invalid.
+  if (!result.success) throw new ConfigError(describeIssues(result.error, `groups.${groupId}`, merged));
+  return result.data;
 }
 
 /** The groups an identity takes part in: every named (non-"*") group key that is not disabled. */
@@ -103,7 +211,7 @@ export function listGroupsForIdentity(config: ChannelConfig, identity: IdentityC
 /** Checks a single override object (for tools that edit one group's settings). */
 export function parseGroupOverrides(raw: unknown, groupId: string): GroupOverrides {
   const result = groupOverridesSchema.safeParse(raw ?? {});
-  if (!result.success) throw new ConfigError(describeIssues(result.error, `groups.${groupId}`));
+  if (!result.success) throw new ConfigError(describeIssues(result.error, `groups.${groupId}`, raw ?? {}));
   return result.data as GroupOverrides;
 }
 

@@ -30,6 +30,12 @@ export const budgetSchema = z
         "3h": { messages: 30, tokens: 30000 },
         "24h": { messages: 100, tokens: 100000 },
       }),
+    unaddressedShare: z
+      .number()
+      .min(0)
+      .max(1)
+      .default(0.5)
+      .describe("Share of each window that unaddressed dispatches may use; the rest is kept for mentions"),
     mentionReserve: z
       .number()
       .int()

@@ -2,7 +2,7 @@
 // one identity per account, and outbound sends. Host-agnostic: the composition root (src/plugin.ts)
 // supplies `startIdentity` and the backend factory, so this file runs and tests without the host.
 import type { AgentBackend, ChannelConfig, IdentityConfig, Logger } from "../types.ts";
-import { ConfigError, listGroupsForIdentity, parseChannelConfig, resolveGroupSettings } from "../config/load.ts";
+import { ConfigError, parseChannelConfig } from "../config/load.ts";
 import { childLogger, createJsonLogger, errorFields } from "../log.ts";
 import {
   ACP_GROUP_CHANNEL_ID,
@@ -112,15 +112,9 @@ export function resolveAcpGroupAccount(cfg: unknown, accountId?: string | null):
   if (!identity) {
     return { accountId: id, config, identity: null, error: new ConfigError([`${CONFIG_PATH}.identities: no identity \`${id}\``]) };
   }
+  // Everything else, cross-field rules included, was checked by parseChannelConfig.
   const issues: string[] = [];
   if (!config.serverUrl) issues.push(`${CONFIG_PATH}.serverUrl: required (the group server to connect to)`);
-  try {
-    // Resolving every group now surfaces cross-field errors (maxWait < buffer) before start.
-    for (const groupId of listGroupsForIdentity(config, identity)) resolveGroupSettings(config, identity, groupId);
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    issues.push(...err.issues.map((issue) => `${CONFIG_PATH}.${issue}`));
-  }
   return { accountId: id, config, identity, error: issues.length > 0 ? new ConfigError(issues) : null };
 }
 

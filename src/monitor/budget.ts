@@ -58,7 +58,8 @@ export type BudgetCheck =
 
 /**
  * May a model call start now? Over budget in any window → no, unless the dispatch answers a
- * mention and every exhausted window still has mention reserve left.
+ * mention and every exhausted window still has mention reserve left. A dispatch that answers no
+ * mention counts as over once it reaches `unaddressedShare` of a window's limits.
  */
 export function checkBudget(p: {
   events: readonly BudgetEvent[];
@@ -71,10 +72,14 @@ export function checkBudget(p: {
   const ratio = budgetUsageRatio(p.events, p.settings, p.now);
   let firstOver: { window: BudgetWindowName; limit: "messages" | "tokens" } | undefined;
   let reserveLeft = true;
+  // Unaddressed talk may spend only its share of each window, so a busy group cannot use up
+  // what answering a mention needs.
+  const share = p.mentioned ? 1 : p.settings.unaddressedShare;
   for (const w of WINDOWS) {
     const limit = p.settings.windows[w];
     const u = usage[w];
-    const over = u.messages >= limit.messages ? "messages" : u.tokens >= limit.tokens ? "tokens" : undefined;
+    const over =
+      u.messages >= Math.floor(limit.messages * share) ? "messages" : u.tokens >= limit.tokens * share ? "tokens" : undefined;
     if (!over) continue;
     firstOver ??= { window: w, limit: over };
     if (u.reserveMessages >= p.settings.mentionReserve) reserveLeft = false;

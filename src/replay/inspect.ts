@@ -107,7 +107,9 @@ export async function inspectAt(p: {
     const pending = [...held.values()].sort(compareMessages);
     let result: InspectResult;
     if (pending.length > 0) {
-      const batch = makeBatch(p.identity.aid, p.groupId, pending, client.computeVitality(), now, client.lastSelfSpeakAt);
+      // Log lines with one timestamp arrive as one batch, so distinct timestamps are the batches waiting.
+      const batchesMerged = new Set(pending.map((m) => m.timestamp)).size;
+      const batch = makeBatch(p.identity.aid, p.groupId, pending, client.computeVitality(), now, client.lastSelfSpeakAt, batchesMerged);
       result = { ...monitor.buildPrompt(batch), source: "pending", messageCount: pending.length };
     } else if (lastBatch) {
       result = { ...monitor.buildPrompt(lastBatch), source: "last-dispatch", messageCount: lastBatch.messages.length };
@@ -133,12 +135,13 @@ function makeBatch(
   vitality: DispatchBatch["vitality"],
   now: number,
   lastSelfSpeakAt: number | null,
+  batchesMerged = 1,
 ): DispatchBatch {
   const mentionCount = messages.filter((m) => m.isMention).length;
   const mentionInfo: MentionInfo = {
     mentioned: mentionCount > 0,
     mentionCount,
-    batchesMerged: 1,
+    batchesMerged,
     triggerType: mentionCount > 0 ? "mention" : messages.some((m) => m.engaged) ? "engaged" : "normal",
   };
   return {

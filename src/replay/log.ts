@@ -14,10 +14,16 @@ export interface LogLine {
 export class LogParseError extends Error {
   readonly code = "LOG_INVALID";
   readonly line: number;
-  constructor(line: number, message: string) {
-    super(`line ${line}: ${message}`);
+  /** What is wrong with the line, without the location. */
+  readonly reason: string;
+  /** The log file, when the caller knows it. */
+  readonly file: string | undefined;
+  constructor(line: number, reason: string, file?: string) {
+    super(`${file ? `${file} ` : ""}line ${line}: ${reason}`);
     this.name = "LogParseError";
     this.line = line;
+    this.reason = reason;
+    this.file = file;
   }
 }
 
@@ -78,7 +84,7 @@ export function parseLog(text: string, opts: { skipBad?: boolean } = {}): Parsed
       lines.push(parsed);
     } catch (err) {
       if (!(err instanceof LogParseError) || !opts.skipBad) throw err;
-      skipped.push({ line: err.line, reason: err.message.replace(/^line \d+: /, "") });
+      skipped.push({ line: err.line, reason: err.reason });
     }
   }
   lines.sort((a, b) => a.ts - b.ts);

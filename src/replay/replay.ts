@@ -36,7 +36,17 @@ export interface ReplayDispatch {
   batchesMerged: number;
   mentionCount: number;
   vitality: { state: VitalityState; messagesIn5m: number; uniqueSpeakersIn5m: number; myMessagesIn5m: number };
-  outcome: { replyType: ReplyType | null; sent: boolean; skipReason: SkipReason | null; text: string | null; budgetRatio: number };
+  outcome: {
+    replyType: ReplyType | null;
+    sent: boolean;
+    skipReason: SkipReason | null;
+    text: string | null;
+    budgetRatio: number;
+    /** The dispatch reached the model (a gate such as the budget can stop it before). */
+    modelCalled: boolean;
+    /** Machine-readable detail of a skip or downgrade, e.g. `5m:tokens`, `near-duplicate:0.86`. */
+    detail: string | null;
+  };
 }
 
 export interface ReplayReport {
@@ -134,6 +144,8 @@ export async function runReplay(lines: readonly LogLine[], opts: ReplayOptions):
           skipReason: d.outcome.skipReason ?? null,
           text: d.outcome.text ?? null,
           budgetRatio: Math.round(d.budgetRatio * 1000) / 1000,
+          modelCalled: d.modelCalls > 0,
+          detail: d.detail ?? null,
         };
       },
     });
@@ -163,7 +175,7 @@ export async function runReplay(lines: readonly LogLine[], opts: ReplayOptions):
               uniqueSpeakersIn5m: b.vitality.uniqueSpeakersIn5m,
               myMessagesIn5m: b.vitality.myMessagesIn5m,
             },
-            outcome: { replyType: null, sent: false, skipReason: null, text: null, budgetRatio: 0 },
+            outcome: { replyType: null, sent: false, skipReason: null, text: null, budgetRatio: 0, modelCalled: false, detail: null },
           };
           byDispatch.set(b.dispatchId, rec);
           report.dispatches.push(rec);

@@ -10,7 +10,8 @@ import {
   type BudgetEvent,
 } from "../../src/monitor/budget.ts";
 
-const defaults = budgetSchema.parse({});
+// These tests pin the full-window mechanics; unaddressedShare has its own tests below.
+const defaults = budgetSchema.parse({ unaddressedShare: 1 });
 const MIN = 60_000;
 const HOUR = 3_600_000;
 const T = 1_767_600_000_000;
@@ -114,5 +115,25 @@ describe("estimateTokens", () => {
     expect(estimateTokens("abcdefghi")).toBe(3);
     expect(estimateTokens("你好世界")).toBe(4);
     expect(estimateTokens("hi 你好")).toBe(3);
+  });
+});
+
+describe("checkBudget: unaddressedShare", () => {
+  const shared = budgetSchema.parse({});
+  const calls = (n: number): BudgetEvent[] => Array.from({ length: n }, (_, i) => [T - 1000 * (i + 1), 10, 0] as BudgetEvent);
+
+  it("defaults to 0.5: unaddressed dispatches stop at floor(5 × 0.5) = 2 calls in 5 minutes", () => {
+    expect(shared.unaddressedShare).toBe(0.5);
+    expect(checkBudget({ events: calls(1), settings: shared, now: T, mentioned: false }).ok).toBe(true);
+    expect(checkBudget({ events: calls(2), settings: shared, now: T, mentioned: false })).toMatchObject({ ok: false, window: "5m", limit: "messages" });
+  });
+
+  it("a mention still has the full limit, without touching the reserve", () => {
+    expect(checkBudget({ events: calls(4), settings: shared, now: T, mentioned: true })).toEqual({ ok: true, ratio: 0.8, useReserve: false });
+  });
+
+  it("applies to tokens too: 1000 of 2000 tokens is the unaddressed share", () => {
+    expect(checkBudget({ events: [[T - 1000, 999, 0]], settings: shared, now: T, mentioned: false }).ok).toBe(true);
+    expect(checkBudget({ events: [[T - 1000, 1000, 0]], settings: shared, now: T, mentioned: false })).toMatchObject({ ok: false, limit: "tokens" });
   });
 });

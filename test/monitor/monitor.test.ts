@@ -158,8 +158,9 @@ describe("monitor: budget", () => {
   const WORDS = ["Alpha", "Bravo", "Charlie", "Delta", "Echo", "Foxtrot", "Golf", "Hotel", "India", "Juliet"];
   // Distinct first words, so even replies trimmed to a reaction never repeat.
   const distinct = () => createScriptedBackend({ mode: "always", replyText: (r) => `${WORDS[r.dispatchId]} is my answer number ${r.dispatchId}.` });
-  // Tokens out of the way: these tests are about the call limit (5 per 5 min).
-  const callLimited = { budget: { windows: { "5m": { messages: 5, tokens: 1_000_000 } } } };
+  // Tokens out of the way: these tests are about the call limit (5 per 5 min). unaddressedShare 1
+  // lets unaddressed talk use whole windows; the share has its own test below.
+  const callLimited = { budget: { unaddressedShare: 1, windows: { "5m": { messages: 5, tokens: 1_000_000 } } } };
 
   it("an over-budget group makes no model call; a mention still gets through on the reserve", async () => {
     const { monitor, backend, sender, decisions } = setup({ backend: distinct(), settings: callLimited });
@@ -205,8 +206,27 @@ describe("monitor: budget", () => {
     expect(backend.calls).toHaveLength(6);
   });
 
+  it("unaddressed talk stops at its share of a window (default 0.5); a mention still has the rest", async () => {
+    const { monitor, backend, decisions } = setup({ backend: distinct(), settings: { budget: { windows: { "5m": { messages: 5, tokens: 1_000_000 } } } } });
+    const outcomes: string[] = [];
+    // T+0s, T+10s, T+20s: unaddressed; floor(5 × 0.5) = 2 calls, the third is over its share.
+    for (let i = 1; i <= 3; i++) {
+      const p = monitor.handle(batch({ dispatchId: i, now: Date.now(), messages: [msg(String(i), BOB, `talk ${i}`, Date.now())] }));
+      await vi.advanceTimersByTimeAsync(10_000);
+      const o = await p;
+      outcomes.push(o.sent ? "sent" : o.skipReason!);
+    }
+    expect(outcomes).toEqual(["sent", "sent", "over-budget"]);
+    expect(decisions[2]).toMatchObject({ modelCalls: 0, detail: "5m:messages" });
+    // T+30s: a mention is under the full limit (2 of 5): no reserve needed.
+    const m = await monitor.handle(batch({ dispatchId: 4, now: Date.now(), messages: [msg("4", OWNER, "Alice?", Date.now(), { isMention: true })] }));
+    expect(m.sent).toBe(true);
+    expect(decisions[3]!.budgetReserve).toBe(false);
+    expect(backend.calls).toHaveLength(3);
+  });
+
   it("counts prompt + completion tokens: ~600-token calls hit the default 2000 per 5 min on the fifth", async () => {
-    const { monitor, backend, decisions } = setup({ backend: distinct() });
+    const { monitor, backend, decisions } = setup({ backend: distinct(), settings: { budget: { unaddressedShare: 1 } } });
     const outcomes: string[] = [];
     for (let i = 1; i <= 5; i++) {
       const p = monitor.handle(batch({ dispatchId: i, now: Date.now(), messages: [msg(String(i), BOB, `talk ${i}`, Date.now())] }));

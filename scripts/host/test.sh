@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# npm run test:host — the package in the real OpenClaw host:
+#   1. install Node 24 + openclaw@2026.9.6 into the cache dir (skipped when present)
+#   2. strict type-check of the plugin entry against the host's .d.ts
+#   3. the committed openclaw.plugin.json is what scripts/gen-manifest.ts generates
+#   4. the host's config validation and ours agree on channels.acp-group
+#   5. the end-to-end proof (scripts/host/e2e.ts)
+# OPENCLAW_HOST_DIR overrides the cache dir; ACP_PLUGIN_DIR loads the plugin from another root.
+set -euo pipefail
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+NODE="$REPO/node_modules/.bin/node"
+cd "$REPO"
+echo "== host: install";        bash scripts/host/install.sh
+echo "== host: typecheck";      bash scripts/host/typecheck.sh
+echo "== host: manifest";       "$NODE" scripts/gen-manifest.ts --check
+echo "== host: config";         "$NODE" scripts/host/config-check.ts
+echo "== host: end to end";     "$NODE" scripts/host/e2e.ts

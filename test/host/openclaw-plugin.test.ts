@@ -1,0 +1,162 @@
+// src/plugin.ts wired with a stand-in for the host SDK (the host itself is exercised by
+// `npm run test:host`). The stand-in mirrors what openclaw@2026.9.6's helpers do: the entry
+// registers the channel and hands over the runtime; the chat plugin merges base and outbound.
+import { beforeEach, describe, expect, it, vi } from "vitest";
+import type { StartIdentityParams } from "../../src/runtime.ts";
+
+const hoisted = vi.hoisted(() => ({ started: [] as Array<{ params: unknown; abort: () => void }> }));
+
+vi.mock("openclaw/plugin-sdk/channel-core", () => ({
+  createChannelPluginBase: (p: Record<string, unknown>) => ({ ...p, meta: { ...(p.meta as object), id: p.id } }),
+  createChatChannelPlugin: (p: { base: Record<string, unknown>; outbound?: unknown }) => ({
+    ...p.base,
+    capabilities: p.base.capabilities ?? { chatTypes: ["direct"] },
+    ...(p.outbound ? { outbound: p.outbound } : {}),
+  }),
+  defineChannelPluginEntry: (o: { id: string; name: string; description: string; plugin: unknown; setRuntime?: (r: unknown) => void }) => ({
+    id: o.id,
+    name: o.name,
+    description: o.description,
+    channelPlugin: o.plugin,
+    register(api: { registrationMode: string; registerChannel: (r: { plugin: unknown }) => void; runtime: unknown }) {
+      if (api.registrationMode === "cli-metadata") return;
+      api.registerChannel({ plugin: o.plugin });
+      o.setRuntime?.(api.runtime);
+    },
+  }),
+}));
+
+vi.mock("../../src/runtime.ts", () => ({
+  startIdentity: (params: StartIdentityParams) => {
+    let abort!: () => void;
+    const done = new Promise<void>((resolve) => (abort = resolve));
+    params.abortSignal?.addEventListener("abort", () => abort(), { once: true });
+    hoisted.started.push({ params, abort });
+    return { done, sendText: async () => ({ msgId: "9", timestamp: 1 }) };
+  },
+}));
+
+const { default: entry, acpGroupChannelPlugin } = await import("../../src/plugin.ts");
+
+const cfg = {
+  channels: {
+    "acp-group": {
+      serverUrl: "ws://127.0.0.1:1",
+      identities: { bot: { aid: "bot.agentcp.io", name: "Echo" } },
+      groups: { "room-1": { subject: "Room one" } },
+    },
+  },
+};
+
+/** Records the host calls a generate() makes. */
+function hostChannelRuntime() {
+  const calls: string[] = [];
+  return {
+    calls,
+    runtime: {
+      routing: {
+        resolveAgentRoute: (input: { peer: { kind: string; id: string } }) => {
+          calls.push(`route ${input.peer.kind}:${input.peer.id}`);
+          return { agentId: "main", accountId: "bot", sessionKey: "agent:main:acp-group:group:room-1" };
+        },
+      },
+      session: {
+        resolveStorePath: () => "/s",
+        recordInboundSession: async () => void calls.push("record"),
+      },
+      reply: {
+        finalizeInboundContext: (ctx: { GroupSubject: string }) => {
+          calls.push(`finalize ${ctx.GroupSubject}`);
+          return ctx;
+        },
+        dispatchReplyWithBufferedBlockDispatcher: async (p: { dispatcherOptions: { deliver: (x: unknown, i: unknown) => Promise<unknown> } }) => {
+          calls.push("dispatch");
+          await p.dispatcherOptions.deliver({ text: "hello room" }, { kind: "final" });
+          return { queuedFinal: true, counts: { tool: 0, block: 0, final: 1 } };
+        },
+      },
+    },
+  };
+}
+
+describe("src/plugin.ts", () => {
+  beforeEach(() => {
+    hoisted.started.length = 0;
+  });
+
+  it("is a channel entry for acp-group that registers the plugin and takes the host runtime", () => {
+    expect(entry).toMatchObject({ id: "acp-group", name: "ACP Group" });
+    const registered: unknown[] = [];
+    entry.register({ registrationMode: "full", registerChannel: (r: { plugin: unknown }) => registered.push(r.plugin), runtime: {} } as never);
+    expect(registered).toEqual([acpGroupChannelPlugin]);
+    expect(acpGroupChannelPlugin).toMatchObject({
+      id: "acp-group",
+      meta: { id: "acp-group", label: "ACP Group", docsPath: "/channels/acp-group" },
+      capabilities: { chatTypes: ["group"] },
+      reload: { configPrefixes: ["channels.acp-group"] },
+      outbound: { deliveryMode: "direct" },
+    });
+  });
+
+  it("lets our gate decide: the host never requires a mention for our turns", () => {
+    expect(acpGroupChannelPlugin.groups?.resolveRequireMention?.({ cfg, groupId: "room-1" } as never)).toBe(false);
+  });
+
+  it("maps accounts to identities through the config adapter", () => {
+    const config = acpGroupChannelPlugin.config;
+    expect(config.listAccountIds(cfg as never)).toEqual(["bot"]);
+    const account = config.resolveAccount(cfg as never, "bot");
+    expect(account).toMatchObject({ accountId: "bot", error: null, identity: { aid: "bot.agentcp.io" } });
+    expect(config.isConfigured?.(account, cfg as never)).toBe(true);
+    const broken = config.resolveAccount({ channels: { "acp-group": { identities: { bot: { aid: "bot.agentcp.io", oops: 1 } } } } } as never, "bot");
+    expect(config.unconfiguredReason?.(broken, cfg as never)).toContain("channels.acp-group.identities.bot: unknown key `oops`");
+  });
+
+  it("starts the identity with a backend that runs turns through the host runtime, until abort", async () => {
+    const host = hostChannelRuntime();
+    entry.register({ registrationMode: "full", registerChannel: () => {}, runtime: { channel: host.runtime, state: { resolveStateDir: () => "/oc" } } } as never);
+    const abort = new AbortController();
+    const account = acpGroupChannelPlugin.config.resolveAccount(cfg as never, "bot");
+    let status: Record<string, unknown> = { accountId: "bot" };
+    const lines: string[] = [];
+    const log = { info: (m: string) => lines.push(m), warn: (m: string) => lines.push(m), error: (m: string) => lines.push(m) };
+    const running = acpGroupChannelPlugin.gateway!.startAccount!({
+      cfg,
+      accountId: "bot",
+      account,
+      abortSignal: abort.signal,
+      log,
+      getStatus: () => status,
+      setStatus: (next: Record<string, unknown>) => (status = next),
+    } as never);
+    await new Promise((r) => setImmediate(r));
+
+    expect(hoisted.started).toHaveLength(1);
+    const params = hoisted.started[0]!.params as StartIdentityParams;
+    expect(params.identityId).toBe("bot");
+    expect(params.config.stateDir).toBe("/oc/acp-group/state");
+    expect(params.backend.name).toBe("openclaw");
+    const messages = [{ msgId: "5", groupId: "room-1", sender: "alice.agentcp.io", content: "hi Echo", contentType: "text", timestamp: 1, metadata: null, isMention: true, engaged: false }];
+    const result = await params.backend.generate({
+      identityId: "bot",
+      groupId: "room-1",
+      dispatchId: 1,
+      trigger: "mention",
+      systemPrompt: "S",
+      stablePrefix: "S",
+      body: "B",
+      messages,
+      mentionInfo: { mentioned: true, mentionCount: 1, batchesMerged: 1, triggerType: "mention" },
+      replyType: "short",
+      maxChars: 500,
+    });
+    expect(result).toEqual({ text: "hello room" });
+    expect(host.calls).toEqual(["route group:room-1", "finalize Room one", "record", "dispatch"]);
+    expect(status).toMatchObject({ running: true });
+
+    abort.abort();
+    await running;
+    expect(status).toMatchObject({ running: false });
+    expect(lines.map((l) => l.split(" ")[0])).toEqual(["openclaw.account-start", "openclaw.account-stopped"]);
+  });
+});

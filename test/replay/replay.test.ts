@@ -1,0 +1,262 @@
+// `acp-group replay` end to end through main(): a hand-written log in, the --json report out.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { line, runCli, T0, tempDir, type TempDir } from "./helpers.ts";
+import type { ReplayReport } from "../../src/replay/replay.ts";
+
+let dir: TempDir;
+beforeAll(() => {
+  dir = tempDir();
+});
+afterAll(() => dir.remove());
+
+async function replayJson(file: string, ...extra: string[]): Promise<ReplayReport> {
+  const run = await runCli(["replay", file, "--persona", "alice", "--json", ...extra]);
+  expect(run.err).toBe("");
+  expect(run.code).toBe(0);
+  return JSON.parse(run.out) as ReplayReport;
+}
+
+// Seed 003 §4.3: three unaddressed batches, then a mention 2.5 s in merges all of them at once.
+const SEED_TIMELINE = [
+  line("a1", T0, "bob", "morning"),
+  line("a2", T0, "carol", "morning bob"),
+  line("a3", T0, "bob", "anyone seen the build?"),
+  line("b1", T0 + 1000, "dave", "it is red"),
+  line("b2", T0 + 1000, "carol", "again?"),
+  line("c1", T0 + 2000, "bob", "flaky test"),
+  line("c2", T0 + 2000, "bob", "the network one"),
+  line("c3", T0 + 2000, "carol", "retry it"),
+  line("c4", T0 + 2000, "dave", "did that"),
+  line("d1", T0 + 2500, "bob", "alice, can you look at the build?"),
+];
+
+describe("replay --json: the seed §4.3 timeline", () => {
+  it("T+0 a×3, T+1s b×2, T+2s c×4, T+2.5s d×1 naming alice → one mention dispatch at T+2.5s with all 10 in order", async () => {
+    const report = await replayJson(dir.jsonl("seed.jsonl", SEED_TIMELINE));
+
+    expect(Object.keys(report).sort()).toEqual(["dispatches", "drops", "messages", "summary"]);
+    expect(report.messages).toEqual([
+      { id: "a1", isMention: false, engaged: false },
+      { id: "a2", isMention: false, engaged: false },
+      { id: "a3", isMention: false, engaged: false },
+      { id: "b1", isMention: false, engaged: false },
+      { id: "b2", isMention: false, engaged: false },
+      { id: "c1", isMention: false, engaged: false },
+      { id: "c2", isMention: false, engaged: false },
+      { id: "c3", isMention: false, engaged: false },
+      { id: "c4", isMention: false, engaged: false },
+      { id: "d1", isMention: true, engaged: false },
+    ]);
+    expect(report.dispatches).toEqual([
+      {
+        at: T0 + 2500,
+        trigger: "mention",
+        messageIds: ["a1", "a2", "a3", "b1", "b2", "c1", "c2", "c3", "c4", "d1"],
+        batchesMerged: 4,
+        mentionCount: 1,
+        vitality: { state: "ACTIVE", messagesIn5m: 10, uniqueSpeakersIn5m: 3, myMessagesIn5m: 0 },
+        outcome: { replyType: "normal", sent: false, skipReason: "silent", text: null, budgetRatio: 0, modelCalled: true, detail: "no-reply-token" },
+      },
+    ]);
+    expect(report.drops).toEqual([]);
+    expect(report.summary).toEqual({
+      messages: 10,
+      dispatches: 1,
+      mentions: 1,
+      maxWaitMs: 2500,
+      p95WaitMs: 2500,
+      maxMentionWaitMs: 0,
+      modelCalls: 1,
+      sent: 0,
+      skipped: { silent: 1 },
+      replyTypes: {},
+    });
+  });
+
+  it("without --json prints a readable timeline and the totals", async () => {
+    const run = await runCli(["replay", dir.jsonl("seed-text.jsonl", SEED_TIMELINE), "--persona", "alice"]);
+    expect(run.code).toBe(0);
+    expect(run.out).toContain("14:30:02  dispatch mention  10 msg(s), 4 batch(es), mentions=1, ACTIVE (10 msgs/3 speakers in 5m) → skipped (silent)");
+    expect(run.out).toContain("[mentioned] bob: alice, can you look at the build?");
+    expect(run.out).toContain("10 messages, 1 mentions → 1 dispatches (1 model calls, 10.0% of messages), 0 sent");
+  });
+});
+
+describe("replay: the persona's own lines", () => {
+  it("are dropped as `self` and counted in myMessagesIn5m of the next dispatch", async () => {
+    const report = await replayJson(
+      dir.jsonl("self.jsonl", [
+        line("b1", T0, "bob", "hi all"),
+        line("s1", T0 + 1000, "alice", "hello everyone"),
+        line("c1", T0 + 2000, "carol", "alice, ping"),
+      ]),
+    );
+    expect(report.drops).toEqual([{ id: "s1", reason: "self" }]);
+    expect(report.messages).toEqual([
+      { id: "b1", isMention: false, engaged: false },
+      { id: "s1", isMention: false, engaged: false },
+      { id: "c1", isMention: true, engaged: false },
+    ]);
+    expect(report.dispatches.map((d) => [d.at, d.trigger, d.messageIds, d.batchesMerged, d.vitality])).toEqual([
+      [T0 + 2000, "mention", ["b1", "c1"], 2, { state: "ACTIVE", messagesIn5m: 3, uniqueSpeakersIn5m: 3, myMessagesIn5m: 1 }],
+    ]);
+  });
+
+  it("matches the persona case-insensitively and by --aid", async () => {
+    const report = await replayJson(
+      dir.jsonl("self-aid.jsonl", [
+        line("s1", T0, "Alice", "morning"),
+        line("s2", T0 + 1000, "alice.agentcp.io", "still here"),
+        line("b1", T0 + 2000, "bob", "hi"),
+      ]),
+      "--aid",
+      "alice.agentcp.io",
+    );
+    expect(report.drops).toEqual([
+      { id: "s1", reason: "self" },
+      { id: "s2", reason: "self" },
+    ]);
+    expect(report.dispatches.map((d) => [d.at, d.trigger, d.messageIds, d.vitality.myMessagesIn5m])).toEqual([[T0 + 5000, "normal", ["b1"], 2]]);
+  });
+});
+
+describe("replay --responder", () => {
+  // An unaddressed message, a mention a minute later, another unaddressed message a minute after that.
+  const LOG = [
+    line("n1", T0, "bob", "anyone around?"),
+    line("m1", T0 + 60_000, "carol", "alice, are you there?"),
+    line("n2", T0 + 120_000, "bob", "ok then"),
+  ];
+  const outcomes = (r: ReplayReport) => r.dispatches.map((d) => [d.at, d.trigger, d.messageIds, d.outcome]);
+
+  it("mention: the mention dispatch sends the reply text, the others stay silent", async () => {
+    const report = await replayJson(dir.jsonl("resp-mention.jsonl", LOG), "--responder", "mention", "--reply-text", "ok");
+    expect(outcomes(report)).toEqual([
+      [T0 + 3000, "normal", ["n1"], { replyType: "short", sent: false, skipReason: "silent", text: null, budgetRatio: 0, modelCalled: true, detail: "no-reply-token" }],
+      [T0 + 60_000, "mention", ["m1"], { replyType: "short", sent: true, skipReason: null, text: "ok", budgetRatio: 0.296, modelCalled: true, detail: null }],
+      // Two calls in 5 min: unaddressed talk has used its share (floor(5 × 0.5)) — no model call.
+      [T0 + 123_000, "normal", ["n2"], { replyType: null, sent: false, skipReason: "over-budget", text: null, budgetRatio: 0.593, modelCalled: false, detail: "5m:messages" }],
+    ]);
+    // Our reply at T+60s is ours in the window of the next dispatch.
+    expect(report.dispatches[2]!.vitality).toEqual({ state: "ACTIVE", messagesIn5m: 4, uniqueSpeakersIn5m: 3, myMessagesIn5m: 1 });
+    expect(report.summary.sent).toBe(1);
+    expect(report.summary.skipped).toEqual({ silent: 1, "over-budget": 1 });
+    expect(report.summary.replyTypes).toEqual({ short: 1 });
+  });
+
+  it("silent: every model call ends in silence and nothing is sent", async () => {
+    const report = await replayJson(dir.jsonl("resp-silent.jsonl", LOG), "--responder", "silent", "--reply-text", "ok");
+    expect(report.dispatches.map((d) => [d.at, d.outcome.sent, d.outcome.skipReason, d.outcome.text, d.outcome.modelCalled])).toEqual([
+      [T0 + 3000, false, "silent", null, true],
+      [T0 + 60_000, false, "silent", null, true],
+      // Silent calls are paid for too: the unaddressed share of the 5-minute window is used up.
+      [T0 + 123_000, false, "over-budget", null, false],
+    ]);
+    expect(report.summary.sent).toBe(0);
+    expect(report.summary.skipped).toEqual({ silent: 2, "over-budget": 1 });
+    expect(report.summary.replyTypes).toEqual({});
+  });
+
+  it("always: replies to the unmentioned dispatch too; the repeat is stopped by the dedup gate, then the budget share", async () => {
+    const report = await replayJson(dir.jsonl("resp-always.jsonl", LOG), "--responder", "always", "--reply-text", "ok");
+    expect(outcomes(report)).toEqual([
+      [T0 + 3000, "normal", ["n1"], { replyType: "short", sent: true, skipReason: null, text: "ok", budgetRatio: 0, modelCalled: true, detail: null }],
+      [
+        T0 + 60_000,
+        "mention",
+        ["m1"],
+        { replyType: "normal", sent: false, skipReason: "duplicate-of-recent-reply", text: null, budgetRatio: 0.295, modelCalled: true, detail: "same-hash:1.00" },
+      ],
+      [
+        T0 + 123_000,
+        "normal",
+        ["n2"],
+        { replyType: null, sent: false, skipReason: "over-budget", text: null, budgetRatio: 0.593, modelCalled: false, detail: "5m:messages" },
+      ],
+    ]);
+    expect(report.summary.sent).toBe(1);
+    expect(report.summary.skipped).toEqual({ "duplicate-of-recent-reply": 1, "over-budget": 1 });
+    expect(report.summary.replyTypes).toEqual({ short: 1 });
+  });
+
+  it("an unknown responder is a usage error", async () => {
+    const run = await runCli(["replay", dir.jsonl("resp-bad.jsonl", LOG), "--persona", "alice", "--responder", "sometimes"]);
+    expect(run.code).toBe(2);
+    expect(run.err).toContain("expected `--responder` to be silent, mention or always, got `sometimes`");
+  });
+});
+
+describe("replay --agent-latency-ms", () => {
+  // A mention at T+0 starts a dispatch; a second mention at T+1s arrives while it runs.
+  const LOG = [line("m1", T0, "bob", "alice, question one"), line("m2", T0 + 1000, "carol", "alice, question two")];
+  const timeline = (r: ReplayReport) => r.dispatches.map((d) => [d.at, d.trigger, d.messageIds]);
+
+  it("default 2000 ms: the second mention waits for the running dispatch and goes at T+2s", async () => {
+    const report = await replayJson(dir.jsonl("lat-default.jsonl", LOG));
+    expect(timeline(report)).toEqual([
+      [T0, "mention", ["m1"]],
+      [T0 + 2000, "mention", ["m2"]],
+    ]);
+    expect(report.summary.maxMentionWaitMs).toBe(1000);
+  });
+
+  it("5000 ms: the second mention goes when that dispatch ends, at T+5s", async () => {
+    const report = await replayJson(dir.jsonl("lat-5000.jsonl", LOG), "--agent-latency-ms", "5000");
+    expect(timeline(report)).toEqual([
+      [T0, "mention", ["m1"]],
+      [T0 + 5000, "mention", ["m2"]],
+    ]);
+    expect(report.summary.maxMentionWaitMs).toBe(4000);
+  });
+
+  it("0 ms: nothing is running at T+1s, so the second mention goes at once", async () => {
+    const report = await replayJson(dir.jsonl("lat-0.jsonl", LOG), "--agent-latency-ms", "0");
+    expect(timeline(report)).toEqual([
+      [T0, "mention", ["m1"]],
+      [T0 + 1000, "mention", ["m2"]],
+    ]);
+  });
+
+  it("a non-integer latency is a usage error", async () => {
+    const run = await runCli(["replay", dir.jsonl("lat-bad.jsonl", LOG), "--persona", "alice", "--agent-latency-ms", "fast"]);
+    expect(run.code).toBe(2);
+    expect(run.err).toContain("expected `--agent-latency-ms` to be an integer ≥ 0, got `fast`");
+  });
+});
+
+describe("replay --config", () => {
+  it("uses the identity's aliases and the group settings of the config", async () => {
+    const cfg = dir.json("replay-config.json", {
+      identities: { a: { aid: "alice.agentcp.io", name: "Alice", aliases: ["ally"] } },
+      groups: { "*": { bufferGateMs: 1000 } },
+    });
+    const report = await replayJson(
+      dir.jsonl("config.jsonl", [line("n1", T0, "bob", "hello"), line("m1", T0 + 10_000, "carol", "ally?")]),
+      "--config",
+      cfg,
+    );
+    expect(report.dispatches.map((d) => [d.at, d.trigger, d.messageIds])).toEqual([
+      [T0 + 1000, "normal", ["n1"]],
+      [T0 + 10_000, "mention", ["m1"]],
+    ]);
+  });
+
+  it("--group picks that group's settings", async () => {
+    const cfg = dir.json("replay-group-config.json", {
+      identities: { a: { aid: "alice.agentcp.io", name: "Alice" } },
+      groups: { quiet: { bufferGateMs: 8000, bufferGateMaxWaitMs: 8000 } },
+    });
+    const log = dir.jsonl("group.jsonl", [line("n1", T0, "bob", "hello")]);
+    const at = async (...extra: string[]) => (await replayJson(log, "--config", cfg, ...extra)).dispatches.map((d) => d.at);
+    expect(await at()).toEqual([T0 + 3000]);
+    expect(await at("--group", "quiet")).toEqual([T0 + 8000]);
+  });
+
+  it("an invalid config names the file and the path, exit 1, no stack", async () => {
+    const cfg = dir.json("replay-bad-config.json", { groups: { g1: { bufferGateMs: -3 } } });
+    const run = await runCli(["replay", dir.jsonl("config-bad.jsonl", [line("n1", T0, "bob", "hello")]), "--persona", "alice", "--config", cfg]);
+    expect(run.code).toBe(1);
+    expect(run.out).toBe("");
+    expect(run.err).toBe(`acp-group: ${cfg}: invalid configuration\n  groups.g1.bufferGateMs: expected ≥ 0, got -3`);
+  });
+});

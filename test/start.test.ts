@@ -1,0 +1,156 @@
+// `start` end to end: the embedded group server, two identities over real sockets, the offline
+// responder, a file state dir — driven through startCommand and the CLI's main() with captured
+// output. Real time (sockets), with tiny timings in the config.
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { main } from "../src/cli.ts";
+import { startCommand } from "../src/start.ts";
+import { encodeSafeName } from "../src/state/safe-name.ts";
+import { tempDir, waitFor } from "./support/runtime-harness.ts";
+
+const OPENAI_VARS = ["OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_MODEL"] as const;
+let savedEnv: Record<string, string | undefined> = {};
+let dirs: Array<{ remove(): void }> = [];
+
+beforeEach(() => {
+  // The offline responder is what these tests see: no model may be configured from outside.
+  savedEnv = {};
+  for (const k of OPENAI_VARS) {
+    savedEnv[k] = process.env[k];
+    delete process.env[k];
+  }
+});
+afterEach(() => {
+  for (const k of OPENAI_VARS) {
+    if (savedEnv[k] === undefined) delete process.env[k];
+    else process.env[k] = savedEnv[k];
+  }
+  for (const d of dirs) d.remove();
+  dirs = [];
+});
+
+function capture() {
+  const out: string[] = [];
+  const err: string[] = [];
+  return { out, err, io: { out: (s: string) => void out.push(s), err: (s: string) => void err.push(s) } };
+}
+
+/** A temp dir with a config: embedded server (no serverUrl), Alice and Bob in `lobby`, tiny timings. */
+function setup(lobby: Record<string, unknown> = {}) {
+  const d = tempDir("start");
+  dirs.push(d);
+  const config = {
+    humans: ["you"],
+    identities: {
+      alice: { aid: "alice.agentcp.io", name: "Alice", token: "alice-token" },
+      bob: { aid: "bob.agentcp.io", name: "Bob", token: "bob-token" },
+    },
+    groups: {
+      lobby: {
+        subject: "test lobby",
+        bufferGateMs: 50,
+        bufferGateMaxWaitMs: 200,
+        cooldownMs: 50,
+        delay: { enabled: false },
+        ...lobby,
+      },
+    },
+  };
+  const configFile = join(d.dir, "config.json");
+  writeFileSync(configFile, JSON.stringify(config));
+  return { dir: d.dir, configFile, stateDir: join(d.dir, "state") };
+}
+
+const stateFile = (stateDir: string, id: string) => join(stateDir, encodeSafeName(id), `${encodeSafeName("lobby")}.group.json`);
+
+describe("start", () => {
+  it("runs two agents on the embedded server: --say reaches them, Alice answers offline, then it stops after --duration-ms", async () => {
+    const { configFile, stateDir } = setup();
+    const c = capture();
+    const code = await startCommand(
+      ["--config", configFile, "--state-dir", stateDir, "--say", "Alice, ping", "--duration-ms", "1500", "--no-stdin"],
+      c.io,
+    );
+    expect(code).toBe(0);
+    const out = c.out.join("\n");
+    expect(out).toMatch(/^embedded group server on ws:\/\/127\.0\.0\.1:\d+ · groups: lobby · state: /m);
+    expect(out).toContain("no model configured");
+    expect(out).toContain("agents online: alice (alice.agentcp.io), bob (bob.agentcp.io)");
+    // The conversation: the human's message, then Alice's offline reply, each printed once.
+    expect(c.out.filter((l) => / \[lobby\] #1 you: Alice, ping$/.test(l))).toHaveLength(1);
+    expect(c.out.filter((l) => / \[lobby\] #2 alice\.agentcp\.io \(agent\): \[offline responder\] heard you: "Alice, ping"$/.test(l))).toHaveLength(1);
+    // Alice's dispatch decision: mention trigger, one message, sent.
+    expect(c.out.filter((l) => /↳ alice \[lobby\] dispatch #1 mention · 1 msg\(s\) · .* → sent /.test(l))).toHaveLength(1);
+    // Bob was not named: every one of his dispatches stays silent, and he never speaks.
+    const bobLines = c.out.filter((l) => l.includes("↳ bob [lobby]"));
+    expect(bobLines.length).toBeGreaterThan(0);
+    expect(bobLines.every((l) => l.includes("→ skipped: silent"))).toBe(true);
+    expect(out).not.toContain("bob.agentcp.io (agent):");
+    expect(c.out.filter((l) => / \[lobby\] #\d+ /.test(l))).toHaveLength(2);
+    expect(out).toContain("stopping (--duration-ms 1500) — saving state");
+    expect(c.out.at(-1)).toBe("stopped");
+    // Warnings and errors only (default log level): nothing went wrong.
+    expect(c.err).toEqual([]);
+    expect(existsSync(stateFile(stateDir, "alice"))).toBe(true);
+    expect(existsSync(stateFile(stateDir, "bob"))).toBe(true);
+    const alice = JSON.parse(readFileSync(stateFile(stateDir, "alice"), "utf8")) as { data: { cursor: number; replyHashes: string[] } };
+    expect(alice.data).toMatchObject({ cursor: 2 });
+    expect(alice.data.replyHashes).toHaveLength(1);
+  });
+
+  it("stops when its signal aborts, and a second start on the same state dir resumes the embedded history without repeating", async () => {
+    const { configFile, stateDir } = setup();
+    const first = capture();
+    const stop1 = new AbortController();
+    const run1 = startCommand(["--config", configFile, "--state-dir", stateDir, "--say", "Alice, ping", "--no-stdin"], first.io, { signal: stop1.signal });
+    await waitFor(() => first.out.some((l) => l.includes("[offline responder] heard you")), "alice's reply");
+    stop1.abort();
+    expect(await run1).toBe(0);
+    expect(first.out).toContain("stopping (aborted) — saving state");
+
+    const second = capture();
+    const stop2 = new AbortController();
+    const run2 = startCommand(["--config", configFile, "--state-dir", stateDir, "--say", "Bob, your turn", "--no-stdin"], second.io, { signal: stop2.signal });
+    await waitFor(() => second.out.some((l) => l.includes("bob.agentcp.io (agent): [offline responder] heard you")), "bob's reply");
+    stop2.abort();
+    expect(await run2).toBe(0);
+    // The history file kept #1 and #2, so the new message is #3 and Bob's answer #4; Alice does
+    // not answer "Alice, ping" a second time.
+    expect(second.out.filter((l) => / \[lobby\] #3 you: Bob, your turn$/.test(l))).toHaveLength(1);
+    expect(second.out.filter((l) => / \[lobby\] #4 bob\.agentcp\.io \(agent\): \[offline responder\] heard you: "Bob, your turn"$/.test(l))).toHaveLength(1);
+    expect(second.out.filter((l) => l.includes("↳ alice") && l.includes("→ sent"))).toEqual([]);
+    expect(second.out.filter((l) => l.includes("alice.agentcp.io (agent):"))).toEqual([]);
+  });
+
+  it("returns 0 without starting agents when its signal is already aborted", async () => {
+    const { configFile, stateDir } = setup();
+    const c = capture();
+    const code = await startCommand(["--config", configFile, "--state-dir", stateDir, "--say", "Alice, ping", "--no-stdin"], c.io, {
+      signal: AbortSignal.abort(),
+    });
+    expect(code).toBe(0);
+    expect(c.out.slice(-2)).toEqual(["stopping (aborted) — saving state", "stopped"]);
+    expect(c.out.some((l) => l.startsWith("agents online"))).toBe(false);
+    expect(c.out.some((l) => l.includes("Alice, ping"))).toBe(false);
+    expect(existsSync(stateFile(stateDir, "alice"))).toBe(false);
+  });
+
+  it("a bad config file fails with exit code 1, naming the file and the bad key, without a stack trace", async () => {
+    const { dir, configFile } = setup({ bufferGateMs: -5 });
+    const c = capture();
+    const code = await main(["start", "--config", configFile, "--state-dir", join(dir, "state")], c.io);
+    expect(code).toBe(1);
+    const err = c.err.join("\n");
+    expect(err).toContain(configFile);
+    expect(err).toContain("groups.lobby.bufferGateMs");
+    expect(err).not.toMatch(/\n\s+at /);
+    expect(c.out).toEqual([]);
+
+    const unknown = setup({ bufferGateMS: 50 });
+    const c2 = capture();
+    expect(await main(["start", "--config", unknown.configFile], c2.io)).toBe(1);
+    expect(c2.err.join("\n")).toContain("groups.lobby: unknown key `bufferGateMS`");
+    expect(c2.err.join("\n")).not.toMatch(/\n\s+at /);
+  });
+});

@@ -1,0 +1,130 @@
+// End-to-end harness for the composition root: a real group server on 127.0.0.1 (port 0), a
+// config built through the real schema, identities started with `startIdentity` whose decisions
+// and group-client events are recorded, and real-time waits (sockets do not run on fake timers).
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseChannelConfig } from "../../src/config/load.ts";
+import type { ChannelConfigInput, GroupOverrides } from "../../src/config/schema.ts";
+import type { GroupClientEvent } from "../../src/group/group-client.ts";
+import type { DispatchDecision } from "../../src/monitor/monitor.ts";
+import { startIdentity, type RunningIdentity, type StartIdentityParams } from "../../src/runtime.ts";
+import { startGroupServer, type GroupServer } from "../../src/server/group-server.ts";
+import type { ChannelConfig, GroupMessage } from "../../src/types.ts";
+
+export const GROUP = "lobby";
+export const HUMAN = "you.agentcp.io";
+
+export const AGENTS = {
+  alice: { aid: "alice.agentcp.io", name: "Alice", token: "alice-token" },
+  bob: { aid: "bob.agentcp.io", name: "Bob", token: "bob-token" },
+  carol: { aid: "carol.agentcp.io", name: "Carol", token: "carol-token" },
+} as const;
+export type AgentName = keyof typeof AGENTS;
+
+/** Budgets no test reaches, so only the gate under test can stop a reply. */
+export const GENEROUS_BUDGET = {
+  windows: {
+    "5m": { messages: 1000, tokens: 100_000_000 },
+    "3h": { messages: 10_000, tokens: 1_000_000_000 },
+    "24h": { messages: 100_000, tokens: 1_000_000_000 },
+  },
+};
+
+export function tempDir(prefix: string): { dir: string; remove(): void } {
+  const dir = mkdtempSync(join(tmpdir(), `acp-${prefix}-`));
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** The local group server with the given agents and the human as members; no rate limit. */
+export function startLobbyServer(agents: readonly AgentName[], opts: { historyFile?: string } = {}): Promise<GroupServer> {
+  const members: Record<string, { token?: string; human?: boolean }> = { [HUMAN]: { human: true } };
+  for (const a of agents) members[AGENTS[a].aid] = { token: AGENTS[a].token };
+  return startGroupServer({ groups: { [GROUP]: { members } }, rateLimit: null, ...opts });
+}
+
+/** A validated config: the agents, the human, and `lobby` with the given settings. */
+export function lobbyConfig(p: {
+  serverUrl?: string;
+  stateDir: string;
+  agents: readonly AgentName[];
+  lobby: GroupOverrides;
+}): ChannelConfig {
+  const identities: NonNullable<ChannelConfigInput["identities"]> = {};
+  for (const a of p.agents) identities[a] = { ...AGENTS[a] };
+  return parseChannelConfig({
+    ...(p.serverUrl ? { serverUrl: p.serverUrl } : {}),
+    stateDir: p.stateDir,
+    humans: [HUMAN],
+    identities,
+    groups: { [GROUP]: p.lobby },
+  });
+}
+
+export type RecordedIdentity = RunningIdentity & {
+  decisions: DispatchDecision[];
+  events: GroupClientEvent[];
+};
+
+/** `startIdentity` with every decision and group-client event recorded. */
+export function startRecorded(p: Omit<StartIdentityParams, "onDecision" | "onGroupEvent">): RecordedIdentity {
+  const decisions: DispatchDecision[] = [];
+  const events: GroupClientEvent[] = [];
+  const running = startIdentity({
+    ...p,
+    // Tests close explicitly; a heartbeat would only add traffic.
+    connection: { heartbeatMs: 0, reconnect: { baseMs: 50, maxMs: 200, jitter: 0 }, ...p.connection },
+    onDecision: (d) => decisions.push(d),
+    onGroupEvent: (_g, e) => events.push(e),
+  });
+  return Object.assign(running, { decisions, events });
+}
+
+/** Polls `cond` every 5 ms of real time until it holds, or fails after `timeoutMs`. */
+export async function waitFor(cond: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
+  const start = Date.now();
+  while (!cond()) {
+    if (Date.now() - start > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(5);
+  }
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * Waits until nothing is held or dispatching in any identity's group and the server history has
+ * not grown for `quietMs` (longer than the buffer gate and cooldown under test).
+ */
+export async function settle(server: GroupServer, identities: readonly RunningIdentity[], quietMs: number, timeoutMs = 8000): Promise<void> {
+  const start = Date.now();
+  let size = server.history(GROUP).length;
+  let since = Date.now();
+  for (;;) {
+    const busy = identities.some((r) => {
+      const s = r.groupClient(GROUP)?.stats();
+      return s !== undefined && (s.held > 0 || s.dispatching);
+    });
+    const now = server.history(GROUP).length;
+    if (busy || now !== size) {
+      size = now;
+      since = Date.now();
+    } else if (Date.now() - since >= quietMs) return;
+    if (Date.now() - start > timeoutMs) throw new Error(`group did not settle within ${timeoutMs} ms`);
+    await sleep(5);
+  }
+}
+
+/** Message ids of every dispatch that completed (sent or silent), in dispatch order. */
+export function dispatchedIds(r: RecordedIdentity): string[] {
+  const batches = new Map<number, string[]>();
+  const out: string[] = [];
+  for (const e of r.events) {
+    if (e.type === "dispatch-start") batches.set(e.batch.dispatchId, e.batch.messages.map((m) => m.msgId));
+    if (e.type === "dispatch-end" && e.ok) out.push(...(batches.get(e.dispatchId) ?? []));
+  }
+  return out;
+}
+
+export const senders = (history: readonly GroupMessage[]) => history.map((m) => m.sender);
