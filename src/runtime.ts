@@ -147,7 +147,10 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
       restored: { cursor: restored?.cursor ?? 0, lastSelfSpeakAt: restored?.lastSelfSpeakAt ?? null },
       onEvent: (e) => {
         track(g, e);
-        if (e.type === "dispatch-end") saveNow(g);
+        if (e.type === "dispatch-end") {
+          saveNow(g);
+          if (!closing) connection.acknowledge(groupId);
+        }
         p.onGroupEvent?.(groupId, e);
       },
     });
@@ -162,6 +165,11 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
     logger,
     ...p.connection,
     getCursor: (groupId) => {
+      const g = runtimes.get(groupId);
+      return g ? settledCursor(g) : 0;
+    },
+    // The server's cursor must not pass a message we still hold (see settledCursor).
+    ackCursor: (groupId) => {
       const g = runtimes.get(groupId);
       return g ? settledCursor(g) : 0;
     },

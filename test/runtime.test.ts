@@ -305,12 +305,11 @@ describe("startIdentity: process restart on the same state directory", () => {
     expect(server.history(GROUP).map((m) => m.content)).toEqual(["Alice, first question?", "Answer to #1.", "Alice, second question?", "Answer to #3."]);
   });
 
-  // KNOWN BUG, not in runtime.ts: the transport acks every id the group client *accepted*, so the
-  // server's cursor passes #1 while it is still buffered; the saved cursor is 0, and
-  // `pull_messages after_msg_id 0` means "from the server's cursor" — #1 is never pulled again.
-  // The fix belongs in the transport (ack only settled ids); see the report. `it.fails` turns red
-  // once it is fixed: then make this an ordinary `it`.
-  it.fails("a restart after close with only the group's very first message buffered still dispatches it", async () => {
+  // Regression: the transport used to ack every id the group client *accepted*, so the server's
+  // cursor passed #1 while it was still buffered; with a saved cursor of 0 (`pull_messages
+  // after_msg_id 0` = "from the server's cursor") #1 was never pulled again. Acks now stop at the
+  // settled cursor.
+  it("a restart after close with only the group's very first message buffered still dispatches it", async () => {
     const dir = stateDir();
     server = await startLobbyServer(["alice"]);
     const config = lobbyConfig({ serverUrl: server.url, stateDir: dir, agents: ["alice"], lobby: HOLD });
@@ -319,13 +318,11 @@ describe("startIdentity: process restart on the same state directory", () => {
     await run1.ready;
     server.post({ groupId: GROUP, sender: HUMAN, content: "Morning all" });
     await waitFor(() => run1.events.some((e) => e.type === "accepted"), "#1 accepted");
-    // The transport acks what the group client accepted, so the server's cursor for Alice moves past #1.
+    // #1 is buffered, not settled: the server's cursor for Alice must stay before it.
     const serverCursor = async () =>
       ((await run1.connection.request("get_cursor", { groupId: GROUP })) as { msg_cursor: { current_msg_id: number } }).msg_cursor.current_msg_id;
-    for (let i = 0; (await serverCursor()) !== 1; i++) {
-      if (i === 200) throw new Error("the server's cursor never passed #1");
-      await sleep(5);
-    }
+    await sleep(200);
+    expect(await serverCursor()).toBe(0);
     await run1.close();
     expect(savedState(dir, "alice").cursor).toBe(0);
 

@@ -24,6 +24,13 @@ export interface GroupConnectionParams {
   groups: readonly string[];
   /** Persisted cursor: everything after it is pulled on every (re)connect. */
   getCursor(groupId: string): number;
+  /**
+   * Highest msg id it is safe to acknowledge to the server: everything at or below it has been
+   * dispatched or dropped for good. Default: everything accepted by `onMessages`. Acking a
+   * message that is still buffered would let the server's cursor pass it, and a restart with no
+   * saved cursor (which pulls from the server's cursor) would never see it again.
+   */
+  ackCursor?(groupId: string): number;
   /** Accepted (resolved) → ack_messages(last msg id). Throwing → re-pulled later with backoff. */
   onMessages(groupId: string, messages: GroupMessage[]): void | Promise<void>;
   onEvent?(groupId: string, event: GroupEvent): void;
@@ -75,6 +82,8 @@ export interface GroupConnection extends GroupSender {
   on<E extends keyof GroupConnectionEvents>(event: E, listener: Listener<E>): () => void;
   off<E extends keyof GroupConnectionEvents>(event: E, listener: Listener<E>): void;
   counters(): Readonly<ConnectionCounters>;
+  /** Acknowledges, if it moved, min(last accepted, `ackCursor`) — call it when the settled cursor advances. */
+  acknowledge(groupId: string): void;
   /** Highest msg id accepted by onMessages for the group (starts at the cursor). */
   lastFed(groupId: string): number | undefined;
   groupStatus(groupId: string): GroupFeedStatus | undefined;

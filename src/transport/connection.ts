@@ -321,16 +321,31 @@ class WsGroupConnection implements GroupConnection {
     return parsed.page;
   }
 
+  /** Last msg id acknowledged per group, so an unchanged cursor is not acked again. */
+  readonly #acked = new Map<string, number>();
+
+  acknowledge(groupId: string): void {
+    const fed = this.lastFed(groupId);
+    if (fed !== undefined && this.status !== "closed") this.#ack(groupId, fed);
+  }
+
+  #ack(groupId: string, accepted: number): void {
+    const msgId = this.#p.ackCursor ? Math.min(accepted, this.#p.ackCursor(groupId)) : accepted;
+    if (!(msgId > 0) || msgId <= (this.#acked.get(groupId) ?? 0)) return;
+    this.#acked.set(groupId, msgId);
+    void this.#call("ack_messages", groupId, { msg_id: msgId }).catch((err) => {
+      // Not acked after all: let the next attempt send it again.
+      if ((this.#acked.get(groupId) ?? 0) === msgId) this.#acked.delete(groupId);
+      this.#log.log("debug", "transport.ack-failed", { groupId, msgId, ...errorFields(err) });
+    });
+  }
+
   #makeFeed(groupId: string): GroupFeed {
     return new GroupFeed({
       groupId,
       onMessages: (g, messages) => this.#p.onMessages(g, messages),
       pull: (after, limit) => this.#pull(groupId, after, limit),
-      ack: (msgId) => {
-        void this.#call("ack_messages", groupId, { msg_id: msgId }).catch((err) =>
-          this.#log.log("debug", "transport.ack-failed", { groupId, msgId, ...errorFields(err) }),
-        );
-      },
+      ack: (msgId) => this.#ack(groupId, msgId),
       retryDelay: (attempt) => computeBackoffDelay(attempt, this.#reconnect, this.#random),
       counters: this.#counters,
       logger: this.#log,
