@@ -28,12 +28,19 @@ interface Entry {
 }
 
 export interface XmlTimelineOptions {
+  /** Our aid: our own messages are dropped (lines) or shown as `<b>` (xml). */
   selfAid: string;
+  /** Longer messages are cut with a mark. */
   maxInboundChars: number;
+  /** xml: pauses longer than this get `<g d="…"/>`. Default 10 min. */
   gapThresholdMs?: number;
+  /** xml: identical consecutive messages of one sender within this window stack as x="N". Default 5 s. */
   stackWindowMs?: number;
+  /** xml: our recent replies, interleaved by time as `<b>`. */
   ownReplies?: readonly OwnReply[];
+  /** IANA zone for the hh:mm:ss stamps. Default UTC. */
   timeZone?: string;
+  /** Group name/topic, shown first when set. */
   subject?: string;
 }
 

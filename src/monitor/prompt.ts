@@ -1,7 +1,7 @@
 // The prompt layers (seed 003 §6): a stable ACP prefix per identity, then the situation block,
 // then the formatted messages. Pure: same input, same bytes.
 import type { GroupVitality, IdentityConfig, InboundMessage, MentionInfo, ReplyType } from "../types.ts";
-import { formatXmlTimeline, type OwnReply } from "./context-xml.ts";
+import { formatXmlTimeline, type OwnReply, type XmlTimelineOptions } from "./context-xml.ts";
 import { formatClock, isGroupEvent, eventText } from "./format-common.ts";
 import { sanitizeContent, sanitizeId, sanitizeSender, stripControls } from "./sanitize.ts";
 
@@ -98,22 +98,9 @@ function formatRatio(r: number): string {
   return Number.isFinite(r) ? String(Math.round(r * 100) / 100) : "1";
 }
 
-export interface FormatOptions {
+/** Options of {@link formatMessages}; the xml-only fields are those of the XML timeline. */
+export interface FormatOptions extends XmlTimelineOptions {
   format: "lines" | "xml";
-  /** Our aid: our own messages are dropped (lines) or shown as `<b>` (xml). */
-  selfAid: string;
-  /** Longer messages are cut with a mark. */
-  maxInboundChars: number;
-  /** xml: pauses longer than this get `<g d="…"/>`. Default 10 min. */
-  gapThresholdMs?: number;
-  /** xml: identical consecutive messages of one sender within this window stack as x="N". Default 5 s. */
-  stackWindowMs?: number;
-  /** xml: our recent replies, interleaved by time as `<b>`. */
-  ownReplies?: readonly OwnReply[];
-  /** IANA zone for the hh:mm:ss stamps. Default UTC. */
-  timeZone?: string;
-  /** Group name/topic, shown first when set. */
-  subject?: string;
 }
 
 /** The message body of a dispatch, in the group's `contextFormat`. */

@@ -16,20 +16,23 @@ export interface InspectResult extends PromptParts {
   messageCount: number;
 }
 
-const noSend = { sendMessage: async () => ({ msgId: "inspect", timestamp: Date.now() }) };
-
-/** Prompt for a sample exchange (no log): shows the stable prefix and the situation block shape. */
-export function inspectSample(p: { identity: IdentityConfig; groupId: string; settings: GroupSettings; now: number }): InspectResult {
-  const monitor = createGroupMonitor({
+/** A monitor that never calls a model or sends: only its prompt builder is used. */
+function promptOnlyMonitor(p: { identity: IdentityConfig; groupId: string; settings: GroupSettings }) {
+  return createGroupMonitor({
     identityId: p.identity.aid,
     identity: p.identity,
     groupId: p.groupId,
     settings: p.settings,
     humans: [],
     backend: createScriptedBackend({ mode: "silent" }),
-    sender: noSend,
+    sender: { sendMessage: async () => ({ msgId: "inspect", timestamp: Date.now() }) },
     logger: silentLogger,
   });
+}
+
+/** Prompt for a sample exchange (no log): shows the stable prefix and the situation block shape. */
+export function inspectSample(p: { identity: IdentityConfig; groupId: string; settings: GroupSettings; now: number }): InspectResult {
+  const monitor = promptOnlyMonitor(p);
   const name = p.identity.name ?? p.identity.aid.split(".")[0]!;
   const messages: InboundMessage[] = [
     sample("1", "bob.agentcp.io", "Has anyone tried the new release?", p.now - 20_000, p.groupId, false),
@@ -59,16 +62,7 @@ export async function inspectAt(p: {
   const upTo = p.lines.filter((l) => l.ts <= p.at);
   const clock = FakeTimers.install({ now: upTo[0]?.ts ?? p.at, toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date"], loopLimit: 1_000_000 });
   try {
-    const monitor = createGroupMonitor({
-      identityId: p.identity.aid,
-      identity: p.identity,
-      groupId: p.groupId,
-      settings: p.settings,
-      humans: [],
-      backend: createScriptedBackend({ mode: "silent" }),
-      sender: noSend,
-      logger: silentLogger,
-    });
+    const monitor = promptOnlyMonitor(p);
     const held = new Map<string, InboundMessage>();
     let lastBatch: DispatchBatch | undefined;
     const client = initGroupClientForIdentity({
