@@ -1,6 +1,7 @@
 // The composition root for one identity: a transport connection, and per configured group a
 // group client (when to speak) feeding a monitor (what to say), with state loaded at start and
 // saved when it changes and at close. `start`, the OpenClaw plugin and createGroupAgent all use it.
+import PQueue from "p-queue";
 import { listGroupsForIdentity, resolveGroupSettings } from "./config/load.ts";
 import { closeGroupClientForIdentity, initGroupClientForIdentity } from "./group/group-client.ts";
 import type { GroupClient, GroupClientEvent } from "./group/group-client.ts";
@@ -88,6 +89,9 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
   const logger = childLogger(p.logger ?? silentLogger, { identity: identityId });
   const store = p.store ?? createFileStateStore({ dir: config.stateDir ?? defaultStateDir(), logger });
   const runtimes = new Map<string, GroupRuntime>();
+  // Each group dispatches one batch at a time (its lock); across groups, at most this many model
+  // calls run at once, so a burst in many groups cannot fan out into as many parallel calls.
+  const dispatchQueue = new PQueue({ concurrency: config.maxConcurrentDispatches });
   let closing: Promise<void> | undefined;
 
   const persistedOf = (g: GroupRuntime): PersistedGroupState => {
@@ -142,7 +146,8 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
       groupId,
       identity,
       settings,
-      dispatch: g.monitor.handle,
+      // A mention goes ahead of unaddressed talk waiting for a free slot.
+      dispatch: (batch) => dispatchQueue.add(() => g.monitor.handle(batch), { priority: batch.mentionInfo.mentioned ? 1 : 0 }),
       logger: glog,
       restored: { cursor: restored?.cursor ?? 0, lastSelfSpeakAt: restored?.lastSelfSpeakAt ?? null },
       onEvent: (e) => {

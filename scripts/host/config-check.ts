@@ -56,6 +56,7 @@ async function hostValidate(name: string, channel: unknown): Promise<{ valid: bo
   writeJson(run.config, {
     gateway: { mode: "local" },
     update: { checkOnStart: false },
+    models: { catalogRefresh: { enabled: false } },
     plugins: { allow: [CHANNEL], load: { paths: [resolvePluginDir()] }, entries: { [CHANNEL]: { enabled: true } } },
     channels: { [CHANNEL]: channel },
   });

@@ -162,7 +162,12 @@ export function startGateway(host: HostPaths, env: NodeJS.ProcessEnv, params: { 
     async stop(timeoutMs) {
       const started = Date.now();
       if (!exit) child.kill("SIGTERM");
-      const done = await Promise.race([exited.then(() => true), sleep(timeoutMs).then(() => false)]);
+      let timer: NodeJS.Timeout | undefined;
+      const done = await Promise.race([
+        exited.then(() => true),
+        new Promise<boolean>((r) => (timer = setTimeout(() => r(false), timeoutMs))),
+      ]);
+      clearTimeout(timer);
       if (done && !out.writableEnded) out.end();
       return { exited: done, code: exit?.code ?? null, signal: exit?.signal ?? null, ms: Date.now() - started };
     },

@@ -203,6 +203,13 @@ export const channelConfigSchema = z
     identities: z.record(z.string().min(1), identitySchema).default({}),
     groups: z.record(z.string().min(1), groupOverridesSchema).default({}),
     llm: llmSchema.default(llmSchema.parse({})),
+    maxConcurrentDispatches: z
+      .number()
+      .int()
+      .min(1)
+      .max(1000)
+      .default(4)
+      .describe("Model calls one identity runs at once across its groups; more wait their turn"),
     logLevel: z.enum(["debug", "info", "warn", "error"]).default("info"),
   })
   .strict();

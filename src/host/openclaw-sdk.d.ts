@@ -1,7 +1,8 @@
 // `openclaw` is an optional peer, absent from a plain checkout, so the project's own type-check
-// sees the SDK through this declaration: the subset src/plugin.ts uses, copied from
-// openclaw@2026.9.6's dist/plugin-sdk/channel-core.d.ts. scripts/host/typecheck.sh checks
-// src/plugin.ts against the real .d.ts instead (this file is not part of that check).
+// sees the SDK through this declaration: a hand-written subset of what src/plugin.ts uses, with
+// the signatures of openclaw@2026.9.6 (dist/plugin-sdk/channel-core.d.ts and the types it
+// re-exports). scripts/host/typecheck.sh checks src/plugin.ts against the real .d.ts instead
+// (this file is not part of that check), so a drift here cannot hide a real mismatch.
 declare module "openclaw/plugin-sdk/channel-core" {
   export type OpenClawConfig = {
     channels?: Record<string, unknown>;

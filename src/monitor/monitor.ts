@@ -218,7 +218,12 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
       try {
         result = await p.backend.generate(request);
       } catch (err) {
-        if (!lifetime.signal.aborted) logger.log("warn", "monitor.backend_failed", { dispatchId: batch.dispatchId, phase: phase ?? "reply", ...errorFields(err) });
+        if (lifetime.signal.aborted) return undefined;
+        const retryable = (err as { retryable?: unknown } | null)?.retryable !== false;
+        logger.log("warn", "monitor.backend_failed", { dispatchId: batch.dispatchId, phase: phase ?? "reply", retryable, ...errorFields(err) });
+        // A transient failure (timeout, 5xx, a busy host) is thrown so the group client re-queues
+        // the batch with backoff; one that a retry cannot fix (bad request, auth) ends here.
+        if (retryable) throw err;
         return undefined;
       }
       if (typeof result?.text !== "string") {

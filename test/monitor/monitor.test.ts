@@ -310,14 +310,24 @@ describe("monitor: failures never reach the group", () => {
     expect(monitor.snapshot()).toMatchObject({ replyHashes: [], lastSelfSpeakAt: null });
   });
 
-  it("a back-end failure is logged and returned as backend-failed, and not budgeted", async () => {
-    const backend: AgentBackend = { name: "broken", generate: async () => Promise.reject(new Error("upstream 500")) };
+  it("a back-end failure a retry cannot fix is logged and returned as backend-failed, and not budgeted", async () => {
+    const badRequest = Object.assign(new Error("400 bad request"), { code: "LLM_BAD_REQUEST", retryable: false });
+    const backend: AgentBackend = { name: "broken", generate: async () => Promise.reject(badRequest) };
     const { monitor, sender, logger } = setup({ backend });
     const outcome = await monitor.handle(batch({ dispatchId: 1, now: T0, messages: [msg("1", OWNER, "Alice?", T0, { isMention: true })] }));
     expect(outcome.skipReason).toBe("backend-failed");
     expect(sender.sent).toEqual([]);
     expect(monitor.snapshot().budgetEvents).toEqual([]);
-    expect(logger.entries.find((e) => e.event === "monitor.backend_failed")!.fields).toMatchObject({ error: "upstream 500", dispatchId: 1 });
+    expect(logger.entries.find((e) => e.event === "monitor.backend_failed")!.fields).toMatchObject({ error: "400 bad request", dispatchId: 1, retryable: false });
+  });
+
+  it("a transient back-end failure is thrown, so the group client re-queues the batch; nothing sent or budgeted", async () => {
+    const backend: AgentBackend = { name: "flaky", generate: async () => Promise.reject(new Error("upstream 500")) };
+    const { monitor, sender, logger } = setup({ backend });
+    await expect(monitor.handle(batch({ dispatchId: 1, now: T0, messages: [msg("1", OWNER, "Alice?", T0, { isMention: true })] }))).rejects.toThrow("upstream 500");
+    expect(sender.sent).toEqual([]);
+    expect(monitor.snapshot().budgetEvents).toEqual([]);
+    expect(logger.entries.find((e) => e.event === "monitor.backend_failed")!.fields).toMatchObject({ error: "upstream 500", dispatchId: 1, retryable: true });
   });
 });
 
