@@ -199,8 +199,10 @@ export async function startCommand(args: string[], io: Io, opts: { signal?: Abor
 
   let rl: ReturnType<typeof createInterface> | undefined;
   const input = opts.stdin ?? process.stdin;
-  if (server && !stopping && !values["no-stdin"] && (opts.stdin || process.stdin.isTTY)) {
-    io.out(`type a line to post it into [${sayGroup}] as ${human}; Ctrl-C to stop`);
+  // Typed or piped lines (`echo "Alice, hi" | npm start`) post as the human; the end of a pipe
+  // does not stop the group — Ctrl-C or --duration-ms does.
+  if (server && !stopping && !values["no-stdin"]) {
+    if (opts.stdin || process.stdin.isTTY) io.out(`type a line to post it into [${sayGroup}] as ${human}; Ctrl-C to stop`);
     rl = createInterface({ input });
     rl.on("line", (line) => {
       const t = line.trim();
