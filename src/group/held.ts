@@ -96,9 +96,10 @@ export class HeldMessages<T extends { isMention: boolean }> {
   }
 
   /** Drops the oldest past `max` (pending ones are older than anything still incoming). */
-  dropOverCapacity(max: number): T[] {
+  dropOverCapacity(max: number): readonly T[] {
     const excess = this.length - max;
-    if (excess <= 0) return [];
+    // Runs per feed call: no allocation when nothing is dropped.
+    if (excess <= 0) return NOTHING;
     const dropped = this.pending.dropFront(excess);
     if (dropped.length < excess) for (const m of this.incoming.dropFront(excess - dropped.length)) dropped.push(m);
     return dropped;
@@ -109,3 +110,5 @@ export class HeldMessages<T extends { isMention: boolean }> {
     return this.incoming.some(isMention) || this.pending.some(isMention);
   }
 }
+
+const NOTHING: readonly never[] = Object.freeze([]);
