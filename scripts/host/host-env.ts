@@ -3,6 +3,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
+import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -16,7 +17,8 @@ export interface HostPaths {
 }
 
 export function resolveHostPaths(env: NodeJS.ProcessEnv = process.env): HostPaths {
-  const dir = resolve(env.OPENCLAW_HOST_DIR ?? join(REPO, ".cache/openclaw-host"));
+  const cacheHome = env.XDG_CACHE_HOME || join(env.HOME || homedir(), ".cache");
+  const dir = resolve(env.OPENCLAW_HOST_DIR ?? join(cacheHome, "acp-group-channel", "openclaw-host"));
   const node = join(dir, "node/bin/node");
   const pkg = join(dir, "host/node_modules/openclaw");
   const openclaw = join(pkg, "openclaw.mjs");

@@ -3,13 +3,14 @@
 # already there: Node 24 (the host needs >= 24.16) and openclaw@2026.9.6 from the npm registry.
 # Nothing but the npm registry is contacted.
 #
-#   OPENCLAW_HOST_DIR   cache dir (default: <checkout>/.cache/openclaw-host)
+#   OPENCLAW_HOST_DIR   cache dir (default: ${XDG_CACHE_HOME:-~/.cache}/acp-group-channel/openclaw-host)
 #   NODE_VER, OC_VER    versions (defaults 24.21.0 and 2026.9.6)
 #
 # Layout afterwards:  $DIR/node/bin/node   $DIR/host/node_modules/openclaw   $DIR/host/node_modules/.bin/openclaw
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-DIR="${OPENCLAW_HOST_DIR:-$REPO/.cache/openclaw-host}"
+# Outside the checkout, so that fresh clones on the same machine (CI) reuse the ~650 MB install.
+DIR="${OPENCLAW_HOST_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/acp-group-channel/openclaw-host}"
 NODE_VER="${NODE_VER:-24.21.0}"
 OC_VER="${OC_VER:-2026.9.6}"
 mkdir -p "$DIR/node/bin" "$DIR/host"

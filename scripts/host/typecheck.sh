@@ -5,7 +5,8 @@
 # the check that the shim's promises hold for the real host.
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-DIR="${OPENCLAW_HOST_DIR:-$REPO/.cache/openclaw-host}"
+# Outside the checkout, so that fresh clones on the same machine (CI) reuse the ~650 MB install.
+DIR="${OPENCLAW_HOST_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/acp-group-channel/openclaw-host}"
 SDK="$DIR/host/node_modules/openclaw/dist/plugin-sdk"
 [ -f "$SDK/channel-core.d.ts" ] || { echo "[host-typecheck] no host at $DIR; run scripts/host/install.sh first" >&2; exit 1; }
 DIR="$(cd "$DIR" && pwd)"
@@ -16,6 +17,7 @@ cat > "$CFG" <<JSON
   "extends": "$REPO/tsconfig.json",
   "compilerOptions": {
     "paths": { "openclaw/plugin-sdk/*": ["$SDK/*.d.ts"] },
+    "typeRoots": ["$REPO/node_modules/@types"],
     "skipLibCheck": true,
     "noEmit": true
   },
