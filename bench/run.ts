@@ -34,11 +34,23 @@ function wireFrame(groupId: string, msgId: number, sender: string, content: stri
   });
 }
 
+/**
+ * Two regimes, 2,000,000 timed messages each, one message per feedBufferGate call:
+ * - steady: 20 messages per group, then 70 s of quiet in which buffer gates and cooldowns run
+ *   their dispatches — every group busy, none overloaded;
+ * - overload: 100 messages per group every 4 s — held queues sit at maxPendingMessages and every
+ *   new message pushes the oldest out as over-capacity.
+ */
 async function benchIngest(): Promise<void> {
+  await ingestScenario({ name: "steady", perRound: 20, rounds: 110, warmup: 10, quietMs: 70_000 });
+  await ingestScenario({ name: "overload", perRound: 100, rounds: 22, warmup: 2, quietMs: 4000 });
+}
+
+async function ingestScenario(p: { name: string; perRound: number; rounds: number; warmup: number; quietMs: number }): Promise<void> {
   const GROUPS = 1000;
-  const ROUNDS = 22;
-  const WARMUP = 2; // rounds run untimed first, so the JIT has settled
-  const PER_ROUND = 100; // messages per group per round
+  const ROUNDS = p.rounds;
+  const WARMUP = p.warmup; // rounds run untimed first, so the JIT has settled
+  const PER_ROUND = p.perRound; // messages per group per round
   const clock = FakeTimers.install({ now: 1_767_600_000_000, toFake: ["setTimeout", "clearTimeout", "Date"] });
   try {
     const clients: GroupClient[] = [];
@@ -94,11 +106,11 @@ async function benchIngest(): Promise<void> {
         total += PER_ROUND * GROUPS;
       }
       // Untimed: let buffer gates and cooldowns run so held queues stay realistic.
-      await clock.tickAsync(4000);
+      await clock.tickAsync(p.quietMs);
     }
     const feedPerMsg = Number(feedNs) / total;
     const parsePerMsg = Number(parseNs) / total;
-    console.log(`ingest: ${fmt(total)} timed messages (after ${WARMUP * PER_ROUND * GROUPS} warm-up) across ${GROUPS} groups, one message per feedBufferGate call`);
+    console.log(`ingest (${p.name}): ${fmt(total)} timed messages (after ${fmt(WARMUP * PER_ROUND * GROUPS)} warm-up) across ${GROUPS} groups, ${PER_ROUND} per group then ${p.quietMs / 1000} s, one message per feedBufferGate call`);
     console.log(`  feedBufferGate     ${fmt(1e9 / feedPerMsg)} msgs/s   ${fmt(feedPerMsg, 1)} ns/msg   (target ≥ 1,000,000 msgs/s)`);
     console.log(`  JSON.parse(frame)  ${fmt(1e9 / parsePerMsg)} frames/s ${fmt(parsePerMsg, 1)} ns/frame`);
     console.log(`  ratio feed/parse   ${fmt(feedPerMsg / parsePerMsg, 2)}   (target ≤ 1.00)`);
