@@ -181,7 +181,13 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
     onMessages: (groupId, messages) => {
       const g = runtimes.get(groupId);
       if (!g) return;
-      p.onMessages?.(groupId, messages);
+      try {
+        p.onMessages?.(groupId, messages);
+      } catch (err) {
+        // A display observer's failure must not refuse the batch: the transport would re-pull it,
+        // the observer would throw again, and the group would go deaf.
+        logger.log("error", "runtime.on_messages_failed", { group: groupId, ...errorFields(err) });
+      }
       g.client.feedBufferGate(messages);
       saveSoon(g);
     },
@@ -198,10 +204,13 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
   const close = (): Promise<void> => {
     closing ??= (async () => {
       p.abortSignal?.removeEventListener("abort", onAbort);
-      // Stop intake first so nothing arrives while groups settle.
+      // Every monitor before the transport: a model answer landing while the socket closes must
+      // end as "group-closed" (unsettled, answered next run), not as a failed send counted as
+      // handled; and no group may wait on another group's model call for the dispatch slot.
+      for (const g of runtimes.values()) g.monitor.close();
+      // Then stop intake so nothing arrives while groups settle.
       await connection.close().catch((err) => logger.log("warn", "runtime.close_transport_failed", errorFields(err)));
       for (const g of runtimes.values()) {
-        g.monitor.close();
         await closeGroupClientForIdentity(g.client).catch((err) =>
           logger.log("warn", "runtime.close_group_failed", { group: g.groupId, ...errorFields(err) }),
         );
@@ -264,8 +273,11 @@ function track(g: GroupRuntime, e: GroupClientEvent): void {
       break;
     }
     case "dropped": {
+      // Refused on arrival (a duplicate, our own echo): never accepted, and a duplicate's id may
+      // belong to an accepted original that is still unsettled.
+      if (e.stage === "arrival") break;
       // Closing drops what is still held; those stay unsettled so the next run pulls them again.
-      if (e.reason === "group-closed" && e.stage === "held") break;
+      if (e.reason === "group-closed") break;
       const n = numericMsgId(e.msgId);
       if (n !== undefined) g.unsettled.delete(n);
       break;

@@ -364,7 +364,8 @@ class GroupClientImpl implements GroupClient {
     this.#stats.dispatched += batch.messages.length;
     if (outcome.sent) {
       const sentAt = outcome.sentAt ?? this.serverNow();
-      this.recordOwnMessage({ msgId: outcome.sentMsgId, timestamp: sentAt, content: outcome.text ?? "" });
+      // With its reply target: the echo of this message is "already counted" and is not read again.
+      this.recordOwnMessage({ msgId: outcome.sentMsgId, timestamp: sentAt, content: outcome.text ?? "", replyTo: outcome.replyTo });
     }
     this.#emit({ type: "dispatch-end", dispatchId: batch.dispatchId, atLocal: this.#localNow(), ok: true, outcome });
   }

@@ -70,7 +70,7 @@ export class GroupIngest {
     appendVitalityEvent(this.#window, m.timestamp, m.sender);
     const isMention = this.#matcher(m.content) || this.#repliesToUs(m.metadata);
     let engaged = false;
-    if (isMention) this.#engaged.engage(m.sender, m.timestamp + this.#settings.engagedWindowMs);
+    if (isMention) this.#engaged.engage(m.sender, m.timestamp + this.#settings.engagedWindowMs, m.timestamp);
     else if (this.#engaged.size > 0) engaged = this.#engaged.isEngaged(m.sender, m.timestamp);
     return {
       msgId: m.msgId,
@@ -128,12 +128,12 @@ export class GroupIngest {
     const until = ts + s.engagedWindowMs;
     if (replyTo !== undefined) {
       const to = this.#senders.senderOf(replyTo);
-      if (to !== undefined && to.toLowerCase() !== this.#aidLower) this.#engaged.engage(to, until);
+      if (to !== undefined && to.toLowerCase() !== this.#aidLower) this.#engaged.engage(to, until, ts);
     }
     // Naming someone in our message starts a conversation with them (DESIGN §4, engaged speakers).
     for (const sender of windowSenders(this.#window)) {
       if (sender.toLowerCase() === this.#aidLower) continue;
-      if (checkMention(content, buildMentionKeywords({ aid: sender }), "smart")) this.#engaged.engage(sender, until);
+      if (checkMention(content, buildMentionKeywords({ aid: sender }), "smart")) this.#engaged.engage(sender, until, ts);
     }
   }
 }

@@ -3,19 +3,21 @@
 import type { GroupMessage } from "../types.ts";
 
 /**
- * The id as a number when it is a canonical decimal integer that fits a double exactly
- * (`"42"`, not `"042"` or `"4e2"`), else `undefined`. Runs per message: no regex, no allocation.
+ * The id as a number when it is a canonical decimal safe integer (`"42"`, not `"042"` or `"4e2"`),
+ * else `undefined` — the same range the transport accepts for `msg_id`, so every wire id moves
+ * the cursor. Runs per message: no regex, no allocation.
  */
 export function numericMsgId(id: string): number | undefined {
   const len = id.length;
-  if (len === 0 || len > 15) return undefined;
+  if (len === 0 || len > 16) return undefined;
   const first = id.charCodeAt(0);
   if (first < 48 || first > 57 || (first === 48 && len > 1)) return undefined;
   for (let i = 1; i < len; i++) {
     const c = id.charCodeAt(i);
     if (c < 48 || c > 57) return undefined;
   }
-  return Number(id);
+  const n = Number(id);
+  return len < 16 || Number.isSafeInteger(n) ? n : undefined;
 }
 
 function isDigits(s: string): boolean {

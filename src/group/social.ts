@@ -15,13 +15,16 @@ export class EngagedSpeakers {
     return this.#until?.size ?? 0;
   }
 
-  /** Engages `sender` until `until` (never shortens an existing engagement). */
-  engage(sender: string, until: number): void {
+  /**
+   * Engages `sender` until `until` (never shortens an existing engagement). `now` is the server
+   * time of the message that engages: only engagements already over by then are pruned.
+   */
+  engage(sender: string, until: number, now: number): void {
     const map = (this.#until ??= new Map());
     const key = sender.toLowerCase();
     const cur = map.get(key);
     if (cur === undefined || cur < until) map.set(key, until);
-    if (map.size > ENGAGED_PRUNE_AT) this.prune(until);
+    if (map.size > ENGAGED_PRUNE_AT) this.prune(now);
   }
 
   /** True when `sender`'s message stamped `ts` falls inside an engagement. */

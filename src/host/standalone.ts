@@ -3,6 +3,7 @@
 import OpenAI from "openai";
 import type { AgentBackend, GenerateRequest, GenerateResult, LlmSettings, Logger, Usage } from "../types.ts";
 import { childLogger, silentLogger } from "../log.ts";
+import { parseIntent } from "../monitor/intent.ts";
 import { createConversationRegistry, type ChatMessage, type ConversationRegistry } from "./conversation-store.ts";
 
 export const DEFAULT_MODEL = "gpt-4o-mini";
@@ -138,10 +139,9 @@ function toUsage(u: RawUsage | null | undefined): Usage | undefined {
   };
 }
 
-/** A reply that means the model chose silence: nothing is stored as its turn. */
+/** A reply that means the model chose silence: nothing is stored as its turn. Same rule as the monitor's intent gate. */
 export function isSilentReply(text: string): boolean {
-  const t = text.trim();
-  return t === "" || t === NO_REPLY_TOKEN || t.startsWith(NO_REPLY_TOKEN + "\n") || t.startsWith(NO_REPLY_TOKEN + " ");
+  return !parseIntent(text).reply;
 }
 
 /** The dynamic part of the system prompt: what follows the stable prefix and its separator. */
@@ -327,16 +327,18 @@ export function createOpenAIBackend(p: {
       stats.completionTokens += usage.completionTokens;
       stats.cachedTokens += usage.cachedTokens ?? 0;
     }
+    const intent = parseIntent(text);
     if (!ephemeral) {
-      if (!isSilentReply(text)) {
-        conv.appendAssistant({ turn, content: text, dispatch: dispatchId, trigger, ...(usage ? { usage } : {}), ...(model ? { model } : {}) });
+      // The turn is stored as the group will read it: without a tacked-on NO_REPLY.
+      if (intent.reply) {
+        conv.appendAssistant({ turn, content: intent.text, dispatch: dispatchId, trigger, ...(usage ? { usage } : {}), ...(model ? { model } : {}) });
       }
       conversations.save(identityId, groupId);
     }
     log.log("debug", "llm.reply", {
       phase: request.phase ?? "reply",
       chars: text.length,
-      silent: isSilentReply(text),
+      silent: !intent.reply,
       promptTokens: usage?.promptTokens,
       completionTokens: usage?.completionTokens,
       cachedTokens: usage?.cachedTokens,

@@ -22,7 +22,7 @@ import { assembleDispatchPrompt, type PromptParts } from "./assemble.ts";
 import { budgetUsageRatio, checkBudget, estimateTokens, pruneBudgetEvents, recordBudgetEvent, type BudgetEvent } from "./budget.ts";
 import { checkDuplicate, initDedup, rememberReply, type ReplyMemory } from "./dedup.ts";
 import { checkAfterDelay, chooseDelayMs, delayHintFor } from "./delay.ts";
-import { DECIDE_INSTRUCTION, parseDecision, parseIntent } from "./intent.ts";
+import { DECIDE_INSTRUCTION, hasNoReplyToken, parseDecision, parseIntent } from "./intent.ts";
 import { buildHumanSet, checkLoopGuard, nextAgentChain } from "./loop-guard.ts";
 import { buildAcpSystemPrompt, type OwnReply } from "./prompt.ts";
 import { minReplyType, toReaction, trimReply } from "./reply-policy.ts";
@@ -263,6 +263,12 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
 
     let replyType: ReplyType = record.replyType ?? parts.replyType;
     let text = trimReply(intent.text, replyType, settings.replyPolicy);
+    // Markdown stripping can join a token the model split ("NO_**REPLY**"): read the intent again.
+    if (hasNoReplyToken(text)) {
+      const again = parseIntent(text);
+      if (!again.reply) return skip("silent", again.reason);
+      text = again.text;
+    }
     if (text === "") return skip("empty-after-trim");
     let dup = checkDuplicate({ text, memory, threshold: settings.dedup.similarityThreshold });
     if (dup.duplicate) {

@@ -114,11 +114,15 @@ export function capChars(text: string, maxChars: number, tailMark: string): stri
   if (text.length <= maxChars || graphemeCount(text) <= maxChars) return text;
   const room = Math.max(1, maxChars - graphemeCount(tailMark));
   let kept = "";
+  let used = 0;
   for (const s of splitSentences(text)) {
-    if (graphemeCount(kept + s.trimEnd()) > room) break;
+    if (used + graphemeCount(s.trimEnd()) > room) break;
     kept += s;
+    used += graphemeCount(s);
   }
-  if (kept.trim() === "") kept = cutAtWord(text, room);
+  // A sentence end that keeps under a third of the room ("Hi." of a 600-character answer)
+  // throws the answer away: cut the long sentence at a word instead.
+  if (graphemeCount(kept.trimEnd()) < room / 3) kept = cutAtWord(text, room);
   return kept.trimEnd() + tailMark;
 }
 
@@ -139,21 +143,44 @@ function cutAtWord(text: string, room: number): string {
   return text.slice(0, end);
 }
 
+// Placeholders for text that Markdown stripping must not touch (code, URLs, escapes, dunder
+// names); private-use characters, removed from the input first so a reply cannot fake one.
+const HOLD_OPEN = "\uE000";
+const HOLD_CLOSE = "\uE001";
+const HOLD_CHARS = /[\uE000\uE001]/g;
+const HELD = /\uE000(\d+)\uE001/g;
+// A bare URL, or an autolink's target. A trailing `.`, `,`, `*`, `_`… ends the sentence or the
+// emphasis around the URL rather than the URL itself.
+const URL = /\b(?:https?:\/\/|www\.)[^\s<>"'`\uE000\uE001]*[^\s<>"'`\uE000\uE001.,;:!?*_~)\]]/g;
+
 /** Group chat is plain text: drop Markdown syntax, keep its words (and link targets). */
 export function stripMarkdown(text: string): string {
-  return text
-    .replace(/```[^\n`]*\n?([\s\S]*?)```/g, (_m, code: string) => code.trimEnd())
-    .replace(/`([^`\n]+)`/g, "$1")
+  const held: string[] = [];
+  const hold = (s: string): string => `${HOLD_OPEN}${held.push(s) - 1}${HOLD_CLOSE}`;
+  const restore = (s: string): string => s.replace(HELD, (_m, i: string) => restore(held[Number(i)] ?? ""));
+  const out = text
+    .replace(HOLD_CHARS, "")
+    .replace(/```[^\n`]*\n([\s\S]*?)\n?```/g, (_m, code: string) => hold(code.trimEnd()))
+    .replace(/(`+)([^`]|[^`][\s\S]*?[^`])\1(?!`)/g, (_m, _ticks: string, code: string) => hold(/^ .* $/s.test(code) && code.trim() !== "" ? code.slice(1, -1) : code))
+    // `\*` and `\_` are escapes: the character is literal text, not emphasis.
+    .replace(/\\[*_~`#\\]/g, (m) => hold(m))
     .replace(/!\[([^\]\n]*)\]\([^)\s]*\)/g, "$1")
-    .replace(/\[([^\]\n]+)\]\(([^)\s]+)\)/g, (_m, label: string, url: string) => (label === url ? url : `${label} (${url})`))
+    .replace(/\[([^\]\n]+)\]\(([^)\s]+)\)/g, (_m, label: string, url: string) => (label === url ? hold(url) : `${label} (${hold(url)})`))
+    .replace(/<((?:https?:\/\/|mailto:)[^\s<>]+)>/g, (_m, url: string) => hold(url))
+    .replace(URL, (url) => hold(url))
+    // Python's __init__ and friends are names, not bold text.
+    .replace(/(?<![\w*])__[A-Za-z0-9]\w*?__(?!\w)/g, (m) => hold(m))
     .replace(/^[ \t]{0,3}#{1,6}[ \t]+/gm, "")
     .replace(/^[ \t]{0,3}>[ \t]?/gm, "")
     .replace(/^[ \t]{0,3}([-*_])([ \t]*\1){2,}[ \t]*$/gm, "")
     .replace(/^([ \t]*)[-*+][ \t]+/gm, "$1")
-    .replace(/(\*\*|__)(?=\S)([\s\S]*?\S)\1/g, "$2")
+    // Emphasis only where it cannot be arithmetic or an identifier: `2**10`, `a__b__c` stay.
+    .replace(/(?<![\w*])\*\*(?=\S)([\s\S]*?\S)\*\*(?![\w*])/g, "$1")
+    .replace(/(?<![\w_])__(?=\S)([\s\S]*?\S)__(?![\w_])/g, "$1")
     .replace(/~~(?=\S)([\s\S]*?\S)~~/g, "$1")
     .replace(/(^|[^\w*])\*(?=[^\s*])([^*\n]*?[^\s*])\*(?![\w*])/g, "$1$2")
     .replace(/(^|[^\w])_(?=[^\s_])([^_\n]*?[^\s_])_(?!\w)/g, "$1$2")
     .replace(/\n{3,}/g, "\n\n")
     .trim();
+  return held.length > 0 ? restore(out) : out;
 }

@@ -7,25 +7,56 @@
 const CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u0084\u0086-\u009F\u200E\u200F\u061C\u202A-\u202E\u2066-\u2069\uFFFE\uFFFF\u200B\u2060\uFEFF\u00AD]/g;
 const LINE_BREAKS = /[ \t]*[\r\n\u0085\u2028\u2029\t\v\f]+[ \t]*/g;
 
-// A bracket group that looks like one of our markers: [msg_id:…], [mentioned], [engaged],
-// [event], [group…] or a [hh:mm(:ss)] time, in ASCII or fullwidth brackets, any case or spacing.
-const FORGED_MARKER =
-  /[[［【〔]\s*(?=msg[\s_-]*id|mention|engaged|event|group|\d{1,2}\s*[:：]\s*\d{2})([^[\]［］【】〔〕]{0,40})([\]］】〕]?)/giu;
-
-// One scan that says whether any of the above occurs: clean text (the common case) skips both
-// replacements. The prompt hot path formats every message of every dispatch.
+// C0/C1 controls and bidi marks for the cheap test below; lone UTF-16 surrogates separately (a
+// well-formed emoji is a surrogate pair and must stay on the fast path).
 const NEEDS_CLEANING = /[\u0000-\u001F\u007F-\u009F\u00AD\u061C\u200B\u200E\u200F\u2028\u2029\u202A-\u202E\u2060\u2066-\u2069\uFEFF\uFFFE\uFFFF]/;
+// Half of a surrogate pair on its own: not text, and JSON encoders and model APIs reject it.
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+const HAS_LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
-/** Strips controls and bidi overrides, collapses line breaks into one space. */
+/** Strips controls, bidi overrides and lone surrogates, collapses line breaks into one space. */
 export function stripControls(text: string): string {
-  if (!NEEDS_CLEANING.test(text)) return text;
-  return text.replace(CONTROL, "").replace(LINE_BREAKS, " ");
+  const controls = NEEDS_CLEANING.test(text);
+  const surrogates = HAS_LONE_SURROGATE.test(text);
+  if (!controls && !surrogates) return text;
+  let out = surrogates ? text.replace(LONE_SURROGATE, "") : text;
+  if (controls) out = out.replace(CONTROL, "").replace(LINE_BREAKS, " ");
+  return out;
+}
+
+// Any opening bracket (ASCII, fullwidth, CJK, mathematical…) except the parentheses we turn
+// markers into; then up to 200 characters of the group, so padding with invisible characters
+// cannot push a marker word out of sight.
+const BRACKET_GROUP = /(?![({（])\p{Ps}([^\p{Ps}\p{Pe}]{0,200})(\p{Pe}?)/gu;
+const HAS_OPENER = /(?![({（])\p{Ps}/u;
+// What a bracket group reads as once invisible characters, width and look-alike letters are
+// folded away: one of our markers ([msg_id:…], [mentioned], [engaged], [event], [group…]) or an
+// [hh:mm] time.
+const MARKER_SKELETON = /^(?:msgid|mention|engaged|event|group|\d{1,2}:\d{2})/;
+const INVISIBLE = /[\p{Default_Ignorable_Code_Point}\p{Cc}\p{Cf}]/gu;
+// Cyrillic/Greek/small-capital letters that render like the Latin letters of our markers.
+const LOOKALIKES: Record<string, string> = {
+  а: "a", ɑ: "a", α: "a", е: "e", ё: "e", ε: "e", ᴇ: "e", і: "i", ı: "i", ι: "i", ɪ: "i", о: "o", ο: "o", ᴏ: "o",
+  р: "p", с: "c", ѕ: "s", т: "t", τ: "t", ᴛ: "t", м: "m", ᴍ: "m", п: "n", η: "n", ո: "n", ɴ: "n", ԁ: "d", ᴅ: "d",
+  ɡ: "g", ɢ: "g", ԍ: "g", ν: "v", ѵ: "v", у: "y", г: "r", ᴜ: "u", υ: "u",
+};
+const LOOKALIKE = new RegExp(`[${Object.keys(LOOKALIKES).join("")}]`, "gu");
+
+function markerSkeleton(inner: string): string {
+  return inner
+    .replace(INVISIBLE, "")
+    .normalize("NFKC")
+    .toLowerCase()
+    .replace(LOOKALIKE, (c) => LOOKALIKES[c] ?? c)
+    .replace(/[^a-z0-9:]/g, "");
 }
 
 /** Turns marker look-alikes into parenthesised text, so `[mentioned]` reads as `(mentioned)`. */
 export function neutraliseMarkers(text: string): string {
-  if (!/[[［【〔]/.test(text)) return text;
-  return text.replace(FORGED_MARKER, (_m, inner: string, close: string) => `(${inner}${close ? ")" : ""}`);
+  if (!HAS_OPENER.test(text)) return text;
+  return text.replace(BRACKET_GROUP, (group: string, inner: string, close: string) =>
+    MARKER_SKELETON.test(markerSkeleton(inner)) ? `(${inner.trimStart()}${close ? ")" : ""}` : group,
+  );
 }
 
 /**
@@ -35,6 +66,11 @@ export function neutraliseMarkers(text: string): string {
 export function truncateChars(text: string, maxChars: number, mark: string): string {
   // UTF-16 length ≥ code points: a string this short cannot be over the limit.
   if (text.length <= maxChars) return text;
+  return cutWithMark(text, maxChars, mark, false);
+}
+
+/** As {@link truncateChars}; with `always`, the mark is added even when the text fits. */
+function cutWithMark(text: string, maxChars: number, mark: string, always: boolean): string {
   const markLen = [...mark].length;
   const room = Math.max(0, maxChars - markLen);
   let used = 0;
@@ -45,27 +81,46 @@ export function truncateChars(text: string, maxChars: number, mark: string): str
     used += n;
     end = index + segment.length;
   }
-  if (end === text.length) return text;
+  if (end === text.length && !always) return text;
   return text.slice(0, end).trimEnd() + mark;
 }
 
 export const INBOUND_TRUNCATION_MARK = "…(truncated)";
 
+// Joiners, variation selectors and tag characters stay (emoji need them), but no emoji or script
+// needs more than a few in a row: a longer run only hides something, so it goes.
+const INVISIBLE_RUN = /\p{Default_Ignorable_Code_Point}{9,}/gu;
+const HAS_INVISIBLE_RUN = /\p{Default_Ignorable_Code_Point}{9,}/u;
+// Raw input beyond this many UTF-16 units per allowed code point cannot reach the output (the
+// slack covers what cleaning removes), so a 1 MB message costs what a short one does.
+const RAW_UNITS_PER_CHAR = 2;
+const RAW_SLACK = 256;
+
 /** One message's text, safe to place on one line of the model's context. */
 export function sanitizeContent(text: string, maxChars: number): string {
-  const clean = neutraliseMarkers(stripControls(text)).trim();
-  return truncateChars(clean, maxChars, INBOUND_TRUNCATION_MARK);
+  const limit = maxChars * RAW_UNITS_PER_CHAR + RAW_SLACK;
+  const cut = text.length > limit;
+  let clean = stripControls(cut ? text.slice(0, limit) : text);
+  if (HAS_INVISIBLE_RUN.test(clean)) clean = clean.replace(INVISIBLE_RUN, "");
+  clean = neutraliseMarkers(clean).trim();
+  // A cut message is marked even when cleaning shrank what was kept under the limit.
+  return cut ? cutWithMark(clean, maxChars, INBOUND_TRUNCATION_MARK, true) : truncateChars(clean, maxChars, INBOUND_TRUNCATION_MARK);
 }
 
 // Sender names come from the wire: a name with a colon, a bracket or a line break could start a
 // forged "sender: text" line, so those become "_".
 const SENDER_UNSAFE = /[\s:：[\]［］【】<>"'`]+/gu;
 
+// Invisible and control characters in a name are shown, not removed: dropping them would turn
+// "owner.agentcp.io\u200B" into a perfect copy of the owner's aid.
+const SENDER_HIDDEN = /(?!\s)[\p{Default_Ignorable_Code_Point}\p{Cc}\p{Cf}\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/gu;
+
 /** A sender name that can only ever be one token. */
 export function sanitizeSender(sender: string): string {
   // Plain aids and nicks need no work: the common case is one regex test.
   if (sender.length <= 64 && SAFE_SENDER.test(sender)) return sender;
-  const clean = sender.replace(CONTROL, "").replace(SENDER_UNSAFE, "_").replace(/^_+|_+$/g, "");
+  const head = sender.length > 256 ? sender.slice(0, 256) : sender;
+  const clean = head.replace(SENDER_HIDDEN, "\uFFFD").replace(SENDER_UNSAFE, "_").replace(/^_+|_+$/g, "");
   const cut = clean.length <= 64 ? clean : [...clean].slice(0, 64).join("");
   return cut === "" ? "unknown" : cut;
 }
@@ -75,8 +130,9 @@ const SAFE_ID = /^[A-Za-z0-9:._-]{1,64}$/;
 /** A message id on one line: no whitespace or brackets (ids from replay logs may hold colons). */
 export function sanitizeId(id: string): string {
   if (SAFE_ID.test(id)) return id;
-  const clean = id.replace(CONTROL, "").replace(/[\s[\]［］【】<>"'`]+/gu, "_");
-  return clean === "" ? "?" : clean.slice(0, 64);
+  const head = id.length > 256 ? id.slice(0, 256) : id;
+  const clean = stripControls(head).replace(/[\s[\]［］【】<>"'`]+/gu, "_");
+  return clean === "" ? "?" : [...clean].slice(0, 64).join("");
 }
 
 // XML 1.0 Char production: everything else (controls, lone surrogates, U+FFFE/FFFF) is dropped.

@@ -151,12 +151,31 @@ function sendMessage(ctx: ActionContext, caller: Caller, groupId: string, params
   if (metadata !== null && !isPlain(metadata)) {
     return fail(RESULT_CODES.INVALID_PARAMS, `metadata: expected an object or null, got ${describe(metadata)}`);
   }
+  // JSON.parse takes nesting that JSON.stringify cannot write back (it recurses): such a message
+  // could be stored but never pushed or pulled, and the throw would escape the socket handler.
+  if (metadata !== null && nestedDeeperThan(metadata, MAX_METADATA_DEPTH)) {
+    return fail(RESULT_CODES.INVALID_PARAMS, `metadata: expected at most ${MAX_METADATA_DEPTH} levels of nesting`);
+  }
   if (ctx.limiter) {
     const decision = ctx.limiter.take(`${groupId}\u0000${caller.aid}`, ctx.now());
     if (!decision.ok) return fail(RESULT_CODES.RATE_LIMITED, "rate limited", { retry_after_ms: decision.retryAfterMs });
   }
   const stored = ctx.storeMessage({ groupId, sender: caller.aid, content, contentType: contentType || "text", metadata });
   return { ...ok({ msg_id: Number(stored.msgId), timestamp: stored.timestamp }), stored };
+}
+
+const MAX_METADATA_DEPTH = 32;
+
+/** True when objects/arrays in `value` nest deeper than `max`. Iterative: the input may be very deep. */
+function nestedDeeperThan(value: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
+    const [v, depth] = item;
+    if (typeof v !== "object" || v === null) continue;
+    if (depth > max) return true;
+    for (const child of Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return false;
 }
 
 /** Index of the first message with msg id > `after` (messages are in id order). */

@@ -216,7 +216,14 @@ export async function startGroupServer(options: GroupServerOptions): Promise<Gro
       clients.add(client);
       counters.connections++;
       log.log("info", "server.connected", { aid: auth.aid, groups: [...auth.groups] });
-      ws.on("message", (data) => handleFrame(client, data));
+      ws.on("message", (data) => {
+        try {
+          handleFrame(client, data);
+        } catch (err) {
+          // Never out of the socket handler: the server may share its process with the agents.
+          log.log("error", "server.frame-failed", { aid: client.aid, ...errorFields(err) });
+        }
+      });
       ws.on("error", (err) => log.log("warn", "server.socket-error", { aid: client.aid, ...errorFields(err) }));
       ws.on("close", () => {
         clients.delete(client);

@@ -7,7 +7,10 @@ describe("msg ids", () => {
     expect(numericMsgId("0")).toBe(0);
     expect(numericMsgId("42")).toBe(42);
     expect(numericMsgId("999999999999999")).toBe(999999999999999);
-    for (const id of ["", "042", "4e2", "-1", "1.5", " 1", "abc", "1234567890123456"]) expect(numericMsgId(id)).toBeUndefined();
+    // Every msg_id the transport accepts (safe integers) is numeric, 16 digits included.
+    expect(numericMsgId("1234567890123456")).toBe(1234567890123456);
+    expect(numericMsgId("9007199254740991")).toBe(Number.MAX_SAFE_INTEGER);
+    for (const id of ["", "042", "4e2", "-1", "1.5", " 1", "abc", "9007199254740992", "12345678901234567"]) expect(numericMsgId(id)).toBeUndefined();
   });
 
   it("compares decimal ids as numbers, others as strings", () => {

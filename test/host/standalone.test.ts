@@ -98,6 +98,11 @@ describe("resolveLlmSettings", () => {
     expect(isSilentReply("NO_REPLY")).toBe(true);
     expect(isSilentReply("NO_REPLY_THANKS is a word")).toBe(false);
     expect(isSilentReply("hi")).toBe(false);
+    // The same rule as the monitor's intent gate, so history and group agree on what was said.
+    expect(isSilentReply("NO_REPLY.")).toBe(true);
+    expect(isSilentReply("**NO_REPLY**")).toBe(true);
+    expect(isSilentReply("\u200B")).toBe(true);
+    expect(isSilentReply("Good idea.\n\nNO_REPLY")).toBe(false);
   });
 });
 
@@ -150,6 +155,19 @@ describe("createOpenAIBackend against a local OpenAI-compatible mock server (rea
     expect(result).toEqual({ text: "streamed 你好 reply, in pieces", usage: { promptTokens: 50, completionTokens: 9, cachedTokens: 32 } });
     expect(mock.chatRequests()[0]?.body).toMatchObject({ stream: true, stream_options: { include_usage: true } });
     expect(backend.stats().cachedTokens).toBe(32);
+  });
+
+  it("stores a reply with a tacked-on NO_REPLY without the token, and a decorated NO_REPLY not at all", async () => {
+    const backend = createOpenAIBackend({ llm: llm(), env: NO_ENV });
+    mock.enqueue({ text: "Good idea.\n\nNO_REPLY" }, { text: "NO_REPLY." }, { text: "ok" });
+
+    await backend.generate(request(1, "batch one"));
+    await backend.generate(request(2, "batch two"));
+    await backend.generate(request(3, "batch three"));
+
+    const third = mock.chatRequests()[2]?.body.messages as Array<{ role: string; content: string }>;
+    expect(third.map((m) => m.role)).toEqual(["system", "user", "assistant", "user", "user"]);
+    expect(third[2]?.content).toBe("Good idea.");
   });
 
   it("keeps the system message byte-identical across dispatches; silent turns leave consecutive user messages", async () => {

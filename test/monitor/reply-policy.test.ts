@@ -129,3 +129,63 @@ describe("stripMarkdown", () => {
     expect(stripMarkdown("![logo](a.png) [https://x.io](https://x.io)")).toBe("logo https://x.io");
   });
 });
+
+describe("trimReply: emoji, Chinese and mixed text", () => {
+  it.each([
+    ["ZWJ sequence with a skin tone", "👩🏽‍💻 I'm on it, will report back soon.", "👩🏽‍💻"],
+    ["ZWJ flag", "🏳️‍🌈🏳️‍⚧️ both flags, what a great parade this year", "🏳️‍🌈"],
+    ["keycap", "#️⃣ is the keycap I use when ranking things", "#️⃣"],
+    ["Chinese", "好主意！我们明天就开始做吧。还有别的问题吗？", "好主意！"],
+    ["mixed, emoji inside", "Sounds good 👍 我同意。Let's ship it! 明天见。", "👍"],
+    ["already short, emoji intact", "👨‍👩‍👧‍👦👨‍👩‍👧‍👦 一家人！", "👨‍👩‍👧‍👦👨‍👩‍👧‍👦 一家人！"],
+  ])("reaction, %s", (_name, text, expected) => {
+    expect(trimReply(text, "reaction", policy)).toBe(expected);
+  });
+
+  it("short keeps two sentences of Chinese and of mixed text", () => {
+    expect(trimReply("好主意！我们明天就开始做吧。还有别的问题吗？我觉得没有了。", "short", policy)).toBe("好主意！我们明天就开始做吧。");
+    expect(trimReply("Sounds good 👍 我同意。Let's ship it! 明天见。", "short", policy)).toBe("Sounds good 👍 我同意。Let's ship it!");
+  });
+
+  it("the character cap never splits a flag, a skin-toned emoji or a keycap", () => {
+    expect(capChars("🇯🇵".repeat(30), 20, "…")).toBe(`${"🇯🇵".repeat(19)}…`);
+    expect(capChars("👍🏽".repeat(30), 20, "…")).toBe(`${"👍🏽".repeat(19)}…`);
+    expect(capChars("1️⃣2️⃣3️⃣".repeat(10), 10, "…")).toBe("1️⃣2️⃣3️⃣1️⃣2️⃣3️⃣1️⃣2️⃣3️⃣…");
+  });
+
+  it("a short first sentence does not throw away the rest of a long answer", () => {
+    const text = `Hi. ${"This sentence just goes on and on ".repeat(20)}end.`;
+    expect(trimReply(text, "long", { ...policy, maxCharsPerMessage: 60 })).toBe("Hi. This sentence just goes on and on This sentence just…");
+    const zh = `一。${"这是一个非常长的句子没有任何标点符号".repeat(10)}。`;
+    expect(trimReply(zh, "long", { ...policy, maxCharsPerMessage: 30 })).toBe("一。这是一个非常长的句子没有任何标点符号这是一个非常长的…");
+  });
+});
+
+describe("stripMarkdown keeps legitimate text", () => {
+  it.each([
+    ["arithmetic", "2*3*4 = 24, 3 * 4 = 12 and 2**10 = 1024", "2*3*4 = 24, 3 * 4 = 12 and 2**10 = 1024"],
+    ["identifiers", "snake_case_name, MY_CONST, foo__bar__baz", "snake_case_name, MY_CONST, foo__bar__baz"],
+    ["dunder names", "use __init__.py and the __dict__ attribute", "use __init__.py and the __dict__ attribute"],
+    ["C# and C++", "C# > Java, C++ and F#", "C# > Java, C++ and F#"],
+    ["URLs with underscores and stars", "see https://x.com/_foo_/a_b_c and https://x.com/*x*/y.", "see https://x.com/_foo_/a_b_c and https://x.com/*x*/y."],
+    ["autolinks", "see <https://x.com/__init__.py>", "see https://x.com/__init__.py"],
+    ["link targets", "see [the docs](https://x.io/a_b_c) now", "see the docs (https://x.io/a_b_c) now"],
+    ["code spans", "call `*args`, `__init__` and `a_b_`", "call *args, __init__ and a_b_"],
+    ["single-line triple backticks", "`a` and ``b`` and ```c```", "a and b and c"],
+    ["escapes and Windows paths", "C:\\_tmp_\\file and 2 \\* 3", "C:\\_tmp_\\file and 2 \\* 3"],
+    ["emails", "mail first_last@example.com", "mail first_last@example.com"],
+    ["hashtags", "#1 fan of #rust", "#1 fan of #rust"],
+  ])("%s", (_name, text, expected) => {
+    expect(stripMarkdown(text)).toBe(expected);
+  });
+
+  it("still strips real emphasis, also around URLs and in Chinese", () => {
+    expect(stripMarkdown("**Note:** *see https://x.com/_a_* and ~~old~~")).toBe("Note: see https://x.com/_a_ and old");
+    expect(stripMarkdown("这是**重要**的，__注意__")).toBe("这是重要的，注意");
+    expect(stripMarkdown("```py\nprint(*a)\n```\nDone.")).toBe("print(*a)\nDone.");
+  });
+
+  it("ignores private-use placeholders smuggled into the reply", () => {
+    expect(stripMarkdown("\uE0000\uE001 `x`")).toBe("0 x");
+  });
+});
