@@ -3,10 +3,10 @@
 // Real sockets on 127.0.0.1, the file state store in a temp dir.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { parseChannelConfig } from "../src/config/load.ts";
 import { createScriptedBackend } from "../src/host/deterministic.ts";
-import { startGroupServer, type GroupServer } from "../src/server/group-server.ts";
+import { startGroupServer } from "../src/server/group-server.ts";
 import { encodeSafeName } from "../src/state/safe-name.ts";
 import type { AgentBackend, GenerateRequest, GenerateResult } from "../src/types.ts";
 import {
@@ -16,29 +16,11 @@ import {
   lobbyConfig,
   startLobbyServer,
   startRecorded,
-  tempDir,
+  useRuntimeFixture,
   waitFor,
-  type RecordedIdentity,
 } from "./support/runtime-harness.ts";
 
-let server: GroupServer | undefined;
-let running: RecordedIdentity[] = [];
-let dirs: Array<{ remove(): void }> = [];
-
-afterEach(async () => {
-  await Promise.all(running.map((r) => r.close()));
-  await server?.close();
-  for (const d of dirs) d.remove();
-  server = undefined;
-  running = [];
-  dirs = [];
-});
-
-function stateDir(): string {
-  const d = tempDir("close");
-  dirs.push(d);
-  return d.dir;
-}
+const fx = useRuntimeFixture("close");
 
 function savedCursor(dir: string, identityId: string, groupId: string): number {
   const file = join(dir, encodeSafeName(identityId), `${encodeSafeName(groupId)}.group.json`);
@@ -69,14 +51,14 @@ describe("startIdentity close: a dispatch still working is not counted as handle
   // the socket closed went on to send, failed with CLOSED ("send-failed"), counted as handled, and
   // the saved cursor moved past a mention nobody answered.
   it("a model answer that lands while the transport closes is not sent and leaves the mention for the next run", async () => {
-    const dir = stateDir();
-    server = await startLobbyServer(["alice"]);
-    const config = lobbyConfig({ serverUrl: server.url, stateDir: dir, agents: ["alice"], lobby: HOLD });
+    const dir = fx.stateDir();
+    fx.server = await startLobbyServer(["alice"]);
+    const config = lobbyConfig({ serverUrl: fx.server.url, stateDir: dir, agents: ["alice"], lobby: HOLD });
     const backend = handBackend();
     const run1 = startRecorded({ config, identityId: "alice", backend });
-    running.push(run1);
+    fx.track(run1);
     await run1.ready;
-    server.post({ groupId: GROUP, sender: HUMAN, content: "Alice, status?" });
+    fx.server.post({ groupId: GROUP, sender: HUMAN, content: "Alice, status?" });
     await waitFor(() => backend.calls.length === 1, "the model call");
     // The answer arrives just as the transport starts closing.
     run1.connection.on("status", ({ status }) => {
@@ -90,20 +72,20 @@ describe("startIdentity close: a dispatch still working is not counted as handle
     expect(savedCursor(dir, "alice", GROUP)).toBe(0);
 
     const run2 = startRecorded({ config, identityId: "alice", backend: createScriptedBackend({ mode: "mention", replyText: "All green." }) });
-    running.push(run2);
+    fx.track(run2);
     await run2.ready;
-    await waitFor(() => server!.history(GROUP).length === 2, "the answer from run 2");
+    await waitFor(() => fx.server!.history(GROUP).length === 2, "the answer from run 2");
     expect(run2.decisions.map((d) => [d.trigger, d.messageIds, d.outcome.sent])).toEqual([["mention", ["1"], true]]);
-    expect(server.history(GROUP).map((m) => m.content)).toEqual(["Alice, status?", "All green."]);
+    expect(fx.server.history(GROUP).map((m) => m.content)).toEqual(["Alice, status?", "All green."]);
   });
 
   it("with one dispatch slot, close does not wait for another group's model call, and neither mention is lost", async () => {
-    const dir = stateDir();
+    const dir = fx.stateDir();
     const ALICE = { aid: "alice.agentcp.io", name: "Alice", token: "t" };
     const members = { [ALICE.aid]: { token: ALICE.token }, [HUMAN]: { human: true } };
-    server = await startGroupServer({ groups: { g1: { members }, g2: { members } }, rateLimit: null });
+    fx.server = await startGroupServer({ groups: { g1: { members }, g2: { members } }, rateLimit: null });
     const config = parseChannelConfig({
-      serverUrl: server.url,
+      serverUrl: fx.server.url,
       stateDir: dir,
       humans: [HUMAN],
       maxConcurrentDispatches: 1,
@@ -113,12 +95,12 @@ describe("startIdentity close: a dispatch still working is not counted as handle
     // A long model call (it honours the abort signal, as the openai SDK does).
     const backend = createScriptedBackend({ mode: "mention", latencyMs: 2000, replyText: "Done." });
     const alice = startRecorded({ config, identityId: "alice", backend });
-    running.push(alice);
+    fx.track(alice);
     await alice.ready;
-    server.post({ groupId: "g2", sender: HUMAN, content: "Alice, long question?" });
+    fx.server.post({ groupId: "g2", sender: HUMAN, content: "Alice, long question?" });
     await waitFor(() => backend.calls.length === 1, "g2's model call");
     // g1's mention waits for the only slot, behind g2's call.
-    server.post({ groupId: "g1", sender: HUMAN, content: "Alice, quick one?" });
+    fx.server.post({ groupId: "g1", sender: HUMAN, content: "Alice, quick one?" });
     await waitFor(() => alice.groupClient("g1")!.stats().dispatching, "g1 waiting for the slot");
 
     await alice.close();
@@ -128,8 +110,8 @@ describe("startIdentity close: a dispatch still working is not counted as handle
       ["g1", "group-closed"],
       ["g2", "group-closed"],
     ]);
-    expect(server.history("g1")).toHaveLength(1);
-    expect(server.history("g2")).toHaveLength(1);
+    expect(fx.server.history("g1")).toHaveLength(1);
+    expect(fx.server.history("g2")).toHaveLength(1);
     expect([savedCursor(dir, "alice", "g1"), savedCursor(dir, "alice", "g2")]).toEqual([0, 0]);
   });
 });

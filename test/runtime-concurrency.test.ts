@@ -1,26 +1,18 @@
 // maxConcurrentDispatches over real sockets: one identity in three groups, a model that takes a
 // while (scripted, mocked LLM), and a counter of calls in flight.
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { parseChannelConfig } from "../src/config/load.ts";
 import { createScriptedBackend } from "../src/host/deterministic.ts";
 import { startIdentity, type RunningIdentity } from "../src/runtime.ts";
-import { startGroupServer, type GroupServer } from "../src/server/group-server.ts";
+import { startGroupServer } from "../src/server/group-server.ts";
 import type { AgentBackend, GenerateRequest } from "../src/types.ts";
-import { GENEROUS_BUDGET, sleep, tempDir, waitFor } from "./support/runtime-harness.ts";
+import { GENEROUS_BUDGET, sleep, useRuntimeFixture, waitFor } from "./support/runtime-harness.ts";
 
 const ALICE = { aid: "alice.agentcp.io", name: "Alice", token: "t" };
 const HUMAN = "you.agentcp.io";
 const GROUPS = ["g1", "g2", "g3"];
 
-let server: GroupServer | undefined;
-let alice: RunningIdentity | undefined;
-const dirs: Array<{ remove(): void }> = [];
-afterEach(async () => {
-  await alice?.close();
-  await server?.close();
-  alice = server = undefined;
-  for (const d of dirs.splice(0)) d.remove();
-});
+const fx = useRuntimeFixture<RunningIdentity>("concurrency");
 
 /** Wraps a back-end to record the most calls that were ever in flight at once, and their order. */
 function countingBackend(inner: AgentBackend): AgentBackend & { maxInFlight: number; started: string[] } {
@@ -45,20 +37,19 @@ function countingBackend(inner: AgentBackend): AgentBackend & { maxInFlight: num
 
 async function run(maxConcurrentDispatches: number) {
   const members = { [ALICE.aid]: { token: ALICE.token }, [HUMAN]: { human: true } };
-  server = await startGroupServer({ groups: Object.fromEntries(GROUPS.map((g) => [g, { members }])), rateLimit: null });
-  const state = tempDir("concurrency");
-  dirs.push(state);
+  fx.server = await startGroupServer({ groups: Object.fromEntries(GROUPS.map((g) => [g, { members }])), rateLimit: null });
+  const state = fx.stateDir();
   const lobby = { bufferGateMs: 30, bufferGateMaxWaitMs: 300, cooldownMs: 30, delay: { enabled: false }, budget: GENEROUS_BUDGET };
   const config = parseChannelConfig({
-    serverUrl: server.url,
-    stateDir: state.dir,
+    serverUrl: fx.server.url,
+    stateDir: state,
     humans: [HUMAN],
     maxConcurrentDispatches,
     identities: { alice: ALICE },
     groups: Object.fromEntries(GROUPS.map((g) => [g, lobby])),
   });
   const backend = countingBackend(createScriptedBackend({ mode: "silent", latencyMs: 150 }));
-  alice = startIdentity({ config, identityId: "alice", backend, connection: { heartbeatMs: 0 } });
+  const alice = fx.track(startIdentity({ config, identityId: "alice", backend, connection: { heartbeatMs: 0 } }));
   await alice.ready;
   return backend;
 }
@@ -66,7 +57,7 @@ async function run(maxConcurrentDispatches: number) {
 describe("maxConcurrentDispatches", () => {
   it("1: three groups with talk at once get their model calls one after another", async () => {
     const backend = await run(1);
-    for (const g of GROUPS) server!.post({ groupId: g, sender: HUMAN, content: `hello ${g}` });
+    for (const g of GROUPS) fx.server!.post({ groupId: g, sender: HUMAN, content: `hello ${g}` });
     await waitFor(() => backend.started.length === 3, "three model calls", 5000);
     await sleep(200);
     expect(backend.maxInFlight).toBe(1);
@@ -74,7 +65,7 @@ describe("maxConcurrentDispatches", () => {
 
   it("3: the same three groups run their model calls side by side", async () => {
     const backend = await run(3);
-    for (const g of GROUPS) server!.post({ groupId: g, sender: HUMAN, content: `hello ${g}` });
+    for (const g of GROUPS) fx.server!.post({ groupId: g, sender: HUMAN, content: `hello ${g}` });
     await waitFor(() => backend.started.length === 3, "three model calls", 5000);
     expect(backend.maxInFlight).toBe(3);
   });
@@ -82,11 +73,11 @@ describe("maxConcurrentDispatches", () => {
   it("a mention waiting for the slot goes before unaddressed talk that waits too", async () => {
     const backend = await run(1);
     // g1's call takes the only slot; g2's unaddressed talk, then g3's mention, queue behind it.
-    server!.post({ groupId: "g1", sender: HUMAN, content: "hello g1" });
+    fx.server!.post({ groupId: "g1", sender: HUMAN, content: "hello g1" });
     await waitFor(() => backend.started.length === 1, "g1's call");
-    server!.post({ groupId: "g2", sender: HUMAN, content: "hello g2" });
+    fx.server!.post({ groupId: "g2", sender: HUMAN, content: "hello g2" });
     await sleep(80); // past g2's 30 ms buffer gate: its dispatch is queued
-    server!.post({ groupId: "g3", sender: HUMAN, content: "Alice, are you there?" });
+    fx.server!.post({ groupId: "g3", sender: HUMAN, content: "Alice, are you there?" });
     await waitFor(() => backend.started.length === 3, "all three calls", 5000);
     expect(backend.started).toEqual(["g1:normal", "g3:mention", "g2:normal"]);
   });

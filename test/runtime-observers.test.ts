@@ -1,9 +1,9 @@
 // Observers passed to startIdentity (transcript, events) are for display: a failure in one must
 // never stop messages from reaching the group client. Real sockets on 127.0.0.1.
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createScriptedBackend } from "../src/host/deterministic.ts";
 import { createMemoryLogger } from "../src/log.ts";
-import { startGroupServer, type GroupServer } from "../src/server/group-server.ts";
+import { startGroupServer } from "../src/server/group-server.ts";
 import type { GroupMessage } from "../src/types.ts";
 import {
   AGENTS,
@@ -14,37 +14,24 @@ import {
   lobbyConfig,
   settle,
   startRecorded,
-  tempDir,
+  useRuntimeFixture,
   waitFor,
-  type RecordedIdentity,
 } from "./support/runtime-harness.ts";
 
-let server: GroupServer | undefined;
-let running: RecordedIdentity[] = [];
-let dirs: Array<{ remove(): void }> = [];
-
-afterEach(async () => {
-  await Promise.all(running.map((r) => r.close()));
-  await server?.close();
-  for (const d of dirs) d.remove();
-  server = undefined;
-  running = [];
-  dirs = [];
-});
+const fx = useRuntimeFixture("observers");
 
 describe("startIdentity onMessages", () => {
   // Regression: an exception from the transcript observer refused the whole batch, the transport
   // re-pulled it with backoff, the observer threw again — and the group went deaf for good. A
   // `start`-style printer throws on a server timestamp past what Date can format (> 8.64e15).
   it("a transcript printer that throws on one message does not keep it (or later ones) from the group client", async () => {
-    const d = tempDir("observers");
-    dirs.push(d);
+    const dir = fx.stateDir();
     let stamp: number | undefined;
     const members = { [HUMAN]: { human: true }, [AGENTS.alice.aid]: { token: AGENTS.alice.token } };
-    server = await startGroupServer({ groups: { [GROUP]: { members } }, rateLimit: null, now: () => stamp ?? Date.now() });
+    fx.server = await startGroupServer({ groups: { [GROUP]: { members } }, rateLimit: null, now: () => stamp ?? Date.now() });
     const config = lobbyConfig({
-      serverUrl: server.url,
-      stateDir: d.dir,
+      serverUrl: fx.server.url,
+      stateDir: dir,
       agents: ["alice"],
       lobby: { bufferGateMs: 40, bufferGateMaxWaitMs: 300, cooldownMs: 0, delay: { enabled: false }, budget: GENEROUS_BUDGET },
     });
@@ -59,16 +46,16 @@ describe("startIdentity onMessages", () => {
         for (const m of messages) printed.push(`${new Date(m.timestamp).toISOString()} ${m.content}`);
       },
     });
-    running.push(alice);
+    fx.track(alice);
     await alice.ready;
 
-    server.post({ groupId: GROUP, sender: HUMAN, content: "first" });
+    fx.server.post({ groupId: GROUP, sender: HUMAN, content: "first" });
     stamp = 9e15;
-    server.post({ groupId: GROUP, sender: HUMAN, content: "from the far future" });
+    fx.server.post({ groupId: GROUP, sender: HUMAN, content: "from the far future" });
     stamp = undefined;
-    server.post({ groupId: GROUP, sender: HUMAN, content: "third" });
+    fx.server.post({ groupId: GROUP, sender: HUMAN, content: "third" });
     await waitFor(() => alice.groupClient(GROUP)!.stats().accepted === 3, "all three accepted", 3000);
-    await settle(server, [alice], 150);
+    await settle(fx.server, [alice], 150);
 
     expect(alice.groupClient(GROUP)!.stats()).toMatchObject({ received: 3, accepted: 3, dispatched: 3, dropped: { duplicate: 0 } });
     // Each once (inside a dispatch the far-future message sorts last, by server timestamp).

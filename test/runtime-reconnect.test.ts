@@ -2,7 +2,7 @@
 // like a crash) and restarted on the same port with the same history; the real group client, fed
 // by the transport through `startIdentity`, must receive every message exactly once and dispatch
 // each exactly once. Real sockets on 127.0.0.1, real time with bounded waits.
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createScriptedBackend } from "../src/host/deterministic.ts";
 import { startGroupServer, type GroupServer } from "../src/server/group-server.ts";
 import { createMemoryHistoryStore, type GroupHistoryStore } from "../src/server/history-store.ts";
@@ -16,23 +16,12 @@ import {
   lobbyConfig,
   settle,
   startRecorded,
-  tempDir,
+  useRuntimeFixture,
   waitFor,
   type RecordedIdentity,
 } from "./support/runtime-harness.ts";
 
-let server: GroupServer | undefined;
-let running: RecordedIdentity[] = [];
-let dirs: Array<{ remove(): void }> = [];
-
-afterEach(async () => {
-  await Promise.all(running.map((r) => r.close()));
-  await server?.close();
-  for (const d of dirs) d.remove();
-  server = undefined;
-  running = [];
-  dirs = [];
-});
+const fx = useRuntimeFixture("reconnect");
 
 const MEMBERS = { [HUMAN]: { human: true }, [AGENTS.alice.aid]: { token: AGENTS.alice.token } };
 
@@ -44,9 +33,8 @@ const FAST = { bufferGateMs: 40, bufferGateMaxWaitMs: 300, cooldownMs: 0, delay:
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => String(from + i));
 
 function startAlice(url: string, backend = createScriptedBackend({ mode: "silent" })) {
-  const d = tempDir("reconnect");
-  dirs.push(d);
-  const config = lobbyConfig({ serverUrl: url, stateDir: d.dir, agents: ["alice"], lobby: FAST });
+  const dir = fx.stateDir();
+  const config = lobbyConfig({ serverUrl: url, stateDir: dir, agents: ["alice"], lobby: FAST });
   const fed: string[] = [];
   const alice = startRecorded({
     config,
@@ -54,36 +42,36 @@ function startAlice(url: string, backend = createScriptedBackend({ mode: "silent
     backend,
     onMessages: (_g, messages: readonly GroupMessage[]) => fed.push(...messages.map((m) => m.msgId)),
   });
-  running.push(alice);
+  fx.track(alice);
   return { alice, fed };
 }
 
 const accepted = (r: RecordedIdentity) => r.events.flatMap((e) => (e.type === "accepted" ? [e.message.msgId] : []));
 const post = (from: number, to: number) => {
-  for (let i = from; i <= to; i++) server!.post({ groupId: GROUP, sender: HUMAN, content: `note ${i}` });
+  for (let i = from; i <= to; i++) fx.server!.post({ groupId: GROUP, sender: HUMAN, content: `note ${i}` });
 };
 
 describe("startIdentity: the group server is killed mid-stream and restarted", () => {
   it("the client reconnects, pulls what it missed, and the group client receives and dispatches every message exactly once", async () => {
     const history = createMemoryHistoryStore();
-    server = await lobby(history);
-    const port = server.port;
-    const { alice, fed } = startAlice(server.url);
+    fx.server = await lobby(history);
+    const port = fx.server.port;
+    const { alice, fed } = startAlice(fx.server.url);
     await alice.ready;
 
     post(1, 10);
     await waitFor(() => accepted(alice).length === 10, "the first ten accepted");
     // Mid-stream: these pushes race the kill; whichever are lost must come back by pull.
     post(11, 15);
-    await server.kill();
+    await fx.server.kill();
     await waitFor(() => alice.connection.status === "reconnecting" || alice.connection.status === "connecting", "reconnecting");
-    server = await lobby(history, port);
+    fx.server = await lobby(history, port);
     // Posted while Alice is away: only a pull can deliver these.
     post(16, 20);
     await waitFor(() => alice.connection.status === "open", "open again");
     post(21, 25);
     await waitFor(() => accepted(alice).length >= 25, "all 25 accepted");
-    await settle(server, [alice], 200);
+    await settle(fx.server, [alice], 200);
 
     const client = alice.groupClient(GROUP)!;
     expect(fed).toEqual(range(1, 25));
@@ -95,29 +83,29 @@ describe("startIdentity: the group server is killed mid-stream and restarted", (
 
   it("own replies and mentions around the crash: each message (ours included) reaches the group client once, each mention is answered once", async () => {
     const history = createMemoryHistoryStore();
-    server = await lobby(history);
-    const port = server.port;
+    fx.server = await lobby(history);
+    const port = fx.server.port;
     const backend = createScriptedBackend({ mode: "mention", replyText: (r) => `Answer to #${r.messages.filter((m) => m.isMention).at(-1)!.msgId}.` });
-    const { alice, fed } = startAlice(server.url, backend);
+    const { alice, fed } = startAlice(fx.server.url, backend);
     await alice.ready;
 
     // #1–#4 chatter, #5 names Alice → her reply is #6, echoed back to her.
     post(1, 4);
-    server.post({ groupId: GROUP, sender: HUMAN, content: "Alice, are you there?" });
+    fx.server.post({ groupId: GROUP, sender: HUMAN, content: "Alice, are you there?" });
     await waitFor(() => alice.groupClient(GROUP)!.stats().dropped.self === 1, "the echo of alice's first reply");
     post(7, 11);
-    await server.kill();
+    await fx.server.kill();
     await waitFor(() => alice.connection.status !== "open", "the drop noticed");
-    server = await lobby(history, port);
+    fx.server = await lobby(history, port);
     // While Alice is away: #12–#14 chatter, #15 names her.
     post(12, 14);
-    server.post({ groupId: GROUP, sender: HUMAN, content: "Alice, back yet?" });
-    await waitFor(() => server!.history(GROUP).length === 16, "alice's second reply");
+    fx.server.post({ groupId: GROUP, sender: HUMAN, content: "Alice, back yet?" });
+    await waitFor(() => fx.server!.history(GROUP).length === 16, "alice's second reply");
     post(17, 20);
     await waitFor(() => fed.length === 20, "all 20 fed");
-    await settle(server, [alice], 200);
+    await settle(fx.server, [alice], 200);
 
-    expect(server.history(GROUP).filter((m) => m.sender === AGENTS.alice.aid).map((m) => [m.msgId, m.content])).toEqual([
+    expect(fx.server.history(GROUP).filter((m) => m.sender === AGENTS.alice.aid).map((m) => [m.msgId, m.content])).toEqual([
       ["6", "Answer to #5."],
       ["16", "Answer to #15."],
     ]);

@@ -4,6 +4,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { afterEach } from "vitest";
 import { parseChannelConfig } from "../../src/config/load.ts";
 import type { ChannelConfigInput, GroupOverrides } from "../../src/config/schema.ts";
 import type { GroupClientEvent } from "../../src/group/group-client.ts";
@@ -34,6 +35,50 @@ export const GENEROUS_BUDGET = {
 export function tempDir(prefix: string): { dir: string; remove(): void } {
   const dir = mkdtempSync(join(tmpdir(), `acp-${prefix}-`));
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export interface RuntimeFixture<I extends RunningIdentity = RecordedIdentity> {
+  /** The group server the current test started, if any; closed after each test. */
+  server: GroupServer | undefined;
+  /** The identities the current test tracked, in the order it started them. */
+  readonly running: readonly I[];
+  /** Tracks an identity so it is closed after the test; returns it. */
+  track<T extends I>(identity: T): T;
+  /** A fresh temp state directory, removed after the test. */
+  stateDir(prefix?: string): string;
+}
+
+/**
+ * The per-test fixture of the runtime tests: registers an `afterEach` that closes every tracked
+ * identity, then the server, then removes the temp dirs. Call it once, at the top of a test file.
+ */
+export function useRuntimeFixture<I extends RunningIdentity = RecordedIdentity>(defaultPrefix: string): RuntimeFixture<I> {
+  let running: I[] = [];
+  let dirs: Array<{ remove(): void }> = [];
+  const fixture: RuntimeFixture<I> = {
+    server: undefined,
+    get running() {
+      return running;
+    },
+    track(identity) {
+      running.push(identity);
+      return identity;
+    },
+    stateDir(prefix = defaultPrefix) {
+      const d = tempDir(prefix);
+      dirs.push(d);
+      return d.dir;
+    },
+  };
+  afterEach(async () => {
+    await Promise.all(running.map((r) => r.close()));
+    await fixture.server?.close();
+    for (const d of dirs) d.remove();
+    fixture.server = undefined;
+    running = [];
+    dirs = [];
+  });
+  return fixture;
 }
 
 /** The local group server with the given agents and the human as members; no rate limit. */
