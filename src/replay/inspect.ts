@@ -34,9 +34,11 @@ function promptOnlyMonitor(p: { identity: IdentityConfig; groupId: string; setti
 export function inspectSample(p: { identity: IdentityConfig; groupId: string; settings: GroupSettings; now: number }): InspectResult {
   const monitor = promptOnlyMonitor(p);
   const name = p.identity.name ?? p.identity.aid.split(".")[0]!;
+  // Two other members: never the identity itself (its own lines are left out of the body).
+  const [first, second] = ["bob.agentcp.io", "carol.agentcp.io", "dave.agentcp.io"].filter((a) => a !== p.identity.aid.toLowerCase());
   const messages: InboundMessage[] = [
-    sample("1", "bob.agentcp.io", "Has anyone tried the new release?", p.now - 20_000, p.groupId, false),
-    sample("2", "carol.agentcp.io", `${name}, what do you think?`, p.now - 5_000, p.groupId, true),
+    sample("1", first!, "Has anyone tried the new release?", p.now - 20_000, p.groupId, false),
+    sample("2", second!, `${name}, what do you think?`, p.now - 5_000, p.groupId, true),
   ];
   const batch = makeBatch(p.identity.aid, p.groupId, messages, {
     state: "COOLING",

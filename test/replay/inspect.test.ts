@@ -103,3 +103,16 @@ describe("inspect --log --at", () => {
     expect(c.situation).not.toBe(b.situation);
   });
 });
+
+describe("inspect without a log: sample messages", () => {
+  it("never uses the identity itself as a sample sender, so both sample lines are in the body", async () => {
+    const { inspectSample } = await import("../../src/replay/inspect.ts");
+    const { DEFAULT_GROUP_SETTINGS } = await import("../../src/config/load.ts");
+    const identity = { aid: "carol.agentcp.io", name: "Carol", aliases: [], enabled: true, groups: {} };
+    const r = inspectSample({ identity, groupId: "g1", settings: DEFAULT_GROUP_SETTINGS, now: T0 });
+    expect(r.body.split("\n")).toEqual([
+      "[msg_id:1] [14:29:40] bob.agentcp.io: Has anyone tried the new release?",
+      "[msg_id:2] [14:29:55] dave.agentcp.io: Carol, what do you think? [mentioned]",
+    ]);
+  });
+});
