@@ -90,8 +90,18 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
   const store = p.store ?? createFileStateStore({ dir: config.stateDir ?? defaultStateDir(), logger });
   const runtimes = new Map<string, GroupRuntime>();
   // Each group dispatches one batch at a time (its lock); across groups, at most this many model
-  // calls run at once, so a burst in many groups cannot fan out into as many parallel calls.
-  const dispatchQueue = new PQueue({ concurrency: config.maxConcurrentDispatches });
+  // calls run at once, so a burst in many groups cannot fan out into as many parallel calls. Only
+  // the call itself takes a slot: a reply waiting out its human-like delay holds none, and a
+  // mention's call goes ahead of unaddressed talk waiting for one.
+  const modelCalls = new PQueue({ concurrency: config.maxConcurrentDispatches });
+  const backend: AgentBackend = {
+    name: p.backend.name,
+    generate: (request) =>
+      modelCalls.add(() => p.backend.generate(request), {
+        priority: request.mentionInfo.mentioned ? 1 : 0,
+        ...(request.signal ? { signal: request.signal } : {}),
+      }),
+  };
   let closing: Promise<void> | undefined;
 
   const persistedOf = (g: GroupRuntime): PersistedGroupState => {
@@ -133,7 +143,7 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
       groupId,
       settings,
       humans: config.humans,
-      backend: p.backend,
+      backend,
       sender: { sendMessage: (m) => connection.sendMessage(m) },
       logger: glog,
       ...(p.random ? { random: p.random } : {}),
@@ -146,8 +156,7 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
       groupId,
       identity,
       settings,
-      // A mention goes ahead of unaddressed talk waiting for a free slot.
-      dispatch: (batch) => dispatchQueue.add(() => g.monitor.handle(batch), { priority: batch.mentionInfo.mentioned ? 1 : 0 }),
+      dispatch: g.monitor.handle,
       logger: glog,
       restored: { cursor: restored?.cursor ?? 0, lastSelfSpeakAt: restored?.lastSelfSpeakAt ?? null },
       onEvent: (e) => {

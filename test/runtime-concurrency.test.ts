@@ -35,11 +35,11 @@ function countingBackend(inner: AgentBackend): AgentBackend & { maxInFlight: num
   return out;
 }
 
-async function run(maxConcurrentDispatches: number) {
+async function run(maxConcurrentDispatches: number, opts: { mode?: "silent" | "always"; delay?: object } = {}) {
   const members = { [ALICE.aid]: { token: ALICE.token }, [HUMAN]: { human: true } };
   fx.server = await startGroupServer({ groups: Object.fromEntries(GROUPS.map((g) => [g, { members }])), rateLimit: null });
   const state = fx.stateDir();
-  const lobby = { bufferGateMs: 30, bufferGateMaxWaitMs: 300, cooldownMs: 30, delay: { enabled: false }, budget: GENEROUS_BUDGET };
+  const lobby = { bufferGateMs: 30, bufferGateMaxWaitMs: 300, cooldownMs: 30, delay: opts.delay ?? { enabled: false }, budget: GENEROUS_BUDGET };
   const config = parseChannelConfig({
     serverUrl: fx.server.url,
     stateDir: state,
@@ -48,7 +48,9 @@ async function run(maxConcurrentDispatches: number) {
     identities: { alice: ALICE },
     groups: Object.fromEntries(GROUPS.map((g) => [g, lobby])),
   });
-  const backend = countingBackend(createScriptedBackend({ mode: "silent", latencyMs: 150 }));
+  const backend = countingBackend(
+    createScriptedBackend({ mode: opts.mode ?? "silent", latencyMs: 150, replyText: (r) => `Answer for ${r.groupId}, number ${r.dispatchId}.` }),
+  );
   const alice = fx.track(startIdentity({ config, identityId: "alice", backend, connection: { heartbeatMs: 0 } }));
   await alice.ready;
   return backend;
@@ -80,5 +82,19 @@ describe("maxConcurrentDispatches", () => {
     fx.server!.post({ groupId: "g3", sender: HUMAN, content: "Alice, are you there?" });
     await waitFor(() => backend.started.length === 3, "all three calls", 5000);
     expect(backend.started).toEqual(["g1:normal", "g3:mention", "g2:normal"]);
+  });
+
+  it("a reply waiting out its send delay holds no slot: another group's call runs meanwhile", async () => {
+    // One slot; every reply waits 1.5 s before it is sent. g1's call (150 ms) ends, then its reply
+    // waits; g2's call must start during that wait.
+    const backend = await run(1, { mode: "always", delay: { enabled: true, fastMs: [1500, 1500], normalMs: [1500, 1500], slowMs: [1500, 1500] } });
+    fx.server!.post({ groupId: "g1", sender: HUMAN, content: "hello g1" });
+    await waitFor(() => backend.started.length === 1, "g1's call");
+    await sleep(300); // g1's call is done; its reply waits in the delay gate
+    fx.server!.post({ groupId: "g2", sender: HUMAN, content: "hello g2" });
+    await waitFor(() => backend.started.length === 2, "g2's call", 1000);
+    // g1's reply has not been sent yet: g2's call did not wait for it.
+    expect(fx.server!.history("g1").filter((m) => m.sender === ALICE.aid)).toEqual([]);
+    await waitFor(() => fx.server!.history("g1").some((m) => m.sender === ALICE.aid), "g1's reply", 3000);
   });
 });
