@@ -136,8 +136,9 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
     const settings = resolveGroupSettings(config, identity, groupId);
     const restored = store.loadGroup(identityId, groupId);
     const glog = childLogger(logger, { group: groupId });
-    const g = { groupId, restoredCursor: restored?.cursor ?? 0, unsettled: new Set(), inFlight: new Map(), saveTimer: undefined } as Partial<GroupRuntime> as GroupRuntime;
-    g.monitor = createGroupMonitor({
+    // The callbacks below only run once `g` is assigned (after the first message or dispatch).
+    let g: GroupRuntime;
+    const monitor = createGroupMonitor({
       identityId,
       identity,
       groupId,
@@ -151,12 +152,12 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
       onStateChange: () => saveSoon(g),
       ...(p.onDecision ? { onDecision: p.onDecision } : {}),
     });
-    g.client = initGroupClientForIdentity({
+    const client = initGroupClientForIdentity({
       identityId,
       groupId,
       identity,
       settings,
-      dispatch: g.monitor.handle,
+      dispatch: monitor.handle,
       logger: glog,
       restored: { cursor: restored?.cursor ?? 0, lastSelfSpeakAt: restored?.lastSelfSpeakAt ?? null },
       onEvent: (e) => {
@@ -168,6 +169,7 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
         p.onGroupEvent?.(groupId, e);
       },
     });
+    g = { groupId, client, monitor, restoredCursor: restored?.cursor ?? 0, unsettled: new Set(), inFlight: new Map(), saveTimer: undefined };
     runtimes.set(groupId, g);
   }
 
