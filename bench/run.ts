@@ -164,7 +164,7 @@ async function benchMemory(): Promise<void> {
 }
 
 async function benchReplay(): Promise<void> {
-  const file = fileURLToPath(new URL("../../shared/data/irc-dev/ubuntu-2010-08-17.jsonl", import.meta.url));
+  const file = fileURLToPath(new URL("../test/fixtures/irc-dev/ubuntu-2010-08-17.jsonl", import.meta.url));
   let textIn: string;
   try {
     textIn = readFileSync(file, "utf8");

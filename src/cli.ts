@@ -1,16 +1,13 @@
 // `acp-group start | replay | inspect`. Errors are printed as one clear line (no stack trace);
 // `--debug` or ACP_GROUP_DEBUG=1 adds the stack for bug reports.
 import { readFileSync } from "node:fs";
-import { parseArgs, type ParseArgsConfig } from "node:util";
+import { intOption, list, parse, UsageError } from "./cli-args.ts";
 import { ConfigError, DEFAULT_GROUP_SETTINGS, loadConfigFile, resolveGroupSettings } from "./config/load.ts";
 import { LogParseError, parseLog, type ParsedLog } from "./replay/log.ts";
 import { runReplay, type ReplayReport } from "./replay/replay.ts";
 import { inspectAt, inspectSample } from "./replay/inspect.ts";
 import type { ChannelConfig, GroupSettings, IdentityConfig } from "./types.ts";
 
-export class UsageError extends Error {
-  readonly code = "USAGE";
-}
 
 const USAGE = `Usage: acp-group <command> [options]
 
@@ -28,6 +25,8 @@ Run 'acp-group <command> --help' for details.`;
 
 type Io = { out: (s: string) => void; err: (s: string) => void };
 const defaultIo: Io = { out: (s) => process.stdout.write(s + "\n"), err: (s) => process.stderr.write(s + "\n") };
+
+export { UsageError } from "./cli-args.ts";
 
 export async function main(argv: string[], io: Io = defaultIo): Promise<number> {
   const [command, ...rest] = argv;
@@ -71,22 +70,6 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
   }
 }
 
-export function parse<T extends NonNullable<ParseArgsConfig["options"]>>(args: string[], options: T, allowPositionals = false) {
-  try {
-    return parseArgs({ args, options: { ...options, help: { type: "boolean" } }, allowPositionals, strict: true });
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
-}
-
-export function intOption(value: string | undefined, name: string, min = 0): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < min) throw new UsageError(`expected \`--${name}\` to be an integer ≥ ${min}, got \`${value}\``);
-  return n;
-}
-
-const list = (v: string | undefined) => (v ? v.split(",").map((s) => s.trim()).filter(Boolean) : []);
 
 function settingsFor(config: ChannelConfig | undefined, identity: IdentityConfig | undefined, groupId: string): GroupSettings {
   return config ? resolveGroupSettings(config, identity, groupId) : DEFAULT_GROUP_SETTINGS;
@@ -177,6 +160,7 @@ function clock(ts: number): string {
 
 function printTimeline(report: ReplayReport, lines: readonly { id: string; ts: number; sender: string; content: string }[], io: Io): void {
   const byId = new Map(lines.map((l) => [l.id, l]));
+  const flagsById = new Map(report.messages.map((m) => [m.id, m]));
   for (const d of report.dispatches) {
     const o = d.outcome;
     const verdict = o.sent ? `sent ${o.replyType}: ${JSON.stringify(o.text)}` : `skipped (${o.skipReason ?? "?"})`;
@@ -187,7 +171,7 @@ function printTimeline(report: ReplayReport, lines: readonly { id: string; ts: n
     );
     for (const id of d.messageIds) {
       const l = byId.get(id);
-      const m = report.messages.find((x) => x.id === id);
+      const m = flagsById.get(id);
       if (l && m && (m.isMention || m.engaged)) io.out(`            ${m.isMention ? "[mentioned]" : "[engaged]  "} ${l.sender}: ${l.content.slice(0, 100)}`);
     }
   }
@@ -203,6 +187,14 @@ function printTimeline(report: ReplayReport, lines: readonly { id: string; ts: n
   const drops = new Map<string, number>();
   for (const d of report.drops) drops.set(d.reason, (drops.get(d.reason) ?? 0) + 1);
   if (drops.size) io.out(`drops: ${[...drops].map(([k, v]) => `${k}=${v}`).join(", ")}`);
+  const a = report.addressed;
+  if (a) {
+    io.out(
+      `addressed (annotated): ${a.reached}/${a.gold} reached a model call (${(a.reachRate * 100).toFixed(0)}%), ` +
+        `wait p50 ${(a.waitP50Ms / 1000).toFixed(1)} s, p95 ${(a.waitP95Ms / 1000).toFixed(1)} s; ` +
+        `flags precision ${a.precision.toFixed(2)}, recall ${a.recall.toFixed(2)}`,
+    );
+  }
 }
 
 async function inspectCommand(args: string[], io: Io): Promise<number> {

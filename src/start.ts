@@ -5,7 +5,7 @@ import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { listGroupsForIdentity, loadConfigFile } from "./config/load.ts";
-import { intOption, parse, UsageError } from "./cli.ts";
+import { intOption, parse, UsageError } from "./cli-args.ts";
 import { createScriptedBackend } from "./host/deterministic.ts";
 import { createConversationRegistry } from "./host/conversation-store.ts";
 import { createOpenAIBackend, resolveLlmSettings } from "./host/standalone.ts";

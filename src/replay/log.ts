@@ -9,6 +9,12 @@ export interface LogLine {
   line: number;
   /** Optional: ids this message replies to (used as reply metadata). */
   replyTo?: string[];
+  /**
+   * Optional human annotation: who the line is meant for. Present only where the log is
+   * annotated (a line with `annotated: false` carries none), so its absence means "unknown",
+   * not "addressed to nobody".
+   */
+  directedTo?: string[];
 }
 
 export class LogParseError extends Error {
@@ -61,6 +67,7 @@ function parseLine(text: string, line: number): LogLine {
   }
   const out: LogLine = { id: String(o.id), ts, sender: o.sender, content: o.content, line };
   if (Array.isArray(o.replyTo)) out.replyTo = o.replyTo.filter((x): x is string => typeof x === "string");
+  if (Array.isArray(o.directedTo) && o.annotated !== false) out.directedTo = o.directedTo.filter((x): x is string => typeof x === "string");
   return out;
 }
 

@@ -8,6 +8,7 @@ import { initDedup } from "../monitor/dedup.ts";
 import { createGroupMonitor, type DispatchDecision } from "../monitor/monitor.ts";
 import { createScriptedBackend, type ScriptedMode } from "../host/deterministic.ts";
 import type { DropReason, GroupMessage, GroupSettings, IdentityConfig, ReplyType, SkipReason, VitalityState } from "../types.ts";
+import { isDirectedAt, measureAddressed, percentile, type AddressedReport } from "./addressed.ts";
 import { batchByTimestamp, type LogLine } from "./log.ts";
 
 export const REPLAY_GROUP_ID = "replay";
@@ -49,8 +50,18 @@ export interface ReplayDispatch {
   };
 }
 
+export interface ReplayMessage {
+  id: string;
+  isMention: boolean;
+  engaged: boolean;
+  /** Carried by a dispatch whose model was called. */
+  reached: boolean;
+  /** The log's annotation: meant for the persona (true/false), or null where not annotated. */
+  directed: boolean | null;
+}
+
 export interface ReplayReport {
-  messages: Array<{ id: string; isMention: boolean; engaged: boolean }>;
+  messages: ReplayMessage[];
   dispatches: ReplayDispatch[];
   drops: Array<{ id: string; reason: DropReason }>;
   summary: {
@@ -67,6 +78,8 @@ export interface ReplayReport {
     skipped: Partial<Record<SkipReason, number>>;
     replyTypes: Partial<Record<ReplyType, number>>;
   };
+  /** Reach of the lines annotated as meant for the persona; null when the log has no annotations. */
+  addressed: AddressedReport | null;
 }
 
 function mulberry32(seed: number): () => number {
@@ -80,11 +93,6 @@ function mulberry32(seed: number): () => number {
   };
 }
 
-export function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return 0;
-  const idx = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[idx]!;
-}
 
 export async function runReplay(lines: readonly LogLine[], opts: ReplayOptions): Promise<ReplayReport> {
   await initDedup();
@@ -111,6 +119,7 @@ export async function runReplay(lines: readonly LogLine[], opts: ReplayOptions):
     dispatches: [],
     drops: [],
     summary: { messages: lines.length, dispatches: 0, mentions: 0, maxWaitMs: 0, p95WaitMs: 0, maxMentionWaitMs: 0, modelCalls: 0, sent: 0, skipped: {}, replyTypes: {} },
+    addressed: null,
   };
   try {
     const flags = new Map<string, { isMention: boolean; engaged: boolean }>();
@@ -195,11 +204,23 @@ export async function runReplay(lines: readonly LogLine[], opts: ReplayOptions):
     monitor.close();
     report.summary.modelCalls = backend.calls.length;
 
+    // A message is reached by the first dispatch that carried it and called the model.
+    const modelCallAt = new Map<string, number>();
+    for (const d of report.dispatches) {
+      if (!d.outcome.modelCalled) continue;
+      for (const id of d.messageIds) if (!modelCallAt.has(id)) modelCallAt.set(id, d.at);
+    }
     const waits: number[] = [];
     let maxMentionWait = 0;
     for (const l of lines) {
       const f = flags.get(l.id) ?? { isMention: false, engaged: false };
-      report.messages.push({ id: l.id, isMention: f.isMention, engaged: f.engaged });
+      report.messages.push({
+        id: l.id,
+        isMention: f.isMention,
+        engaged: f.engaged,
+        reached: modelCallAt.has(l.id),
+        directed: isPersona(l.sender) ? null : isDirectedAt(l, opts.persona),
+      });
       if (f.isMention) report.summary.mentions++;
       const at = firstDispatchAt.get(l.id);
       if (at !== undefined) {
@@ -214,6 +235,7 @@ export async function runReplay(lines: readonly LogLine[], opts: ReplayOptions):
     s.maxWaitMs = waits.at(-1) ?? 0;
     s.p95WaitMs = percentile(waits, 95);
     s.maxMentionWaitMs = maxMentionWait;
+    report.addressed = measureAddressed({ lines, isPersona, persona: opts.persona, flags, modelCallAt });
     for (const d of report.dispatches) {
       if (d.outcome.sent) s.sent++;
       else if (d.outcome.skipReason) s.skipped[d.outcome.skipReason] = (s.skipped[d.outcome.skipReason] ?? 0) + 1;

@@ -34,18 +34,20 @@ describe("replay --json: the seed §4.3 timeline", () => {
   it("T+0 a×3, T+1s b×2, T+2s c×4, T+2.5s d×1 naming alice → one mention dispatch at T+2.5s with all 10 in order", async () => {
     const report = await replayJson(dir.jsonl("seed.jsonl", SEED_TIMELINE));
 
-    expect(Object.keys(report).sort()).toEqual(["dispatches", "drops", "messages", "summary"]);
+    expect(Object.keys(report).sort()).toEqual(["addressed", "dispatches", "drops", "messages", "summary"]);
+    // No annotations in this log: nothing to measure reach against.
+    expect(report.addressed).toBeNull();
     expect(report.messages).toEqual([
-      { id: "a1", isMention: false, engaged: false },
-      { id: "a2", isMention: false, engaged: false },
-      { id: "a3", isMention: false, engaged: false },
-      { id: "b1", isMention: false, engaged: false },
-      { id: "b2", isMention: false, engaged: false },
-      { id: "c1", isMention: false, engaged: false },
-      { id: "c2", isMention: false, engaged: false },
-      { id: "c3", isMention: false, engaged: false },
-      { id: "c4", isMention: false, engaged: false },
-      { id: "d1", isMention: true, engaged: false },
+      { id: "a1", isMention: false, engaged: false, reached: true, directed: null },
+      { id: "a2", isMention: false, engaged: false, reached: true, directed: null },
+      { id: "a3", isMention: false, engaged: false, reached: true, directed: null },
+      { id: "b1", isMention: false, engaged: false, reached: true, directed: null },
+      { id: "b2", isMention: false, engaged: false, reached: true, directed: null },
+      { id: "c1", isMention: false, engaged: false, reached: true, directed: null },
+      { id: "c2", isMention: false, engaged: false, reached: true, directed: null },
+      { id: "c3", isMention: false, engaged: false, reached: true, directed: null },
+      { id: "c4", isMention: false, engaged: false, reached: true, directed: null },
+      { id: "d1", isMention: true, engaged: false, reached: true, directed: null },
     ]);
     expect(report.dispatches).toEqual([
       {
@@ -93,9 +95,9 @@ describe("replay: the persona's own lines", () => {
     );
     expect(report.drops).toEqual([{ id: "s1", reason: "self" }]);
     expect(report.messages).toEqual([
-      { id: "b1", isMention: false, engaged: false },
-      { id: "s1", isMention: false, engaged: false },
-      { id: "c1", isMention: true, engaged: false },
+      { id: "b1", isMention: false, engaged: false, reached: true, directed: null },
+      { id: "s1", isMention: false, engaged: false, reached: false, directed: null },
+      { id: "c1", isMention: true, engaged: false, reached: true, directed: null },
     ]);
     expect(report.dispatches.map((d) => [d.at, d.trigger, d.messageIds, d.batchesMerged, d.vitality])).toEqual([
       [T0 + 2000, "mention", ["b1", "c1"], 2, { state: "ACTIVE", messagesIn5m: 3, uniqueSpeakersIn5m: 3, myMessagesIn5m: 1 }],
