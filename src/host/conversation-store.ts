@@ -1,8 +1,8 @@
 // Seed 002 (AgentContext) for the standalone back-end: one conversation per (identity, group).
 //   [0] system    — the stable ACP prefix; set once, never changed (provider prefix cache)
 //   [1] user      — optional summary of compressed older turns
-//   …   user      — situation + formatted messages of one dispatch (consecutive when silent)
-//   …   assistant — the model's reply, with usage metadata
+//   …   user      — situation + formatted messages of one dispatch
+//   …   assistant — the model's reply, with usage metadata (`NO_REPLY`, tagged silent, when it stayed silent)
 // Entries carry tags (seed 002's kwargs: `dispatch`, `trigger`) and a store-wide `turn`
 // number. Dispatch ids restart at 1 with the process, turns never do, so rollback and range
 // removal go by turn.
@@ -110,12 +110,12 @@ export class ConversationStore {
     return turn;
   }
 
-  appendAssistant(p: { turn: number; content: string; dispatch: number; trigger: TriggerType; usage?: Usage; model?: string }): void {
+  appendAssistant(p: { turn: number; content: string; dispatch: number; trigger: TriggerType; silent?: boolean; usage?: Usage; model?: string }): void {
     this.#entries.push({
       role: "assistant",
       content: p.content,
       turn: p.turn,
-      tags: { dispatch: p.dispatch, trigger: p.trigger },
+      tags: { dispatch: p.dispatch, trigger: p.trigger, ...(p.silent ? { silent: 1 } : {}) },
       ...(p.usage ? { usage: p.usage } : {}),
       ...(p.model ? { model: p.model } : {}),
     });
@@ -242,7 +242,7 @@ function summarize(removed: readonly ConversationEntry[]): SummaryInfo {
       for (const s of e.senders ?? []) senders.add(s);
       const trigger = String(e.tags.trigger ?? "normal");
       info.triggers[trigger] = (info.triggers[trigger] ?? 0) + 1;
-    } else if (e.role === "assistant") {
+    } else if (e.role === "assistant" && e.tags.silent !== 1) {
       info.replies += 1;
       info.recentReplies.push(shorten(e.content));
     }

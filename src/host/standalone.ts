@@ -151,6 +151,48 @@ function situationOf(request: GenerateRequest): string {
   return systemPrompt.slice(stablePrefix.length).replace(/^\n\n/, "");
 }
 
+/**
+ * The user turn of one dispatch: the situation block, then the messages. The system message
+ * stays the stable prefix alone, so the provider's prompt cache keeps hitting.
+ */
+export function userTurnContent(request: Pick<GenerateRequest, "systemPrompt" | "stablePrefix" | "body">): string {
+  return `${situationOf(request as GenerateRequest)}\n\n${request.body}`;
+}
+
+/** The chat completions request body for `messages`, as this back-end sends it (without `stream`). */
+export function chatRequestBody(settings: Pick<ResolvedLlmSettings, "model" | "maxTokens" | "temperature">, messages: ChatMessage[]) {
+  return {
+    model: settings.model,
+    messages,
+    max_tokens: settings.maxTokens,
+    ...(settings.temperature !== undefined ? { temperature: settings.temperature } : {}),
+  };
+}
+
+/**
+ * What the back-end would send for `request` after the stored `history` (the conversation's
+ * chat messages, system message first), without changing any store: for `inspect --as-sent`.
+ */
+export function previewChatRequest(p: {
+  settings: Pick<ResolvedLlmSettings, "model" | "maxTokens" | "temperature">;
+  history: ChatMessage[] | undefined;
+  request: Pick<GenerateRequest, "systemPrompt" | "stablePrefix" | "body">;
+}) {
+  const history = p.history?.length ? p.history : [{ role: "system" as const, content: p.request.stablePrefix }];
+  return chatRequestBody(p.settings, joinUserTurns([...history, { role: "user", content: userTurnContent(p.request) }]));
+}
+
+/** Consecutive user messages (a summary, then a turn) as one: servers want user and assistant to alternate. */
+export function joinUserTurns(messages: ChatMessage[]): ChatMessage[] {
+  const out: ChatMessage[] = [];
+  for (const m of messages) {
+    const last = out.at(-1);
+    if (last && last.role === "user" && m.role === "user") out[out.length - 1] = { role: "user", content: `${last.content}\n\n${m.content}` };
+    else out.push(m);
+  }
+  return out;
+}
+
 export interface BackendStats {
   calls: number;
   promptTokens: number;
@@ -164,6 +206,8 @@ export function createOpenAIBackend(p: {
   env?: NodeJS.ProcessEnv;
   logger?: Logger;
   conversations?: ConversationRegistry;
+  /** Sees each request body just before it is sent (`start --show-prompts`). */
+  onRequest?: (body: ReturnType<typeof chatRequestBody>, request: GenerateRequest) => void;
 }): AgentBackend & { stats(): BackendStats; readonly settings: ResolvedLlmSettings; readonly conversations: ConversationRegistry } {
   const settings = resolveLlmSettings(p.llm, p.env ?? process.env);
   const logger = p.logger ?? silentLogger;
@@ -189,12 +233,7 @@ export function createOpenAIBackend(p: {
   const stats: BackendStats = { calls: 0, promptTokens: 0, completionTokens: 0, cachedTokens: 0, errors: 0 };
   const chains = new Map<string, Promise<void>>();
 
-  const params = (messages: ChatMessage[]) => ({
-    model: settings.model,
-    messages,
-    max_tokens: settings.maxTokens,
-    ...(settings.temperature !== undefined ? { temperature: settings.temperature } : {}),
-  });
+  const params = (messages: ChatMessage[]) => chatRequestBody(settings, messages);
 
   async function callPlain(messages: ChatMessage[], signal: AbortSignal | undefined) {
     const res = await client.chat.completions.create({ ...params(messages), stream: false }, signal ? { signal } : {});
@@ -275,7 +314,7 @@ export function createOpenAIBackend(p: {
     const { identityId, groupId, dispatchId, trigger } = request;
     const log = childLogger(logger, { identityId, groupId, dispatchId });
     const conv = conversations.get(identityId, groupId, request.stablePrefix);
-    const content = `${situationOf(request)}\n\n${request.body}`;
+    const content = userTurnContent(request);
     // The two-phase "decide" call is a question about this batch, not a turn of the
     // conversation: it is sent with the history but not kept. The reply call that follows
     // records the batch once.
@@ -297,6 +336,14 @@ export function createOpenAIBackend(p: {
       messages = conv.toChatMessages();
     }
 
+    messages = joinUserTurns(messages);
+    if (p.onRequest) {
+      try {
+        p.onRequest(params(messages), request);
+      } catch (err) {
+        log.log("warn", "llm.on_request_failed", { error: String(err) });
+      }
+    }
     stats.calls += 1;
     let timedOut = false;
     const started = Date.now();
@@ -329,10 +376,18 @@ export function createOpenAIBackend(p: {
     }
     const intent = parseIntent(text);
     if (!ephemeral) {
-      // The turn is stored as the group will read it: without a tacked-on NO_REPLY.
-      if (intent.reply) {
-        conv.appendAssistant({ turn, content: intent.text, dispatch: dispatchId, trigger, ...(usage ? { usage } : {}), ...(model ? { model } : {}) });
-      }
+      // The turn is stored as the group will read it: without a tacked-on NO_REPLY. A silent
+      // turn is stored as the bare token, so user and assistant keep alternating (some servers
+      // reject two user turns in a row) and the model sees how it stayed silent before.
+      conv.appendAssistant({
+        turn,
+        content: intent.reply ? intent.text : NO_REPLY_TOKEN,
+        dispatch: dispatchId,
+        trigger,
+        ...(intent.reply ? {} : { silent: true }),
+        ...(usage ? { usage } : {}),
+        ...(model ? { model } : {}),
+      });
       conversations.save(identityId, groupId);
     }
     log.log("debug", "llm.reply", {

@@ -28,7 +28,11 @@ export interface ReplayOptions {
   agents?: readonly string[];
   /** Seed of the delay gate's random draws. */
   seed?: number;
+  /** Called every {@link PROGRESS_EVERY} lines fed, and once at the end. */
+  onProgress?: (linesDone: number, linesTotal: number) => void;
 }
+
+export const PROGRESS_EVERY = 5000;
 
 export interface ReplayDispatch {
   at: number;
@@ -193,11 +197,19 @@ export async function runReplay(lines: readonly LogLine[], opts: ReplayOptions):
       },
     });
 
+    let fed = 0;
+    let nextProgress = PROGRESS_EVERY;
     for (const batch of batchByTimestamp(lines)) {
       const ts = batch[0]!.ts;
       if (ts > clock.now) await clock.tickAsync(ts - clock.now);
       client.feedBufferGate(batch.map((l) => toGroupMessage(l, isPersona(l.sender) ? aid : l.sender)));
+      fed += batch.length;
+      if (fed >= nextProgress) {
+        nextProgress = fed + PROGRESS_EVERY;
+        opts.onProgress?.(fed, lines.length);
+      }
     }
+    opts.onProgress?.(fed, lines.length);
     // Let the buffer gate, cooldowns and the last dispatch play out.
     await clock.runAllAsync();
     await closeGroupClientForIdentity(client);

@@ -157,7 +157,9 @@ describe("createOpenAIBackend against a local OpenAI-compatible mock server (rea
     expect(backend.stats().cachedTokens).toBe(32);
   });
 
-  it("stores a reply with a tacked-on NO_REPLY without the token, and a decorated NO_REPLY not at all", async () => {
+  // Changed: a silent turn used to be left out, which sent two user turns in a row (some
+  // servers reject that); it is now stored as the bare token.
+  it("stores a reply with a tacked-on NO_REPLY without the token, and a decorated NO_REPLY as the bare token", async () => {
     const backend = createOpenAIBackend({ llm: llm(), env: NO_ENV });
     mock.enqueue({ text: "Good idea.\n\nNO_REPLY" }, { text: "NO_REPLY." }, { text: "ok" });
 
@@ -166,11 +168,12 @@ describe("createOpenAIBackend against a local OpenAI-compatible mock server (rea
     await backend.generate(request(3, "batch three"));
 
     const third = mock.chatRequests()[2]?.body.messages as Array<{ role: string; content: string }>;
-    expect(third.map((m) => m.role)).toEqual(["system", "user", "assistant", "user", "user"]);
+    expect(third.map((m) => m.role)).toEqual(["system", "user", "assistant", "user", "assistant", "user"]);
     expect(third[2]?.content).toBe("Good idea.");
+    expect(third[4]?.content).toBe("NO_REPLY");
   });
 
-  it("keeps the system message byte-identical across dispatches; silent turns leave consecutive user messages", async () => {
+  it("keeps the system message byte-identical across dispatches; after a NO_REPLY user and assistant still alternate", async () => {
     const backend = createOpenAIBackend({ llm: llm(), env: NO_ENV });
     mock.enqueue({ text: "first answer" }, { text: "NO_REPLY" }, { text: "third answer" });
 
@@ -184,12 +187,19 @@ describe("createOpenAIBackend against a local OpenAI-compatible mock server (rea
       { role: "system", content: PREFIX },
       { role: "system", content: PREFIX },
     ]);
-    expect(sent[2]?.map((m) => m.role)).toEqual(["system", "user", "assistant", "user", "user"]);
+    expect(sent[2]?.map((m) => m.role)).toEqual(["system", "user", "assistant", "user", "assistant", "user"]);
     expect(sent[2]?.[2]?.content).toBe("first answer");
+    expect(sent[2]?.[4]?.content).toBe("NO_REPLY");
     // Each request is the previous one plus the new turn: the provider's prefix cache can hit.
     expect(sent[1]?.slice(0, 3)).toEqual(sent[0]?.concat([{ role: "assistant", content: "first answer" }]));
 
     const conv = backend.conversations.peek("alice.agentcp.io", "g1")!;
+    // The stored conversation alternates too: system, then user/assistant pairs.
+    expect(conv.entries.map((e) => e.role)).toEqual(["system", "user", "assistant", "user", "assistant", "user", "assistant"]);
+    expect(conv.filterByTag("dispatch", 2).map((e) => [e.role, e.content, e.tags.silent])).toEqual([
+      ["user", expect.any(String), undefined],
+      ["assistant", "NO_REPLY", 1],
+    ]);
     expect(conv.filterByTag("dispatch", 3).map((e) => [e.role, e.tags.trigger])).toEqual([
       ["user", "mention"],
       ["assistant", "mention"],

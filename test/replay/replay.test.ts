@@ -248,7 +248,8 @@ describe("replay --config", () => {
       identities: { a: { aid: "alice.agentcp.io", name: "Alice" } },
       groups: { quiet: { bufferGateMs: 8000, bufferGateMaxWaitMs: 8000 } },
     });
-    const log = dir.jsonl("group.jsonl", [line("n1", T0, "bob", "hello")]);
+    // Alice speaks once (a minute before): a persona absent from the log draws a warning on stderr.
+    const log = dir.jsonl("group.jsonl", [line("s1", T0 - 60_000, "alice", "morning"), line("n1", T0, "bob", "hello")]);
     const at = async (...extra: string[]) => (await replayJson(log, "--config", cfg, ...extra)).dispatches.map((d) => d.at);
     expect(await at()).toEqual([T0 + 3000]);
     expect(await at("--group", "quiet")).toEqual([T0 + 8000]);

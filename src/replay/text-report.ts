@@ -1,0 +1,112 @@
+// The text form of a replay report: the dispatch timeline (optionally filtered), the totals and a
+// per-hour table. One pass over the dispatches and one over the lines: linear in the log size.
+import type { ReplayDispatch, ReplayReport } from "./replay.ts";
+import type { LogLine } from "./log.ts";
+
+export const ONLY_FILTERS = ["mentions", "engaged", "skips", "sent"] as const;
+export type OnlyFilter = (typeof ONLY_FILTERS)[number];
+
+const KEEP: Record<OnlyFilter, (d: ReplayDispatch) => boolean> = {
+  mentions: (d) => d.trigger === "mention",
+  engaged: (d) => d.trigger === "engaged",
+  skips: (d) => !d.outcome.sent,
+  sent: (d) => d.outcome.sent,
+};
+
+const clock = (ts: number) => new Date(ts).toISOString().slice(11, 19);
+const secs = (ms: number) => (ms / 1000).toFixed(1);
+
+/** Lines of the text report; `only` keeps the dispatches matching any of the filters. */
+export function renderTextReport(report: ReplayReport, lines: readonly LogLine[], only: readonly OnlyFilter[] = []): string[] {
+  const out: string[] = [];
+  const byId = new Map(lines.map((l) => [l.id, l]));
+  const flagsById = new Map(report.messages.map((m) => [m.id, m]));
+  const keep = only.length ? (d: ReplayDispatch) => only.some((f) => KEEP[f](d)) : () => true;
+  for (const d of report.dispatches) {
+    if (!keep(d)) continue;
+    const o = d.outcome;
+    const verdict = o.sent ? `sent ${o.replyType}: ${JSON.stringify(o.text)}` : `skipped (${o.skipReason ?? "?"})`;
+    out.push(
+      `${clock(d.at)}  dispatch ${d.trigger.padEnd(7)} ${String(d.messageIds.length).padStart(3)} msg(s), ` +
+        `${d.batchesMerged} batch(es), mentions=${d.mentionCount}, ${d.vitality.state} ` +
+        `(${d.vitality.messagesIn5m} msgs/${d.vitality.uniqueSpeakersIn5m} speakers in 5m) → ${verdict}`,
+    );
+    for (const id of d.messageIds) {
+      const l = byId.get(id);
+      const m = flagsById.get(id);
+      if (l && m && (m.isMention || m.engaged)) out.push(`            ${m.isMention ? "[mentioned]" : "[engaged]  "} ${l.sender}: ${l.content.slice(0, 100)}`);
+    }
+  }
+  const s = report.summary;
+  out.push("");
+  out.push(
+    `${s.messages} messages, ${s.mentions} mentions → ${s.dispatches} dispatches (${s.modelCalls} model calls, ` +
+      `${((100 * s.modelCalls) / Math.max(1, s.messages)).toFixed(1)}% of messages), ${s.sent} sent`,
+  );
+  out.push(`wait: max ${secs(s.maxWaitMs)} s, p95 ${secs(s.p95WaitMs)} s, mentions max ${secs(s.maxMentionWaitMs)} s`);
+  const skipped = Object.entries(s.skipped).map(([k, v]) => `${k}=${v}`).join(", ");
+  if (skipped) out.push(`skipped: ${skipped}`);
+  const drops = new Map<string, number>();
+  for (const d of report.drops) drops.set(d.reason, (drops.get(d.reason) ?? 0) + 1);
+  if (drops.size) out.push(`drops: ${[...drops].map(([k, v]) => `${k}=${v}`).join(", ")}`);
+  const a = report.addressed;
+  if (a) {
+    out.push(
+      `addressed (annotated): ${a.reached}/${a.gold} reached a model call (${(a.reachRate * 100).toFixed(0)}%), ` +
+        `wait p50 ${secs(a.waitP50Ms)} s, p95 ${secs(a.waitP95Ms)} s; ` +
+        `flags precision ${a.precision.toFixed(2)}, recall ${a.recall.toFixed(2)}`,
+    );
+  }
+  out.push("");
+  out.push(...renderHourTable(hourlySummary(report, lines)));
+  return out;
+}
+
+export interface HourRow {
+  /** Start of the hour, epoch ms (UTC). */
+  hour: number;
+  messages: number;
+  mentions: number;
+  dispatches: number;
+  modelCalls: number;
+  sent: number;
+  skipped: number;
+}
+
+const HOUR = 3_600_000;
+
+/** Per UTC hour: messages by their `ts`, dispatches by their start. Hours with nothing are left out. */
+export function hourlySummary(report: ReplayReport, lines: readonly LogLine[]): HourRow[] {
+  const rows = new Map<number, HourRow>();
+  const row = (ts: number) => {
+    const hour = Math.floor(ts / HOUR) * HOUR;
+    let r = rows.get(hour);
+    if (!r) rows.set(hour, (r = { hour, messages: 0, mentions: 0, dispatches: 0, modelCalls: 0, sent: 0, skipped: 0 }));
+    return r;
+  };
+  const mention = new Set(report.messages.filter((m) => m.isMention).map((m) => m.id));
+  for (const l of lines) {
+    const r = row(l.ts);
+    r.messages++;
+    if (mention.has(l.id)) r.mentions++;
+  }
+  for (const d of report.dispatches) {
+    const r = row(d.at);
+    r.dispatches++;
+    if (d.outcome.modelCalled) r.modelCalls++;
+    if (d.outcome.sent) r.sent++;
+    else if (d.outcome.skipReason) r.skipped++;
+  }
+  return [...rows.values()].sort((a, b) => a.hour - b.hour);
+}
+
+export function renderHourTable(rows: readonly HourRow[]): string[] {
+  const head = ["hour (UTC)", "messages", "mentions", "dispatches", "model calls", "sent", "skipped"];
+  const body = rows.map((r) => [
+    new Date(r.hour).toISOString().slice(0, 13).replace("T", " ") + ":00",
+    ...[r.messages, r.mentions, r.dispatches, r.modelCalls, r.sent, r.skipped].map(String),
+  ]);
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
+  const fmt = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ").trimEnd();
+  return [fmt(head), ...body.map(fmt)];
+}
