@@ -1,0 +1,106 @@
+// The replay report in a real headless Chromium (Debian's `chromium`, driven by playwright-core):
+// a 20,000-line page renders without a console error, the picture's parts exist, clicking a
+// dispatch shows its decision, no log line runs as script, and a screenshot is saved.
+// Skips — saying so — only where /usr/bin/chromium is absent; CI installs it.
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { chromium, type BrowserContext } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { renderHtmlReport } from "../../src/report/html.ts";
+import { bigLog, replayFor } from "./helpers.ts";
+
+const CHROMIUM = "/usr/bin/chromium";
+const hasChromium = existsSync(CHROMIUM);
+if (!hasChromium) console.warn(`SKIPPED html.browser.test.ts: no Chromium at ${CHROMIUM} (apt-get update && apt-get install -y chromium)`);
+
+describe.skipIf(!hasChromium)(`replay --html in headless Chromium (${hasChromium ? CHROMIUM : `skipped: ${CHROMIUM} not installed`})`, () => {
+  let dir: string;
+  let page: string;
+  let browser: BrowserContext;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "acp-report-browser-"));
+    const lines = bigLog(20_000);
+    const report = await replayFor(lines);
+    page = join(dir, "report.html");
+    writeFileSync(page, renderHtmlReport({ report, lines, persona: "jacob_", source: "big.jsonl" }));
+    // A fresh profile directory (playwright passes it as --user-data-dir).
+    browser = await chromium.launchPersistentContext(join(dir, "profile"), {
+      executablePath: CHROMIUM,
+      viewport: { width: 1400, height: 900 },
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("renders with no console error or request, shows a dispatch's decision on click, runs no log text, saves a screenshot", async () => {
+    const tab = await browser.newPage();
+    const problems: string[] = [];
+    const requests: string[] = [];
+    let dialogs = 0;
+    tab.on("console", (m) => {
+      if (m.type() === "error" || m.type() === "warning") problems.push(`${m.type()}: ${m.text()}`);
+    });
+    tab.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
+    tab.on("dialog", (d) => {
+      dialogs++;
+      void d.dismiss();
+    });
+    tab.on("request", (r) => {
+      if (!r.url().startsWith("file:")) requests.push(r.url());
+    });
+
+    const started = Date.now();
+    await tab.goto(pathToFileURL(page).href, { waitUntil: "load", timeout: 60_000 });
+    await tab.waitForSelector("body[data-ready='1']", { timeout: 60_000 });
+    const renderMs = Date.now() - started;
+    console.log(`report page (20,000 lines) rendered in ${renderMs} ms`);
+
+    expect(await tab.locator("#chart circle.d").count()).toBeGreaterThan(100);
+    expect(await tab.locator("#chart .vitality rect").count()).toBeGreaterThan(1);
+    expect(await tab.locator("#chart .budget polyline").count()).toBe(1);
+    expect(await tab.locator("#chart rect.reply").count()).toBeGreaterThan(0);
+    expect(await tab.locator("#chart .addressed path").count()).toBe(2);
+    expect(await tab.locator("#hours tbody tr").count()).toBeGreaterThan(3);
+    await expect.poll(() => tab.locator("#detail").innerText()).toContain("Hover or click a dispatch marker");
+
+    // Click the first mention dispatch that sent a reply: its decision and carried messages appear.
+    const marker = tab.locator("#chart circle.d.mention.sent").first();
+    await marker.scrollIntoViewIfNeeded();
+    // Markers overlap on a dense day: the event goes to this marker itself, not to whatever is on top.
+    await marker.dispatchEvent("click");
+    const detail = await tab.locator("#detail").innerText();
+    expect(detail).toMatch(/trigger\s+mention/);
+    expect(detail).toMatch(/decision\s+sent \w+/);
+    expect(await tab.locator("#detail .carried li").count()).toBeGreaterThan(0);
+    expect(await tab.locator("#highlight .hl-msg").count()).toBeGreaterThan(0);
+
+    // The reply text with `</script><script>alert(1)</script>` is shown as text, never run.
+    expect(await tab.locator("#detail blockquote.reply").innerText()).toContain("</script><script>alert(1)</script>");
+    expect(dialogs).toBe(0);
+    expect(problems).toEqual([]);
+    expect(requests).toEqual([]);
+
+    // Kept after the run (outside the removed temp dir) for a look.
+    const shot = join(tmpdir(), "acp-group-replay-report.png");
+    await tab.screenshot({ path: shot });
+    expect(existsSync(shot)).toBe(true);
+    console.log(`screenshot: ${shot}`);
+    await tab.close();
+  }, 120_000);
+});
