@@ -24,19 +24,22 @@ export const DEFAULT_CONFIG = resolve(dirname(fileURLToPath(import.meta.url)), "
 
 const OFFLINE_PREFIX = "[offline responder]";
 
+/** Every option of `start` (the CLI's help must list each one; a test checks). */
+export const START_OPTIONS = {
+  config: { type: "string" },
+  say: { type: "string", multiple: true },
+  as: { type: "string" },
+  group: { type: "string" },
+  "no-stdin": { type: "boolean" },
+  "duration-ms": { type: "string" },
+  "log-level": { type: "string" },
+  "state-dir": { type: "string" },
+  fresh: { type: "boolean" },
+  "show-prompts": { type: "boolean" },
+} as const;
+
 export async function startCommand(args: string[], io: Io, opts: { signal?: AbortSignal; stdin?: NodeJS.ReadableStream } = {}): Promise<number> {
-  const { values } = parse(args, {
-    config: { type: "string" },
-    say: { type: "string", multiple: true },
-    as: { type: "string" },
-    group: { type: "string" },
-    "no-stdin": { type: "boolean" },
-    "duration-ms": { type: "string" },
-    "log-level": { type: "string" },
-    "state-dir": { type: "string" },
-    fresh: { type: "boolean" },
-    "show-prompts": { type: "boolean" },
-  });
+  const { values } = parse(args, START_OPTIONS);
   const logLevel = (values["log-level"] ?? "warn") as LogLevel;
   if (!["debug", "info", "warn", "error"].includes(logLevel)) throw new UsageError(`expected \`--log-level\` to be debug, info, warn or error, got \`${logLevel}\``);
   const durationMs = intOption(values["duration-ms"], "duration-ms", 1);
