@@ -147,7 +147,9 @@ function cutAtWord(text: string, room: number): string {
 // names); private-use characters, removed from the input first so a reply cannot fake one.
 const HOLD_OPEN = "\uE000";
 const HOLD_CLOSE = "\uE001";
-const HOLD_CHARS = /[\uE000\uE001]/g;
+// Marks the start of a list item until the items are joined into one line.
+const ITEM = "\uE002";
+const HOLD_CHARS = /[\uE000\uE001\uE002]/g;
 const HELD = /\uE000(\d+)\uE001/g;
 // A bare URL, or an autolink's target. A trailing `.`, `,`, `*`, `_`… ends the sentence or the
 // emphasis around the URL rather than the URL itself.
@@ -173,7 +175,7 @@ export function stripMarkdown(text: string): string {
     .replace(/^[ \t]{0,3}#{1,6}[ \t]+/gm, "")
     .replace(/^[ \t]{0,3}>[ \t]?/gm, "")
     .replace(/^[ \t]{0,3}([-*_])([ \t]*\1){2,}[ \t]*$/gm, "")
-    .replace(/^([ \t]*)[-*+][ \t]+/gm, "$1")
+    .replace(/^[ \t]*(?:[-*+]|\d{1,3}[.)])[ \t]+(?=\S)/gm, ITEM)
     // Emphasis only where it cannot be arithmetic or an identifier: `2**10`, `a__b__c` stay.
     .replace(/(?<![\w*])\*\*(?=\S)([\s\S]*?\S)\*\*(?![\w*])/g, "$1")
     .replace(/(?<![\w_])__(?=\S)([\s\S]*?\S)__(?![\w_])/g, "$1")
@@ -182,5 +184,38 @@ export function stripMarkdown(text: string): string {
     .replace(/(^|[^\w])_(?=[^\s_])([^_\n]*?[^\s_])_(?!\w)/g, "$1$2")
     .replace(/\n{3,}/g, "\n\n")
     .trim();
-  return held.length > 0 ? restore(out) : out;
+  const joined = out.includes(ITEM) ? joinListItems(out) : out;
+  return held.length > 0 ? restore(joined) : joined;
+}
+
+/**
+ * A list is one line in a group chat: its items (and the line introducing it, when that ends
+ * with `:`) are joined, with `; ` between items unless an item already ends a sentence.
+ */
+function joinListItems(text: string): string {
+  const out: string[] = [];
+  let inList = false;
+  const lines = text.split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    if (line.startsWith(ITEM)) {
+      const item = line.slice(ITEM.length).trim();
+      // "Here is the plan:" then a blank line then the list: still one line.
+      if (!inList && out.at(-1)?.trim() === "" && /:\s*$/.test(out.at(-2) ?? "")) out.pop();
+      const prev = out.at(-1);
+      if (prev !== undefined && (inList || /:\s*$/.test(prev))) {
+        out[out.length - 1] = `${prev.trimEnd()}${inList && !/[.!?;。！？；]$/.test(prev.trimEnd()) ? ";" : ""} ${item}`;
+      } else {
+        out.push(item);
+      }
+      inList = true;
+    } else if (line.trim() === "" && inList && lines.slice(i + 1).find((l) => l.trim() !== "")?.startsWith(ITEM)) {
+      // A blank line between items (a loose list) does not end the list.
+      continue;
+    } else {
+      out.push(line);
+      inList = false;
+    }
+  }
+  return out.join("\n");
 }

@@ -120,10 +120,32 @@ describe("capChars", () => {
   });
 });
 
+describe("a Markdown list becomes one line of text", () => {
+  it("bullets and numbers, introduced by a colon, joined with `; `", () => {
+    expect(stripMarkdown("Three options:\n- restart the service\n- roll back\n- wait")).toBe("Three options: restart the service; roll back; wait");
+    expect(stripMarkdown("1. Check the logs.\n2. Restart it.\n3) Tell Bob")).toBe("Check the logs. Restart it. Tell Bob");
+    expect(stripMarkdown("* **fast**\n\n* cheap\n\nPick one.")).toBe("fast; cheap\n\nPick one.");
+  });
+
+  it("in a reply: one line that the reply type then trims by sentences", () => {
+    const reply = "Sure, here is the plan:\n\n- **Back up** the database\n- Run `migrate.sh`\n- Check https://status.example.com/now\n\nShould take 10 min.";
+    expect(trimReply(reply, "long", policy)).toBe(
+      "Sure, here is the plan: Back up the database; Run migrate.sh; Check https://status.example.com/now\n\nShould take 10 min.",
+    );
+    // Two sentences: the list line and the closing one.
+    expect(trimReply(reply, "short", policy)).toBe(trimReply(reply, "long", policy));
+  });
+
+  it("a number or dash inside a line is not a list", () => {
+    expect(stripMarkdown("We shipped 2. Then - as planned - we rested.")).toBe("We shipped 2. Then - as planned - we rested.");
+  });
+});
+
 describe("stripMarkdown", () => {
   it("removes syntax and keeps words", () => {
     expect(stripMarkdown("# Title\n- item one\n* item two\n> quoted\n---\n~~old~~ *new* _it_ snake_case_name 2*3*4")).toBe(
-      "Title\nitem one\nitem two\nquoted\n\nold new it snake_case_name 2*3*4",
+      // Changed: list items are joined into one line (a list is not a multi-line post).
+      "Title\nitem one; item two\nquoted\n\nold new it snake_case_name 2*3*4",
     );
     expect(stripMarkdown("```ts\nconst x = 1;\n```")).toBe("const x = 1;");
     expect(stripMarkdown("![logo](a.png) [https://x.io](https://x.io)")).toBe("logo https://x.io");
