@@ -1,9 +1,13 @@
-// Benchmarks for DESIGN §9. Prints figures and ratios; asserts nothing (targets are reported).
-//   npm run bench                 all
-//   npm run bench -- ingest       one of: ingest, memory, replay, prompt
+// Benchmarks. Prints figures and ratios against the README's targets; asserts nothing.
+//   npm run bench                 all but scale
+//   npm run bench -- ingest       one of: ingest, memory, replay, prompt, scale
 // Run on the project's Node (npm puts it first on PATH); `--expose-gc` is added by the script.
 import FakeTimers from "@sinonjs/fake-timers";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { main } from "../src/cli.ts";
+import { renderHtmlReport } from "../src/report/html.ts";
 import { fileURLToPath } from "node:url";
 import { DEFAULT_GROUP_SETTINGS } from "../src/config/load.ts";
 import { closeGroupClientForIdentity, initGroupClientForIdentity, type GroupClient } from "../src/group/group-client.ts";
@@ -14,7 +18,7 @@ import { runReplay } from "../src/replay/replay.ts";
 import type { DispatchBatch, GroupMessage, InboundMessage } from "../src/types.ts";
 
 const which = new Set(process.argv.slice(2));
-const want = (name: string) => which.size === 0 || which.has(name);
+const want = (name: string) => (which.size === 0 && name !== "scale") || which.has(name);
 const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
 const gc = (globalThis as { gc?: () => void }).gc;
 
@@ -163,16 +167,46 @@ async function benchMemory(): Promise<void> {
   for (const c of [...clients, burst]) await closeGroupClientForIdentity(c);
 }
 
-async function benchReplay(): Promise<void> {
-  const file = fileURLToPath(new URL("../test/fixtures/irc-dev/ubuntu-2010-08-17.jsonl", import.meta.url));
-  let textIn: string;
+const FIXTURE = fileURLToPath(new URL("../test/fixtures/irc-dev/ubuntu-2010-08-17.jsonl", import.meta.url));
+
+/**
+ * Replay at scale: the fixture 100 times over, each copy after the last (144,800 lines, about
+ * 500 hours of chat), through the CLI as text and as JSON; then the HTML page for 20,000 lines.
+ */
+async function benchScale(): Promise<void> {
+  const { lines } = parseLog(readFileSync(FIXTURE, "utf8"));
+  const span = lines.at(-1)!.ts - lines[0]!.ts + 60_000;
+  const dir = mkdtempSync(join(tmpdir(), "acp-bench-scale-"));
   try {
-    textIn = readFileSync(file, "utf8");
-  } catch {
-    console.log(`replay: skipped (${file} not found)`);
-    return;
+    const rows: string[] = [];
+    for (let copy = 0; copy < 100; copy++) {
+      for (const l of lines) rows.push(JSON.stringify({ id: `${l.id}#${copy}`, ts: l.ts + copy * span, sender: l.sender, content: l.content }));
+    }
+    const file = join(dir, "big.jsonl");
+    writeFileSync(file, rows.join("\n") + "\n");
+    for (const mode of [[], ["--json"]]) {
+      let bytes = 0;
+      const t0 = performance.now();
+      const code = await main(["replay", file, "--persona", "jacob_", "--alias", "jacob", ...mode], { out: (s) => void (bytes += s.length + 1), err: () => {} });
+      const s = (performance.now() - t0) / 1000;
+      console.log(`replay ${mode.length ? "--json" : "(text)"}: ${fmt(rows.length)} lines in ${fmt(s, 1)} s, ${fmt(bytes / 1e6, 1)} MB of output (exit ${code})`);
+    }
+    const shifted = [];
+    for (let copy = 0; shifted.length < 20_000; copy++) {
+      for (const l of lines) if (shifted.length < 20_000) shifted.push({ ...l, id: `${l.id}#${copy}`, ts: l.ts + copy * 37_000 });
+    }
+    shifted.sort((a, b) => a.ts - b.ts);
+    const report = await runReplay(shifted, { persona: "jacob_", aliases: ["jacob"], settings: DEFAULT_GROUP_SETTINGS, responder: "mention" });
+    const t0 = performance.now();
+    const html = renderHtmlReport({ report, lines: shifted, persona: "jacob_", source: "bench" });
+    console.log(`replay --html: 20,000 lines → ${fmt(Buffer.byteLength(html) / 1e6, 2)} MB page, written in ${fmt(performance.now() - t0)} ms (browser render: see the report's browser test)`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
-  const { lines } = parseLog(textIn);
+}
+
+async function benchReplay(): Promise<void> {
+  const { lines } = parseLog(readFileSync(FIXTURE, "utf8"));
   // 2,000 messages: the log, then its first lines again shifted past its end.
   const span = lines.at(-1)!.ts - lines[0]!.ts + 60_000;
   const extra = lines.slice(0, 2000 - lines.length).map((l) => ({ ...l, id: `${l.id}#2`, ts: l.ts + span }));
@@ -232,3 +266,4 @@ if (want("ingest")) await benchIngest();
 if (want("memory")) await benchMemory();
 if (want("replay")) await benchReplay();
 if (want("prompt")) benchPrompt();
+if (want("scale")) await benchScale();
