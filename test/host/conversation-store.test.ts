@@ -41,6 +41,15 @@ describe("ConversationStore (seed 002)", () => {
     expect(s.toChatMessages().map((m) => m.content)).toEqual([SYSTEM, "before restart", "reply"]);
   });
 
+  it("a silent turn (stored NO_REPLY) is not counted as a reply in the summary", () => {
+    const s = new ConversationStore(SYSTEM);
+    const t1 = s.appendUser({ content: "u1", dispatch: 1, trigger: "normal", messageCount: 1 });
+    s.appendAssistant({ turn: t1, content: "NO_REPLY", dispatch: 1, trigger: "normal", silent: true });
+    turn(s, 2, "u2", "real reply");
+    s.removeRange(1, 2);
+    expect(s.entries[1]!.summary).toMatchObject({ turns: 2, replies: 1, recentReplies: ["real reply"] });
+  });
+
   it("replaces a removed range by one summary that absorbs an earlier summary", () => {
     const s = new ConversationStore(SYSTEM);
     turn(s, 1, "u1", "first reply");

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { createOpenAIBackend, isSilentReply, LlmError, resolveLlmSettings } from "../../src/host/standalone.ts";
+import { createOpenAIBackend, isSilentReply, joinUserTurns, LlmError, resolveLlmSettings } from "../../src/host/standalone.ts";
 import { createConversationRegistry } from "../../src/host/conversation-store.ts";
 import { createFileStateStore } from "../../src/state/file-store.ts";
 import { llmSchema, type LlmSettings } from "../../src/config/schema.ts";
@@ -207,6 +207,17 @@ describe("createOpenAIBackend against a local OpenAI-compatible mock server (rea
     expect(conv.entries.at(-1)?.usage).toEqual({ promptTokens: 10, completionTokens: 5 });
   });
 
+  it("onRequest sees each request body exactly as the server receives it (start --show-prompts)", async () => {
+    const seen: unknown[] = [];
+    const backend = createOpenAIBackend({ llm: llm(), env: NO_ENV, onRequest: (body) => seen.push(body) });
+    mock.enqueue({ text: "NO_REPLY" }, { text: "ok" });
+    await backend.generate(request(1, "batch one"));
+    await backend.generate(request(2, "batch two"));
+    expect(seen).toHaveLength(2);
+    for (const [i, body] of seen.entries()) expect(mock.chatRequests()[i]!.body).toMatchObject(body as object);
+    expect((seen[1] as { messages: Array<{ role: string }> }).messages.map((m) => m.role)).toEqual(["system", "user", "assistant", "user"]);
+  });
+
   it("retries an HTTP 500 through the SDK and then succeeds", async () => {
     const logger = createMemoryLogger();
     const backend = createOpenAIBackend({ llm: llm({ maxRetries: 2 }), env: NO_ENV, logger });
@@ -344,5 +355,24 @@ describe("createOpenAIBackend against a local OpenAI-compatible mock server (rea
   it("uses the default mock reply when nothing is scripted", async () => {
     const backend = createOpenAIBackend({ llm: llm(), env: NO_ENV });
     expect((await backend.generate(request(1, "hi"))).text).toBe(MOCK_DEFAULT_TEXT);
+  });
+});
+
+describe("joinUserTurns", () => {
+  it("merges a summary and the turn after it, so roles alternate", () => {
+    expect(
+      joinUserTurns([
+        { role: "system", content: "S" },
+        { role: "user", content: "[summary]" },
+        { role: "user", content: "batch" },
+        { role: "assistant", content: "NO_REPLY" },
+        { role: "user", content: "next" },
+      ]),
+    ).toEqual([
+      { role: "system", content: "S" },
+      { role: "user", content: "[summary]\n\nbatch" },
+      { role: "assistant", content: "NO_REPLY" },
+      { role: "user", content: "next" },
+    ]);
   });
 });

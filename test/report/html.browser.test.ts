@@ -79,6 +79,11 @@ describe.skipIf(!hasChromium)(`replay --html in headless Chromium (${hasChromium
     expect(await tab.locator("#hours tbody tr").count()).toBeGreaterThan(3);
     await expect.poll(() => tab.locator("#detail").innerText()).toContain("Hover or click a dispatch marker");
 
+    // Hovering a dispatch shows its decision.
+    await tab.locator("#chart circle.d.normal").nth(3).dispatchEvent("mouseover");
+    expect(await tab.locator("#detail h3").innerText()).toMatch(/^dispatch 4 · 2010-08-17 \d\d:\d\d:\d\d UTC$/);
+    expect(await tab.locator("#detail").innerText()).toMatch(/trigger\s+normal/);
+
     // Click the first mention dispatch that sent a reply: its decision and carried messages appear.
     const marker = tab.locator("#chart circle.d.mention.sent").first();
     await marker.scrollIntoViewIfNeeded();

@@ -94,3 +94,20 @@ describe("log text cannot break out of the page", () => {
     expect(JSON.parse(jsonForScript({ t: "a</b>&\u2028" }))).toEqual({ t: "a</b>&\u2028" });
   });
 });
+
+describe("a small log", () => {
+  it("with no dispatch and no annotation: no markers, no addressed lane, still a page", async () => {
+    const few: LogLine[] = [
+      { id: "a", ts: 1_767_600_000_000, sender: "jacob_", content: "hello", line: 1 },
+      { id: "b", ts: 1_767_600_001_000, sender: "jacob_", content: "anyone?", line: 2 },
+    ];
+    const small = await replayFor(few);
+    expect(small.dispatches).toHaveLength(0);
+    const page = parseHtml(renderHtmlReport({ report: small, lines: few, persona: "jacob_", source: "few.jsonl" }));
+    expect(page.querySelectorAll("#chart circle.d")).toHaveLength(0);
+    expect(page.querySelector(".addressed")).toBeNull();
+    expect(page.querySelector(".budget polyline")).toBeNull();
+    expect(page.querySelectorAll("#labels text").map((t) => t.text)).toContain("jacob_ (persona)");
+    expect(JSON.parse(page.querySelector("#report-data")!.textContent).msgs.text).toEqual(["hello", "anyone?"]);
+  });
+});
