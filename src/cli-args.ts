@@ -81,6 +81,6 @@ export function renderUsage(commands: readonly CommandSpec[]): string {
 }
 
 export function renderCommandHelp(c: CommandSpec): string {
-  const usage = c.usage.split("\n").map((l, i) => (i === 0 ? `Usage: acp-group ${c.name} ${l}` : `       ${" ".repeat(c.name.length + 10)}${l.trimStart()}`));
+  const usage = c.usage.split("\n").map((l, i) => (i === 0 ? `Usage: acp-group ${c.name} ${l}` : `       ${" ".repeat(c.name.length + 11)}${l.trimStart()}`));
   return `${usage.join("\n")}\n\n${c.summary}\n\n${c.help}`;
 }

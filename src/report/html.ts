@@ -118,7 +118,8 @@ export function renderHtmlReport(p: HtmlReportInput): string {
     },
     ds: report.dispatches.map((d) => ({
       at: d.at,
-      first: Math.min(d.at, ...d.messageIds.slice(0, 1).map((id) => lines[msgIndex.get(id)!]?.ts ?? d.at)),
+      // A dispatch carries its messages oldest first: the first one's wait is the longest.
+      first: Math.min(d.at, lines[msgIndex.get(d.messageIds[0] ?? "") ?? -1]?.ts ?? d.at),
       trigger: d.trigger,
       ids: d.messageIds.map((id) => msgIndex.get(id)!).filter((i) => i !== undefined),
       batches: d.batchesMerged,
