@@ -35,8 +35,18 @@ const stateDirOf = (out: string) => /· state: (\S+)/.exec(out)?.[1];
 
 describe("start --fresh (the README demo, run twice)", () => {
   it("answers the same both times, prints the request with --show-prompts, and removes its state dir", async () => {
-    const args = ["start", "--fresh", "--no-stdin", "--show-prompts", "--say", "Alice, can you check the deploy?", "--duration-ms", "6000"];
-    const runs = [await runBin(args), await runBin(args)];
+    // Stopped once Alice's answer is in (--duration-ms only bounds a run that goes wrong).
+    const args = ["start", "--fresh", "--no-stdin", "--show-prompts", "--say", "Alice, can you check the deploy?", "--duration-ms", "25000"];
+    const untilAnswered = () => {
+      let sent = false;
+      return (out: string, kill: (s: NodeJS.Signals) => void) => {
+        if (!sent && out.includes("(agent): [offline responder] heard sam")) {
+          sent = true;
+          kill("SIGINT");
+        }
+      };
+    };
+    const runs = [await runBin(args, untilAnswered()), await runBin(args, untilAnswered())];
     for (const run of runs) {
       expect(run.err).toBe("");
       expect(run.code).toBe(0);
@@ -50,7 +60,7 @@ describe("start --fresh (the README demo, run twice)", () => {
       expect(existsSync(stateDir!)).toBe(false);
     }
     expect(stateDirOf(runs[0]!.out)).not.toBe(stateDirOf(runs[1]!.out));
-  }, 40_000);
+  }, 60_000);
 });
 
 describe("start: signals", () => {

@@ -88,10 +88,11 @@ async function inspectCommand(args: string[], io: Io): Promise<number> {
 function printAsSent(p: { config: ChannelConfig | undefined; identityId: string; groupId: string; result: InspectResult; json: boolean; io: Io }): number {
   const llm = resolveLlmSettings(p.config?.llm ?? llmSchema.parse({}), process.env);
   const stateDir = p.config?.stateDir ?? defaultStateDir();
-  // The stored conversation is read, never written: inspect changes no state.
+  // The stored conversation is read, never written back: inspect saves no state.
+  const store = createFileStateStore({ dir: stateDir, logger: silentLogger });
   const conversations = createConversationRegistry({
     historyTokenLimit: llm.historyTokenLimit,
-    persistence: { loadConversation: (i, g) => createFileStateStore({ dir: stateDir, logger: silentLogger }).loadConversation(i, g), saveConversation: () => {} },
+    persistence: { loadConversation: (i, g) => store.loadConversation(i, g), saveConversation: () => {} },
   });
   const history = conversations.get(p.identityId, p.groupId, p.result.stablePrefix).toChatMessages();
   const body = previewChatRequest({ settings: llm, history, request: p.result });
