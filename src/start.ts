@@ -1,6 +1,7 @@
 // `start`: the embedded default. A local group server plus every configured identity in one
 // process, over real sockets, printing the conversation and each dispatch decision as it happens.
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { randomUUID } from "node:crypto";
+import { mkdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
@@ -39,6 +40,7 @@ export const START_OPTIONS = {
 } as const;
 
 export async function startCommand(args: string[], io: Io, opts: { signal?: AbortSignal; stdin?: NodeJS.ReadableStream } = {}): Promise<number> {
+  // `start --help` is answered by the CLI's command table before this runs.
   const { values } = parse(args, START_OPTIONS);
   const logLevel = (values["log-level"] ?? "warn") as LogLevel;
   if (!["debug", "info", "warn", "error"].includes(logLevel)) throw new UsageError(`expected \`--log-level\` to be debug, info, warn or error, got \`${logLevel}\``);
@@ -46,200 +48,193 @@ export async function startCommand(args: string[], io: Io, opts: { signal?: Abor
   const configFile = values.config ?? DEFAULT_CONFIG;
   const loaded = loadConfigFile(configFile);
   if (values.fresh && values["state-dir"] !== undefined) throw new UsageError("`--fresh` uses a new state directory: leave out `--state-dir`");
-  // --fresh: a throwaway state dir, so a second run starts as the first did (removed at exit).
-  const freshDir = values.fresh ? mkdtempSync(join(tmpdir(), "acp-group-fresh-")) : undefined;
-  const removeFresh = () => {
-    if (freshDir) rmSync(freshDir, { recursive: true, force: true });
+  // --fresh: a throwaway state dir (created on first write, removed at exit), so a second run
+  // starts as the first did.
+  const freshDir = values.fresh ? join(tmpdir(), `acp-group-fresh-${randomUUID().slice(0, 8)}`) : undefined;
+  const removeFresh = () => freshDir && rmSync(freshDir, { recursive: true, force: true });
+  const stateDir = freshDir ?? values["state-dir"] ?? loaded.stateDir ?? defaultStateDir();
+  const config: ChannelConfig = { ...loaded, stateDir };
+  const identityIds = Object.entries(config.identities).filter(([, i]) => i.enabled).map(([id]) => id);
+  if (identityIds.length === 0) throw new UsageError(`${configFile}: no enabled identity under \`identities\``);
+  const logger = createJsonLogger({ level: logLevel, write: (line) => io.err(line) });
+  const human = values.as ?? config.humans[0] ?? "human";
+
+  // Groups and their members, from the identities' configured groups.
+  const groupMembers = new Map<string, Set<string>>();
+  for (const id of identityIds) {
+    for (const g of listGroupsForIdentity(config, config.identities[id]!)) {
+      let set = groupMembers.get(g);
+      if (!set) groupMembers.set(g, (set = new Set()));
+      set.add(id);
+    }
+  }
+  const groupIds = [...groupMembers.keys()].sort();
+  if (groupIds.length === 0) throw new UsageError(`${configFile}: no group configured (add one under \`groups\`)`);
+  const sayGroup = values.group ?? groupIds[0]!;
+  requireGroup(sayGroup, groupIds, configFile);
+
+  let server: GroupServer | undefined;
+  if (!config.serverUrl) {
+    const historyFile = join(stateDir, "embedded-server", "history.jsonl");
+    mkdirSync(dirname(historyFile), { recursive: true });
+    const groups: Record<string, GroupDefinition> = {};
+    for (const [g, ids] of groupMembers) {
+      const members: GroupDefinition["members"] = {};
+      for (const id of ids) {
+        const i = config.identities[id]!;
+        members[i.aid] = i.token ? { token: i.token } : {};
+      }
+      for (const h of new Set([...config.humans, human])) members[h] = { human: true };
+      groups[g] = { name: config.groups[g]?.subject ?? g, members };
+    }
+    server = await startGroupServer({ groups, historyFile, logger });
+    config.serverUrl = server.url.replace("http://", "ws://");
+    io.out(`embedded group server on ${server.url} · groups: ${groupIds.join(", ")} · state: ${stateDir}`);
+  } else if (values.say?.length) {
+    throw new UsageError("--say needs the embedded server (leave `serverUrl` out of the config)");
+  }
+
+  const llm = resolveLlmSettings(config.llm, process.env);
+  const store = createFileStateStore({ dir: stateDir, logger });
+  let backend: AgentBackend;
+  let saveConversations = () => {};
+  if (llm.configured) {
+    const conversations = createConversationRegistry({ historyTokenLimit: llm.historyTokenLimit, persistence: store, logger });
+    backend = createOpenAIBackend({
+      llm: config.llm,
+      logger,
+      conversations,
+      ...(values["show-prompts"] ? { onRequest: (body: unknown, r: GenerateRequest) => printRequest(r, JSON.stringify(body, null, 2)) } : {}),
+    });
+    saveConversations = () => conversations.saveAll();
+    io.out(`model: ${llm.model} at ${llm.baseUrl ?? "the OpenAI API"}`);
+  } else {
+    backend = createScriptedBackend({
+      mode: "mention",
+      replyText: (req) => {
+        const last = [...req.messages].reverse().find((m) => m.isMention) ?? req.messages.at(-1);
+        return `${OFFLINE_PREFIX} heard ${last?.sender ?? "someone"}: "${[...(last?.content ?? "")].slice(0, 80).join("")}"`;
+      },
+    });
+    io.out(`no model configured (set OPENAI_BASE_URL and/or OPENAI_API_KEY): using the ${OFFLINE_PREFIX}, which answers only when mentioned`);
+    if (values["show-prompts"]) backend = showingPrompts(backend, (r) => printRequest(r, `[system]\n${r.systemPrompt}\n[user]\n${r.body}`));
+  }
+
+  const aidToName = new Map(identityIds.map((id) => [config.identities[id]!.aid, id]));
+  const printed = new Set<string>();
+  const printMessage = (m: GroupMessage) => {
+    const key = `${m.groupId}\u0000${m.msgId}`;
+    if (printed.has(key)) return;
+    printed.add(key);
+    const who = aidToName.has(m.sender) ? `${m.sender} (agent)` : m.sender;
+    io.out(`${new Date(m.timestamp).toISOString().slice(11, 19)} [${m.groupId}] #${m.msgId} ${who}: ${m.content}`);
   };
+  if (server) server.onMessage(printMessage);
+
+  const printDecision = (d: DispatchDecision) => {
+    const o = d.outcome;
+    const verdict = o.sent ? `sent ${o.replyType}` : `skipped: ${o.skipReason}${d.detail ? ` (${d.detail})` : ""}`;
+    io.out(
+      `    ↳ ${d.identityId} [${d.groupId}] dispatch #${d.dispatchId} ${d.trigger} · ${d.messageIds.length} msg(s) · ` +
+        `${d.vitality.state} ${d.vitality.messagesIn5m}/${d.vitality.uniqueSpeakersIn5m} · mentions ${d.mentionInfo.mentionCount} · ` +
+        `reply_type ${d.replyType ?? "-"} · budget ${d.budgetRatio.toFixed(2)} → ${verdict}`,
+    );
+  };
+
+  const running: RunningIdentity[] = [];
+  const stop = new AbortController();
+  let stopping: Promise<void> | undefined;
+  let markStopped!: () => void;
+  const stopped = new Promise<void>((resolve) => (markStopped = resolve));
+  const shutdown = (why: string): Promise<void> => {
+    stopping ??= (async () => {
+      try {
+        io.out(`stopping (${why}) — saving state`);
+        stop.abort();
+        await Promise.all(running.map((r) => r.done));
+        saveConversations();
+        await backend.close?.().catch((err: unknown) => logger.log("warn", "start.backend_close_failed", errorFields(err)));
+        await server?.close();
+      } catch (err) {
+        logger.log("error", "start.shutdown_failed", errorFields(err));
+      } finally {
+        // Resolved here, not from an abort listener: `stopping` is not assigned yet while
+        // stop.abort() runs its listeners synchronously.
+        markStopped();
+      }
+    })();
+    return stopping;
+  };
+  // Installed before connecting, so Ctrl-C while an external server is unreachable still saves state.
+  const onSigint = () => void shutdown("Ctrl-C");
+  const onSigterm = () => void shutdown("SIGTERM");
+  const onAbortSignal = () => void shutdown("aborted");
+  process.once("SIGINT", onSigint);
+  process.once("SIGTERM", onSigterm);
+  opts.signal?.addEventListener("abort", onAbortSignal, { once: true });
+  const detach = () => {
+    process.off("SIGINT", onSigint);
+    process.off("SIGTERM", onSigterm);
+    opts.signal?.removeEventListener("abort", onAbortSignal);
+  };
+  if (opts.signal?.aborted) void shutdown("aborted");
+
   try {
-    return await runStart();
-  } finally {
-    removeFresh();
-  }
-
-  async function runStart(): Promise<number> {
-    const stateDir = freshDir ?? values["state-dir"] ?? loaded.stateDir ?? defaultStateDir();
-    const config: ChannelConfig = { ...loaded, stateDir };
-    const identityIds = Object.entries(config.identities).filter(([, i]) => i.enabled).map(([id]) => id);
-    if (identityIds.length === 0) throw new UsageError(`${configFile}: no enabled identity under \`identities\``);
-    const logger = createJsonLogger({ level: logLevel, write: (line) => io.err(line) });
-    const human = values.as ?? config.humans[0] ?? "human";
-
-    // Groups and their members, from the identities' configured groups.
-    const groupMembers = new Map<string, Set<string>>();
     for (const id of identityIds) {
-      for (const g of listGroupsForIdentity(config, config.identities[id]!)) {
-        let set = groupMembers.get(g);
-        if (!set) groupMembers.set(g, (set = new Set()));
-        set.add(id);
-      }
-    }
-    const groupIds = [...groupMembers.keys()].sort();
-    if (groupIds.length === 0) throw new UsageError(`${configFile}: no group configured (add one under \`groups\`)`);
-    const sayGroup = values.group ?? groupIds[0]!;
-    requireGroup(sayGroup, groupIds, configFile);
-
-    let server: GroupServer | undefined;
-    if (!config.serverUrl) {
-      const historyFile = join(stateDir, "embedded-server", "history.jsonl");
-      mkdirSync(dirname(historyFile), { recursive: true });
-      const groups: Record<string, GroupDefinition> = {};
-      for (const [g, ids] of groupMembers) {
-        const members: GroupDefinition["members"] = {};
-        for (const id of ids) {
-          const i = config.identities[id]!;
-          members[i.aid] = i.token ? { token: i.token } : {};
-        }
-        for (const h of new Set([...config.humans, human])) members[h] = { human: true };
-        groups[g] = { name: config.groups[g]?.subject ?? g, members };
-      }
-      server = await startGroupServer({ groups, historyFile, logger });
-      config.serverUrl = server.url.replace("http://", "ws://");
-      io.out(`embedded group server on ${server.url} · groups: ${groupIds.join(", ")} · state: ${stateDir}`);
-    } else if (values.say?.length) {
-      throw new UsageError("--say needs the embedded server (leave `serverUrl` out of the config)");
-    }
-
-    const llm = resolveLlmSettings(config.llm, process.env);
-    const store = createFileStateStore({ dir: stateDir, logger });
-    let backend: AgentBackend;
-    let saveConversations = () => {};
-    if (llm.configured) {
-      const conversations = createConversationRegistry({ historyTokenLimit: llm.historyTokenLimit, persistence: store, logger });
-      backend = createOpenAIBackend({
-        llm: config.llm,
-        logger,
-        conversations,
-        ...(values["show-prompts"] ? { onRequest: (body: unknown, r: { identityId: string; groupId: string; dispatchId: number }) => printRequest(r, JSON.stringify(body, null, 2)) } : {}),
-      });
-      saveConversations = () => conversations.saveAll();
-      io.out(`model: ${llm.model} at ${llm.baseUrl ?? "the OpenAI API"}`);
-    } else {
-      backend = createScriptedBackend({
-        mode: "mention",
-        replyText: (req) => {
-          const last = [...req.messages].reverse().find((m) => m.isMention) ?? req.messages.at(-1);
-          return `${OFFLINE_PREFIX} heard ${last?.sender ?? "someone"}: "${[...(last?.content ?? "")].slice(0, 80).join("")}"`;
-        },
-      });
-      io.out(`no model configured (set OPENAI_BASE_URL and/or OPENAI_API_KEY): using the ${OFFLINE_PREFIX}, which answers only when mentioned`);
-      if (values["show-prompts"]) backend = showingPrompts(backend, (r) => printRequest(r, `[system]\n${r.systemPrompt}\n[user]\n${r.body}`));
-    }
-
-    const aidToName = new Map(identityIds.map((id) => [config.identities[id]!.aid, id]));
-    const printed = new Set<string>();
-    const printMessage = (m: GroupMessage) => {
-      const key = `${m.groupId}\u0000${m.msgId}`;
-      if (printed.has(key)) return;
-      printed.add(key);
-      const who = aidToName.has(m.sender) ? `${m.sender} (agent)` : m.sender;
-      io.out(`${new Date(m.timestamp).toISOString().slice(11, 19)} [${m.groupId}] #${m.msgId} ${who}: ${m.content}`);
-    };
-    if (server) server.onMessage(printMessage);
-
-    const printDecision = (d: DispatchDecision) => {
-      const o = d.outcome;
-      const verdict = o.sent ? `sent ${o.replyType}` : `skipped: ${o.skipReason}${d.detail ? ` (${d.detail})` : ""}`;
-      io.out(
-        `    ↳ ${d.identityId} [${d.groupId}] dispatch #${d.dispatchId} ${d.trigger} · ${d.messageIds.length} msg(s) · ` +
-          `${d.vitality.state} ${d.vitality.messagesIn5m}/${d.vitality.uniqueSpeakersIn5m} · mentions ${d.mentionInfo.mentionCount} · ` +
-          `reply_type ${d.replyType ?? "-"} · budget ${d.budgetRatio.toFixed(2)} → ${verdict}`,
+      if (stopping) break;
+      running.push(
+        startIdentity({
+          config,
+          identityId: id,
+          backend,
+          logger,
+          store,
+          abortSignal: stop.signal,
+          onDecision: printDecision,
+          ...(server ? {} : { onMessages: (_g: string, msgs: readonly GroupMessage[]) => msgs.forEach(printMessage) }),
+        }),
       );
-    };
-
-    const running: RunningIdentity[] = [];
-    const stop = new AbortController();
-    let stopping: Promise<void> | undefined;
-    let markStopped!: () => void;
-    const stopped = new Promise<void>((resolve) => (markStopped = resolve));
-    const shutdown = (why: string): Promise<void> => {
-      stopping ??= (async () => {
-        try {
-          io.out(`stopping (${why}) — saving state`);
-          stop.abort();
-          await Promise.all(running.map((r) => r.done));
-          saveConversations();
-          await backend.close?.().catch((err: unknown) => logger.log("warn", "start.backend_close_failed", errorFields(err)));
-          await server?.close();
-        } catch (err) {
-          logger.log("error", "start.shutdown_failed", errorFields(err));
-        } finally {
-          // Resolved here, not from an abort listener: `stopping` is not assigned yet while
-          // stop.abort() runs its listeners synchronously.
-          markStopped();
-        }
-      })();
-      return stopping;
-    };
-    // Installed before connecting, so Ctrl-C while an external server is unreachable still saves state.
-    const onSigint = () => void shutdown("Ctrl-C");
-    const onSigterm = () => void shutdown("SIGTERM");
-    const onAbortSignal = () => void shutdown("aborted");
-    process.once("SIGINT", onSigint);
-    process.once("SIGTERM", onSigterm);
-    opts.signal?.addEventListener("abort", onAbortSignal, { once: true });
-    const detach = () => {
-      process.off("SIGINT", onSigint);
-      process.off("SIGTERM", onSigterm);
-      opts.signal?.removeEventListener("abort", onAbortSignal);
-    };
-    if (opts.signal?.aborted) void shutdown("aborted");
-
-    try {
-      for (const id of identityIds) {
-        if (stopping) break;
-        running.push(
-          startIdentity({
-            config,
-            identityId: id,
-            backend,
-            logger,
-            store,
-            abortSignal: stop.signal,
-            onDecision: printDecision,
-            ...(server ? {} : { onMessages: (_g: string, msgs: readonly GroupMessage[]) => msgs.forEach(printMessage) }),
-          }),
-        );
-      }
-      // Stopping while connecting ends the wait too (ready rejects once its identity closes).
-      await Promise.race([Promise.all(running.map((r) => r.ready)), stopped]);
-    } catch (err) {
-      // A refused token or a bad identity: close what already runs (and the embedded server) first.
-      await shutdown("start failed");
-      detach();
-      throw err;
     }
-    if (!stopping) io.out(`agents online: ${running.map((r) => `${r.identityId} (${r.aid})`).join(", ")}`);
-
-    const post = (content: string) => {
-      if (!server || stopping) return;
-      server.post({ groupId: sayGroup, sender: human, content });
-    };
-    for (const text of values.say ?? []) post(text);
-
-    let rl: ReturnType<typeof createInterface> | undefined;
-    const input = opts.stdin ?? process.stdin;
-    // Typed or piped lines (`echo "Alice, hi" | npm start`) post as the human; the end of a pipe
-    // does not stop the group — Ctrl-C or --duration-ms does.
-    if (server && !stopping && !values["no-stdin"]) {
-      if (opts.stdin || process.stdin.isTTY) io.out(`type a line to post it into [${sayGroup}] as ${human}; Ctrl-C to stop`);
-      rl = createInterface({ input });
-      rl.on("line", (line) => {
-        const t = line.trim();
-        if (t) post(t);
-      });
-    }
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    if (durationMs !== undefined && !stopping) timer = setTimeout(() => void shutdown(`--duration-ms ${durationMs}`), durationMs);
-    await stopped;
-    if (timer) clearTimeout(timer);
-    rl?.close();
+    // Stopping while connecting ends the wait too (ready rejects once its identity closes).
+    await Promise.race([Promise.all(running.map((r) => r.ready)), stopped]);
+  } catch (err) {
+    // A refused token or a bad identity: close what already runs (and the embedded server) first.
+    await shutdown("start failed");
     detach();
-    io.out("stopped");
-    return 0;
+    removeFresh();
+    throw err;
   }
+  if (!stopping) io.out(`agents online: ${running.map((r) => `${r.identityId} (${r.aid})`).join(", ")}`);
 
-  function printRequest(r: { identityId: string; groupId: string; dispatchId: number }, text: string): void {
+  const post = (content: string) => {
+    if (!server || stopping) return;
+    server.post({ groupId: sayGroup, sender: human, content });
+  };
+  for (const text of values.say ?? []) post(text);
+
+  let rl: ReturnType<typeof createInterface> | undefined;
+  const input = opts.stdin ?? process.stdin;
+  // Typed or piped lines (`echo "Alice, hi" | npm start`) post as the human; the end of a pipe
+  // does not stop the group — Ctrl-C or --duration-ms does.
+  if (server && !stopping && !values["no-stdin"]) {
+    if (opts.stdin || process.stdin.isTTY) io.out(`type a line to post it into [${sayGroup}] as ${human}; Ctrl-C to stop`);
+    rl = createInterface({ input });
+    rl.on("line", (line) => {
+      const t = line.trim();
+      if (t) post(t);
+    });
+  }
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  if (durationMs !== undefined && !stopping) timer = setTimeout(() => void shutdown(`--duration-ms ${durationMs}`), durationMs);
+  await stopped;
+  if (timer) clearTimeout(timer);
+  rl?.close();
+  detach();
+  removeFresh();
+  io.out("stopped");
+  return 0;
+
+  function printRequest(r: Pick<GenerateRequest, "identityId" | "groupId" | "dispatchId">, text: string): void {
     io.out(`    ⇢ ${r.identityId} [${r.groupId}] dispatch #${r.dispatchId} request as sent:\n${text.replace(/^/gm, "      ")}`);
   }
 }
@@ -248,7 +243,6 @@ export async function startCommand(args: string[], io: Io, opts: { signal?: Abor
 function showingPrompts(backend: AgentBackend, show: (r: GenerateRequest) => void): AgentBackend {
   return {
     ...backend,
-    name: backend.name,
     generate: (r) => {
       show(r);
       return backend.generate(r);
