@@ -1,12 +1,14 @@
 // The replay report page at DOM level (always runs, no browser): its structure, the data it
 // carries, and that no log text can break out of it. The browser test renders it for real.
+import { readFileSync } from "node:fs";
 import { parse as parseHtml, type HTMLElement } from "node-html-parser";
 import { beforeAll, describe, expect, it } from "vitest";
 import { escapeHtml, jsonForScript } from "../../src/report/html-text.ts";
 import { FLAG, renderHtmlReport } from "../../src/report/html.ts";
 import type { ReplayReport } from "../../src/replay/replay.ts";
 import type { LogLine } from "../../src/replay/log.ts";
-import { bigLog, EVIL, replayFor } from "./helpers.ts";
+import { runCli, tempDir } from "../replay/helpers.ts";
+import { bigLog, EVIL, FIXTURE, replayFor } from "./helpers.ts";
 
 let lines: LogLine[];
 let report: ReplayReport;
@@ -109,5 +111,22 @@ describe("a small log", () => {
     expect(page.querySelector(".budget polyline")).toBeNull();
     expect(page.querySelectorAll("#labels text").map((t) => t.text)).toContain("jacob_ (persona)");
     expect(JSON.parse(page.querySelector("#report-data")!.textContent).msgs.text).toEqual(["hello", "anyone?"]);
+  });
+});
+
+describe("acp-group replay --html FILE", () => {
+  it("writes the page and names it after the text report", async () => {
+    const dir = tempDir();
+    try {
+      const out = `${dir.path}/report.html`;
+      const run = await runCli(["replay", FIXTURE, "--persona", "jacob_", "--alias", "jacob", "--html", out]);
+      expect(run.code).toBe(0);
+      expect(run.out.split("\n").at(-1)).toBe(`report: ${out}`);
+      const page = parseHtml(readFileSync(out, "utf8"));
+      expect(page.querySelector("title")?.text).toBe(`replay of ${FIXTURE} as jacob_`);
+      expect(page.querySelectorAll("#chart circle.d").length).toBeGreaterThan(100);
+    } finally {
+      dir.remove();
+    }
   });
 });
