@@ -32,17 +32,21 @@ export interface CommandSpec {
 type Options = NonNullable<ParseArgsConfig["options"]>;
 
 /**
- * Node's parser refuses `--duration-ms -5` as "ambiguous"; a value that looks like a negative
- * number is joined to its string option (`--duration-ms=-5`) so the command's own check
- * answers with its message.
+ * Node's parser refuses `--duration-ms -5` as "ambiguous"; a value starting with `-` that is not
+ * itself one of the command's options (`-5`, `-hi`) is joined to its string option
+ * (`--duration-ms=-5`), so the command's own check answers with its message.
  */
-function joinNegativeValues(args: readonly string[], options: Options): string[] {
+function joinDashValues(args: readonly string[], options: Options): string[] {
+  const isOption = (a: string) => a === "--" || a === "-h" || /^--([^=]+)/.exec(a)?.[1] === "help" || (/^--([^=]+)/.exec(a)?.[1] ?? "") in options;
   const out: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
     const next = args[i + 1];
     const name = a.startsWith("--") && !a.includes("=") ? a.slice(2) : undefined;
-    if (name && options[name]?.type === "string" && next !== undefined && /^-\d/.test(next)) {
+    if (name && options[name]?.type === "string" && next !== undefined && next !== "--" && isOption(next)) {
+      throw new UsageError(`expected a value after \`--${name}\`, got the option \`${next}\``);
+    }
+    if (name && options[name]?.type === "string" && next !== undefined && next.startsWith("-") && !isOption(next)) {
       out.push(`${a}=${next}`);
       i++;
     } else {
@@ -54,7 +58,7 @@ function joinNegativeValues(args: readonly string[], options: Options): string[]
 
 export function parse<T extends Options>(args: string[], options: T, allowPositionals = false) {
   try {
-    return parseArgs({ args: joinNegativeValues(args, options), options: { ...options, help: { type: "boolean" } }, allowPositionals, strict: true });
+    return parseArgs({ args: joinDashValues(args, options), options: { ...options, help: { type: "boolean" } }, allowPositionals, strict: true });
   } catch (err) {
     // Node's messages run over several lines with advice about `--`; the first line says it.
     throw new UsageError((err as Error).message.split("\n")[0]!);

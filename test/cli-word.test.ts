@@ -96,3 +96,14 @@ describe("a persona the log never mentions draws a warning (replay and inspect)"
     expect((await runCli(["replay", good, "--persona", "bob", "--json"])).err).toBe("");
   });
 });
+
+describe("option values that start with a dash", () => {
+  it("`--reply-text -ok` is a value, `--persona --json` still a missing value", async () => {
+    const run = await runCli(["replay", good, "--persona", "alice", "--responder", "always", "--reply-text", "-ok", "--json"]);
+    expect(run.code).toBe(0);
+    expect((JSON.parse(run.out) as { dispatches: Array<{ outcome: { text: string | null } }> }).dispatches.map((d) => d.outcome.text)).toContain("-ok");
+    const missing = await runCli(["replay", good, "--persona", "--json"]);
+    expect(missing.code).toBe(2);
+    expect(missing.err).toBe("acp-group: expected a value after `--persona`, got the option `--json`\nrun 'acp-group replay --help'");
+  });
+});
