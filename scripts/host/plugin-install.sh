@@ -24,6 +24,8 @@ ROOT="$DIR/plugin/$KEY"
 mkdir -p "$DIR/plugin"
 exec 9>"$DIR/plugin/.$KEY.lock"
 if command -v flock >/dev/null 2>&1; then flock 9; fi
+# A failed run must not leave the previous install looking current.
+rm -f "$REPO/.cache/openclaw-plugin-dir"
 rm -rf "$ROOT"
 mkdir -p "$ROOT/pack" "$ROOT/home" "$ROOT/state"
 
