@@ -3,6 +3,7 @@
 // line (no stack trace); usage errors add a hint; `--debug` or ACP_GROUP_DEBUG=1 adds the stack.
 import { renderCommandHelp, renderUsage, UsageError, type CommandSpec, type Io } from "./cli-args.ts";
 import { ConfigError } from "./config/load.ts";
+import { DEFAULT_CONFIG } from "./paths.ts";
 import { LogParseError } from "./replay/log.ts";
 import { inspectSpec } from "./replay/inspect-command.ts";
 import { replaySpec } from "./replay/replay-command.ts";
@@ -18,7 +19,7 @@ const startSpec: CommandSpec = {
     "sockets, and prints the conversation and each dispatch decision. Lines typed (or piped) on",
     "stdin are posted into the group as the human member. Ctrl-C or SIGTERM stops it and saves state.",
     "",
-    "  --config FILE      the configuration (default: config/demo.json)",
+    `  --config FILE      the configuration (default: ${DEFAULT_CONFIG})`,
     "  --say TEXT         post TEXT as the human at start (repeatable)",
     "  --as NAME          the human's name (default: the first of `humans`)",
     "  --group ID         where --say and typed lines go (default: the first group)",

@@ -3,9 +3,8 @@
 import { randomUUID } from "node:crypto";
 import { mkdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
 import { listGroupsForIdentity, loadConfigFile } from "./config/load.ts";
 import { intOption, parse, UsageError } from "./cli-args.ts";
 import { requireGroup } from "./cli-checks.ts";
@@ -21,7 +20,9 @@ import type { AgentBackend, ChannelConfig, GenerateRequest, GroupMessage, LogLev
 
 type Io = { out: (s: string) => void; err: (s: string) => void };
 
-export const DEFAULT_CONFIG = resolve(dirname(fileURLToPath(import.meta.url)), "..", "config", "demo.json");
+import { DEFAULT_CONFIG } from "./paths.ts";
+
+export { DEFAULT_CONFIG };
 
 const OFFLINE_PREFIX = "[offline responder]";
 

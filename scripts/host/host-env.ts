@@ -30,14 +30,43 @@ export function resolveHostPaths(env: NodeJS.ProcessEnv = process.env): HostPath
 }
 
 /**
- * The plugin root the host loads: this checkout, unless ACP_PLUGIN_DIR names another (a staged copy).
- * The host finds the entry through package.json `openclaw.extensions`.
+ * Where the plugin the host loads comes from (ACP_PLUGIN_SOURCE):
+ * - `installed` (default): this checkout packed and installed by the host itself
+ *   (scripts/host/plugin-install.sh: `npm pack`, then `openclaw plugins install npm-pack:<tgz>`);
+ *   the runs load that installed package folder — its dist/, its host-installed dependencies and
+ *   its `openclaw` peer link — exactly what a user's install holds.
+ * - `checkout`: this checkout's folder (after `npm run build`), for quicker iteration.
+ */
+export type PluginSource = "installed" | "checkout";
+
+export function pluginSource(env: NodeJS.ProcessEnv = process.env): PluginSource {
+  const value = env.ACP_PLUGIN_SOURCE ?? "installed";
+  if (value !== "installed" && value !== "checkout") throw new Error(`ACP_PLUGIN_SOURCE=${value}: expected installed or checkout`);
+  return value;
+}
+
+/** Written by scripts/host/plugin-install.sh: the installed package folder. */
+export const INSTALLED_PLUGIN_MARK = join(REPO, ".cache", "openclaw-plugin-dir");
+
+/**
+ * The plugin root the host loads (see PluginSource), unless ACP_PLUGIN_DIR names another. The host
+ * finds the entry through package.json `openclaw.extensions` (./dist/plugin.js).
  */
 export function resolvePluginDir(env: NodeJS.ProcessEnv = process.env): string {
-  const dir = resolve(env.ACP_PLUGIN_DIR ?? REPO);
+  let dir: string;
+  if (env.ACP_PLUGIN_DIR) dir = resolve(env.ACP_PLUGIN_DIR);
+  else if (pluginSource(env) === "checkout") dir = REPO;
+  else {
+    if (!existsSync(INSTALLED_PLUGIN_MARK)) throw new Error(`no installed plugin (${INSTALLED_PLUGIN_MARK}): run scripts/host/plugin-install.sh first`);
+    dir = readFileSync(INSTALLED_PLUGIN_MARK, "utf8").trim();
+  }
   const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { openclaw?: { extensions?: unknown } };
-  if (!Array.isArray(pkg.openclaw?.extensions) || pkg.openclaw.extensions.length === 0) {
+  const extensions = pkg.openclaw?.extensions;
+  if (!Array.isArray(extensions) || extensions.length === 0) {
     throw new Error(`${join(dir, "package.json")} has no \`openclaw.extensions\`: the host cannot load the plugin from ${dir}`);
+  }
+  for (const entry of extensions) {
+    if (!existsSync(join(dir, String(entry)))) throw new Error(`${dir} has no ${String(entry)} (npm run build)`);
   }
   if (!existsSync(join(dir, "openclaw.plugin.json"))) throw new Error(`${dir} has no openclaw.plugin.json (node scripts/gen-manifest.ts)`);
   return dir;
