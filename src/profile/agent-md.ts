@@ -46,7 +46,8 @@ function oneLine(text: string): string {
 /** The persona's first sentence (or line), cut to a readable length. */
 export function descriptionFromPersona(persona: string): string {
   const firstLine = persona.trim().split(/\r?\n/)[0] ?? "";
-  const sentence = /^.*?[.!?。！？](?=\s|$)/u.exec(firstLine)?.[0] ?? firstLine;
+  // A Latin stop ends a sentence before a space ("v1.2" does not); a CJK stop ends one anywhere.
+  const sentence = /^.*?(?:[.!?](?=\s|$)|[。！？])/u.exec(firstLine)?.[0] ?? firstLine;
   const line = oneLine(sentence);
   const chars = [...line];
   return chars.length <= DESCRIPTION_FROM_PERSONA_MAX ? line : `${chars.slice(0, DESCRIPTION_FROM_PERSONA_MAX - 1).join("")}…`;
