@@ -31,7 +31,8 @@ export function normalizeMemberType(value: unknown): MemberType {
 
 /**
  * The member type a `get_members` entry carries, if any: `type`, `member_type`, `agent_type`,
- * or the type inside an `agent_md` / `agentmd` / `profile` object the service attached.
+ * a boolean `human`, or the type inside an `agent_md` / `agentmd` / `profile` object the
+ * service attached.
  * Undefined when the entry has no aid; type "unknown" when it says nothing usable.
  */
 export function memberTypeFromServiceEntry(entry: unknown): { aid: string; type: MemberType } | undefined {
@@ -43,6 +44,8 @@ export function memberTypeFromServiceEntry(entry: unknown): { aid: string; type:
     const t = normalizeMemberType(e[key]);
     if (t !== "unknown") return { aid, type: t };
   }
+  // The local group server marks members with a boolean `human`.
+  if (typeof e["human"] === "boolean") return { aid, type: e["human"] ? "human" : "agent" };
   for (const key of ["agent_md", "agentmd", "profile"]) {
     const nested = e[key];
     if (typeof nested === "object" && nested !== null) {

@@ -124,3 +124,12 @@ export async function publishProfileIfChanged(p: {
   logger.log("info", "profile.published", { ...fields, hash, source: resolved.source, bytes: Buffer.byteLength(resolved.text, "utf8") });
   return { action: "published", hash, source: resolved.source };
 }
+
+/** What `acp-group id show` prints about an identity's profile: the last published text, or why there is none. */
+export function describePublishedProfile(p: { stateDir: string; identityId: string; identity: ProfileIdentity }): string {
+  const published = readPublishedProfile(p.stateDir, p.identityId);
+  if (p.identity.profile?.publish === false) return "agent.md: not published (profile.publish is false)";
+  if (!published) return "agent.md: not published yet (it is published after the next sign-in)";
+  const head = `agent.md published ${new Date(published.publishedAt).toISOString()} (sha256 ${published.hash.slice(0, 12)}):`;
+  return `${head}\n${published.text.trimEnd()}`;
+}

@@ -49,6 +49,8 @@ describe("group service entries", () => {
     expect(memberTypeFromServiceEntry({ aid: "h.x.io", member_type: "Human" })).toEqual({ aid: "h.x.io", type: "human" });
     expect(memberTypeFromServiceEntry({ agent_id: "p.x.io", agent_md: { type: "human" } })).toEqual({ aid: "p.x.io", type: "human" });
     expect(memberTypeFromServiceEntry({ agent_id: "r.x.io", role: "member" })).toEqual({ aid: "r.x.io", type: "unknown" });
+    expect(memberTypeFromServiceEntry({ agent_id: "l.x.io", role: "member", human: true })).toEqual({ aid: "l.x.io", type: "human" });
+    expect(memberTypeFromServiceEntry({ agent_id: "m.x.io", role: "member", human: false })).toEqual({ aid: "m.x.io", type: "agent" });
     expect(memberTypeFromServiceEntry({ role: "admin" })).toBeUndefined();
     expect(memberTypeFromServiceEntry("a.x.io")).toBeUndefined();
     const d = new MemberDirectory();

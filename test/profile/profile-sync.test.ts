@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { identitySchema } from "../../src/config/schema.ts";
 import { createMemoryLogger } from "../../src/log.ts";
 import { parseAgentMd } from "../../src/profile/agent-md.ts";
-import { publishProfileIfChanged, profileStateFile, readPublishedProfile, resolveProfileText } from "../../src/profile/profile-sync.ts";
+import { describePublishedProfile, publishProfileIfChanged, profileStateFile, readPublishedProfile, resolveProfileText } from "../../src/profile/profile-sync.ts";
 import { agentMdUrl, fetchAgentMd, publishAgentMd, type FetchLike } from "../../src/profile/publish.ts";
 import { createMemoryAgentMdStore, handleAgentMdRequest } from "../../src/server/agent-md-store.ts";
 import { createLoopbackFetch } from "../../src/server/loopback-fetch.ts";
@@ -164,5 +164,20 @@ describe("resolveProfileText", () => {
     const r = resolveProfileText(identitySchema.parse({ aid: "alice.agentcp.io" }));
     expect(r.source).toBe("generated");
     expect(parseAgentMd(r.text).version).toMatch(/^\d+\.\d+\.\d+/);
+  });
+});
+
+describe("describePublishedProfile", () => {
+  it("prints the published text with its time and hash, or says why there is none", async () => {
+    const args = { stateDir: dir, identityId: "alice", identity: alice };
+    expect(describePublishedProfile(args)).toBe("agent.md: not published yet (it is published after the next sign-in)");
+    await sync();
+    const out = describePublishedProfile(args).split("\n");
+    expect(out[0]).toMatch(/^agent\.md published 1970-01-01T00:00:01\.000Z \(sha256 [0-9a-f]{12}\):$/);
+    expect(out[1]).toBe("---");
+    expect(out).toContain("# Alice");
+    expect(describePublishedProfile({ ...args, identity: identitySchema.parse({ aid: "alice.agentcp.io", profile: { publish: false } }) })).toBe(
+      "agent.md: not published (profile.publish is false)",
+    );
   });
 });

@@ -82,6 +82,21 @@ describe("handleAgentMdRequest on a real http server", () => {
     expect(store.get("bob.agentcp.io")).toBe(exact);
   });
 
+  it("a chunked upload without Content-Length is cut off past 4 KB with 413", async () => {
+    const port = (server.address() as AddressInfo).port;
+    const res = await new Promise<{ status: number }>((resolve, reject) => {
+      const req = request({ host: "127.0.0.1", port, method: "POST", path: "/agent.md", headers: { Host: "alice.agentcp.io", Authorization: "Bearer tok-alice" } }, (r) => {
+        r.resume();
+        r.on("end", () => resolve({ status: r.statusCode ?? 0 }));
+      });
+      req.on("error", reject);
+      req.write("x".repeat(3000));
+      req.end("y".repeat(3000));
+    });
+    expect(res.status).toBe(413);
+    expect(store.size).toBe(0);
+  });
+
   it("a Host that is not an aid is 400; other methods 405; other paths are left to the next handler", async () => {
     expect((await call(server, { method: "GET", host: "localhost" })).status).toBe(400);
     expect((await call(server, { method: "DELETE", host: "alice.agentcp.io" })).status).toBe(405);
