@@ -221,14 +221,16 @@ async function inspectCommand(args: string[], io: Io): Promise<number> {
   const groups = config ? [...new Set([...Object.keys(config.groups), ...Object.keys(identity.groups)])].filter((g) => g !== "*") : [];
   const groupId = values.group ?? groups[0] ?? "group";
   const settings = settingsFor(config, config ? identity : undefined, groupId);
+  // Member types from config, so the prompt's [Senders] lines match the running agent's.
+  const members = { humans: config?.humans ?? [], agents: config?.agents ?? [] };
   let result;
   if (values.log !== undefined && values.at !== undefined) {
     const at = /^\d+$/.test(values.at) ? Number(values.at) : Date.parse(values.at);
     if (!Number.isFinite(at)) throw new UsageError(`expected \`--at\` to be epoch ms or an ISO time, got \`${values.at}\``);
     const { lines } = readLogFile(values.log, false);
-    result = await inspectAt({ lines, at, identity, persona: values.persona ?? identity.name ?? identity.aid, groupId, settings });
+    result = await inspectAt({ lines, at, identity, persona: values.persona ?? identity.name ?? identity.aid, groupId, settings, ...members });
   } else {
-    result = inspectSample({ identity, groupId, settings, now: Date.now() });
+    result = inspectSample({ identity, groupId, settings, now: Date.now(), ...members });
   }
   if (values.json) {
     io.out(JSON.stringify(result));
