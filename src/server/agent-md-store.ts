@@ -99,7 +99,13 @@ export async function handleAgentMdRequest(req: IncomingMessage, res: ServerResp
     return true;
   }
   if (req.method === "GET" || req.method === "HEAD") {
-    const text = opts.store.get(aid);
+    let text: string | undefined;
+    try {
+      text = opts.store.get(aid);
+    } catch {
+      reply(res, 500, "could not read agent.md\n");
+      return true;
+    }
     if (text === undefined) reply(res, 404, "no agent.md\n");
     else reply(res, 200, req.method === "HEAD" ? "" : text, "text/markdown; charset=utf-8");
     return true;
@@ -128,7 +134,13 @@ export async function handleAgentMdRequest(req: IncomingMessage, res: ServerResp
     reply(res, 413, `agent.md is limited to ${AGENT_MD_MAX_BYTES} bytes\n`);
     return true;
   }
-  opts.store.put(aid, body.toString("utf8"));
+  try {
+    opts.store.put(aid, body.toString("utf8"));
+  } catch {
+    // A storage failure (disk full, permissions) is the server's problem, not the caller's input.
+    reply(res, 500, "could not store agent.md\n");
+    return true;
+  }
   res.writeHead(204);
   res.end();
   return true;

@@ -104,6 +104,26 @@ describe("handleAgentMdRequest on a real http server", () => {
   });
 });
 
+describe("storage failures", () => {
+  it("a store that throws answers 500 and the server keeps serving", async () => {
+    const broken: AgentMdStore = {
+      get: () => {
+        throw Object.assign(new Error("EACCES"), { code: "EACCES" });
+      },
+      put: () => {
+        throw Object.assign(new Error("ENOSPC"), { code: "ENOSPC" });
+      },
+    };
+    const server = await serve(broken);
+    try {
+      expect((await call(server, { method: "POST", host: "alice.agentcp.io", token: "tok-alice", body: PROFILE })).status).toBe(500);
+      expect((await call(server, { method: "GET", host: "alice.agentcp.io" })).status).toBe(500);
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+});
+
 describe("createFileAgentMdStore (real files)", () => {
   let dir: string;
   beforeEach(() => {
