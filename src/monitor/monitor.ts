@@ -1,6 +1,8 @@
 // The agent side of a dispatch: gates, prompt, model call, post-processing, delay, deliver.
 // Every decision is a pure sibling; this file wires them to the back-end, the transport, one
 // abortable delay timer per dispatch, and the per-(identity, group) state that survives restarts.
+import { MemberDirectory, type MemberTypes } from "../group/member-types.ts";
+import { buildReplyMetadata } from "../group/signals.ts";
 import { childLogger, errorFields, silentLogger } from "../log.ts";
 import type {
   AgentBackend,
@@ -23,8 +25,6 @@ import { budgetUsageRatio, checkBudget, estimateTokens, pruneBudgetEvents, recor
 import { checkDuplicate, initDedup, rememberReply, type ReplyMemory } from "./dedup.ts";
 import { checkAfterDelay, chooseDelayMs, delayHintFor } from "./delay.ts";
 import { DECIDE_INSTRUCTION, hasNoReplyToken, parseDecision, parseIntent } from "./intent.ts";
-import { MemberDirectory, type MemberTypes } from "../group/member-types.ts";
-import { buildReplyMetadata } from "../group/signals.ts";
 import { checkLoopGuard, nextAgentChain } from "./loop-guard.ts";
 import { buildAcpSystemPrompt, type OwnReply } from "./prompt.ts";
 import { minReplyType, toReaction, trimReply } from "./reply-policy.ts";

@@ -1,5 +1,6 @@
 // The network's optional message signals: metadata mentions, no-reply-expected flags, reactions.
 // Pure parsing first, then timelines through the real group client (fake timers).
+import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { buildReplyMetadata, passiveKindOf, readMessageSignals } from "../../src/group/signals.ts";
 import { at, msg, setup, T0 } from "./harness.ts";
@@ -33,6 +34,16 @@ describe("readMessageSignals", () => {
       reaction: { reaction: "👍", replyTo: "42" },
     });
     expect(readMessageSignals({ group_meta: { msg_type: "reaction" } }, ME, " 🎉 ").reaction).toEqual({ reaction: "🎉" });
+  });
+
+  it("property: any JSON metadata (as the wire delivers it) is read without throwing", () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.jsonValue(), (gm, mentions) => {
+        const s = readMessageSignals({ group_meta: gm as unknown as Record<string, unknown>, mentions } as Record<string, unknown>, ME, "x");
+        expect(typeof s.mentionsUs).toBe("boolean");
+        expect(typeof s.noReplyExpected).toBe("boolean");
+      }),
+    );
   });
 
   it("passive kind: a reaction first, then no-reply-expected", () => {
