@@ -136,3 +136,35 @@ describe("signals through the group client", () => {
     expect(t.calls[0]!.batch.mentionInfo.triggerType).toBe("mention");
   });
 });
+
+describe("passive messages and a waiting mention (found by the property test)", () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ now: T0 });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("T+0 plain (8 s dispatch), T+0.6s mention waits, T+2.4s three quiet push it out (capacity 3), T+8s the quiet ones are dropped, T+8s plain → dispatched at T+8s", async () => {
+    const t = setup({
+      settings: { bufferGateMs: 0, bufferGateMaxWaitMs: 0, cooldownMs: 0, maxPendingMessages: 3 },
+      script: (_b, i) => ({ latencyMs: i === 0 ? 8000 : 0 }),
+    });
+    const quiet = { group_meta: { flags: { no_reply_expected: true } } };
+    t.client.feedBufferGate([msg(1, 0, "plain one")]);
+    await at(642);
+    t.client.feedBufferGate([msg(2, 642, "Alice, a question?")]);
+    await at(2402);
+    t.client.feedBufferGate([msg(3, 2402, "fyi", "bob.agentcp.io", quiet), msg(4, 2402, "fyi", "bob.agentcp.io", quiet), msg(5, 2402, "fyi", "bob.agentcp.io", quiet)]);
+    expect(t.drops()).toEqual([{ id: "2", reason: "over-capacity" }]);
+    await at(8000);
+    t.client.feedBufferGate([msg(6, 8000, "plain six")]);
+    await at(8001);
+    expect(t.calls.map((c) => [c.at, c.ids])).toEqual([
+      [0, ["1"]],
+      [8000, ["6"]],
+    ]);
+    expect(t.drops().map((d) => d.reason)).toEqual(["over-capacity", "not-for-reply", "not-for-reply", "not-for-reply"]);
+    expect(t.client.stats().held).toBe(0);
+  });
+});
