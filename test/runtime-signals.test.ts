@@ -34,4 +34,22 @@ describe("network signals over the local group server", () => {
     ]);
     expect(alice.decisions.map((d) => [d.trigger, d.messageIds, d.outcome.sent])).toEqual([["mention", ["3"], true]]);
   });
+
+  it("config `agents` and `humans` reach the prompt's [Senders]; an unconfigured member is type unknown", async () => {
+    fx.server = await startLobbyServer(["alice", "bob", "carol"]);
+    // A long buffer gate: the two plain messages wait and ride along with the mention.
+    const base = lobbyConfig({ serverUrl: fx.server.url, stateDir: fx.stateDir(), agents: ["alice"], lobby: { ...FAST, bufferGateMs: 2000, bufferGateMaxWaitMs: 4000 } });
+    const config = { ...base, agents: [AGENTS.bob.aid] };
+    const backend = createScriptedBackend({ mode: "mention", replyText: "Noted." });
+    fx.track(startRecorded({ config, identityId: "alice", backend }));
+    const alice = fx.running[0] as RecordedIdentity;
+    await alice.ready;
+    fx.server.post({ groupId: GROUP, sender: AGENTS.bob.aid, content: "build is red" });
+    fx.server.post({ groupId: GROUP, sender: AGENTS.carol.aid, content: "looking" });
+    fx.server.post({ groupId: GROUP, sender: HUMAN, content: "Alice, can you help?" });
+    await waitFor(() => backend.calls.length === 1, "alice's model call");
+    await settle(fx.server, fx.running, 200);
+    const senders = backend.calls[0]!.systemPrompt.split("\n[Senders]\n")[1]!.split("\n\n")[0];
+    expect(senders).toBe([`${AGENTS.bob.aid}: agent`, `${AGENTS.carol.aid}: type unknown`, `${HUMAN}: human`].join("\n"));
+  });
 });
