@@ -4,7 +4,7 @@
 import { readFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { join } from "node:path";
-import { AGENT_MD_MAX_BYTES } from "../profile/agent-md.ts";
+import { AGENT_MD_MAX_BYTES, checkAgentMd } from "../profile/agent-md.ts";
 import { writeFileAtomicSync } from "../state/atomic-file.ts";
 import { encodeSafeName } from "../state/safe-name.ts";
 
@@ -144,4 +144,20 @@ export async function handleAgentMdRequest(req: IncomingMessage, res: ServerResp
   res.writeHead(204);
   res.end();
   return true;
+}
+
+/** Group result codes for member profiles (`refresh_member_types`). */
+export const AGENT_MD_RESULT = { OK: 0, NOT_FOUND: 1024, INVALID: 1025 } as const;
+
+/**
+ * What the local group service reads from a member's stored agent.md: its type, or why there is
+ * none (1024 not found, 1025 invalid — no front matter or no `type: human|agent`). For
+ * `get_members` entries (`type`) and `refresh_member_types`.
+ */
+export function memberTypeFromStore(store: AgentMdStore, aid: string): { type: "human" | "agent" | "unknown"; code: 0 | 1024 | 1025 } {
+  const text = store.get(aid);
+  if (text === undefined) return { type: "unknown", code: AGENT_MD_RESULT.NOT_FOUND };
+  const check = checkAgentMd(text, { aid });
+  if (!check.ok) return { type: "unknown", code: AGENT_MD_RESULT.INVALID };
+  return { type: check.parsed.type, code: AGENT_MD_RESULT.OK };
 }

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createFileAgentMdStore, createMemoryAgentMdStore, handleAgentMdRequest, type AgentMdStore } from "../../src/server/agent-md-store.ts";
+import { createFileAgentMdStore, createMemoryAgentMdStore, handleAgentMdRequest, memberTypeFromStore, type AgentMdStore } from "../../src/server/agent-md-store.ts";
 
 const TOKENS: Record<string, string> = { "alice.agentcp.io": "tok-alice", "bob.agentcp.io": "tok-bob" };
 const PROFILE = "---\naid: alice.agentcp.io\nname: Alice\ntype: agent\n---\n\n# Alice\n";
@@ -139,5 +139,20 @@ describe("createFileAgentMdStore (real files)", () => {
     const second = createFileAgentMdStore(dir);
     expect(second.get("ALICE.agentcp.io")).toBe(PROFILE);
     expect(second.get("bob.agentcp.io")).toBeUndefined();
+  });
+});
+
+describe("memberTypeFromStore", () => {
+  it("the type a member's stored profile declares, or 1024 (none) / 1025 (invalid or another aid's)", () => {
+    const store = createMemoryAgentMdStore();
+    store.put("alice.agentcp.io", PROFILE);
+    store.put("dave.agentcp.io", "---\naid: dave.agentcp.io\ntype: human\n---\n");
+    store.put("bad.agentcp.io", "# no front matter");
+    store.put("liar.agentcp.io", "---\naid: alice.agentcp.io\ntype: human\n---\n");
+    expect(memberTypeFromStore(store, "alice.agentcp.io")).toEqual({ type: "agent", code: 0 });
+    expect(memberTypeFromStore(store, "dave.agentcp.io")).toEqual({ type: "human", code: 0 });
+    expect(memberTypeFromStore(store, "none.agentcp.io")).toEqual({ type: "unknown", code: 1024 });
+    expect(memberTypeFromStore(store, "bad.agentcp.io")).toEqual({ type: "unknown", code: 1025 });
+    expect(memberTypeFromStore(store, "liar.agentcp.io")).toEqual({ type: "unknown", code: 1025 });
   });
 });
