@@ -128,12 +128,24 @@ export class MemberDirectory implements MemberTypes {
   }
 }
 
-/** The senders of `messages` other than `selfAid`, in first-seen order, with their types. */
-export function senderTypes(messages: readonly { sender: string }[], selfAid: string, types: MemberTypes): Array<{ aid: string } & MemberTypeInfo> {
+/**
+ * The senders of `messages` other than `selfAid` (and other than messages `include` rejects), in
+ * first-seen order, with their types. Per prompt build: most batches repeat a few senders, so
+ * an exact-string set answers repeats before any lower-casing.
+ */
+export function senderTypes<M extends { sender: string }>(
+  messages: readonly M[],
+  selfAid: string,
+  types: MemberTypes,
+  include?: (m: M) => boolean,
+): Array<{ aid: string } & MemberTypeInfo> {
   const self = selfAid.toLowerCase();
+  const exact = new Set<string>();
   const seen = new Set<string>();
   const out: Array<{ aid: string } & MemberTypeInfo> = [];
   for (const m of messages) {
+    if (exact.has(m.sender) || (include && !include(m))) continue;
+    exact.add(m.sender);
     const key = m.sender.toLowerCase();
     if (key === self || seen.has(key)) continue;
     seen.add(key);
