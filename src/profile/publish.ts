@@ -9,7 +9,7 @@ import { AGENT_MD_MAX_BYTES, byteLength, parseAgentMd, type ParsedAgentMd } from
 export type FetchLike = (
   url: string,
   init: { method: "GET" | "POST"; headers: Record<string, string>; body?: string; signal?: AbortSignal },
-) => Promise<{ ok: boolean; status: number; text(): Promise<string> }>;
+) => Promise<{ ok: boolean; status: number; headers?: { get(name: string): string | null }; text(): Promise<string> }>;
 
 /** Where an aid's profile lives: the aid itself is the host name. */
 export function agentMdUrl(aid: string): string {
@@ -78,6 +78,9 @@ export async function fetchAgentMd(p: { aid: string; fetch: FetchLike; url?: str
       p.logger?.log("debug", "profile.fetch_failed", { aid: p.aid, status: res.status });
       return { ok: false, reason: "http-status", status: res.status };
     }
+    // A stranger's server decides what it sends: refuse a declared oversize body before reading it.
+    const declared = Number(res.headers?.get("content-length") ?? NaN);
+    if (Number.isFinite(declared) && declared > AGENT_MD_MAX_BYTES) return { ok: false, reason: "too-large" };
     const text = await res.text();
     if (byteLength(text) > AGENT_MD_MAX_BYTES) return { ok: false, reason: "too-large" };
     return { ok: true, text, profile: parseAgentMd(text) };

@@ -24,7 +24,8 @@ export function createLoopbackFetch(target: { port: number; host?: string }): Fe
           res.on("end", () => {
             const status = res.statusCode ?? 0;
             const body = Buffer.concat(chunks).toString("utf8");
-            resolve({ ok: status >= 200 && status < 300, status, text: () => Promise.resolve(body) });
+            const headers = { get: (name: string) => ((v) => (v === undefined ? null : String(v)))(res.headers[name.toLowerCase()]) };
+            resolve({ ok: status >= 200 && status < 300, status, headers, text: () => Promise.resolve(body) });
           });
         },
       );

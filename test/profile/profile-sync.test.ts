@@ -130,6 +130,9 @@ describe("publishAgentMd", () => {
       { url: "https://alice.agentcp.io/agent.md", method: "POST", headers: { "Content-Type": "text/markdown", Authorization: "Bearer t1" }, body: "---\ntype: agent\n---\n" },
     ]);
     expect(agentMdUrl("bob.agentcp.io")).toBe("https://bob.agentcp.io/agent.md");
+    // The global fetch fits the injected type as is (checked by tsc).
+    const global: FetchLike = globalThis.fetch;
+    expect(typeof global).toBe("function");
   });
 
   it("refuses to send more than 4 KB (one warn line), and a throwing fetch is one warn line too", async () => {
@@ -156,6 +159,17 @@ describe("fetchAgentMd", () => {
     expect(await publishAgentMd({ aid: "stranger.agentcp.io", text, token: "tok-stranger", fetch })).toEqual({ ok: true, status: 204 });
     const got = await fetchAgentMd({ aid: "stranger.agentcp.io", fetch });
     expect(got).toMatchObject({ ok: true, profile: { aid: "stranger.agentcp.io", type: "agent" } });
+  });
+});
+
+describe("fetchAgentMd limits", () => {
+  it("a response declaring more than 4 KB is refused before its body is read; one sent without a length is checked after", async () => {
+    let read = 0;
+    const big: FetchLike = async () => ({ ok: true, status: 200, headers: { get: (n) => (n === "content-length" ? "5000" : null) }, text: async () => (read++, "x") });
+    expect(await fetchAgentMd({ aid: "a.x.io", fetch: big })).toEqual({ ok: false, reason: "too-large" });
+    expect(read).toBe(0);
+    const unsized: FetchLike = async () => ({ ok: true, status: 200, text: async () => "y".repeat(4097) });
+    expect(await fetchAgentMd({ aid: "a.x.io", fetch: unsized })).toEqual({ ok: false, reason: "too-large" });
   });
 });
 
