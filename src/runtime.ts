@@ -144,6 +144,8 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
       groupId,
       settings,
       humans: config.humans,
+      // Member types from config; the network client replaces this with createIdentityMemberTypes(…).types.
+      agents: config.agents,
       backend,
       sender: { sendMessage: (m) => connection.sendMessage(m) },
       logger: glog,

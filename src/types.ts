@@ -34,6 +34,11 @@ export interface InboundMessage extends GroupMessage {
   isMention: boolean;
   /** From a speaker we are engaged with (soft-addressed), and not a mention. */
   engaged: boolean;
+  /**
+   * Set when the network's metadata marks the message as a reaction or as expecting no reply:
+   * it rides along in a batch but is never the reason for a dispatch (src/group/signals.ts).
+   */
+  passive?: "reaction" | "no-reply-expected";
 }
 
 export type VitalityState = "DORMANT" | "COOLING" | "ACTIVE" | "HEATED";
@@ -112,7 +117,7 @@ export interface DispatchOutcome {
 /** The agent side of a dispatch, as the group client sees it. Throwing means "retry later". */
 export type DispatchHandler = (batch: DispatchBatch) => Promise<DispatchOutcome>;
 
-export type DropReason = "self" | "duplicate" | "over-capacity" | "group-closed" | "retries-exhausted";
+export type DropReason = "self" | "duplicate" | "over-capacity" | "group-closed" | "retries-exhausted" | "not-for-reply";
 
 export interface Usage {
   promptTokens: number;
@@ -157,6 +162,11 @@ export interface AgentBackend {
 
 /** Sending into a group, as the monitor sees it. */
 export interface GroupSender {
+  /**
+   * The group service accepts reaction messages (`group_meta.msg_type: "reaction"`): a reply of
+   * type reaction that answers a message is then sent as a reaction to it. Off when absent.
+   */
+  readonly reactions?: boolean;
   sendMessage(params: {
     groupId: string;
     content: string;

@@ -74,7 +74,8 @@ describe("startIdentity close: a dispatch still working is not counted as handle
     const run2 = startRecorded({ config, identityId: "alice", backend: createScriptedBackend({ mode: "mention", replyText: "All green." }) });
     fx.track(run2);
     await run2.ready;
-    await waitFor(() => fx.server!.history(GROUP).length === 2, "the answer from run 2");
+    // The server stores the reply before run 2 reads the send's ack (and records its decision): wait for both.
+    await waitFor(() => fx.server!.history(GROUP).length === 2 && run2.decisions.length > 0, "the answer from run 2");
     expect(run2.decisions.map((d) => [d.trigger, d.messageIds, d.outcome.sent])).toEqual([["mention", ["1"], true]]);
     expect(fx.server.history(GROUP).map((m) => m.content)).toEqual(["Alice, status?", "All green."]);
   });

@@ -99,7 +99,7 @@ export function parseChannelConfig(raw: unknown, opts: { prefix?: string; source
   const input = raw ?? {};
   const result = channelConfigSchema.safeParse(input);
   if (!result.success) throw new ConfigError(describeIssues(result.error, opts.prefix ?? "", input), opts.source);
-  const issues = crossFieldIssues(result.data, opts.prefix ?? "");
+  const issues = [...crossFieldIssues(result.data, opts.prefix ?? ""), ...memberAndProfileIssues(result.data, opts.prefix ?? "")];
   if (issues.length > 0) throw new ConfigError(issues, opts.source);
   return result.data;
 }
@@ -118,6 +118,27 @@ function crossFieldIssues(config: ChannelConfig, prefix: string): string[] {
     }
   }
   return [...issues];
+}
+
+// Member types and profiles: a sender cannot be configured both human and agent, and a profile
+// file is published as is, so generated-profile fields beside it would be silently ignored.
+function memberAndProfileIssues(config: ChannelConfig, prefix: string): string[] {
+  const at = (path: string) => [prefix, path].filter(Boolean).join(".");
+  const issues: string[] = [];
+  const humans = new Set(config.humans.map((h) => h.toLowerCase()));
+  config.agents.forEach((a, i) => {
+    if (humans.has(a.toLowerCase())) issues.push(`${at(`agents.${i}`)}: \`${a}\` is also listed in humans`);
+  });
+  for (const [key, identity] of Object.entries(config.identities)) {
+    const owner = identity.owner?.toLowerCase();
+    const i = owner === undefined ? -1 : config.agents.findIndex((a) => a.toLowerCase() === owner);
+    if (i >= 0) issues.push(`${at(`agents.${i}`)}: \`${config.agents[i]}\` is the owner of identities.${key}, and an owner is always human`);
+    const profile = identity.profile;
+    if (profile?.file !== undefined && (profile.description !== undefined || profile.tags !== undefined)) {
+      issues.push(`${at(`identities.${key}.profile`)}: \`file\` cannot be combined with \`description\` or \`tags\` (the file is published as is)`);
+    }
+  }
+  return issues;
 }
 
 const GATE_FIELDS = ["bufferGateMs", "bufferGateMaxWaitMs"] as const;

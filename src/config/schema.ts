@@ -159,6 +159,23 @@ export type GroupOverrides = z.input<typeof groupOverridesSchema>;
 
 const aidPattern = /^[A-Za-z0-9][A-Za-z0-9_-]*(\.[A-Za-z0-9-]+)+$/;
 
+// The identity's public profile (agent.md) on the ACP network: generated from these fields and the
+// identity, or read from `file`. Combining `file` with `description`/`tags` is rejected at load.
+export const profileSchema = z
+  .object({
+    publish: z.boolean().default(true).describe("Publish the identity's agent.md after sign-in (only when it changed)"),
+    file: z.string().min(1).optional().describe("Publish this agent.md file (≤ 4 KB, YAML front matter) instead of a generated one"),
+    description: z
+      .string()
+      .min(1)
+      .max(500)
+      .optional()
+      .describe("One-line description in the generated agent.md; default: the persona's first sentence"),
+    tags: z.array(z.string().min(1).max(40)).max(20).optional().describe("Tags in the generated agent.md"),
+  })
+  .strict();
+export type ProfileConfig = z.infer<typeof profileSchema>;
+
 export const identitySchema = z
   .object({
     aid: z.string().regex(aidPattern, "expected an agent id such as alice.agentcp.io"),
@@ -168,6 +185,7 @@ export const identitySchema = z
     owner: z.string().optional().describe("aid of the human who owns this agent"),
     enabled: z.boolean().default(true),
     persona: z.string().max(4000).optional().describe("Extra identity text placed in the stable system prompt"),
+    profile: profileSchema.optional().describe("The identity's public agent.md on the ACP network"),
     groups: z.record(z.string().min(1), groupOverridesSchema).default({}),
   })
   .strict();
@@ -200,6 +218,10 @@ export const channelConfigSchema = z
     serverUrl: z.string().regex(/^wss?:\/\//, "expected a ws:// or wss:// URL").optional(),
     stateDir: z.string().optional().describe("Where per-group state is saved; default ~/.acp-group/state"),
     humans: z.array(z.string()).default([]).describe("Senders treated as humans (owners are always human)"),
+    agents: z
+      .array(z.string())
+      .default([])
+      .describe("Senders treated as agents, whatever the group service or their agent.md says"),
     identities: z.record(z.string().min(1), identitySchema).default({}),
     groups: z.record(z.string().min(1), groupOverridesSchema).default({}),
     llm: llmSchema.default(llmSchema.parse({})),

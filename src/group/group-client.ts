@@ -303,6 +303,15 @@ class GroupClientImpl implements GroupClient {
     if (this.#closed || this.#dispatching) return;
     const { messages, batchesMerged } = this.#takeHeld();
     if (messages.length === 0) return this.#checkIdle();
+    // Reactions and no-reply-expected messages ride along but never start a dispatch on their own.
+    // Everything held was taken, as for a dispatch: no timer or waiting flag may outlive it (a
+    // stale mention flag would hold back every later message).
+    if (messages.every((m) => m.passive !== undefined)) {
+      this.#clearTimers();
+      this.#mentionWaiting = this.#engagedWaiting = false;
+      for (const m of messages) this.#drop(m, "not-for-reply", "held");
+      return this.#checkIdle();
+    }
     this.#clearTimers();
     this.#mentionWaiting = this.#engagedWaiting = false;
     messages.sort(compareMessages);

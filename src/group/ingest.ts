@@ -5,6 +5,7 @@ import type { GroupMessage, GroupSettings, GroupVitality, InboundMessage } from 
 import { buildMentionKeywords, checkMention, replyTargetOf, type MentionMatcher } from "./mention.ts";
 import { numericMsgId } from "./order.ts";
 import { RecentSenders, SeenIds } from "./seen-ids.ts";
+import { passiveKindOf, readMessageSignals } from "./signals.ts";
 import { createServerClock, observeServerTime, serverNow, type ServerClock } from "./server-clock.ts";
 import { EngagedSpeakers, OwnMessages } from "./social.ts";
 import {
@@ -67,12 +68,19 @@ export class GroupIngest {
       }
       return "self";
     }
+    // Reactions count for vitality like any message.
     appendVitalityEvent(this.#window, m.timestamp, m.sender);
-    const isMention = this.#matcher(m.content) || this.#repliesToUs(m.metadata);
+    // Network signals (metadata mentions, reactions, no-reply flags): optional, honoured when present.
+    const signals = readMessageSignals(m.metadata, this.#aid, m.content);
+    const passive = passiveKindOf(signals);
+    const isMention =
+      passive === undefined &&
+      (signals.mentionsUs || this.#matcher(m.content) || this.#repliesToUs(m.metadata) || (signals.replyTo !== undefined && this.#own.hasId(signals.replyTo)));
     let engaged = false;
     if (isMention) this.#engaged.engage(m.sender, m.timestamp + this.#settings.engagedWindowMs, m.timestamp);
-    else if (this.#engaged.size > 0) engaged = this.#engaged.isEngaged(m.sender, m.timestamp);
+    else if (passive === undefined && this.#engaged.size > 0) engaged = this.#engaged.isEngaged(m.sender, m.timestamp);
     return {
+      ...(passive !== undefined ? { passive } : {}),
       msgId: m.msgId,
       groupId: m.groupId,
       sender: m.sender,

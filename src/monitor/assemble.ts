@@ -1,7 +1,9 @@
 // Everything the model would receive for one dispatch, built without calling it — the monitor
 // uses this for every call, and `inspect`/`replay` use it to show the exact bytes.
+import { MemberDirectory, senderTypes, type MemberTypes } from "../group/member-types.ts";
 import type { DispatchBatch, GroupSettings, ReplyType } from "../types.ts";
 import { buildAcpSystemPrompt, buildGroupSituationPrompt, formatMessages, type OwnReply, type PromptIdentity } from "./prompt.ts";
+import { isGroupEvent } from "./format-common.ts";
 import { decideReplyType, type ReplyTypeReason } from "./reply-policy.ts";
 
 export interface PromptParts {
@@ -35,6 +37,8 @@ export interface AssembleParams {
   /** Pass a cached prefix to skip rebuilding it; must equal buildAcpSystemPrompt(identity). */
   stablePrefix?: string;
   timeZone?: string;
+  /** Member types for `[Senders]`. Default: the identity's owner is known, everyone else is "type unknown". */
+  memberTypes?: MemberTypes;
 }
 
 export function assembleDispatchPrompt(p: AssembleParams): PromptParts {
@@ -59,6 +63,7 @@ export function assembleDispatchPrompt(p: AssembleParams): PromptParts {
       replyType: decided.replyType,
       maxChars: settings.replyPolicy.maxCharsPerMessage,
       noMarkdown: settings.replyPolicy.noMarkdown,
+      senders: senderTypes(batch.messages, p.identity.aid, p.memberTypes ?? new MemberDirectory({ owner: p.identity.owner }), isMemberMessage),
     },
     batch.mentionInfo,
   );
@@ -82,6 +87,8 @@ export function assembleDispatchPrompt(p: AssembleParams): PromptParts {
     budgetRatio,
   };
 }
+
+const isMemberMessage = (m: Parameters<typeof isGroupEvent>[0]) => !isGroupEvent(m);
 
 function latest(a: number | null, b: number | null): number | null {
   if (a === null) return b;

@@ -1,15 +1,28 @@
 // Small helpers shared by both message formats.
+import { readMessageSignals } from "../group/signals.ts";
 import type { GroupMessage } from "../types.ts";
 
 const EVENT_CONTENT_TYPES = new Set(["event", "system", "group_event"]);
 
-/** A group event (join, leave, rules changed…) carried as a message, not something a member said. */
+/**
+ * A group event (join, leave, rules changed…) carried as a message, not something a member said.
+ * A reaction (`group_meta.msg_type: "reaction"`) is shown the same way: activity, not text to answer.
+ */
 export function isGroupEvent(m: Pick<GroupMessage, "contentType" | "metadata">): boolean {
-  return EVENT_CONTENT_TYPES.has(m.contentType) || typeof m.metadata?.event_type === "string";
+  return EVENT_CONTENT_TYPES.has(m.contentType) || typeof m.metadata?.event_type === "string" || isReaction(m);
 }
 
-/** Human-readable text of a group event: its content, else `actor event_type target`. */
+function isReaction(m: Pick<GroupMessage, "metadata">): boolean {
+  const meta = m.metadata?.group_meta;
+  return typeof meta === "object" && meta !== null && (meta as Record<string, unknown>).msg_type === "reaction";
+}
+
+/** Human-readable text of a group event: its content, else `actor event_type target`; a reaction as `bob reacted 👍 to msg_id:42`. */
 export function eventText(m: Pick<GroupMessage, "content" | "sender" | "metadata">): string {
+  if (isReaction(m)) {
+    const s = readMessageSignals(m.metadata, "", m.content).reaction;
+    return `${m.sender} reacted ${s?.reaction || "?"}${s?.replyTo !== undefined ? ` to msg_id:${s.replyTo}` : ""}`;
+  }
   if (m.content.trim() !== "") return m.content;
   const md = m.metadata ?? {};
   const parts = [md.actor ?? m.sender, md.event_type, md.target].filter((x): x is string => typeof x === "string" && x !== "");

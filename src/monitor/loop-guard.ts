@@ -1,5 +1,8 @@
 // Bot-loop guard: agents answering agents can talk forever. We count our replies to batches
-// with no human in them; past `maxAgentChain` we stay quiet until a human speaks.
+// with no human in them; past `maxAgentChain` we stay quiet until a human speaks. Only a sender
+// known to be human (config, owner, group service, its agent.md) resets the chain: a sender of
+// unknown type may be an agent, so it does not.
+import type { MemberTypes } from "../group/member-types.ts";
 import type { InboundMessage } from "../types.ts";
 
 /** A sender is an agent unless configured as human; the owner is always human. */
@@ -9,7 +12,9 @@ export function buildHumanSet(humans: readonly string[], owner: string | undefin
   return set;
 }
 
-export function isHumanSender(sender: string, humans: ReadonlySet<string>): boolean {
+/** `humans`: a set of configured human aids, or a member directory (config, service, profiles). */
+export function isHumanSender(sender: string, humans: ReadonlySet<string> | MemberTypes): boolean {
+  if ("typeOf" in humans) return humans.typeOf(sender).type === "human";
   return humans.has(sender.toLowerCase());
 }
 
@@ -25,7 +30,7 @@ export function checkLoopGuard(p: {
   agentChain: number;
   maxAgentChain: number;
   messages: readonly Pick<InboundMessage, "sender">[];
-  humans: ReadonlySet<string>;
+  humans: ReadonlySet<string> | MemberTypes;
 }): LoopGuardCheck {
   const hasHuman = p.messages.some((m) => isHumanSender(m.sender, p.humans));
   if (hasHuman) return { ok: true, hasHuman: true, agentChain: 0 };

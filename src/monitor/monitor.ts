@@ -1,6 +1,8 @@
 // The agent side of a dispatch: gates, prompt, model call, post-processing, delay, deliver.
 // Every decision is a pure sibling; this file wires them to the back-end, the transport, one
 // abortable delay timer per dispatch, and the per-(identity, group) state that survives restarts.
+import { MemberDirectory, type MemberTypes } from "../group/member-types.ts";
+import { buildReplyMetadata } from "../group/signals.ts";
 import { childLogger, errorFields, silentLogger } from "../log.ts";
 import type {
   AgentBackend,
@@ -23,7 +25,7 @@ import { budgetUsageRatio, checkBudget, estimateTokens, pruneBudgetEvents, recor
 import { checkDuplicate, initDedup, rememberReply, type ReplyMemory } from "./dedup.ts";
 import { checkAfterDelay, chooseDelayMs, delayHintFor } from "./delay.ts";
 import { DECIDE_INSTRUCTION, hasNoReplyToken, parseDecision, parseIntent } from "./intent.ts";
-import { buildHumanSet, checkLoopGuard, nextAgentChain } from "./loop-guard.ts";
+import { checkLoopGuard, nextAgentChain } from "./loop-guard.ts";
 import { buildAcpSystemPrompt, type OwnReply } from "./prompt.ts";
 import { minReplyType, toReaction, trimReply } from "./reply-policy.ts";
 import { decisionLogFields, type DispatchDecision } from "./decision.ts";
@@ -40,6 +42,13 @@ export interface MonitorParams {
   settings: GroupSettings;
   /** Senders treated as human; the identity's owner always is. */
   humans: readonly string[];
+  /** Senders treated as agents (config `agents`). Used only when `memberTypes` is not given. */
+  agents?: readonly string[];
+  /**
+   * The identity's member directory (config + group service + fetched agent.md), shared by its
+   * groups. Default: one built from `humans`, `agents` and the owner alone.
+   */
+  memberTypes?: MemberTypes;
   backend: AgentBackend;
   sender: GroupSender;
   logger?: Logger;
@@ -68,7 +77,7 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
   const logger = childLogger(p.logger ?? silentLogger, { identity: p.identityId, group: groupId });
   const random = p.random ?? Math.random;
   const localNow = p.clock ? () => p.clock!.now() : Date.now;
-  const humans = buildHumanSet(p.humans, identity.owner);
+  const memberTypes = p.memberTypes ?? new MemberDirectory({ humans: p.humans, agents: p.agents ?? [], owner: identity.owner });
   const stablePrefix = buildAcpSystemPrompt(identity);
   // Aborted by close(): cancels in-flight model calls and pending send delays.
   const lifetime = new AbortController();
@@ -107,6 +116,7 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
       ownReplies,
       replyType: overrides.replyType,
       stablePrefix,
+      memberTypes,
     });
 
   function waitDelay(ms: number): Promise<void> {
@@ -178,7 +188,7 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
     const others: InboundMessage[] = batch.messages.filter((m) => m.sender !== selfAid);
     if (others.length === 0) return skip("silent", "only-own-messages");
 
-    const guard = checkLoopGuard({ agentChain, maxAgentChain: settings.maxAgentChain, messages: others, humans });
+    const guard = checkLoopGuard({ agentChain, maxAgentChain: settings.maxAgentChain, messages: others, humans: memberTypes });
     if (guard.agentChain !== agentChain) {
       agentChain = guard.agentChain;
       emitState();
@@ -295,10 +305,13 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
     });
     if (!after.ok) return skip(after.reason, "after-delay");
 
-    const replyTo = replyTarget(others, mentioned);
+    const reactions = p.sender.reactions === true;
+    // With reactions on, a reaction answers the message it reacts to even in unaddressed talk.
+    const replyTo = replyTarget(others, mentioned) ?? (reactions && replyType === "reaction" ? lastAnswerable(others) : undefined);
+    const metadata = buildReplyMetadata({ replyType, text, replyTo, reactions });
     let sent: { msgId: string; timestamp: number };
     try {
-      sent = await p.sender.sendMessage({ groupId, content: text, ...(replyTo ? { metadata: { reply_to: replyTo } } : {}) });
+      sent = await p.sender.sendMessage({ groupId, content: text, ...(metadata ? { metadata } : {}) });
     } catch (err) {
       // Logged with its context, never posted: the group sees nothing of our failures.
       logger.log("warn", "monitor.send_failed", { dispatchId: batch.dispatchId, replyType, chars: text.length, ...errorFields(err) });
@@ -331,6 +344,12 @@ function replyTarget(messages: readonly InboundMessage[], mentioned: boolean): s
     const m = messages[i]!;
     if (mentioned ? m.isMention : m.engaged) return m.msgId;
   }
+  return undefined;
+}
+
+/** The newest message that is not itself passive (a reaction or no-reply-expected), if any. */
+function lastAnswerable(messages: readonly InboundMessage[]): string | undefined {
+  for (let i = messages.length - 1; i >= 0; i--) if (messages[i]!.passive === undefined) return messages[i]!.msgId;
   return undefined;
 }
 

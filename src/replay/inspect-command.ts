@@ -62,15 +62,17 @@ async function inspectCommand(args: string[], io: Io): Promise<number> {
   identity ??= { aid: "agent.agentcp.io", name: values.persona ?? "Agent", aliases: [], enabled: true, groups: {} };
   const groupId = values.group ?? groups[0] ?? "group";
   const settings = settingsFor(config, config ? identity : undefined, groupId);
+  // Member types from config, so the prompt's [Senders] lines match the running agent's.
+  const members = { humans: config?.humans ?? [], agents: config?.agents ?? [] };
   let result: InspectResult;
   if (values.log !== undefined && at !== undefined) {
     const { lines } = readLogFile(values.log, false);
     const persona = values.persona ?? identity.name ?? identity.aid;
     // Without a configuration or --persona the agent is a placeholder: nothing to check.
     if (config || values.persona !== undefined) warnSilentPersona(lines, [persona, identity.aid, ...identity.aliases], io);
-    result = await inspectAt({ lines, at, identity, persona, groupId, settings });
+    result = await inspectAt({ lines, at, identity, persona, groupId, settings, ...members });
   } else {
-    result = inspectSample({ identity, groupId, settings, now: Date.now() });
+    result = inspectSample({ identity, groupId, settings, now: Date.now(), ...members });
   }
   if (values["as-sent"]) return printAsSent({ config, identityId, groupId, result, json: values.json === true, io });
   if (values.json) {

@@ -17,13 +17,20 @@ export interface InspectResult extends PromptParts {
 }
 
 /** A monitor that never calls a model or sends: only its prompt builder is used. */
-function promptOnlyMonitor(p: { identity: IdentityConfig; groupId: string; settings: GroupSettings }) {
+/** Config `humans`/`agents`, so `[Senders]` shows the types the running agent would see. */
+interface MemberConfig {
+  humans?: readonly string[];
+  agents?: readonly string[];
+}
+
+function promptOnlyMonitor(p: { identity: IdentityConfig; groupId: string; settings: GroupSettings } & MemberConfig) {
   return createGroupMonitor({
     identityId: p.identity.aid,
     identity: p.identity,
     groupId: p.groupId,
     settings: p.settings,
-    humans: [],
+    humans: p.humans ?? [],
+    agents: p.agents ?? [],
     backend: createScriptedBackend({ mode: "silent" }),
     sender: { sendMessage: async () => ({ msgId: "inspect", timestamp: Date.now() }) },
     logger: silentLogger,
@@ -31,7 +38,7 @@ function promptOnlyMonitor(p: { identity: IdentityConfig; groupId: string; setti
 }
 
 /** Prompt for a sample exchange (no log): shows the stable prefix and the situation block shape. */
-export function inspectSample(p: { identity: IdentityConfig; groupId: string; settings: GroupSettings; now: number }): InspectResult {
+export function inspectSample(p: { identity: IdentityConfig; groupId: string; settings: GroupSettings; now: number } & MemberConfig): InspectResult {
   const monitor = promptOnlyMonitor(p);
   const name = p.identity.name ?? p.identity.aid.split(".")[0]!;
   // Two other members: never the identity itself (its own lines are left out of the body).
@@ -60,7 +67,7 @@ export async function inspectAt(p: {
   persona: string;
   groupId: string;
   settings: GroupSettings;
-}): Promise<InspectResult> {
+} & MemberConfig): Promise<InspectResult> {
   const upTo = p.lines.filter((l) => l.ts <= p.at);
   const clock = FakeTimers.install({ now: upTo[0]?.ts ?? p.at, toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date"], loopLimit: 1_000_000 });
   try {

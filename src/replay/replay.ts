@@ -143,6 +143,8 @@ export async function runReplay(lines: readonly LogLine[], opts: ReplayOptions):
       groupId: REPLAY_GROUP_ID,
       settings: opts.settings,
       humans,
+      // `--agents`: shown as agents in the prompt's [Senders], not as unknown.
+      agents: [...agents],
       backend,
       // Replies go nowhere: the log is history. The group client still counts them as ours.
       sender: { sendMessage: async () => ({ msgId: `reply-${++replySeq}`, timestamp: Date.now() }) },

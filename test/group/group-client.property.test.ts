@@ -1,6 +1,7 @@
 // Property: over random timelines (batches, mentions, own echoes, duplicates, agent latencies,
-// failures, sync throws, early close) no accepted message is lost or dispatched twice, dispatch
-// order is (timestamp, msg id), the lock is never held twice, and a throw never leaves it held.
+// failures, sync throws, early close, reactions and no-reply-expected messages) no accepted
+// message is lost or dispatched twice, dispatch order is (timestamp, msg id), the lock is never
+// held twice, a throw never leaves it held, and no dispatch carries only passive messages.
 import fc from "fast-check";
 import { describe, expect, it, vi } from "vitest";
 import { DEFAULT_GROUP_SETTINGS } from "../../src/config/load.ts";
@@ -11,7 +12,7 @@ import { ALICE, T0 } from "./harness.ts";
 const SENDERS = ["bob.agentcp.io", "carol.agentcp.io", "dave.agentcp.io"];
 
 const itemArb = fc.record({
-  kind: fc.constantFrom("plain", "plain", "plain", "mention", "self", "dup"),
+  kind: fc.constantFrom("plain", "plain", "plain", "mention", "self", "dup", "reaction", "quiet"),
   sender: fc.nat(SENDERS.length - 1),
   jitterMs: fc.integer({ min: -2000, max: 2000 }),
 });
@@ -91,7 +92,15 @@ async function runTimeline(settings: GroupSettings, steps: Step[], agent: AgentS
       const id = String(nextId++);
       const sender = item.kind === "self" ? ALICE.aid : SENDERS[item.sender]!;
       const content = item.kind === "mention" ? `Alice, msg ${id}?` : `msg ${id}`;
-      return { msgId: id, groupId: "g1", sender, content, contentType: "text", timestamp: now + item.jitterMs, metadata: null };
+      // Network signals: a reaction, or a message flagged as expecting no reply (naming Alice, too).
+      const metadata =
+        item.kind === "reaction"
+          ? { group_meta: { msg_type: "reaction", reply_to: "1", reaction: "👍" } }
+          : item.kind === "quiet"
+            ? { group_meta: { flags: { no_reply_expected: true } } }
+            : null;
+      const text = item.kind === "quiet" ? `Alice, fyi ${id}` : content;
+      return { msgId: id, groupId: "g1", sender, content: text, contentType: "text", timestamp: now + item.jitterMs, metadata };
     });
     fed.push(...batch);
     const idle = inFlight === 0 && !client.stats().dispatching;
@@ -136,6 +145,7 @@ async function runTimeline(settings: GroupSettings, steps: Step[], agent: AgentS
         expect(a.timestamp < b.timestamp || (a.timestamp === b.timestamp && Number(a.msgId) < Number(b.msgId))).toBe(true);
       }
       for (const m of ms) expect(accepted.has(m.msgId)).toBe(true);
+      expect(ms.some((m) => m.passive === undefined)).toBe(true);
       starts.set(e.batch.dispatchId, { ids: ms.map((m) => m.msgId), at: e.atLocal });
     } else if (e.type === "dispatch-end" && e.ok) {
       for (const id of starts.get(e.dispatchId)!.ids) bump(id);

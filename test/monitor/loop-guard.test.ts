@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { MemberDirectory } from "../../src/group/member-types.ts";
 import { buildHumanSet, checkLoopGuard, isHumanSender, nextAgentChain } from "../../src/monitor/loop-guard.ts";
 
 const humans = buildHumanSet(["Dana.agentcp.io"], "carol.agentcp.io");
@@ -40,5 +41,27 @@ describe("loop guard", () => {
     expect(outcomes).toEqual([true, true, true, true, true, true, false, false]);
     expect(chain).toBe(6);
     expect(nextAgentChain(6, true)).toBe(0);
+  });
+});
+
+describe("loop guard with member types", () => {
+  const dir = () => new MemberDirectory({ humans: [], owner: "carol.agentcp.io" });
+
+  it("a stranger known as an agent from its agent.md is an agent: the chain stops at the limit without any config", () => {
+    const d = dir();
+    d.recordProfile("stranger.agentcp.io", "agent");
+    const stranger = [{ sender: "stranger.agentcp.io" }];
+    expect(checkLoopGuard({ agentChain: 6, maxAgentChain: 6, messages: stranger, humans: d })).toMatchObject({ ok: false, reason: "bot-loop-guard" });
+  });
+
+  it("a stranger the group service reports as human resets the chain", () => {
+    const d = dir();
+    d.recordService("dave.agentcp.io", "human");
+    expect(checkLoopGuard({ agentChain: 9, maxAgentChain: 6, messages: [{ sender: "dave.agentcp.io" }], humans: d })).toEqual({ ok: true, hasHuman: true, agentChain: 0 });
+    expect(isHumanSender("dave.agentcp.io", d)).toBe(true);
+  });
+
+  it("a sender of unknown type does not reset the chain (it may be an agent)", () => {
+    expect(checkLoopGuard({ agentChain: 6, maxAgentChain: 6, messages: [{ sender: "nobody.agentcp.io" }], humans: dir() })).toMatchObject({ ok: false });
   });
 });

@@ -1,0 +1,163 @@
+// The local network's profile host: `POST /agent.md` stores the profile of the aid named by the
+// Host header (the aid is the host name on the ACP network), `GET /agent.md` serves it.
+// Framework-free: plain node:http request/response, token check and storage injected.
+import { readFileSync } from "node:fs";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { join } from "node:path";
+import { AGENT_MD_MAX_BYTES, checkAgentMd } from "../profile/agent-md.ts";
+import { writeFileAtomicSync } from "../state/atomic-file.ts";
+import { encodeSafeName } from "../state/safe-name.ts";
+
+export interface AgentMdStore {
+  get(aid: string): string | undefined;
+  put(aid: string, text: string): void;
+}
+
+/** Profiles in memory, keyed by lower-cased aid (host names are case-insensitive). */
+export function createMemoryAgentMdStore(): AgentMdStore & { readonly size: number } {
+  const map = new Map<string, string>();
+  return {
+    get: (aid) => map.get(aid.toLowerCase()),
+    put: (aid, text) => void map.set(aid.toLowerCase(), text),
+    get size() {
+      return map.size;
+    },
+  };
+}
+
+/** Profiles as `<dir>/<aid>.agent.md` files, written atomically; they survive a restart. */
+export function createFileAgentMdStore(dir: string): AgentMdStore {
+  const file = (aid: string) => join(dir, `${encodeSafeName(aid.toLowerCase())}.agent.md`);
+  return {
+    get(aid) {
+      try {
+        return readFileSync(file(aid), "utf8");
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+        throw err;
+      }
+    },
+    put: (aid, text) => writeFileAtomicSync(file(aid), text),
+  };
+}
+
+export interface AgentMdHandlerOptions {
+  /** True when `token` is a current message-service token of `aid`. */
+  verifyToken(aid: string, token: string): boolean;
+  store: AgentMdStore;
+}
+
+/** The aid a request is for: its Host header without a port, lower-cased. */
+function aidOfHost(host: string | undefined): string | undefined {
+  if (!host) return undefined;
+  const name = host.trim().toLowerCase().replace(/:\d+$/, "");
+  return /^[a-z0-9][a-z0-9_-]*(\.[a-z0-9-]+)+$/.test(name) ? name : undefined;
+}
+
+function reply(res: ServerResponse, status: number, body: string, type = "text/plain; charset=utf-8"): void {
+  res.writeHead(status, { "Content-Type": type, "Content-Length": Buffer.byteLength(body, "utf8") });
+  res.end(body);
+}
+
+/** Reads at most `max` bytes; past that, stops reading and resolves `undefined`. */
+function readBody(req: IncomingMessage, max: number): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    req.on("data", (chunk: Buffer) => {
+      if (done) return;
+      size += chunk.length;
+      if (size > max) {
+        done = true;
+        // Answer now; the rest of an oversized upload is not worth reading.
+        resolve(undefined);
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on("end", () => {
+      if (!done) resolve(Buffer.concat(chunks));
+    });
+    req.on("error", (err) => {
+      if (!done) reject(err);
+    });
+  });
+}
+
+/**
+ * Handles `/agent.md`; returns false (nothing written) for any other path, so it can sit in
+ * front of other handlers. POST: 400 without a usable Host, 401 without a bearer token, 403 when
+ * the token is not that aid's, 413 over 4 KB, 204 stored. GET: 200 with the profile, 404 none.
+ */
+export async function handleAgentMdRequest(req: IncomingMessage, res: ServerResponse, opts: AgentMdHandlerOptions): Promise<boolean> {
+  const path = (req.url ?? "/").split("?")[0];
+  if (path !== "/agent.md") return false;
+  const aid = aidOfHost(req.headers.host);
+  if (!aid) {
+    reply(res, 400, "expected the agent id as the Host header\n");
+    return true;
+  }
+  if (req.method === "GET" || req.method === "HEAD") {
+    let text: string | undefined;
+    try {
+      text = opts.store.get(aid);
+    } catch {
+      reply(res, 500, "could not read agent.md\n");
+      return true;
+    }
+    if (text === undefined) reply(res, 404, "no agent.md\n");
+    else reply(res, 200, req.method === "HEAD" ? "" : text, "text/markdown; charset=utf-8");
+    return true;
+  }
+  if (req.method !== "POST") {
+    res.setHeader("Allow", "GET, HEAD, POST");
+    reply(res, 405, "method not allowed\n");
+    return true;
+  }
+  const auth = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? "");
+  if (!auth) {
+    reply(res, 401, "expected Authorization: Bearer <token>\n");
+    return true;
+  }
+  if (!opts.verifyToken(aid, auth[1]!)) {
+    reply(res, 403, "token does not belong to this agent id\n");
+    return true;
+  }
+  const declared = Number(req.headers["content-length"]);
+  if (Number.isFinite(declared) && declared > AGENT_MD_MAX_BYTES) {
+    reply(res, 413, `agent.md is limited to ${AGENT_MD_MAX_BYTES} bytes\n`);
+    return true;
+  }
+  const body = await readBody(req, AGENT_MD_MAX_BYTES);
+  if (body === undefined) {
+    reply(res, 413, `agent.md is limited to ${AGENT_MD_MAX_BYTES} bytes\n`);
+    return true;
+  }
+  try {
+    opts.store.put(aid, body.toString("utf8"));
+  } catch {
+    // A storage failure (disk full, permissions) is the server's problem, not the caller's input.
+    reply(res, 500, "could not store agent.md\n");
+    return true;
+  }
+  res.writeHead(204);
+  res.end();
+  return true;
+}
+
+/** Group result codes for member profiles (`refresh_member_types`). */
+export const AGENT_MD_RESULT = { OK: 0, NOT_FOUND: 1024, INVALID: 1025 } as const;
+
+/**
+ * What the local group service reads from a member's stored agent.md: its type, or why there is
+ * none (1024 not found, 1025 invalid — no front matter or no `type: human|agent`). For
+ * `get_members` entries (`type`) and `refresh_member_types`.
+ */
+export function memberTypeFromStore(store: AgentMdStore, aid: string): { type: "human" | "agent" | "unknown"; code: 0 | 1024 | 1025 } {
+  const text = store.get(aid);
+  if (text === undefined) return { type: "unknown", code: AGENT_MD_RESULT.NOT_FOUND };
+  const check = checkAgentMd(text, { aid });
+  if (!check.ok) return { type: "unknown", code: AGENT_MD_RESULT.INVALID };
+  return { type: check.parsed.type, code: AGENT_MD_RESULT.OK };
+}

@@ -1,0 +1,158 @@
+// The local network's agent.md host on a real node:http server on 127.0.0.1, driven by real
+// requests with an explicit Host header (the aid is the host name on the ACP network).
+import { createServer, request, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createFileAgentMdStore, createMemoryAgentMdStore, handleAgentMdRequest, memberTypeFromStore, type AgentMdStore } from "../../src/server/agent-md-store.ts";
+
+const TOKENS: Record<string, string> = { "alice.agentcp.io": "tok-alice", "bob.agentcp.io": "tok-bob" };
+const PROFILE = "---\naid: alice.agentcp.io\nname: Alice\ntype: agent\n---\n\n# Alice\n";
+
+function serve(store: AgentMdStore): Promise<Server> {
+  const server = createServer((req, res) => {
+    void handleAgentMdRequest(req, res, { verifyToken: (aid, token) => TOKENS[aid] === token, store })
+      .then((handled) => {
+        if (!handled) {
+          res.writeHead(404);
+          res.end("other path");
+        }
+      })
+      .catch(() => {
+        res.writeHead(500);
+        res.end();
+      });
+  });
+  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
+}
+
+function call(server: Server, p: { method: string; host?: string; path?: string; token?: string; body?: string }): Promise<{ status: number; body: string; type?: string }> {
+  const port = (server.address() as AddressInfo).port;
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string | number> = {};
+    if (p.host !== undefined) headers["Host"] = p.host;
+    if (p.token) headers["Authorization"] = `Bearer ${p.token}`;
+    if (p.body !== undefined) {
+      headers["Content-Type"] = "text/markdown";
+      headers["Content-Length"] = Buffer.byteLength(p.body);
+    }
+    const req = request({ host: "127.0.0.1", port, method: p.method, path: p.path ?? "/agent.md", headers, setHost: p.host === undefined }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8"), ...(res.headers["content-type"] ? { type: res.headers["content-type"] } : {}) }));
+    });
+    req.on("error", reject);
+    req.end(p.body);
+  });
+}
+
+describe("handleAgentMdRequest on a real http server", () => {
+  let server: Server;
+  let store: ReturnType<typeof createMemoryAgentMdStore>;
+  beforeEach(async () => {
+    store = createMemoryAgentMdStore();
+    server = await serve(store);
+  });
+  afterEach(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  it("POST with the aid's own token stores it (204); GET on that host serves it back as Markdown", async () => {
+    expect((await call(server, { method: "GET", host: "alice.agentcp.io" })).status).toBe(404);
+    expect(await call(server, { method: "POST", host: "alice.agentcp.io", token: "tok-alice", body: PROFILE })).toMatchObject({ status: 204, body: "" });
+    const got = await call(server, { method: "GET", host: "Alice.AgentCP.io:443" });
+    expect(got).toEqual({ status: 200, body: PROFILE, type: "text/markdown; charset=utf-8" });
+    // Another host has none.
+    expect((await call(server, { method: "GET", host: "bob.agentcp.io" })).status).toBe(404);
+  });
+
+  it("refuses a missing token (401), another aid's token (403) and stores nothing", async () => {
+    expect((await call(server, { method: "POST", host: "alice.agentcp.io", body: PROFILE })).status).toBe(401);
+    expect((await call(server, { method: "POST", host: "alice.agentcp.io", token: "tok-bob", body: PROFILE })).status).toBe(403);
+    expect((await call(server, { method: "POST", host: "alice.agentcp.io", token: "wrong", body: PROFILE })).status).toBe(403);
+    expect(store.size).toBe(0);
+  });
+
+  it("4096 bytes are accepted, 4097 are 413 and nothing is stored", async () => {
+    const exact = PROFILE + "x".repeat(4096 - Buffer.byteLength(PROFILE));
+    expect((await call(server, { method: "POST", host: "bob.agentcp.io", token: "tok-bob", body: exact })).status).toBe(204);
+    const over = await call(server, { method: "POST", host: "alice.agentcp.io", token: "tok-alice", body: exact + "y" });
+    expect(over).toMatchObject({ status: 413, body: "agent.md is limited to 4096 bytes\n" });
+    expect(store.get("alice.agentcp.io")).toBeUndefined();
+    expect(store.get("bob.agentcp.io")).toBe(exact);
+  });
+
+  it("a chunked upload without Content-Length is cut off past 4 KB with 413", async () => {
+    const port = (server.address() as AddressInfo).port;
+    const res = await new Promise<{ status: number }>((resolve, reject) => {
+      const req = request({ host: "127.0.0.1", port, method: "POST", path: "/agent.md", headers: { Host: "alice.agentcp.io", Authorization: "Bearer tok-alice" } }, (r) => {
+        r.resume();
+        r.on("end", () => resolve({ status: r.statusCode ?? 0 }));
+      });
+      req.on("error", reject);
+      req.write("x".repeat(3000));
+      req.end("y".repeat(3000));
+    });
+    expect(res.status).toBe(413);
+    expect(store.size).toBe(0);
+  });
+
+  it("a Host that is not an aid is 400; other methods 405; other paths are left to the next handler", async () => {
+    expect((await call(server, { method: "GET", host: "localhost" })).status).toBe(400);
+    expect((await call(server, { method: "DELETE", host: "alice.agentcp.io" })).status).toBe(405);
+    expect(await call(server, { method: "GET", host: "alice.agentcp.io", path: "/other" })).toMatchObject({ status: 404, body: "other path" });
+  });
+});
+
+describe("storage failures", () => {
+  it("a store that throws answers 500 and the server keeps serving", async () => {
+    const broken: AgentMdStore = {
+      get: () => {
+        throw Object.assign(new Error("EACCES"), { code: "EACCES" });
+      },
+      put: () => {
+        throw Object.assign(new Error("ENOSPC"), { code: "ENOSPC" });
+      },
+    };
+    const server = await serve(broken);
+    try {
+      expect((await call(server, { method: "POST", host: "alice.agentcp.io", token: "tok-alice", body: PROFILE })).status).toBe(500);
+      expect((await call(server, { method: "GET", host: "alice.agentcp.io" })).status).toBe(500);
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+});
+
+describe("createFileAgentMdStore (real files)", () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), "agentmd-store-"));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("keeps profiles across store instances (a server restart), keyed case-insensitively", async () => {
+    const first = createFileAgentMdStore(dir);
+    const server = await serve(first);
+    expect((await call(server, { method: "POST", host: "alice.agentcp.io", token: "tok-alice", body: PROFILE })).status).toBe(204);
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    const second = createFileAgentMdStore(dir);
+    expect(second.get("ALICE.agentcp.io")).toBe(PROFILE);
+    expect(second.get("bob.agentcp.io")).toBeUndefined();
+  });
+});
+
+describe("memberTypeFromStore", () => {
+  it("the type a member's stored profile declares, or 1024 (none) / 1025 (invalid or another aid's)", () => {
+    const store = createMemoryAgentMdStore();
+    store.put("alice.agentcp.io", PROFILE);
+    store.put("dave.agentcp.io", "---\naid: dave.agentcp.io\ntype: human\n---\n");
+    store.put("bad.agentcp.io", "# no front matter");
+    store.put("liar.agentcp.io", "---\naid: alice.agentcp.io\ntype: human\n---\n");
+    expect(memberTypeFromStore(store, "alice.agentcp.io")).toEqual({ type: "agent", code: 0 });
+    expect(memberTypeFromStore(store, "dave.agentcp.io")).toEqual({ type: "human", code: 0 });
+    expect(memberTypeFromStore(store, "none.agentcp.io")).toEqual({ type: "unknown", code: 1024 });
+    expect(memberTypeFromStore(store, "bad.agentcp.io")).toEqual({ type: "unknown", code: 1025 });
+    expect(memberTypeFromStore(store, "liar.agentcp.io")).toEqual({ type: "unknown", code: 1025 });
+  });
+});
