@@ -158,19 +158,47 @@ export const groupOverridesSchema = z
 export type GroupOverrides = z.input<typeof groupOverridesSchema>;
 
 const aidPattern = /^[A-Za-z0-9][A-Za-z0-9_-]*(\.[A-Za-z0-9-]+)+$/;
+const accessPointPattern = /^[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*(:\d{1,5})?$/;
 
 export const identitySchema = z
   .object({
     aid: z.string().regex(aidPattern, "expected an agent id such as alice.agentcp.io"),
     name: z.string().min(1).max(100).optional().describe("Display name; also a mention keyword"),
     aliases: z.array(z.string().min(1).max(100)).max(50).default([]),
-    token: z.string().min(1).optional().describe("Credential for the group server"),
+    identityDir: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("Folder with private/<aid>.key and public/<aid>.crt; default <stateDir>/identities/<aid>"),
+    keyFile: z.string().min(1).optional().describe("Private key PEM (with certFile, instead of identityDir)"),
+    certFile: z.string().min(1).optional().describe("Certificate PEM (with keyFile, instead of identityDir)"),
+    accessPoint: z
+      .string()
+      .regex(accessPointPattern, "expected an access point domain such as agentcp.io (optionally :port)")
+      .optional()
+      .describe("Access point domain; its URL is https://acp3.<domain>. Default: the part of aid after the first dot"),
+    accessPointUrl: z
+      .string()
+      .regex(/^https?:\/\//, "expected an http:// or https:// URL")
+      .optional()
+      .describe("Access point base URL, instead of accessPoint (e.g. a local network)"),
     owner: z.string().optional().describe("aid of the human who owns this agent"),
     enabled: z.boolean().default(true),
     persona: z.string().max(4000).optional().describe("Extra identity text placed in the stable system prompt"),
     groups: z.record(z.string().min(1), groupOverridesSchema).default({}),
   })
-  .strict();
+  .strict()
+  .superRefine((v, ctx) => {
+    if ((v.keyFile === undefined) !== (v.certFile === undefined)) {
+      ctx.addIssue({ code: "custom", path: [v.keyFile === undefined ? "keyFile" : "certFile"], message: "expected keyFile and certFile together" });
+    }
+    if (v.keyFile !== undefined && v.identityDir !== undefined) {
+      ctx.addIssue({ code: "custom", path: ["identityDir"], message: "expected identityDir or keyFile/certFile, not both" });
+    }
+    if (v.accessPoint !== undefined && v.accessPointUrl !== undefined) {
+      ctx.addIssue({ code: "custom", path: ["accessPointUrl"], message: "expected accessPoint or accessPointUrl, not both" });
+    }
+  });
 export type IdentityConfig = z.infer<typeof identitySchema>;
 
 export const llmSchema = z
@@ -194,6 +222,15 @@ export const llmSchema = z
   .strict();
 export type LlmSettings = z.infer<typeof llmSchema>;
 
+export const networkSchema = z
+  .object({
+    caFile: z.string().min(1).optional().describe("PEM of a private CA to trust besides the system roots (e.g. a local network's ca.crt)"),
+    insecureTls: z.boolean().default(false).describe("Skip TLS certificate verification (logged at warn; never for the real network)"),
+    seedPassword: z.string().min(1).optional().describe("Unlocks encrypted identity keys; else ACP_SEED_PASSWORD"),
+  })
+  .strict();
+export type NetworkSettings = z.infer<typeof networkSchema>;
+
 export const channelConfigSchema = z
   .object({
     enabled: z.boolean().default(true),
@@ -201,6 +238,7 @@ export const channelConfigSchema = z
     stateDir: z.string().optional().describe("Where per-group state is saved; default ~/.acp-group/state"),
     humans: z.array(z.string()).default([]).describe("Senders treated as humans (owners are always human)"),
     identities: z.record(z.string().min(1), identitySchema).default({}),
+    network: networkSchema.default({ insecureTls: false }),
     groups: z.record(z.string().min(1), groupOverridesSchema).default({}),
     llm: llmSchema.default(llmSchema.parse({})),
     maxConcurrentDispatches: z
