@@ -69,7 +69,7 @@ describe("an SDK-shaped client against the local network (TLS, real sockets)", (
     await sdkSignIn(apUrl, aid, privateKey, publicKeyPem, certPem);
     const config = await call("POST", `${apUrl}/get_accesspoint_config`, { agent_id: aid });
     expect(typeof config.data.config).toBe("string");
-    const { message_server: messageServer, heartbeat_server: heartbeatServer } = JSON.parse(config.data.config as string) as Record<string, string>;
+    const { message_server: messageServer, heartbeat_server: heartbeatServer } = JSON.parse(config.data.config as string) as { message_server: string; heartbeat_server: string };
     expect(messageServer).toBe(`https://acp3.acp.sdk:${net.port}/api/message`);
     expect(heartbeatServer).toMatch(/^https:\/\//);
     // 5–6. message-service sign-in at <ap>/api/message.
