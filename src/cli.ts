@@ -20,6 +20,8 @@ Commands:
            [--agents A,B] [--seed N] [--skip-bad] [--json]
   inspect  Print the exact system prompt and message body the model would get
            [--config FILE] [--identity ID] [--group ID] [--log FILE --at TS] [--persona NAME] [--json]
+  id       Identities (key + certificate) for the ACP network
+           create <aid> [--ap DOMAIN | --ap-url URL] [--no-passphrase] | list | show <aid> | import
 
 Run 'acp-group <command> --help' for details.`;
 
@@ -38,6 +40,10 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
         return await replayCommand(args, io);
       case "inspect":
         return await inspectCommand(args, io);
+      case "id": {
+        const { idCommand } = await import("./cli-id.ts");
+        return await idCommand(args, io);
+      }
       case "start": {
         const { startCommand } = await import("./start.ts");
         return await startCommand(args, io);
