@@ -161,3 +161,61 @@ describe("an identity on the local network (real sockets, real crypto, real file
     expect(ch.send("x")).toBe(false);
   });
 });
+
+describe("liveness and several peers (real sockets)", () => {
+  let tmp: ReturnType<typeof tempDir>;
+  beforeEach(() => {
+    tmp = tempDir();
+  });
+  afterEach(() => tmp.cleanup());
+
+  it("a socket that stops answering pings is found dead by the client's ping and redialled", async () => {
+    const net = await startLocalNetwork({ domain: "acp.local", stateDir: `${tmp.dir}/net`, serviceAgents: [echoAgent("group.acp.local")], answerPings: false });
+    const logger = createMemoryLogger();
+    const identity = await createIdentity({ aid: "alice.acp.local", stateDir: `${tmp.dir}/s`, accessPointUrl: net.localUrl, noPassphrase: true });
+    const agent = connectAgent({ identity, accessPointUrl: net.localUrl, pingIntervalMs: 100, stableMs: 0, logger });
+    try {
+      const ch = agent.channel("group.acp.local");
+      const ups: boolean[] = [];
+      ch.on("up", (u) => ups.push(u.reconnect));
+      await waitFor(() => ups.length >= 2, "redialled after a dead socket");
+      expect(ups.slice(0, 2)).toEqual([false, true]);
+      expect(logger.entries.some((e) => e.event === "network.socket.dead" && e.level === "warn")).toBe(true);
+    } finally {
+      await agent.close();
+      await net.close();
+    }
+  });
+
+  it("a group on another access point gets its own session with group.<that-ap> on the same socket", async () => {
+    const home = echoAgent("group.acp.local");
+    const away = echoAgent("group.other.example");
+    const net = await startLocalNetwork({ domain: "acp.local", stateDir: `${tmp.dir}/net`, serviceAgents: [home, away] });
+    const identity = await createIdentity({ aid: "alice.acp.local", stateDir: `${tmp.dir}/s`, accessPointUrl: net.localUrl, noPassphrase: true });
+    const agent = connectAgent({ identity, accessPointUrl: net.localUrl });
+    try {
+      const a = agent.channel("group.acp.local");
+      const b = agent.channel("group.other.example");
+      expect(agent.channel("group.acp.local")).toBe(a);
+      await waitFor(() => a.status === "up" && b.status === "up", "both sessions up");
+      expect(a.sessionId).not.toBe(b.sessionId);
+      const gotA: string[] = [];
+      const gotB: string[] = [];
+      a.on("message", (m) => gotA.push(m.payload));
+      b.on("message", (m) => gotB.push(m.payload));
+      a.send("home");
+      b.send("away");
+      await waitFor(() => gotA.length === 1 && gotB.length === 1, "both echoes");
+      expect([gotA, gotB]).toEqual([["echo:home"], ["echo:away"]]);
+      expect(net.counters().connections).toBe(1);
+      // Closing one channel leaves the other and the socket alone.
+      b.close();
+      expect(b.send("x")).toBe(false);
+      a.send("still");
+      await waitFor(() => gotA.length === 2, "home still works");
+    } finally {
+      await agent.close();
+      await net.close();
+    }
+  });
+});

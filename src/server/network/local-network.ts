@@ -31,6 +31,8 @@ export interface LocalNetworkOptions {
   tokenTtlMs?: number;
   logger?: Logger;
   now?: () => number;
+  /** Default true. False: sockets never answer pings, like a half-open connection (liveness tests). */
+  answerPings?: boolean;
 }
 
 export interface LocalNetworkCounters extends MessageServiceCounters {
@@ -62,6 +64,11 @@ export interface LocalNetwork {
   close(): Promise<void>;
 }
 
+/** The lines `acp-group server` / `npm start` print at start (the group service adds its join links). */
+export function networkBanner(net: Pick<LocalNetwork, "accessPointUrl" | "caFile" | "tls">): string[] {
+  return [`access point: ${net.accessPointUrl}`, ...(net.tls ? [`ca: ${net.caFile}`] : [])];
+}
+
 export async function startLocalNetwork(options: LocalNetworkOptions): Promise<LocalNetwork> {
   const domain = options.domain ?? DEFAULT_LOCAL_DOMAIN;
   const now = options.now ?? Date.now;
@@ -72,7 +79,7 @@ export async function startLocalNetwork(options: LocalNetworkOptions): Promise<L
   const ttl = options.tokenTtlMs ?? 3600_000;
   const messageTokens = new TokenStore(ttl);
   const accessPointTokens = new TokenStore(ttl);
-  const messages = new MessageService({ tokens: messageTokens, now, logger });
+  const messages = new MessageService({ tokens: messageTokens, now, logger, ...(options.answerPings === false ? { answerPings: false } : {}) });
   for (const agent of options.serviceAgents ?? []) messages.addServiceAgent(agent);
   const apiCounters = { refusedSignIns: 0, issuedCertificates: 0, refusedCertificates: 0 };
   const ctx: ApiContext = {

@@ -44,14 +44,16 @@ export class MessageService {
   readonly #tokens: TokenStore;
   readonly #now: () => number;
   readonly #logger: Logger;
-  readonly #wss = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024 });
+  readonly #wss: WebSocketServer;
   readonly #agents = new Map<string, ServiceAgent>();
   readonly #connections = new Map<string, Connection>();
   readonly #sessions = new Map<string, Session>();
   #lastMessageId = 0;
   readonly counters: MessageServiceCounters = { connections: 0, refusedUpgrades: 0, refusedFrames: 0, sessionsCreated: 0, messagesRouted: 0, undeliverable: 0 };
 
-  constructor(params: { tokens: TokenStore; now: () => number; logger: Logger }) {
+  constructor(params: { tokens: TokenStore; now: () => number; logger: Logger; answerPings?: boolean }) {
+    // answerPings false simulates a half-open connection: the socket stays, pongs never come.
+    this.#wss = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024, autoPong: params.answerPings !== false });
     this.#tokens = params.tokens;
     this.#now = params.now;
     this.#logger = params.logger;
