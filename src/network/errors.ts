@@ -7,6 +7,8 @@ export type NetworkErrorCode =
   | "IDENTITY_NOT_FOUND"
   /** The key file is encrypted and the seed password is missing or wrong. */
   | "IDENTITY_LOCKED"
+  /** `create` would overwrite an identity that is already there. */
+  | "IDENTITY_EXISTS"
   /** Writing a key without a passphrase was not explicitly allowed. */
   | "PASSPHRASE_REQUIRED"
   /** `sign_cert` refused the request. */

@@ -121,13 +121,20 @@ export interface CreateIdentityParams {
   noPassphrase?: boolean;
   tls?: TlsOptions;
   http?: HttpClient;
+  /** Replace an identity already in the folder. Default false: IDENTITY_EXISTS. */
+  overwrite?: boolean;
+  /** Certify this key instead of a new one (renewing an expired certificate keeps the key). */
+  privateKey?: KeyObject;
 }
 
 /** Makes a P-384 key and CSR, gets the certificate from `sign_cert`, writes the folder. */
 export async function createIdentity(params: CreateIdentityParams): Promise<Identity> {
   const { aid } = params;
   const paths = identityPaths(params);
-  const { privateKey } = generateIdentityKey();
+  if (!params.overwrite && (existsSync(paths.key) || existsSync(paths.cert))) {
+    throw new NetworkError("IDENTITY_EXISTS", `${aid} already exists in ${paths.dir}: use it, or delete the folder to make a new one`, { aid });
+  }
+  const privateKey = params.privateKey ?? generateIdentityKey().privateKey;
   // Check the key can be stored before asking anyone for a certificate.
   const keyPem = encodeKey(privateKey, params, aid);
   const csr = await buildCsr(aid, privateKey);
@@ -149,11 +156,17 @@ export async function createIdentity(params: CreateIdentityParams): Promise<Iden
   }
 }
 
-/** Loads the identity when its folder holds a usable one, else creates it. */
-export async function ensureIdentity(params: CreateIdentityParams): Promise<Identity> {
+/**
+ * Loads the identity when its folder holds one with a valid certificate; renews an expired
+ * certificate for the same key; creates the identity when there is none.
+ */
+export async function ensureIdentity(params: CreateIdentityParams & { now?: number }): Promise<Identity> {
   if (existsSync(identityPaths(params).cert)) {
     const loaded = loadIdentity(params);
-    if (new X509Certificate(loaded.certPem).validToDate.getTime() > Date.now()) return loaded;
+    const cert = new X509Certificate(loaded.certPem);
+    const now = params.now ?? Date.now();
+    if (cert.validToDate.getTime() > now && cert.validFromDate.getTime() <= now) return loaded;
+    return createIdentity({ ...params, privateKey: loaded.privateKey, overwrite: true });
   }
   return createIdentity(params);
 }

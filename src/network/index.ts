@@ -23,3 +23,4 @@ export { backoffDelayMs, type BackoffOptions } from "./backoff.ts";
 export { connectAgent, NetworkAgent, type ConnectAgentOptions, type NetworkAgentCounters, type NetworkAgentEvents, type NetworkAgentStatus } from "./network-agent.ts";
 export { summarizeCertificate, sdkPassphrase, type CertificateSummary } from "./x509.ts";
 export { warnExpiringCertificates } from "./expiry.ts";
+export { resolveAgentConnection, type ResolvedAgentConnection } from "./from-config.ts";

@@ -3,7 +3,7 @@ import { createHash, createPrivateKey, X509Certificate } from "node:crypto";
 import { mkdirSync, readFileSync, statSync, writeFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { startLocalNetwork, type LocalNetwork } from "../../src/server/network/index.ts";
-import { checkCertificateExpiry, createIdentity, importIdentity, listIdentities, loadIdentity, NetworkError, warnExpiringCertificates } from "../../src/network/index.ts";
+import { checkCertificateExpiry, createIdentity, ensureIdentity, importIdentity, listIdentities, loadIdentity, NetworkError, resolveAgentConnection, warnExpiringCertificates } from "../../src/network/index.ts";
 import { createMemoryLogger } from "../../src/log.ts";
 import { tempDir } from "./support.ts";
 
@@ -100,5 +100,28 @@ describe("identities on disk (real files, real crypto, certificates from a local
     const logger = createMemoryLogger();
     warnExpiringCertificates({ identities: [id], now: to - 3 * day, logger });
     expect(logger.entries.map((e) => [e.level, e.event, e.fields.aid, e.fields.daysLeft])).toEqual([["warn", "identity.certificate.expiring-soon", "erin.acp.local", 3]]);
+  });
+
+  it("create never overwrites; ensureIdentity loads a valid one and renews an expired certificate for the same key", async () => {
+    const first = await createIdentity({ aid: "frank.acp.local", stateDir: state(), accessPointUrl: net.localUrl, noPassphrase: true });
+    const again = await createIdentity({ aid: "frank.acp.local", stateDir: state(), accessPointUrl: net.localUrl, noPassphrase: true }).then(() => undefined, (e: unknown) => e);
+    expect((again as NetworkError).code).toBe("IDENTITY_EXISTS");
+    const loaded = await ensureIdentity({ aid: "frank.acp.local", stateDir: state(), accessPointUrl: net.localUrl, noPassphrase: true });
+    expect(loaded.certPem).toBe(first.certPem);
+    expect(net.counters().issuedCertificates).toBe(1);
+    // Two years on, the certificate has expired: a new one for the same key (the local CA accepts it, the aid is that key's).
+    const renewed = await ensureIdentity({ aid: "frank.acp.local", stateDir: state(), accessPointUrl: net.localUrl, noPassphrase: true, now: Date.now() + 2 * 365 * 86_400_000 });
+    expect(renewed.certPem).not.toBe(first.certPem);
+    expect(renewed.publicKeyPem).toBe(first.publicKeyPem);
+    expect(net.counters().issuedCertificates).toBe(2);
+  });
+
+  it("resolveAgentConnection: identity from the state dir, access point from the aid, TLS from network settings", async () => {
+    await createIdentity({ aid: "gina.acp.local", stateDir: state(), accessPointUrl: net.localUrl, seedPassword: "pw" });
+    const r = resolveAgentConnection({ identity: { aid: "gina.acp.local" }, network: { insecureTls: false, caFile: "/ca.crt" }, stateDir: state(), env: { ACP_SEED_PASSWORD: "pw" } });
+    expect([r.identity.aid, r.accessPointUrl, r.tls]).toEqual(["gina.acp.local", "https://acp3.acp.local", { caFile: "/ca.crt" }]);
+    const local = resolveAgentConnection({ identity: { aid: "gina.acp.local", accessPointUrl: net.localUrl }, network: { insecureTls: true, seedPassword: "pw" }, stateDir: state(), env: {} });
+    expect([local.accessPointUrl, local.tls]).toEqual([net.localUrl, { insecureTls: true }]);
+    expect(codeOf(() => resolveAgentConnection({ identity: { aid: "gina.acp.local" }, network: { insecureTls: false }, stateDir: state(), env: {} }))).toBe("IDENTITY_LOCKED");
   });
 });

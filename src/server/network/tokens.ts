@@ -39,6 +39,8 @@ export class NonceStore {
   readonly #nonces = new Map<string, { aid: string; nonce: string; expiresAt: number }>();
   issue(aid: string, requestId: string, now: number): string {
     for (const [k, v] of this.#nonces) if (v.expiresAt <= now) this.#nonces.delete(k);
+    // A flood of first steps cannot grow this without bound: the oldest nonce goes first.
+    if (this.#nonces.size >= 10_000) this.#nonces.delete(this.#nonces.keys().next().value!);
     const nonce = randomBytes(24).toString("hex");
     this.#nonces.set(requestId, { aid, nonce, expiresAt: now + 60_000 });
     return nonce;
