@@ -18,10 +18,11 @@ import {
 const channel = {
   serverUrl: "ws://127.0.0.1:9000",
   identities: {
-    bot: { aid: "bot.agentcp.io", name: "Echo", token: "secret" },
+    bot: { aid: "bot.agentcp.io", name: "Echo" },
     helper: { aid: "helper.agentcp.io", enabled: false },
   },
   groups: { "*": { bufferGateMs: 2000 }, "room-1": { subject: "Room one" } },
+  network: { seedPassword: "secret" },
 };
 const hostCfg = (section: unknown = channel) => ({ channels: { "acp-group": section, telegram: { enabled: true } } });
 
@@ -63,7 +64,7 @@ describe("accounts = identities", () => {
     ]);
   });
 
-  it("describes an account for the host's status view without its token", () => {
+  it("describes an account for the host's status view without its secrets", () => {
     const snapshot = describeAcpGroupAccount(resolveAcpGroupAccount(hostCfg(), "bot"));
     expect(snapshot).toEqual({ accountId: "bot", name: "Echo", enabled: true, configured: true, baseUrl: "ws://127.0.0.1:9000", lastError: null });
     expect(JSON.stringify(snapshot)).not.toContain("secret");
