@@ -12,8 +12,13 @@ import type { ChannelConfig, GroupSettings, IdentityConfig } from "./types.ts";
 const USAGE = `Usage: acp-group <command> [options]
 
 Commands:
-  start    Run the configured agents in a live group on an embedded local server
+  start    Run the configured agents in a live group on an embedded local network
            [--config FILE] [--say TEXT]... [--as NAME] [--no-stdin] [--duration-ms N] [--log-level L]
+           [--domain D] [--port P] [--tls]
+  server   Run the local network alone (access point, message service, group.<domain>)
+           [--domain D] [--port P] [--tls] [--config FILE] [--state-dir DIR]
+  join     Join a group by its link (https://group.<ap>/<group>?code=<invite>)
+           <link> --identity ID [--config FILE] [--message TEXT]
   replay   Replay a recorded chat (JSON Lines: id, ts, sender, content) through the engine
            <log.jsonl> --persona NAME [--aid AID] [--alias A,B] [--config FILE] [--group ID]
            [--agent-latency-ms N] [--responder silent|mention|always] [--reply-text TEXT]
@@ -47,6 +52,14 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
       case "start": {
         const { startCommand } = await import("./start.ts");
         return await startCommand(args, io);
+      }
+      case "server": {
+        const { serverCommand } = await import("./server-command.ts");
+        return await serverCommand(args, io);
+      }
+      case "join": {
+        const { joinCommand } = await import("./cli-join.ts");
+        return await joinCommand(args, io);
       }
       case undefined:
         // No command is a mistake: the usage goes to stderr so `acp-group > out` stays clean.

@@ -1,7 +1,7 @@
-// `start`: the embedded default. A local group server plus every configured identity in one
-// process, over real sockets, printing the conversation and each dispatch decision as it happens.
-import { mkdirSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+// `start`: the embedded default. A local network (access point, message service, group service
+// `group.<domain>`) plus every configured identity in one process, each signed in with its own
+// key over real sockets, printing the conversation and each dispatch decision as it happens.
+import { dirname, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { listGroupsForIdentity, loadConfigFile } from "./config/load.ts";
@@ -11,8 +11,11 @@ import { createConversationRegistry } from "./host/conversation-store.ts";
 import { createOpenAIBackend, resolveLlmSettings } from "./host/standalone.ts";
 import { createJsonLogger, errorFields } from "./log.ts";
 import type { DispatchDecision } from "./monitor/monitor.ts";
+import { DEFAULT_LOCAL_DOMAIN, rehome, rehomeConfig, startDevNetwork, type DevNetwork } from "./dev-network.ts";
+import type { NetworkAgent } from "./network/index.ts";
 import { startIdentity, type RunningIdentity } from "./runtime.ts";
-import { startGroupServer, type GroupDefinition, type GroupServer } from "./server/group-server.ts";
+import type { GroupDefinition } from "./server/group-service.ts";
+import { createGroupConnection, type GroupConnection } from "./transport/connection.ts";
 import { createFileStateStore, defaultStateDir } from "./state/file-store.ts";
 import type { AgentBackend, ChannelConfig, GroupMessage, LogLevel } from "./types.ts";
 
@@ -32,25 +35,28 @@ export async function startCommand(args: string[], io: Io, opts: { signal?: Abor
     "duration-ms": { type: "string" },
     "log-level": { type: "string" },
     "state-dir": { type: "string" },
+    ...NETWORK_OPTIONS,
   });
   if (values.help) {
     io.out(
-      "acp-group start [--config FILE] [--say TEXT]... [--as NAME] [--group ID] [--no-stdin] [--duration-ms N] [--log-level debug|info|warn|error] [--state-dir DIR]\n" +
-        `  Default config: ${DEFAULT_CONFIG}. Lines typed on stdin are posted into the group as the human member.`,
+      "acp-group start [--config FILE] [--say TEXT]... [--as NAME] [--group ID] [--no-stdin] [--duration-ms N] [--log-level debug|info|warn|error] [--state-dir DIR] [--domain D] [--port P] [--tls]\n" +
+        `  Default config: ${DEFAULT_CONFIG}. Runs a local network for domain D (default ${DEFAULT_LOCAL_DOMAIN}); identities become <name>.D.\n` +
+        "  Lines typed on stdin are posted into the group by the human member, who signs in like everyone else.",
     );
     return 0;
   }
+  const network = networkOptions(values);
   const logLevel = (values["log-level"] ?? "warn") as LogLevel;
   if (!["debug", "info", "warn", "error"].includes(logLevel)) throw new UsageError(`expected \`--log-level\` to be debug, info, warn or error, got \`${logLevel}\``);
   const durationMs = intOption(values["duration-ms"], "duration-ms", 1);
   const configFile = values.config ?? DEFAULT_CONFIG;
   const loaded = loadConfigFile(configFile);
   const stateDir = values["state-dir"] ?? loaded.stateDir ?? defaultStateDir();
-  const config: ChannelConfig = { ...loaded, stateDir };
+  const config: ChannelConfig = { ...rehomeConfig(loaded, network.domain), stateDir };
   const identityIds = Object.entries(config.identities).filter(([, i]) => i.enabled).map(([id]) => id);
   if (identityIds.length === 0) throw new UsageError(`${configFile}: no enabled identity under \`identities\``);
   const logger = createJsonLogger({ level: logLevel, write: (line) => io.err(line) });
-  const human = values.as ?? config.humans[0] ?? "you";
+  const human = rehome(values.as ?? config.humans[0] ?? "you", network.domain);
 
   // Groups and their members, from the identities' configured groups.
   const groupMembers = new Map<string, Set<string>>();
@@ -66,25 +72,23 @@ export async function startCommand(args: string[], io: Io, opts: { signal?: Abor
   const sayGroup = values.group ?? groupIds[0]!;
   if (!groupMembers.has(sayGroup)) throw new UsageError(`no group \`${sayGroup}\` (have: ${groupIds.join(", ")})`);
 
-  let server: GroupServer | undefined;
-  if (!config.serverUrl) {
-    const historyFile = join(stateDir, "embedded-server", "history.jsonl");
-    mkdirSync(dirname(historyFile), { recursive: true });
-    const groups: Record<string, GroupDefinition> = {};
-    for (const [g, ids] of groupMembers) {
-      const members: GroupDefinition["members"] = {};
-      for (const id of ids) {
-        const i = config.identities[id]!;
-        members[i.aid] = i.token ? { token: i.token } : {};
-      }
-      for (const h of new Set([...config.humans, human])) members[h] = { human: true };
-      groups[g] = { name: config.groups[g]?.subject ?? g, members };
-    }
-    server = await startGroupServer({ groups, historyFile, logger });
-    config.serverUrl = server.url.replace("http://", "ws://");
-    io.out(`embedded group server on ${server.url} · groups: ${groupIds.join(", ")} · state: ${stateDir}`);
-  } else if (values.say?.length) {
-    throw new UsageError("--say needs the embedded server (leave `serverUrl` out of the config)");
+  const groups: Record<string, GroupDefinition> = {};
+  for (const [g, ids] of groupMembers) {
+    const members: GroupDefinition["members"] = {};
+    for (const id of ids) members[config.identities[id]!.aid] = {};
+    for (const h of new Set([...config.humans, human])) members[h] = { human: true };
+    groups[g] = { name: config.groups[g]?.subject ?? g, members };
+  }
+  const dev: DevNetwork = await startDevNetwork({ ...network, stateDir, groups, logger });
+  for (const line of dev.lines) io.out(line);
+  io.out(`local network ${network.domain} · groups: ${groupIds.join(", ")} · state: ${stateDir}`);
+  // Every member, the human included, signs in with a key the local CA issued: nobody posts unsigned.
+  let identities: Map<string, Awaited<ReturnType<DevNetwork["identity"]>>>;
+  try {
+    identities = new Map(await Promise.all([...identityIds.map((id) => config.identities[id]!.aid), human].map(async (aid) => [aid, await dev.identity(aid)] as const)));
+  } catch (err) {
+    await dev.close();
+    throw err;
   }
 
   const llm = resolveLlmSettings(config.llm, process.env);
@@ -116,7 +120,7 @@ export async function startCommand(args: string[], io: Io, opts: { signal?: Abor
     const who = aidToName.has(m.sender) ? `${m.sender} (agent)` : m.sender;
     io.out(`${new Date(m.timestamp).toISOString().slice(11, 19)} [${m.groupId}] #${m.msgId} ${who}: ${m.content}`);
   };
-  if (server) server.onMessage(printMessage);
+  dev.service.onStored(printMessage);
 
   const printDecision = (d: DispatchDecision) => {
     const o = d.outcome;
@@ -141,7 +145,9 @@ export async function startCommand(args: string[], io: Io, opts: { signal?: Abor
         await Promise.all(running.map((r) => r.done));
         saveConversations();
         await backend.close?.().catch((err: unknown) => logger.log("warn", "start.backend_close_failed", errorFields(err)));
-        await server?.close();
+        await humanConnection?.close();
+        await humanAgent?.close();
+        await dev.close();
       } catch (err) {
         logger.log("error", "start.shutdown_failed", errorFields(err));
       } finally {
@@ -152,7 +158,9 @@ export async function startCommand(args: string[], io: Io, opts: { signal?: Abor
     })();
     return stopping;
   };
-  // Installed before connecting, so Ctrl-C while an external server is unreachable still saves state.
+  let humanAgent: NetworkAgent | undefined;
+  let humanConnection: GroupConnection | undefined;
+  // Installed before connecting, so Ctrl-C while connecting still saves state.
   const onSigint = () => void shutdown("Ctrl-C");
   const onAbortSignal = () => void shutdown("aborted");
   process.once("SIGINT", onSigint);
@@ -177,23 +185,46 @@ export async function startCommand(args: string[], io: Io, opts: { signal?: Abor
           store,
           abortSignal: stop.signal,
           onDecision: printDecision,
-          ...(server ? {} : { onMessages: (_g: string, msgs: readonly GroupMessage[]) => msgs.forEach(printMessage) }),
+          connect: ({ logger: l }) => dev.connect(identities.get(config.identities[id]!.aid)!, l),
         }),
       );
     }
+    if (stopping) throw new StartAborted();
+    humanAgent = dev.connect(identities.get(human)!, logger);
+    const history = dev.service.history(sayGroup);
+    const latest = Number(history.at(-1)?.msgId ?? 0);
+    humanConnection = createGroupConnection({
+      channel: humanAgent.channel(dev.service.aid),
+      aid: human,
+      groups: [sayGroup],
+      // The human reads the printed transcript; its connection only posts.
+      getCursor: () => latest,
+      onMessages: () => {},
+      logger,
+    });
     // Stopping while connecting ends the wait too (ready rejects once its identity closes).
-    await Promise.race([Promise.all(running.map((r) => r.ready)), stopped]);
+    await Promise.race([Promise.all([...running.map((r) => r.ready), humanConnection.start()]), stopped]);
   } catch (err) {
-    // A refused token or a bad identity: close what already runs (and the embedded server) first.
-    await shutdown("start failed");
-    detach();
-    throw err;
+    if (!(err instanceof StartAborted)) {
+      // A refused identity: close what already runs (and the local network) first.
+      await shutdown("start failed");
+      detach();
+      throw err;
+    }
   }
   if (!stopping) io.out(`agents online: ${running.map((r) => `${r.identityId} (${r.aid})`).join(", ")}`);
 
+  // Posted one after another, in order; a failed post is reported, never retried twice.
+  let posting: Promise<unknown> = Promise.resolve();
   const post = (content: string) => {
-    if (!server || stopping) return;
-    server.post({ groupId: sayGroup, sender: human, content });
+    if (stopping || !humanConnection) return;
+    const connection = humanConnection;
+    posting = posting.then(() =>
+      connection.sendMessage({ groupId: sayGroup, content }).catch((err: unknown) => {
+        io.err(`could not post as ${human}: ${err instanceof Error ? err.message : String(err)}`);
+        logger.log("warn", "start.post_failed", { group: sayGroup, ...errorFields(err) });
+      }),
+    );
   };
   for (const text of values.say ?? []) post(text);
 
@@ -201,7 +232,7 @@ export async function startCommand(args: string[], io: Io, opts: { signal?: Abor
   const input = opts.stdin ?? process.stdin;
   // Typed or piped lines (`echo "Alice, hi" | npm start`) post as the human; the end of a pipe
   // does not stop the group — Ctrl-C or --duration-ms does.
-  if (server && !stopping && !values["no-stdin"]) {
+  if (!stopping && !values["no-stdin"]) {
     if (opts.stdin || process.stdin.isTTY) io.out(`type a line to post it into [${sayGroup}] as ${human}; Ctrl-C to stop`);
     rl = createInterface({ input });
     rl.on("line", (line) => {
@@ -217,4 +248,22 @@ export async function startCommand(args: string[], io: Io, opts: { signal?: Abor
   detach();
   io.out("stopped");
   return 0;
+}
+
+/** Stopped before every member was connected: nothing more to start. */
+class StartAborted extends Error {}
+
+/** `--domain/--port/--tls`, shared by `start` and `server`. */
+export const NETWORK_OPTIONS = {
+  domain: { type: "string" },
+  port: { type: "string" },
+  tls: { type: "boolean" },
+} as const;
+
+export function networkOptions(values: { domain?: string | undefined; port?: string | undefined; tls?: boolean | undefined }): { domain: string; port?: number; tls: boolean } {
+  const domain = values.domain ?? DEFAULT_LOCAL_DOMAIN;
+  if (!/^[a-z0-9-]+(\.[a-z0-9-]+)+$/i.test(domain)) throw new UsageError(`expected \`--domain\` to be a domain such as ${DEFAULT_LOCAL_DOMAIN}, got \`${domain}\``);
+  const port = intOption(values.port, "port", 0);
+  if (port !== undefined && port > 65535) throw new UsageError(`expected \`--port\` to be at most 65535, got \`${port}\``);
+  return { domain, ...(port !== undefined ? { port } : {}), tls: values.tls === true };
 }
