@@ -57,6 +57,8 @@ export interface NetworkAgentEvents {
 
 interface PendingAck {
   requestId: string;
+  /** The session an invite is for (undefined for create). */
+  sessionId: string | undefined;
   resolve: (data: Record<string, unknown>) => void;
   reject: (err: Error) => void;
   timer: ReturnType<typeof setTimeout>;
@@ -296,7 +298,7 @@ export class NetworkAgent implements AgentLink {
         reject(new NetworkError("BAD_REPLY", `no ${ACK_OF[cmd]} within the timeout`, { aid: this.aid }));
       }, this.#o.ackTimeoutMs ?? 15_000);
       timer.unref?.();
-      queue.push({ requestId, resolve, reject, timer });
+      queue.push({ requestId, sessionId: typeof data.session_id === "string" ? data.session_id : undefined, resolve, reject, timer });
       if (!this.#sendFrame(cmd, data)) {
         queue.pop();
         clearTimeout(timer);
@@ -335,12 +337,16 @@ export class NetworkAgent implements AgentLink {
     }
   }
 
-  /** Pairs an ack with its request: by request_id when the ack carries one, else the oldest (as the SDK does). */
+  /**
+   * Pairs an ack with its request: by request_id when the ack carries a known one, else (invites)
+   * by session_id, else the oldest — the SDK pairs by order alone.
+   */
   #settle(cmd: keyof typeof ACK_OF, data: Record<string, unknown>): void {
     const queue = this.#pending[cmd];
-    const id = typeof data.request_id === "string" ? data.request_id : undefined;
-    const i = id !== undefined ? queue.findIndex((p) => p.requestId === id) : 0;
-    const p = i >= 0 ? queue.splice(i, 1)[0] : undefined;
+    const byId = typeof data.request_id === "string" ? queue.findIndex((p) => p.requestId === data.request_id) : -1;
+    const bySession = byId < 0 && typeof data.session_id === "string" ? queue.findIndex((p) => p.sessionId === data.session_id) : -1;
+    const i = byId >= 0 ? byId : bySession >= 0 ? bySession : 0;
+    const p = queue.splice(i, 1)[0];
     if (!p) return;
     clearTimeout(p.timer);
     p.resolve(data);
