@@ -15,6 +15,7 @@ import { signInToNetwork } from "./sign-in.ts";
 import { backoffDelayMs, type BackoffOptions } from "./backoff.ts";
 import { SessionChannel, type SessionHost } from "./session-channel.ts";
 import { TypedEmitter } from "./emitter.ts";
+import { ControlRequests } from "./control-requests.ts";
 
 export interface ConnectAgentOptions {
   identity: Identity;
@@ -55,17 +56,6 @@ export interface NetworkAgentEvents {
   direct: { sender: string; sessionId: string; payload: string };
 }
 
-interface PendingAck {
-  requestId: string;
-  /** The session an invite is for (undefined for create). */
-  sessionId: string | undefined;
-  resolve: (data: Record<string, unknown>) => void;
-  reject: (err: Error) => void;
-  timer: ReturnType<typeof setTimeout>;
-}
-
-const ACK_OF = { create_session_req: "create_session_ack", invite_agent_req: "invite_agent_ack" } as const;
-
 export class NetworkAgent implements AgentLink {
   readonly aid: string;
   /** Resolves when the first socket opens; rejects with IDENTITY_REJECTED or when closed first. */
@@ -77,7 +67,7 @@ export class NetworkAgent implements AgentLink {
   readonly #random: () => number;
   readonly #events: TypedEmitter<NetworkAgentEvents>;
   readonly #channels = new Map<string, SessionChannel>();
-  readonly #pending: { [K in keyof typeof ACK_OF]: PendingAck[] } = { create_session_req: [], invite_agent_req: [] };
+  readonly #control: ControlRequests;
   readonly #counters: NetworkAgentCounters = { signIns: 0, signInFailures: 0, socketsOpened: 0, directMessages: 0, staleMessages: 0 };
   #status: NetworkAgentStatus = "signing-in";
   #ws: WebSocket | undefined;
@@ -101,6 +91,7 @@ export class NetworkAgent implements AgentLink {
     this.#http = options.http ?? createHttpClient(options.tls);
     this.#now = options.now ?? Date.now;
     this.#random = options.random ?? Math.random;
+    this.#control = new ControlRequests({ aid: this.aid, timeoutMs: options.ackTimeoutMs ?? 15_000 });
     this.#events = new TypedEmitter((err, event) => this.#logger.log("error", "network.listener_failed", { aid: this.aid, event, ...errorFields(err) }));
     this.ready = new Promise<void>((resolve, reject) => {
       this.#readyResolve = resolve;
@@ -109,7 +100,7 @@ export class NetworkAgent implements AgentLink {
     this.#sessionHost = {
       aid: this.aid,
       socketOpen: () => this.#socketOpen(),
-      request: (cmd, data) => this.#request(cmd, data),
+      request: (cmd, data) => this.#control.request(cmd, data, () => this.#sendFrame(cmd, data)),
       sendFrame: (cmd, data) => this.#sendFrame(cmd, data),
       nextMessageId: () => {
         // Milliseconds like the SDK, but never the same twice, even within one millisecond.
@@ -226,7 +217,7 @@ export class NetworkAgent implements AgentLink {
       if (this.#ws !== ws) return;
       this.#ws = undefined;
       this.#clearPing();
-      this.#failPending(new NetworkError("CLOSED", "socket closed", { aid: this.aid }));
+      this.#control.failAll(new NetworkError("CLOSED", "socket closed", { aid: this.aid }));
       const reason = code === 4001 ? "token-expired" : opened ? "socket-closed" : "dial-failed";
       for (const ch of this.#channels.values()) ch.socketDown(reason);
       if (this.#status === "closed" || this.#status === "rejected") return;
@@ -288,34 +279,6 @@ export class NetworkAgent implements AgentLink {
     return true;
   }
 
-  #request(cmd: keyof typeof ACK_OF, data: Record<string, unknown>): Promise<Record<string, unknown>> {
-    return new Promise((resolve, reject) => {
-      const requestId = String(data.request_id);
-      const queue = this.#pending[cmd];
-      const timer = setTimeout(() => {
-        const i = queue.findIndex((p) => p.requestId === requestId);
-        if (i >= 0) queue.splice(i, 1);
-        reject(new NetworkError("BAD_REPLY", `no ${ACK_OF[cmd]} within the timeout`, { aid: this.aid }));
-      }, this.#o.ackTimeoutMs ?? 15_000);
-      timer.unref?.();
-      queue.push({ requestId, sessionId: typeof data.session_id === "string" ? data.session_id : undefined, resolve, reject, timer });
-      if (!this.#sendFrame(cmd, data)) {
-        queue.pop();
-        clearTimeout(timer);
-        reject(new NetworkError("CLOSED", "socket not open", { aid: this.aid }));
-      }
-    });
-  }
-
-  #failPending(err: Error): void {
-    for (const queue of Object.values(this.#pending)) {
-      for (const p of queue.splice(0)) {
-        clearTimeout(p.timer);
-        p.reject(err);
-      }
-    }
-  }
-
   #onFrame(text: string): void {
     let frame: { cmd?: unknown; data?: unknown };
     try {
@@ -327,29 +290,14 @@ export class NetworkAgent implements AgentLink {
     const data = (frame?.data !== null && typeof frame?.data === "object" ? frame.data : {}) as Record<string, unknown>;
     switch (frame?.cmd) {
       case "create_session_ack":
-        return this.#settle("create_session_req", data);
+        return this.#control.settle("create_session_req", data);
       case "invite_agent_ack":
-        return this.#settle("invite_agent_req", data);
+        return this.#control.settle("invite_agent_req", data);
       case "session_message":
         return this.#onSessionMessage(data);
       default:
         this.#logger.log("debug", "network.frame.other", { aid: this.aid, cmd: typeof frame?.cmd === "string" ? frame.cmd : undefined });
     }
-  }
-
-  /**
-   * Pairs an ack with its request: by request_id when the ack carries a known one, else (invites)
-   * by session_id, else the oldest — the SDK pairs by order alone.
-   */
-  #settle(cmd: keyof typeof ACK_OF, data: Record<string, unknown>): void {
-    const queue = this.#pending[cmd];
-    const byId = typeof data.request_id === "string" ? queue.findIndex((p) => p.requestId === data.request_id) : -1;
-    const bySession = byId < 0 && typeof data.session_id === "string" ? queue.findIndex((p) => p.sessionId === data.session_id) : -1;
-    const i = byId >= 0 ? byId : bySession >= 0 ? bySession : 0;
-    const p = queue.splice(i, 1)[0];
-    if (!p) return;
-    clearTimeout(p.timer);
-    p.resolve(data);
   }
 
   #onSessionMessage(data: Record<string, unknown>): void {
@@ -375,7 +323,7 @@ export class NetworkAgent implements AgentLink {
     if (this.#retryTimer) clearTimeout(this.#retryTimer);
     this.#retryTimer = undefined;
     this.#clearPing();
-    this.#failPending(new NetworkError("CLOSED", "agent closed", { aid: this.aid }));
+    this.#control.failAll(new NetworkError("CLOSED", "agent closed", { aid: this.aid }));
     for (const ch of [...this.#channels.values()]) ch.close();
     this.#readyReject(new NetworkError("CLOSED", `${this.aid} closed before it connected`, { aid: this.aid }));
     const ws = this.#ws;
