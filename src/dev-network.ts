@@ -5,7 +5,7 @@
 import { join } from "node:path";
 import { connectAgent, ensureIdentity, type Identity, type NetworkAgent } from "./network/index.ts";
 import { createGroupService, type GroupDefinition, type GroupService } from "./server/group-service.ts";
-import { DEFAULT_LOCAL_DOMAIN, startLocalNetwork, type LocalNetwork } from "./server/network/index.ts";
+import { DEFAULT_LOCAL_DOMAIN, networkBanner, startLocalNetwork, type LocalNetwork } from "./server/network/index.ts";
 import type { ChannelConfig, Logger } from "./types.ts";
 
 export { DEFAULT_LOCAL_DOMAIN };
@@ -48,8 +48,7 @@ export async function startDevNetwork(p: StartDevNetworkParams): Promise<DevNetw
     serviceAgents: [service],
     ...(p.logger ? { logger: p.logger } : {}),
   });
-  const lines = [`access point: ${net.accessPointUrl}`];
-  if (net.tls) lines.push(`ca: ${net.caFile}`);
+  const lines = networkBanner(net);
   for (const groupId of service.groupIds()) lines.push(`join ${groupId}: ${service.joinLink(groupId)}`);
   const tls = { ca: net.caPem };
   return {

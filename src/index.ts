@@ -25,6 +25,23 @@ export { createScriptedBackend } from "./host/deterministic.ts";
 export { createGroupConnection } from "./transport/connection.ts";
 export type { GroupConnection, GroupConnectionParams } from "./transport/connection.ts";
 export { createGroupService, type GroupService, type GroupServiceOptions } from "./server/group-service.ts";
+export {
+  connectAgent,
+  createIdentity,
+  ensureIdentity,
+  loadIdentity,
+  importIdentity,
+  listIdentities,
+  accessPointUrlFor,
+  groupServiceAid,
+  warnExpiringCertificates,
+  NetworkError,
+  type Identity,
+  type NetworkAgent,
+  type ConnectAgentOptions,
+  type TlsOptions,
+} from "./network/index.ts";
+export { startLocalNetwork, networkBanner, type LocalNetwork, type LocalNetworkOptions } from "./server/network/index.ts";
 export { createFileStateStore, defaultStateDir, type StateStore } from "./state/file-store.ts";
 export { createJsonLogger } from "./log.ts";
 
