@@ -16,6 +16,7 @@ import { backoffDelayMs, type BackoffOptions } from "./backoff.ts";
 import { SessionChannel, type SessionHost } from "./session-channel.ts";
 import { TypedEmitter } from "./emitter.ts";
 import { ControlRequests } from "./control-requests.ts";
+import { nextMessageId } from "./message-id.ts";
 
 export interface ConnectAgentOptions {
   identity: Identity;
@@ -88,7 +89,11 @@ export class NetworkAgent implements AgentLink {
     this.#o = options;
     this.aid = options.identity.aid;
     this.#logger = options.logger ?? silentLogger;
-    this.#http = options.http ?? createHttpClient(options.tls);
+    try {
+      this.#http = options.http ?? createHttpClient(options.tls);
+    } catch (err) {
+      throw new NetworkError("INVALID_OPTIONS", `${this.aid}: cannot read the CA file ${options.tls?.caFile ?? ""}: ${(err as Error).message}`, { aid: this.aid, cause: err });
+    }
     this.#now = options.now ?? Date.now;
     this.#random = options.random ?? Math.random;
     this.#control = new ControlRequests({ aid: this.aid, timeoutMs: options.ackTimeoutMs ?? 15_000 });
@@ -103,8 +108,7 @@ export class NetworkAgent implements AgentLink {
       request: (cmd, data) => this.#control.request(cmd, data, () => this.#sendFrame(cmd, data)),
       sendFrame: (cmd, data) => this.#sendFrame(cmd, data),
       nextMessageId: () => {
-        // Milliseconds like the SDK, but never the same twice, even within one millisecond.
-        this.#lastMessageId = Math.max(this.#now(), this.#lastMessageId + 1);
+        this.#lastMessageId = nextMessageId(this.#lastMessageId, this.#now());
         return String(this.#lastMessageId);
       },
       now: () => this.#now(),

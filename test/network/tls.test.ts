@@ -84,4 +84,11 @@ describe("TLS with the local CA (real sockets, real certificates)", () => {
       await agent.close();
     }
   });
+
+  it("a CA file that cannot be read is one clear INVALID_OPTIONS error naming the aid, before any network call", async () => {
+    const identity = await createIdentity({ aid: "erin.acp.test", stateDir: `${tmp.dir}/s`, accessPointUrl: net.localUrl, noPassphrase: true, tls: { ca: net.caPem } });
+    expect(() => connectAgent({ identity, accessPointUrl: net.localUrl, tls: { caFile: `${tmp.dir}/missing.crt` } })).toThrow(
+      expect.objectContaining({ code: "INVALID_OPTIONS", aid: "erin.acp.test", message: expect.stringContaining("missing.crt") }),
+    );
+  });
 });

@@ -9,6 +9,7 @@ import { WebSocketServer, WebSocket, type RawData } from "ws";
 import type { Logger } from "../../types.ts";
 import type { ServiceAgent, ServiceAgentHost } from "../service-agent.ts";
 import type { TokenStore } from "./tokens.ts";
+import { nextMessageId } from "../../network/message-id.ts";
 
 export const SESSION_PATHS = new Set(["/api/message/session", "/session"]);
 /** Close code when the token behind a socket expires: the client must sign in again. */
@@ -77,7 +78,7 @@ export class MessageService {
 
   /** Monotonic ms-based ids: unique even for two frames in the same millisecond. */
   #messageId(): string {
-    this.#lastMessageId = Math.max(this.#now(), this.#lastMessageId + 1);
+    this.#lastMessageId = nextMessageId(this.#lastMessageId, this.#now());
     return String(this.#lastMessageId);
   }
 
