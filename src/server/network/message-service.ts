@@ -35,6 +35,8 @@ interface Session {
 interface Connection {
   aid: string;
   ws: WebSocket;
+  /** False from a ping until its pong; a socket still false at the next sweep is dead. */
+  alive: boolean;
   /** Closes the socket when its token expires; cleared on close. */
   expiryTimer: ReturnType<typeof setTimeout> | undefined;
 }
@@ -52,9 +54,16 @@ export class MessageService {
   #lastMessageId = 0;
   readonly counters: MessageServiceCounters = { connections: 0, refusedUpgrades: 0, refusedFrames: 0, sessionsCreated: 0, messagesRouted: 0, undeliverable: 0 };
 
-  constructor(params: { tokens: TokenStore; now: () => number; logger: Logger; answerPings?: boolean }) {
+  /** Pings every socket and drops the ones that did not answer the previous ping; cleared on close. */
+  readonly #sweepTimer: ReturnType<typeof setInterval> | undefined;
+
+  constructor(params: { tokens: TokenStore; now: () => number; logger: Logger; answerPings?: boolean; pingIntervalMs?: number }) {
     // answerPings false simulates a half-open connection: the socket stays, pongs never come.
     this.#wss = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024, autoPong: params.answerPings !== false });
+    if (params.pingIntervalMs !== 0) {
+      this.#sweepTimer = setInterval(() => this.#sweep(), params.pingIntervalMs ?? 30_000);
+      this.#sweepTimer.unref?.();
+    }
     this.#tokens = params.tokens;
     this.#now = params.now;
     this.#logger = params.logger;
@@ -98,8 +107,16 @@ export class MessageService {
 
   #accept(aid: string, ws: WebSocket, expiresAt: number): void {
     const previous = this.#connections.get(aid);
-    if (previous) previous.ws.close(CLOSE_REPLACED, "replaced by a newer connection");
-    const conn: Connection = { aid, ws, expiryTimer: undefined };
+    if (previous) {
+      // The older socket may be half-open: its sessions end now, not whenever TCP notices.
+      this.#connections.delete(aid);
+      this.#endSessionsOf(aid);
+      previous.ws.close(CLOSE_REPLACED, "replaced by a newer connection");
+    }
+    const conn: Connection = { aid, ws, alive: true, expiryTimer: undefined };
+    ws.on("pong", () => {
+      conn.alive = true;
+    });
     const left = expiresAt - this.#now();
     conn.expiryTimer = setTimeout(() => {
       conn.expiryTimer = undefined;
@@ -123,6 +140,18 @@ export class MessageService {
       this.#logger.log("info", "msg.disconnected", { aid });
     });
     ws.on("error", (err) => this.#logger.log("debug", "msg.socket.error", { aid, error: err.message }));
+  }
+
+  #sweep(): void {
+    for (const conn of this.#connections.values()) {
+      if (!conn.alive) {
+        this.#logger.log("info", "msg.socket.dead", { aid: conn.aid });
+        conn.ws.terminate();
+        continue;
+      }
+      conn.alive = false;
+      conn.ws.ping();
+    }
   }
 
   /** Ends the socket of `aid` (or every socket) as if its token expired now. */
@@ -266,6 +295,7 @@ export class MessageService {
   }
 
   async close(): Promise<void> {
+    if (this.#sweepTimer) clearInterval(this.#sweepTimer);
     for (const conn of this.#connections.values()) {
       if (conn.expiryTimer) clearTimeout(conn.expiryTimer);
       conn.ws.close(1001, "server closing");

@@ -9,10 +9,12 @@ import { echoAgent, tempDir, waitFor } from "../../network/support.ts";
 describe("the local network refuses what the real one refuses (real sockets, real crypto)", () => {
   let tmp: ReturnType<typeof tempDir>;
   let net: LocalNetwork;
+  let group: ReturnType<typeof echoAgent>;
   const http = createHttpClient();
   beforeEach(async () => {
     tmp = tempDir();
-    net = await startLocalNetwork({ domain: "acp.local", stateDir: `${tmp.dir}/net`, serviceAgents: [echoAgent("group.acp.local")] });
+    group = echoAgent("group.acp.local");
+    net = await startLocalNetwork({ domain: "acp.local", stateDir: `${tmp.dir}/net`, serviceAgents: [group] });
   });
   afterEach(async () => {
     await net.close();
@@ -101,5 +103,28 @@ describe("the local network refuses what the real one refuses (real sockets, rea
     net.expireTokens(alice.aid);
     expect(await closed).toBe(4001);
     expect(await dial(token)).toBe(401);
+  });
+
+  it("a newer socket for the same aid replaces the older one (4002) and ends the older one's sessions at once", async () => {
+    const alice = await createIdentity({ aid: "alice.acp.local", stateDir: `${tmp.dir}/s`, accessPointUrl: net.localUrl, noPassphrase: true });
+    const open = async () => {
+      const token = await signIn({ url: `${net.localUrl}/api/message/sign_in`, identity: alice, http });
+      const ws = new WebSocket(`${net.localUrl.replace("http", "ws")}/api/message/session?agent_id=${alice.aid}&signature=${token}`);
+      const frames: Array<{ cmd: string; data: Record<string, unknown> }> = [];
+      ws.on("message", (d) => frames.push(JSON.parse(d.toString())));
+      await new Promise((r) => ws.once("open", r));
+      return { ws, frames };
+    };
+    const first = await open();
+    first.ws.send(JSON.stringify({ cmd: "create_session_req", data: { request_id: "c1" } }));
+    const ack = await waitFor(() => first.frames.find((f) => f.cmd === "create_session_ack"), "ack");
+    first.ws.send(JSON.stringify({ cmd: "invite_agent_req", data: { request_id: "i1", session_id: ack.data.session_id, acceptor_id: "group.acp.local", invite_code: ack.data.identifying_code, inviter_id: alice.aid } }));
+    await waitFor(() => first.frames.find((f) => f.cmd === "invite_agent_ack"), "invite ack");
+    const closed = new Promise<number>((r) => first.ws.on("close", (code) => r(code)));
+    const second = await open();
+    expect(await closed).toBe(4002);
+    expect(group.ended).toEqual([{ sessionId: ack.data.session_id, from: alice.aid }]);
+    expect(net.connectedAids()).toEqual([alice.aid]);
+    second.ws.close();
   });
 });
