@@ -76,6 +76,27 @@ describe("an identity on the local network (real sockets, real crypto, real file
     expect(ups.slice(0, 2)).toEqual([false, true]);
   });
 
+  it("fetch carries the current message-service token (for later calls such as publishing agent.md)", async () => {
+    const { createServer } = await import("node:http");
+    const seen: Array<string | undefined> = [];
+    const server = createServer((req, res) => {
+      seen.push(req.headers.authorization);
+      res.end("ok");
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    try {
+      const alice = await connect("alice.acp.local");
+      await alice.ready;
+      const port = (server.address() as { port: number }).port;
+      const reply = await alice.fetch(`http://127.0.0.1:${port}/agent.md`, { method: "POST", headers: { "content-type": "text/markdown" }, body: "# Alice" });
+      expect([reply.status, reply.text]).toEqual([200, "ok"]);
+      expect(seen).toEqual([`Bearer ${alice.token()}`]);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
+  });
+
   it("a wrong key (certificate of another identity) is refused once with IDENTITY_REJECTED naming the aid, and no retry loop", async () => {
     const logger = createMemoryLogger();
     const alice = await createIdentity({ aid: "alice.acp.local", stateDir: `${tmp.dir}/state`, accessPointUrl: net.accessPointUrl, noPassphrase: true });
