@@ -124,7 +124,7 @@ export class NetworkAgent implements AgentLink {
     if (options.tls?.insecureTls) {
       this.#logger.log("warn", "network.tls.insecure", { aid: this.aid, accessPointUrl: options.accessPointUrl, note: "TLS certificates are NOT verified (network.insecureTls)" });
     }
-    void this.#connect();
+    this.#connectSafely();
   }
 
   get status(): NetworkAgentStatus {
@@ -169,6 +169,11 @@ export class NetworkAgent implements AgentLink {
     if (this.#status === status) return;
     this.#status = status;
     this.#events.emit("status", { status });
+  }
+
+  /** A throw anywhere in a connect attempt (a bad URL from the config service…) is one more failure, never an unhandled rejection. */
+  #connectSafely(): void {
+    this.#connect().catch((err: unknown) => this.#scheduleRetry("connect-failed", err));
   }
 
   async #connect(): Promise<void> {
@@ -230,7 +235,7 @@ export class NetworkAgent implements AgentLink {
       this.#logger.log(opened ? "info" : "warn", "network.socket.closed", { aid: this.aid, code, reason: reasonBuf.toString() || reason });
       if (stable) {
         this.#setStatus("waiting");
-        void this.#connect();
+        this.#connectSafely();
       } else this.#scheduleRetry(reason);
     });
   }
@@ -244,7 +249,7 @@ export class NetworkAgent implements AgentLink {
     if (this.#retryTimer) clearTimeout(this.#retryTimer);
     this.#retryTimer = setTimeout(() => {
       this.#retryTimer = undefined;
-      void this.#connect();
+      this.#connectSafely();
     }, delay);
   }
 

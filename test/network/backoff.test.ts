@@ -68,4 +68,16 @@ describe("repeated refusals (fake timers)", () => {
     await expect(agent.ready).rejects.toMatchObject({ code: "IDENTITY_REJECTED", aid: "alice.acp.local" });
     await agent.close();
   });
+
+  it("a message_server the socket cannot even parse: a failure with backoff, not an unhandled rejection", async () => {
+    const ap = scriptedAccessPoint((url, body) =>
+      url.endsWith("/get_accesspoint_config") ? { status: 200, json: { config: '{"message_server":"https://[not-a-host"}' } } : { status: 200, json: body.nonce ? { signature: "t" } : { nonce: "n" } },
+    );
+    const agent = connectAgent({ identity: fakeIdentity(), accessPointUrl: "https://acp3.acp.local", http: ap.http, random: () => 0.5 });
+    await vi.advanceTimersByTimeAsync(2_300);
+    // Five calls per attempt (nonce, signature, config, nonce, signature): attempts at T+0, 0.75 s, 2.25 s.
+    expect([...new Set(ap.calls.map((c) => c.t))]).toEqual([0, 750, 2250]);
+    expect(agent.status).toBe("waiting");
+    await agent.close();
+  });
 });
