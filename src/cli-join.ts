@@ -45,7 +45,7 @@ export async function joinCommand(args: string[], io: Io): Promise<number> {
     "state-dir": { type: "string" },
     "timeout-ms": { type: "string" },
     "log-level": { type: "string" },
-  });
+  }, true);
   if (values.help) {
     io.out(
       "acp-group join <link> --identity ID [--config FILE] [--message TEXT] [--state-dir DIR]\n" +

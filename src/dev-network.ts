@@ -3,8 +3,9 @@
 // and the identities it issued in one state dir. Also re-homes a config's identities and humans
 // onto the local domain (`alice.agentcp.io` → `alice.<domain>`), and issues their certificates.
 import { join } from "node:path";
-import { connectAgent, ensureIdentity, type Identity, type NetworkAgent } from "./network/index.ts";
+import { connectAgent, ensureIdentity, type ConnectAgentOptions, type Identity, type NetworkAgent } from "./network/index.ts";
 import { createGroupService, type GroupDefinition, type GroupService } from "./server/group-service.ts";
+import type { RateLimit } from "./server/rate-limit.ts";
 import { DEFAULT_LOCAL_DOMAIN, networkBanner, startLocalNetwork, type LocalNetwork } from "./server/network/index.ts";
 import type { ChannelConfig, Logger } from "./types.ts";
 
@@ -18,7 +19,7 @@ export interface DevNetwork {
   /** Issues (or reloads) an identity of this network, kept in the state dir. */
   identity(aid: string): Promise<Identity>;
   /** Signs an issued identity in over this process's loopback address (no DNS needed). */
-  connect(identity: Identity, logger?: Logger): NetworkAgent;
+  connect(identity: Identity, logger?: Logger, options?: Omit<ConnectAgentOptions, "identity" | "accessPointUrl" | "tls" | "logger">): NetworkAgent;
   close(): Promise<void>;
 }
 
@@ -29,6 +30,10 @@ export interface StartDevNetworkParams {
   stateDir: string;
   groups: Record<string, GroupDefinition>;
   logger?: Logger;
+  /** Per member and group (default 10 per 10 s); null disables. */
+  rateLimit?: RateLimit | null;
+  /** Access and message token lifetime (tests expire them sooner). */
+  tokenTtlMs?: number;
 }
 
 export async function startDevNetwork(p: StartDevNetworkParams): Promise<DevNetwork> {
@@ -38,6 +43,7 @@ export async function startDevNetwork(p: StartDevNetworkParams): Promise<DevNetw
     domain,
     groups: p.groups,
     historyFile: join(root, "group-history.jsonl"),
+    ...(p.rateLimit !== undefined ? { rateLimit: p.rateLimit } : {}),
     ...(p.logger ? { logger: p.logger } : {}),
   });
   const net = await startLocalNetwork({
@@ -47,6 +53,7 @@ export async function startDevNetwork(p: StartDevNetworkParams): Promise<DevNetw
     ...(p.tls ? { tls: true } : {}),
     serviceAgents: [service],
     ...(p.logger ? { logger: p.logger } : {}),
+    ...(p.tokenTtlMs !== undefined ? { tokenTtlMs: p.tokenTtlMs } : {}),
   });
   const lines = networkBanner(net);
   for (const groupId of service.groupIds()) lines.push(`join ${groupId}: ${service.joinLink(groupId)}`);
@@ -57,7 +64,7 @@ export async function startDevNetwork(p: StartDevNetworkParams): Promise<DevNetw
     lines,
     // Demo identities are for this machine only: stored without a passphrase, next to the CA that issued them.
     identity: (aid) => ensureIdentity({ aid, stateDir: root, accessPointUrl: net.localUrl, noPassphrase: true, tls }),
-    connect: (identity, logger) => connectAgent({ identity, accessPointUrl: net.localUrl, tls, ...(logger ? { logger } : {}) }),
+    connect: (identity, logger, options) => connectAgent({ ...options, identity, accessPointUrl: net.localUrl, tls, ...(logger ? { logger } : {}) }),
     close: () => net.close(),
   };
 }

@@ -128,6 +128,23 @@ describe("start", () => {
     expect(second.out.filter((l) => l.includes("alice.acp.local (agent):"))).toEqual([]);
   });
 
+  it("--tls --domain: HTTPS/WSS from the local CA, identities re-homed to <name>.D, and Alice still answers", async () => {
+    const { configFile, stateDir } = setup();
+    const c = capture();
+    const code = await startCommand(
+      ["--config", configFile, "--state-dir", stateDir, "--tls", "--domain", "demo.test", "--say", "Alice, can you hear me?", "--duration-ms", "1500", "--no-stdin"],
+      c.io,
+    );
+    expect(code).toBe(0);
+    expect(c.out[0]).toMatch(/^access point: https:\/\/acp3\.demo\.test:\d+$/);
+    expect(c.out[1]).toMatch(/^ca: .+$/);
+    expect(existsSync(c.out[1]!.slice(4))).toBe(true);
+    expect(c.out[2]).toMatch(/^join lobby: https:\/\/group\.demo\.test\/lobby\?code=/);
+    expect(c.out).toContain("agents online: alice (alice.demo.test), bob (bob.demo.test)");
+    expect(c.out.filter((l) => / \[lobby\] #2 alice\.demo\.test \(agent\): \[offline responder\] heard you\.demo\.test: "Alice, can you hear me\?"$/.test(l))).toHaveLength(1);
+    expect(c.err).toEqual([]);
+  });
+
   it("returns 0 without starting agents when its signal is already aborted", async () => {
     const { configFile, stateDir } = setup();
     const c = capture();
