@@ -13,8 +13,6 @@ export function connectConfiguredIdentity(params: { config: ChannelConfig; ident
     stateDir: config.stateDir ?? defaultStateDir(),
   });
   warnExpiringCertificates({ identities: [{ aid: resolved.identity.aid, certPem: resolved.identity.certPem }], now: (params.now ?? Date.now)(), logger });
-  if (resolved.tls.insecureTls) {
-    logger.log("warn", "runtime.insecure_tls", { aid: resolved.identity.aid, accessPointUrl: resolved.accessPointUrl, note: "TLS certificates are NOT verified (network.insecureTls)" });
-  }
+  // network.insecureTls is logged at warn by connectAgent itself.
   return connectAgent({ ...resolved, logger });
 }

@@ -201,8 +201,8 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
   // Each group is served by `group.<ap>` of its access point (default: the identity's own).
   const homeService = groupServiceFor(identity.aid);
   const serviceOf = (groupId: string) => {
-    const ap = (config.groups[groupId] as { accessPoint?: unknown } | undefined)?.accessPoint;
-    return typeof ap === "string" && ap !== "" ? `group.${ap}` : homeService;
+    const ap = resolveGroupSettings(config, identity, groupId).accessPoint;
+    return ap ? `group.${ap}` : homeService;
   };
   const byService = new Map<string, string[]>();
   for (const groupId of groups) {

@@ -81,6 +81,11 @@ export const groupSettingsSchema = z
   .object({
     enabled: z.boolean().default(true),
     subject: z.string().max(200).optional().describe("Group name/topic shown to the model"),
+    accessPoint: z
+      .string()
+      .regex(/^[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$/, "expected an access point domain such as agentcp.io")
+      .optional()
+      .describe("Access point whose group.<domain> serves this group; default the identity's own"),
     bufferGateMs: ms(600_000).default(3000).describe("Trailing debounce before unaddressed talk is handed over"),
     bufferGateMaxWaitMs: ms(3600_000).default(15000).describe("A message never waits in the buffer longer than this"),
     cooldownMs: ms(3600_000).default(30000).describe("Quiet time after a dispatch ends before the next unaddressed one"),
