@@ -14,7 +14,6 @@ type UiHint = { label?: string; help?: string; placeholder?: string; sensitive?:
 
 // Keys are config paths under channels.acp-group; `*` stands for any identity or group id.
 export const UI_HINTS: Record<string, UiHint> = {
-  serverUrl: { label: "Group server URL", placeholder: "wss://group.example.com/ws", help: "ws:// or wss:// URL of the ACP group server" },
   stateDir: { label: "State directory", help: "Per-group state (cursor, budgets, recent replies); default <OpenClaw state dir>/acp-group/state", advanced: true },
   humans: { label: "Human senders", help: "Sender aids treated as people for the bot-loop guard (owners always are)" },
   identities: { label: "Identities", help: "One account per agent identity; the key is the account id" },

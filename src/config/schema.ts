@@ -239,7 +239,6 @@ export type NetworkSettings = z.infer<typeof networkSchema>;
 export const channelConfigSchema = z
   .object({
     enabled: z.boolean().default(true),
-    serverUrl: z.string().regex(/^wss?:\/\//, "expected a ws:// or wss:// URL").optional(),
     stateDir: z.string().optional().describe("Where per-group state is saved; default ~/.acp-group/state"),
     humans: z.array(z.string()).default([]).describe("Senders treated as humans (owners are always human)"),
     identities: z.record(z.string().min(1), identitySchema).default({}),
