@@ -314,7 +314,7 @@ export class NetworkAgent implements AgentLink {
     const sessionId = typeof data.session_id === "string" ? data.session_id : "";
     const payload = typeof data.message === "string" ? data.message : "";
     const ch = this.#channels.get(sender);
-    if (ch && ch.status === "up" && ch.sessionId === sessionId) return ch.deliver(payload, sessionId);
+    if (ch?.owns(sessionId)) return ch.deliver(payload, sessionId);
     if (ch) {
       this.#counters.staleMessages++;
       this.#logger.log("debug", "network.message.stale", { aid: this.aid, sender, sessionId });

@@ -30,6 +30,12 @@ export class SessionChannel implements PeerChannel {
   readonly #events: TypedEmitter<PeerChannelEvents>;
   #status: PeerChannelStatus = "connecting";
   #sessionId: string | undefined;
+  /**
+   * Payloads from the peer on the session being built (created, invite not yet acknowledged):
+   * an ack and a payload can arrive in one read, before the ack's continuation runs. Handed over
+   * right after `up`; dropped with the session.
+   */
+  #early: string[] = [];
   /** Bumped on every socket (re)open and on close: a late ack for an older attempt is ignored. */
   #generation = 0;
   #everUp = false;
@@ -69,6 +75,7 @@ export class SessionChannel implements PeerChannel {
     this.#clearRetry();
     const was = this.#status;
     this.#sessionId = undefined;
+    this.#early = [];
     this.#setStatus("down");
     if (was !== "down") this.#events.emit("down", { reason });
   }
@@ -86,6 +93,8 @@ export class SessionChannel implements PeerChannel {
       const sessionId = typeof created.session_id === "string" ? created.session_id : "";
       if (generation !== this.#generation) return;
       if (!sessionId) throw new Error("create_session_ack without session_id");
+      this.#sessionId = sessionId;
+      this.#early = [];
       const invited = await this.#host.request("invite_agent_req", {
         request_id: randomBytes(16).toString("hex"),
         acceptor_id: this.peer,
@@ -104,8 +113,13 @@ export class SessionChannel implements PeerChannel {
       this.#everUp = true;
       this.#host.logger.log("info", "network.session.up", { aid: this.#host.aid, peer: this.peer, sessionId, reconnect });
       this.#events.emit("up", { sessionId, reconnect });
+      const early = this.#early;
+      this.#early = [];
+      for (const payload of early) if (this.#status === "up" && this.#sessionId === sessionId) this.#events.emit("message", { payload, sessionId });
     } catch (err) {
       if (generation !== this.#generation || this.#status === "closed") return;
+      this.#sessionId = undefined;
+      this.#early = [];
       this.#setStatus("down");
       this.#failures++;
       const delay = backoffDelayMs(this.#failures, this.#host.random(), this.#host.backoff);
@@ -120,9 +134,16 @@ export class SessionChannel implements PeerChannel {
     }
   }
 
-  /** A `session_message` from the peer on the current session. */
+  /** Is `sessionId` this channel's session (up, or being built)? */
+  owns(sessionId: string): boolean {
+    return this.#sessionId !== undefined && this.#sessionId === sessionId && (this.#status === "up" || this.#status === "connecting");
+  }
+
+  /** A `session_message` from the peer on this channel's session (see `owns`). */
   deliver(payload: string, sessionId: string): void {
+    if (!this.owns(sessionId)) return;
     if (this.#status === "up") this.#events.emit("message", { payload, sessionId });
+    else if (this.#early.length < 1000) this.#early.push(payload);
   }
 
   send(payload: string): boolean {
@@ -144,6 +165,7 @@ export class SessionChannel implements PeerChannel {
     this.#generation++;
     this.#clearRetry();
     this.#sessionId = undefined;
+    this.#early = [];
     this.#setStatus("closed");
     this.#host.onChannelClosed(this);
     this.#events.clear();

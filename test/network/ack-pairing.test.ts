@@ -12,8 +12,10 @@ describe("acks without request_id (real socket, scripted access point)", () => {
   let wss: WebSocketServer;
   let port: number;
   const seen: Array<{ cmd: string; data: Record<string, unknown> }> = [];
+  let greetFirst = false;
   beforeEach(async () => {
     seen.length = 0;
+    greetFirst = false;
     wss = new WebSocketServer({ host: "127.0.0.1", port: 0, path: "/api/message/session" });
     await new Promise((r) => wss.once("listening", r));
     port = (wss.address() as AddressInfo).port;
@@ -26,6 +28,8 @@ describe("acks without request_id (real socket, scripted access point)", () => {
           ws.send(JSON.stringify({ cmd: "create_session_ack", data: { session_id: randomBytes(4).toString("hex"), identifying_code: "code" } }));
         } else if (f.cmd === "invite_agent_req") {
           invites.set(f.data.session_id as string, f.data.acceptor_id as string);
+          // The peer speaks on the new session before the invite is acknowledged.
+          if (greetFirst) ws.send(JSON.stringify({ cmd: "session_message", data: { message_id: "1", session_id: f.data.session_id, ref_msg_id: "", sender: f.data.acceptor_id, receiver: f.data.inviter_id, message: "early", timestamp: "1" } }));
           ws.send(JSON.stringify({ cmd: "invite_agent_ack", data: { session_id: f.data.session_id, status_code: "200" } }));
         } else if (f.cmd === "session_message") {
           const peer = invites.get(f.data.session_id as string)!;
@@ -37,6 +41,37 @@ describe("acks without request_id (real socket, scripted access point)", () => {
   afterEach(async () => {
     for (const c of wss.clients) c.terminate();
     await new Promise((r) => wss.close(r));
+  });
+
+  const makeAgent = () => {
+    const { privateKey } = generateKeyPairSync("ec", { namedCurve: "secp384r1" });
+    const identity: Identity = { aid: "alice.min.test", privateKey, publicKeyPem: createPublicKey(privateKey).export({ type: "spki", format: "pem" }).toString(), certPem: "unused", dir: undefined };
+    const reply = (json: unknown): HttpReply => ({ status: 200, headers: {}, text: JSON.stringify(json), json });
+    const http: HttpClient = {
+      request: async () => reply({}),
+      postJson: async (url, body) => {
+        if (url.endsWith("/get_accesspoint_config")) return reply({ config: { message_server: `http://127.0.0.1:${port}/api/message` } });
+        return reply((body as Record<string, unknown>).nonce ? { signature: "tok" } : { nonce: "n" });
+      },
+      close() {},
+    };
+    return connectAgent({ identity, accessPointUrl: "https://acp3.min.test", http });
+  };
+
+  it("a payload from the peer that arrives before the invite ack is handed over right after up, not dropped", async () => {
+    greetFirst = true;
+    const agent = makeAgent();
+    try {
+      const ch = agent.channel("group.min.test");
+      const log: string[] = [];
+      ch.on("up", () => log.push("up"));
+      ch.on("message", (m) => log.push(`message ${m.payload}`));
+      await waitFor(() => log.length === 2, "up and the early payload");
+      expect(log).toEqual(["up", "message early"]);
+      expect(agent.counters().staleMessages).toBe(0);
+    } finally {
+      await agent.close();
+    }
   });
 
   it("pairs by order and by session, accepts \"200\", reads the config as an object; two sessions come up on one socket", async () => {
