@@ -157,15 +157,18 @@ export async function createIdentity(params: CreateIdentityParams): Promise<Iden
 }
 
 /**
- * Loads the identity when its folder holds one with a valid certificate; renews an expired
- * certificate for the same key; creates the identity when there is none.
+ * Loads the identity when its folder holds one with a valid certificate (issued by
+ * `issuerCaPem`, when given); otherwise certifies the same key again; creates the identity when
+ * there is none.
  */
-export async function ensureIdentity(params: CreateIdentityParams & { now?: number }): Promise<Identity> {
+export async function ensureIdentity(params: CreateIdentityParams & { now?: number; issuerCaPem?: string }): Promise<Identity> {
   if (existsSync(identityPaths(params).cert)) {
     const loaded = loadIdentity(params);
     const cert = new X509Certificate(loaded.certPem);
     const now = params.now ?? Date.now();
-    if (cert.validToDate.getTime() > now && cert.validFromDate.getTime() <= now) return loaded;
+    // A certificate from another CA (a local network whose state was reset) is re-certified too.
+    const issuedHere = params.issuerCaPem === undefined || cert.verify(new X509Certificate(params.issuerCaPem).publicKey);
+    if (issuedHere && cert.validToDate.getTime() > now && cert.validFromDate.getTime() <= now) return loaded;
     return createIdentity({ ...params, privateKey: loaded.privateKey, overwrite: true });
   }
   return createIdentity(params);

@@ -114,6 +114,13 @@ describe("identities on disk (real files, real crypto, certificates from a local
     expect(renewed.certPem).not.toBe(first.certPem);
     expect(renewed.publicKeyPem).toBe(first.publicKeyPem);
     expect(net.counters().issuedCertificates).toBe(2);
+    // A network whose state was reset has a new CA: the same key is certified by it.
+    await net.close();
+    net = await startLocalNetwork({ domain: "acp.local", stateDir: `${tmp.dir}/net-reset` });
+    const again2 = await ensureIdentity({ aid: "frank.acp.local", stateDir: state(), accessPointUrl: net.localUrl, noPassphrase: true, issuerCaPem: net.caPem });
+    expect(new X509Certificate(again2.certPem).checkIssued(new X509Certificate(net.caPem))).toBe(true);
+    expect(again2.publicKeyPem).toBe(first.publicKeyPem);
+    expect((await ensureIdentity({ aid: "frank.acp.local", stateDir: state(), accessPointUrl: net.localUrl, noPassphrase: true, issuerCaPem: net.caPem })).certPem).toBe(again2.certPem);
   });
 
   it("resolveAgentConnection: identity from the state dir, access point from the aid, TLS from network settings", async () => {
