@@ -48,7 +48,7 @@ export async function joinCommand(args: string[], io: Io): Promise<number> {
   }, true);
   if (values.help) {
     io.out(
-      "acp-group join <link> --identity ID [--config FILE] [--message TEXT] [--state-dir DIR]\n" +
+      "acp-group join <link> --identity ID --config FILE [--message TEXT] [--state-dir DIR] [--timeout-ms N]\n" +
         "  A link with ?code= joins at once (use_invite_code); without one it asks to join (request_join, with --message).",
     );
     return 0;
@@ -56,8 +56,9 @@ export async function joinCommand(args: string[], io: Io): Promise<number> {
   const [link, ...extra] = positionals;
   if (!link || extra.length > 0) throw new UsageError("expected exactly one link");
   if (!values.identity) throw new UsageError("expected `--identity ID` (an identity of the config)");
+  if (!values.config) throw new UsageError("expected `--config FILE` (the config naming the identity)");
   const target = parseJoinLink(link);
-  const loaded = loadConfigFile(values.config ?? "acp-group.json");
+  const loaded = loadConfigFile(values.config);
   const config = { ...loaded, stateDir: values["state-dir"] ?? loaded.stateDir ?? defaultStateDir() };
   const identity = config.identities[values.identity];
   if (!identity) throw new UsageError(`no identity \`${values.identity}\` in the config (have: ${Object.keys(config.identities).join(", ") || "none"})`);

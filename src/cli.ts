@@ -18,7 +18,7 @@ Commands:
   server   Run the local network alone (access point, message service, group.<domain>)
            [--domain D] [--port P] [--tls] [--config FILE] [--state-dir DIR]
   join     Join a group by its link (https://group.<ap>/<group>?code=<invite>)
-           <link> --identity ID [--config FILE] [--message TEXT]
+           <link> --identity ID --config FILE [--message TEXT]
   replay   Replay a recorded chat (JSON Lines: id, ts, sender, content) through the engine
            <log.jsonl> --persona NAME [--aid AID] [--alias A,B] [--config FILE] [--group ID]
            [--agent-latency-ms N] [--responder silent|mention|always] [--reply-text TEXT]
