@@ -245,12 +245,16 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
   const connectionOf = (groupId: string): GroupConnection => connections.get(serviceOf(groupId))!;
   const connection = connections.get(homeService) ?? [...connections.values()][0]!;
 
-  const ready = Promise.all(
-    [...connections.values()].map(async (c) => {
+  // A link that says when it is signed in (the network's agent) fails `ready` at once when its
+  // key or certificate is refused, instead of leaving it waiting for a session that never comes.
+  const linkReady = (link as { ready?: unknown }).ready;
+  const ready = Promise.all([
+    ...(linkReady instanceof Promise ? [linkReady] : []),
+    ...[...connections.values()].map(async (c) => {
       await c.start();
       await reportMemberships(c, byService.get(c.peer) ?? [], logger);
     }),
-  ).then(() => undefined);
+  ]).then(() => undefined);
   let resolveDone!: () => void;
   const done = new Promise<void>((resolve) => (resolveDone = resolve));
 

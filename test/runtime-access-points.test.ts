@@ -4,6 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { parseChannelConfig } from "../src/config/load.ts";
 import { createScriptedBackend } from "../src/host/deterministic.ts";
+import { createMemoryLogger } from "../src/log.ts";
 import { createGroupService } from "../src/server/group-service.ts";
 import { createLoopback } from "./support/loopback.ts";
 import { GENEROUS_BUDGET, HUMAN, startRecorded, useRuntimeFixture, waitFor } from "./support/runtime-harness.ts";
@@ -42,5 +43,16 @@ describe("startIdentity with groups on two access points", () => {
     expect(far.history("far").at(-1)).toMatchObject({ sender: ALICE, content: "host-initiated" });
     expect(home.onlineAids()).toEqual([ALICE]);
     expect(far.onlineAids()).toEqual([ALICE]);
+  });
+
+  it("at start, list_my_groups is logged per service and a configured group the identity is not in is warned about", async () => {
+    const home = createGroupService({ domain: "acp.local", groups: { lobby: { members: { [ALICE]: {} } }, closed: { members: {} } }, rateLimit: null });
+    const net = createLoopback([home]);
+    const logger = createMemoryLogger();
+    const config = parseChannelConfig({ stateDir: fx.stateDir(), identities: { alice: { aid: ALICE } }, groups: { lobby: FAST, closed: FAST } });
+    const alice = fx.track(startRecorded({ config, identityId: "alice", backend: createScriptedBackend({ mode: "silent" }), link: net.link(ALICE), logger }));
+    await alice.ready;
+    expect(logger.entries.find((e) => e.event === "runtime.my_groups")?.fields).toMatchObject({ service: "group.acp.local", groups: ["lobby"] });
+    expect(logger.entries.find((e) => e.event === "runtime.not_a_member")).toMatchObject({ level: "warn", fields: { groups: ["closed"] } });
   });
 });

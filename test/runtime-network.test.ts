@@ -97,6 +97,28 @@ describe("the runtime on the local network (real sockets, real keys)", () => {
     }
   });
 
+  it("a key the network did not issue: that identity's ready fails with IDENTITY_REJECTED naming it; the other keeps running", async () => {
+    const l = await lobby(["alice", "bob"]);
+    const elsewhere = await startDevNetwork({ stateDir: fx.stateDir("elsewhere"), groups: {} });
+    try {
+      const foreign = await elsewhere.identity(AGENTS.alice.aid);
+      const config = lobbyConfig({ stateDir: l.stateDir, agents: ["alice", "bob"], lobby: FAST });
+      const alice = fx.track(
+        startRecorded({ config, identityId: "alice", backend: createScriptedBackend({ mode: "silent" }), connect: ({ logger }) => l.dev.connect(foreign, logger, QUICK) }),
+      );
+      await expect(alice.ready).rejects.toMatchObject({ code: "IDENTITY_REJECTED", aid: AGENTS.alice.aid });
+      const bob = await l.start("bob", createScriptedBackend({ mode: "mention", replyText: "Bob here." }));
+      await l.say("Bob, still with us?");
+      await waitFor(() => l.dev.service.history(GROUP).length === 2, "bob's reply");
+      expect(l.dev.service.history(GROUP)[1]).toMatchObject({ sender: AGENTS.bob.aid, content: "Bob here." });
+      expect(bob.connection.status).toBe("open");
+      expect(l.dev.service.onlineAids(GROUP)).not.toContain(AGENTS.alice.aid);
+    } finally {
+      await l.close();
+      await elsewhere.close();
+    }
+  });
+
   it("a dropped socket: a new session, every message delivered and dispatched exactly once", async () => {
     const l = await lobby(["alice"]);
     try {

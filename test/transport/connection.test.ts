@@ -100,6 +100,18 @@ describe("createGroupConnection over a session with the group service", () => {
     expect(ids[0]).toMatch(/^agent\.acp\.local-\d+-[0-9a-f]{4}-1$/);
   });
 
+  it("request ids carry the boot time and a random part: a restart (same aid, seq from 1) never reuses one", async () => {
+    serve();
+    const first: string[] = [];
+    for (const [now, random] of [[1_000, 0.5], [1_000, 0.25], [2_000, 0.5]] as const) {
+      const t = connect({ now: () => now, random: () => random });
+      await t.conn.start();
+      first.push(t.sent()[0]!.request_id);
+      await t.conn.close();
+    }
+    expect(first).toEqual(["agent.acp.local-1000-8000-1", "agent.acp.local-1000-4000-1", "agent.acp.local-2000-8000-1"]);
+  });
+
   it("starts after the service's cursor when it is ahead of the saved one (a fresh state dir)", async () => {
     serve();
     post("g1", 1, 4);
