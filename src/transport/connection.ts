@@ -16,12 +16,13 @@ import type {
 } from "./connection-types.ts";
 import { TypedEmitter } from "./emitter.ts";
 import { TransportError } from "./errors.ts";
-import { GroupFeed, type GroupFeedStatus } from "./group-feed.ts";
+import type { GroupFeed, GroupFeedStatus } from "./group-feed.ts";
+import { GroupFeeds } from "./group-feeds.ts";
 import { handleInboundFrame, type InboundDeps } from "./inbound.ts";
-import { PendingRequests, type ResponseFrame } from "./pending-requests.ts";
-import { RESULT_CODES, isPlain, parsePullData, parseSendData, type Plain, type WireRequest } from "./protocol.ts";
+import type { ResponseFrame } from "./pending-requests.ts";
+import { RESULT_CODES, isPlain, parseSendData, type Plain } from "./protocol.ts";
+import { SessionRequests, requestFailed } from "./session-requests.ts";
 
-const MAX_HELD_PUSHES = 5000;
 /** How long close() waits for the answer to unregister_online. */
 const UNREGISTER_GRACE_MS = 2000;
 /** The service's online TTL is 5 minutes; the SDK beats every 3. */
@@ -44,31 +45,27 @@ class ChannelGroupConnection implements GroupConnection {
   readonly #inbound: InboundDeps;
   readonly #retry: BackoffSettings;
   readonly #sendRetry: BackoffSettings & { maxAttempts: number };
-  readonly #feeds = new Map<string, GroupFeed>();
+  readonly #groups: GroupFeeds;
+  readonly #feeds: ReadonlyMap<string, GroupFeed>;
   readonly #counters: ConnectionCounters = {
     framesIn: 0, malformedFrames: 0, malformedMessages: 0, unknownActions: 0, oversizeFrames: 0,
     unmatchedResponses: 0, unknownGroups: 0, reconnects: 0, requestTimeouts: 0, heartbeatFailures: 0,
     rateLimitedRetries: 0, handlerErrors: 0, pullFailures: 0, messagesFed: 0, heldOverflows: 0, gapResyncs: 0,
     registerFailures: 0, staleFrames: 0,
   };
-  readonly #pending = new PendingRequests(() => this.#counters.requestTimeouts++);
+  readonly #requests: SessionRequests;
   readonly #events: TypedEmitter<GroupConnectionEvents>;
   /** Cancels send back-off sleeps on close. */
   readonly #closing = new AbortController();
-  /** Request ids stay unique across restarts: the boot time and a random part prefix the sequence. */
-  readonly #requestPrefix: string;
   #status: ConnectionStatus = "idle";
   /** The session everything in flight belongs to; undefined while the channel is down. */
   #session: string | undefined;
   #registered = false;
-  #requestSeq = 0;
   #offChannel: Array<() => void> = [];
   /** Armed while a session is up; re-armed after each beat; cleared when it goes down and on close. */
   #heartbeatTimer: ReturnType<typeof setTimeout> | undefined;
   #start: { promise: Promise<void>; resolve(): void; reject(err: Error): void } | undefined;
   #closePromise: Promise<void> | undefined;
-  /** Last msg id acknowledged per group, so an unchanged cursor is not acked again. */
-  readonly #acked = new Map<string, number>();
 
   constructor(p: GroupConnectionParams) {
     if (!p.channel || typeof p.channel.send !== "function") {
@@ -83,19 +80,29 @@ class ChannelGroupConnection implements GroupConnection {
     this.#heartbeatMs = p.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
     this.#retry = p.reconnect ?? { baseMs: 500, maxMs: 30_000, jitter: 0.3 };
     this.#sendRetry = p.sendRetry ?? { maxAttempts: 5, baseMs: 1000, maxMs: 30_000, jitter: 0.3 };
-    const now = p.now ?? Date.now;
-    this.#requestPrefix = `${p.aid}-${now()}-${Math.floor(this.#random() * 0x10000).toString(16).padStart(4, "0")}`;
-    for (const groupId of new Set(p.groups)) {
-      if (typeof groupId !== "string" || groupId === "") {
-        throw new TransportError("INVALID_ARGUMENT", `Expected \`groups\` to hold non-empty strings, got \`${String(groupId)}\``);
-      }
-      this.#feeds.set(groupId, this.#makeFeed(groupId));
-    }
+    this.#requests = new SessionRequests({
+      aid: p.aid,
+      now: (p.now ?? Date.now)(),
+      random: this.#random,
+      timeoutMs: this.#requestTimeoutMs,
+      send: (payload) => this.#session !== undefined && this.#channel.send(payload),
+      onTimeout: () => this.#counters.requestTimeouts++,
+    });
+    this.#groups = new GroupFeeds({
+      groups: p.groups,
+      connection: p,
+      call: (action, groupId, params) => this.#call(action, groupId, params),
+      counters: this.#counters,
+      logger: this.#log,
+      retry: this.#retry,
+      random: this.#random,
+    });
+    this.#feeds = this.#groups.map;
     this.#inbound = {
       counters: this.#counters,
       logger: this.#log,
       maxFrameBytes: p.maxFrameBytes ?? 1024 * 1024,
-      pending: this.#pending,
+      pending: this.#requests.pending,
       feeds: this.#feeds,
       onEvent: p.onEvent?.bind(p),
     };
@@ -186,7 +193,7 @@ class ChannelGroupConnection implements GroupConnection {
         feed.noteOwnSend(Number(parsed.msgId));
         return { msgId: parsed.msgId, timestamp: parsed.timestamp };
       }
-      if (frame.code !== RESULT_CODES.RATE_LIMITED) throw failed(frame, groupId);
+      if (frame.code !== RESULT_CODES.RATE_LIMITED) throw requestFailed(frame, groupId);
       if (attempt + 1 >= this.#sendRetry.maxAttempts) {
         throw new TransportError("RATE_LIMITED", `send_message still rate limited after ${attempt + 1} attempts`, {
           action: "send_message", groupId, resultCode: frame.code, attempts: attempt + 1,
@@ -247,7 +254,7 @@ class ChannelGroupConnection implements GroupConnection {
 
   /** max(service's current_msg_id, saved cursor): the SDK's sync starting point. */
   async #startCursor(groupId: string, sessionId: string): Promise<number> {
-    const saved = this.#cursorOf(groupId);
+    const saved = this.#groups.savedCursor(groupId);
     try {
       const frame = await this.#call("get_cursor", groupId);
       const cursor = isPlain(frame.data) && isPlain(frame.data.msg_cursor) ? frame.data.msg_cursor.current_msg_id : undefined;
@@ -267,7 +274,7 @@ class ChannelGroupConnection implements GroupConnection {
     this.#registered = false;
     this.#clearHeartbeat();
     for (const feed of this.#feeds.values()) feed.disconnect();
-    this.#pending.rejectAll((action, groupId) =>
+    this.#requests.pending.rejectAll((action, groupId) =>
       new TransportError("CONNECTION_LOST", `session lost before ${action} was answered`, { action, ...(groupId ? { groupId } : {}) }),
     );
     this.#events.emit("disconnected", { reason });
@@ -294,7 +301,7 @@ class ChannelGroupConnection implements GroupConnection {
     this.#session = undefined;
     for (const off of this.#offChannel) off();
     this.#offChannel = [];
-    this.#pending.rejectAll((action, groupId) => new TransportError("CLOSED", `connection closed before ${action} was answered`, { action, ...(groupId ? { groupId } : {}) }));
+    this.#requests.pending.rejectAll((action, groupId) => new TransportError("CLOSED", `connection closed before ${action} was answered`, { action, ...(groupId ? { groupId } : {}) }));
     if (this.#p.closeChannel !== false) this.#channel.close();
     this.#log.log("info", "transport.closed", { peer: this.#channel.peer });
   }
@@ -302,78 +309,23 @@ class ChannelGroupConnection implements GroupConnection {
   // ── requests ────────────────────────────────────────────────────────────────────────────────
 
   #requestFrame(action: string, groupId?: string, params?: Plain): Promise<ResponseFrame> {
-    const ctx = { action, ...(groupId ? { groupId } : {}) };
     // Once closed, only the goodbye goes out.
-    if (this.#session === undefined || (this.#status === "closed" && action !== "unregister_online")) {
-      return Promise.reject(new TransportError("NOT_CONNECTED", `not connected: cannot send ${action}`, ctx));
+    if (this.#status === "closed" && action !== "unregister_online") {
+      return Promise.reject(new TransportError("NOT_CONNECTED", `not connected: cannot send ${action}`, { action, ...(groupId ? { groupId } : {}) }));
     }
-    const requestId = `${this.#requestPrefix}-${++this.#requestSeq}`;
-    const frame: WireRequest = { action, request_id: requestId, ...(groupId ? { group_id: groupId } : {}), ...(params ? { params } : {}) };
-    const response = this.#pending.track(requestId, action, groupId, this.#requestTimeoutMs);
-    if (!this.#channel.send(JSON.stringify(frame))) {
-      this.#pending.reject(requestId, () => new TransportError("NOT_CONNECTED", `not connected: ${action} was not sent`, { ...ctx, requestId }));
-    }
-    return response;
+    return this.#requests.frame(action, groupId, params);
   }
 
-  async #call(action: string, groupId?: string, params?: Plain): Promise<ResponseFrame> {
-    const frame = await this.#requestFrame(action, groupId, params);
-    if (frame.code !== RESULT_CODES.OK) throw failed(frame, groupId);
-    return frame;
-  }
-
-  async #pull(groupId: string, after: number, limit: number) {
-    const frame = await this.#call("pull_messages", groupId, { after_msg_id: after, limit });
-    const parsed = parsePullData(groupId, frame.data);
-    if (!parsed.ok) {
-      this.#counters.malformedFrames++;
-      throw new TransportError("BAD_RESPONSE", `pull_messages response: ${parsed.reason}`, { action: "pull_messages", groupId });
-    }
-    if (parsed.page.invalid.length > 0) {
-      this.#counters.malformedMessages += parsed.page.invalid.length;
-      this.#log.log("warn", "transport.messages-dropped", { groupId, via: "pull_messages", reasons: parsed.page.invalid.slice(0, 5) });
-    }
-    return parsed.page;
+  #call(action: string, groupId?: string, params?: Plain): Promise<ResponseFrame> {
+    return this.#requestFrame(action, groupId, params).then((frame) => {
+      if (frame.code !== RESULT_CODES.OK) throw requestFailed(frame, groupId);
+      return frame;
+    });
   }
 
   acknowledge(groupId: string): void {
     const fed = this.lastFed(groupId);
-    if (fed !== undefined && this.status !== "closed") this.#ack(groupId, fed);
-  }
-
-  #ack(groupId: string, accepted: number): void {
-    const msgId = this.#p.ackCursor ? Math.min(accepted, this.#p.ackCursor(groupId)) : accepted;
-    if (!(msgId > 0) || msgId <= (this.#acked.get(groupId) ?? 0)) return;
-    this.#acked.set(groupId, msgId);
-    void this.#call("ack_messages", groupId, { msg_id: msgId }).catch((err) => {
-      // Not acked after all: let the next attempt send it again.
-      if ((this.#acked.get(groupId) ?? 0) === msgId) this.#acked.delete(groupId);
-      this.#log.log("debug", "transport.ack-failed", { groupId, msgId, ...errorFields(err) });
-    });
-  }
-
-  #makeFeed(groupId: string): GroupFeed {
-    return new GroupFeed({
-      groupId,
-      onMessages: (g, messages) => this.#p.onMessages(g, messages),
-      pull: (after, limit) => this.#pull(groupId, after, limit),
-      ack: (msgId) => this.#ack(groupId, msgId),
-      retryDelay: (attempt) => computeBackoffDelay(attempt, this.#retry, this.#random),
-      counters: this.#counters,
-      logger: this.#log,
-      pageSize: this.#p.pageSize ?? 50,
-      maxHeld: MAX_HELD_PUSHES,
-    });
-  }
-
-  #cursorOf(groupId: string): number {
-    try {
-      const c = this.#p.getCursor(groupId);
-      return Number.isSafeInteger(c) && c >= 0 ? c : 0;
-    } catch (err) {
-      this.#log.log("error", "transport.get-cursor-failed", { groupId, ...errorFields(err) });
-      return 0;
-    }
+    if (fed !== undefined && this.status !== "closed") this.#groups.ack(groupId, fed);
   }
 
   // ── timers and waits ────────────────────────────────────────────────────────────────────────
@@ -439,13 +391,4 @@ class ChannelGroupConnection implements GroupConnection {
     this.#status = status;
     this.#events.emit("status", { status, previous });
   }
-}
-
-function failed(frame: ResponseFrame, groupId: string | undefined): TransportError {
-  return new TransportError("REQUEST_FAILED", `${frame.action} failed with code ${frame.code}${frame.error ? `: ${frame.error}` : ""}`, {
-    action: frame.action,
-    ...(groupId ? { groupId } : {}),
-    requestId: frame.requestId,
-    resultCode: frame.code,
-  });
 }
