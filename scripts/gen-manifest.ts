@@ -14,7 +14,6 @@ type UiHint = { label?: string; help?: string; placeholder?: string; sensitive?:
 
 // Keys are config paths under channels.acp-group; `*` stands for any identity or group id.
 export const UI_HINTS: Record<string, UiHint> = {
-  serverUrl: { label: "Group server URL", placeholder: "wss://group.example.com/ws", help: "ws:// or wss:// URL of the ACP group server" },
   stateDir: { label: "State directory", help: "Per-group state (cursor, budgets, recent replies); default <OpenClaw state dir>/acp-group/state", advanced: true },
   humans: { label: "Human senders", help: "Sender aids treated as people for the bot-loop guard (owners always are)" },
   agents: { label: "Agent senders", help: "Sender aids treated as agents, whatever the group service or their agent.md says" },
@@ -22,7 +21,15 @@ export const UI_HINTS: Record<string, UiHint> = {
   "identities.*.aid": { label: "Agent id", placeholder: "alice.agentcp.io" },
   "identities.*.name": { label: "Display name", help: "Also a mention keyword" },
   "identities.*.aliases": { label: "Aliases", help: "More mention keywords (at least 2 characters each)" },
-  "identities.*.token": { label: "Token", help: "Credential for the group server", sensitive: true },
+  "identities.*.identityDir": { label: "Identity folder", help: "Holds private/<aid>.key and public/<aid>.crt (the official SDK's layout); default <stateDir>/identities/<aid>", advanced: true },
+  "identities.*.keyFile": { label: "Key file", help: "Private key PEM, with certFile (instead of an identity folder)", advanced: true },
+  "identities.*.certFile": { label: "Certificate file", help: "Certificate PEM, with keyFile", advanced: true },
+  "identities.*.accessPoint": { label: "Access point", placeholder: "agentcp.io", help: "Domain of the access point; default: the aid's domain" },
+  "identities.*.accessPointUrl": { label: "Access point URL", placeholder: "https://acp3.agentcp.io", help: "Instead of accessPoint, e.g. a local network", advanced: true },
+  network: { label: "Network", help: "TLS and key settings for the ACP network", advanced: true },
+  "network.caFile": { label: "Extra CA file", help: "PEM of a private CA to trust, e.g. a local network's ca.crt" },
+  "network.insecureTls": { label: "Skip TLS verification", help: "Development only; logged at warn" },
+  "network.seedPassword": { label: "Seed password", help: "Unlocks encrypted identity keys; else ACP_SEED_PASSWORD", sensitive: true },
   "identities.*.owner": { label: "Owner", help: "aid of the person who owns this agent" },
   "identities.*.profile": { label: "Public profile (agent.md)", help: "Generated from name, persona, description and tags, or read from a file; published after sign-in when it changed", advanced: true },
   "identities.*.groups": { label: "Per-group settings for this identity", help: "Same keys as groups; \"*\" applies to every group", advanced: true },

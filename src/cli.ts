@@ -3,6 +3,7 @@
 // line (no stack trace); usage errors add a hint; `--debug` or ACP_GROUP_DEBUG=1 adds the stack.
 import { renderCommandHelp, renderUsage, UsageError, type CommandSpec, type Io } from "./cli-args.ts";
 import { ConfigError } from "./config/load.ts";
+import { DEFAULT_LOCAL_DOMAIN } from "./server/network/defaults.ts";
 import { DEFAULT_CONFIG } from "./paths.ts";
 import { LogParseError } from "./replay/log.ts";
 import { inspectSpec } from "./replay/inspect-command.ts";
@@ -13,11 +14,14 @@ const startSpec: CommandSpec = {
   summary: "Run the configured agents in a live group on an embedded local server",
   usage:
     "[--config FILE] [--say TEXT]... [--as NAME] [--group ID] [--no-stdin] [--duration-ms N]\n" +
-    "[--log-level debug|info|warn|error] [--state-dir DIR] [--fresh] [--show-prompts]",
+    "[--log-level debug|info|warn|error] [--state-dir DIR] [--fresh] [--show-prompts]\n" +
+    "[--domain D] [--port P] [--tls]",
   help: [
-    "Starts a local group server and every enabled identity of the configuration over real",
-    "sockets, and prints the conversation and each dispatch decision. Lines typed (or piped) on",
-    "stdin are posted into the group as the human member. Ctrl-C or SIGTERM stops it and saves state.",
+    "Starts a local ACP network (access point, message service, group service group.<domain>) and",
+    "every enabled identity of the configuration, each signed in with its own key over real sockets,",
+    "and prints the conversation and each dispatch decision. Lines typed (or piped) on stdin are",
+    "posted into the group by the human member, who signs in like everyone else. Ctrl-C or SIGTERM",
+    "stops it and saves state.",
     "",
     `  --config FILE      the configuration (default: ${DEFAULT_CONFIG})`,
     "  --say TEXT         post TEXT as the human at start (repeatable)",
@@ -29,12 +33,44 @@ const startSpec: CommandSpec = {
     "  --state-dir DIR    the state directory (default: stateDir, ACP_GROUP_STATE_DIR, ~/.acp-group/state)",
     "  --fresh            use a new empty state directory, removed at exit (a demo that runs twice)",
     "  --show-prompts     print each dispatch's model request as it is sent",
+    `  --domain D         the local network's domain (default ${DEFAULT_LOCAL_DOMAIN}); identities become <name>.D`,
+    "  --port P           one port for the access point and the message socket (default: any free port)",
+    "  --tls              HTTPS/WSS with a certificate from the local CA (its path is printed as `ca:`)",
   ].join("\n"),
   run: async (args, io) => (await import("./start.ts")).startCommand(args, io),
 };
 
+const serverSpec: CommandSpec = {
+  name: "server",
+  summary: "Run the local ACP network alone (access point, message service, group.<domain>)",
+  usage: "[--domain D] [--port P] [--tls] [--config FILE] [--state-dir DIR] [--duration-ms N] [--log-level L]",
+  help: [
+    `A local ACP network for development. Groups and members come from the config (default ${DEFAULT_CONFIG}).`,
+    "At start it prints `access point: <url>`, `ca: <path>` (with --tls) and `join <group>: <link>` per group.",
+    "With --tls it serves HTTPS/WSS with a certificate from its own CA whose names cover acp3.D, *.D,",
+    "localhost and 127.0.0.1.",
+  ].join("\n"),
+  run: async (args, io) => (await import("./server-command.ts")).serverCommand(args, io),
+};
+
+const joinSpec: CommandSpec = {
+  name: "join",
+  summary: "Join a group by its link (https://group.<ap>/<group>?code=<invite>)",
+  usage: "<link> --identity ID --config FILE [--message TEXT] [--state-dir DIR] [--timeout-ms N] [--log-level L]",
+  help: "A link with ?code= joins at once (use_invite_code); without one it asks to join (request_join, with --message).",
+  run: async (args, io) => (await import("./cli-join.ts")).joinCommand(args, io),
+};
+
+const idSpec: CommandSpec = {
+  name: "id",
+  summary: "Identities (key + certificate) for the ACP network",
+  usage: "create <aid> [--ap DOMAIN | --ap-url URL] [--no-passphrase] | list | show <aid> | import … [--state-dir DIR] [--config FILE]",
+  help: "",
+  run: async (args, io) => (await import("./cli-id.ts")).idCommand(args, io),
+};
+
 /** Every command, in the order the general help lists them. Add a row to add a command. */
-export const COMMANDS: readonly CommandSpec[] = [startSpec, replaySpec, inspectSpec];
+export const COMMANDS: readonly CommandSpec[] = [startSpec, serverSpec, joinSpec, replaySpec, inspectSpec, idSpec];
 
 const USAGE = renderUsage(COMMANDS);
 

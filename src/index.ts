@@ -24,7 +24,24 @@ export { createOpenAIBackend, resolveLlmSettings, LlmError } from "./host/standa
 export { createScriptedBackend } from "./host/deterministic.ts";
 export { createGroupConnection } from "./transport/connection.ts";
 export type { GroupConnection, GroupConnectionParams } from "./transport/connection.ts";
-export { startGroupServer, type GroupServer, type GroupServerOptions } from "./server/group-server.ts";
+export { createGroupService, type GroupService, type GroupServiceOptions } from "./server/group-service.ts";
+export {
+  connectAgent,
+  createIdentity,
+  ensureIdentity,
+  loadIdentity,
+  importIdentity,
+  listIdentities,
+  accessPointUrlFor,
+  groupServiceAid,
+  warnExpiringCertificates,
+  NetworkError,
+  type Identity,
+  type NetworkAgent,
+  type ConnectAgentOptions,
+  type TlsOptions,
+} from "./network/index.ts";
+export { startLocalNetwork, networkBanner, type LocalNetwork, type LocalNetworkOptions } from "./server/network/index.ts";
 export { createFileStateStore, defaultStateDir, type StateStore } from "./state/file-store.ts";
 export { createJsonLogger } from "./log.ts";
 
@@ -41,8 +58,9 @@ export interface CreateGroupAgentParams {
 }
 
 /**
- * Runs one identity standalone: connects to `config.serverUrl`, joins its groups and answers
- * through an OpenAI-compatible model. Close it (or abort the signal) to stop and save state.
+ * Runs one identity standalone: signs its key in to its access point, opens the session with
+ * `group.<ap>`, joins its groups and answers through an OpenAI-compatible model. Close it (or
+ * abort the signal) to stop and save state.
  */
 export function createGroupAgent(p: CreateGroupAgentParams): RunningIdentity {
   const config: ChannelConfig = parseChannelConfig(p.config);

@@ -1,4 +1,5 @@
-// The composition root for one identity: a transport connection, and per configured group a
+// The composition root for one identity: its link to the network (one signed-in socket), per
+// access point a group connection over the session with `group.<ap>`, and per configured group a
 // group client (when to speak) feeding a monitor (what to say), with state loaded at start and
 // saved when it changes and at close. `start`, the OpenClaw plugin and createGroupAgent all use it.
 import PQueue from "p-queue";
@@ -9,12 +10,14 @@ import { numericMsgId } from "./group/order.ts";
 import { childLogger, errorFields, silentLogger } from "./log.ts";
 import { createGroupMonitor, type DispatchDecision, type GroupMonitor } from "./monitor/monitor.ts";
 import { createFileStateStore, defaultStateDir, type StateStore } from "./state/file-store.ts";
+import type { AgentLink } from "./network/peer-channel.ts";
+import { connectConfiguredIdentity } from "./runtime-link.ts";
 import { createGroupConnection } from "./transport/connection.ts";
 import type { GroupConnection, GroupConnectionParams, GroupEvent } from "./transport/connection.ts";
 import type { AgentBackend, ChannelConfig, GroupMessage, Logger, PersistedGroupState } from "./types.ts";
 
 export class RuntimeError extends Error {
-  readonly code: "IDENTITY_UNKNOWN" | "IDENTITY_DISABLED" | "NO_SERVER_URL" | "NO_GROUPS" | "GROUP_UNKNOWN" | "CLOSED";
+  readonly code: "IDENTITY_UNKNOWN" | "IDENTITY_DISABLED" | "NO_NETWORK" | "NO_GROUPS" | "GROUP_UNKNOWN" | "CLOSED";
   readonly identityId: string;
   constructor(code: RuntimeError["code"], identityId: string, message: string) {
     super(message);
@@ -41,7 +44,15 @@ export interface StartIdentityParams {
   /** Every message delivered by the transport, before the group client (for `start`'s transcript). */
   onMessages?: (groupId: string, messages: readonly GroupMessage[]) => void;
   onTransportEvent?: (groupId: string, event: GroupEvent) => void;
-  /** Transport tuning (heartbeat, reconnect backoff, timeouts). */
+  /**
+   * The identity signed in to the network (one message socket). Default: `connect`, else the
+   * identity's key and certificate signed in to its access point. An injected link is the
+   * caller's to close; one the runtime made is closed with the identity.
+   */
+  link?: AgentLink;
+  /** Builds the link when none is injected. Default: connectConfiguredIdentity. */
+  connect?: (params: { config: ChannelConfig; identityId: string; logger: Logger }) => AgentLink & { close(): Promise<void> | void };
+  /** Transport tuning (heartbeat, retry backoff, timeouts). */
   connection?: Pick<GroupConnectionParams, "heartbeatMs" | "requestTimeoutMs" | "reconnect" | "sendRetry" | "pageSize">;
 }
 
@@ -53,7 +64,12 @@ export interface RunningIdentity {
   readonly ready: Promise<void>;
   /** Resolves after close (abort or close()) finished and state was saved. Never rejects. */
   readonly done: Promise<void>;
+  /** The connection to the identity's own access point's group service (`group.<its domain>`). */
   readonly connection: GroupConnection;
+  /** Every group connection, by group service aid. */
+  readonly connections: ReadonlyMap<string, GroupConnection>;
+  /** The connection that carries `groupId`. */
+  connectionFor(groupId: string): GroupConnection | undefined;
   groupClient(groupId: string): GroupClient | undefined;
   monitor(groupId: string): GroupMonitor | undefined;
   /** Posts as this identity (the host's outbound path). Counted as our own message. */
@@ -81,7 +97,6 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
   const identity = config.identities[identityId];
   if (!identity) throw new RuntimeError("IDENTITY_UNKNOWN", identityId, `identities.${identityId}: no such identity in the configuration`);
   if (!identity.enabled) throw new RuntimeError("IDENTITY_DISABLED", identityId, `identities.${identityId}: identity is disabled`);
-  if (!config.serverUrl) throw new RuntimeError("NO_SERVER_URL", identityId, "serverUrl: required to connect an identity");
   const groups = listGroupsForIdentity(config, identity);
   if (groups.length === 0) {
     throw new RuntimeError("NO_GROUPS", identityId, `identities.${identityId}: no enabled group (add one under groups or identities.${identityId}.groups)`);
@@ -147,7 +162,7 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
       // Member types from config; the network client replaces this with createIdentityMemberTypes(…).types.
       agents: config.agents,
       backend,
-      sender: { sendMessage: (m) => connection.sendMessage(m) },
+      sender: { sendMessage: (m) => connectionOf(groupId).sendMessage(m) },
       logger: glog,
       ...(p.random ? { random: p.random } : {}),
       ...(restored ? { restored } : {}),
@@ -166,7 +181,7 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
         track(g, e);
         if (e.type === "dispatch-end") {
           saveNow(g);
-          if (!closing) connection.acknowledge(groupId);
+          if (!closing) connectionOf(groupId).acknowledge(groupId);
         }
         p.onGroupEvent?.(groupId, e);
       },
@@ -175,42 +190,73 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
     runtimes.set(groupId, g);
   }
 
-  const connection = createGroupConnection({
-    url: config.serverUrl,
-    aid: identity.aid,
-    ...(identity.token ? { token: identity.token } : {}),
-    groups,
-    logger,
-    ...p.connection,
-    getCursor: (groupId) => {
-      const g = runtimes.get(groupId);
-      return g ? settledCursor(g) : 0;
-    },
-    // The server's cursor must not pass a message we still hold (see settledCursor).
-    ackCursor: (groupId) => {
-      const g = runtimes.get(groupId);
-      return g ? settledCursor(g) : 0;
-    },
-    onMessages: (groupId, messages) => {
-      const g = runtimes.get(groupId);
-      if (!g) return;
-      try {
-        p.onMessages?.(groupId, messages);
-      } catch (err) {
-        // A display observer's failure must not refuse the batch: the transport would re-pull it,
-        // the observer would throw again, and the group would go deaf.
-        logger.log("error", "runtime.on_messages_failed", { group: groupId, ...errorFields(err) });
-      }
-      g.client.feedBufferGate(messages);
-      saveSoon(g);
-    },
-    ...(p.onTransportEvent ? { onEvent: p.onTransportEvent } : {}),
-  });
+  let ownedLink: (AgentLink & { close(): Promise<void> | void }) | undefined;
+  let link = p.link;
+  if (!link) {
+    try {
+      link = ownedLink = (p.connect ?? connectConfiguredIdentity)({ config, identityId, logger });
+    } catch (err) {
+      // A missing or locked key names the identity; the other identities keep running.
+      throw new RuntimeError("NO_NETWORK", identityId, `identities.${identityId}: cannot connect ${identity.aid}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  // Each group is served by `group.<ap>` of its access point (default: the identity's own).
+  const homeService = groupServiceFor(identity.aid);
+  const serviceOf = (groupId: string) => {
+    const ap = resolveGroupSettings(config, identity, groupId).accessPoint;
+    return ap ? `group.${ap}` : homeService;
+  };
+  const byService = new Map<string, string[]>();
+  for (const groupId of groups) {
+    const service = serviceOf(groupId);
+    byService.set(service, [...(byService.get(service) ?? []), groupId]);
+  }
+  const connections = new Map<string, GroupConnection>();
+  for (const [service, serviceGroups] of byService) {
+    connections.set(service, createGroupConnection({
+      channel: link.channel(service),
+      aid: identity.aid,
+      groups: serviceGroups,
+      logger: childLogger(logger, { service }),
+      ...p.connection,
+      getCursor: (groupId) => {
+        const g = runtimes.get(groupId);
+        return g ? settledCursor(g) : 0;
+      },
+      // The server's cursor must not pass a message we still hold (see settledCursor).
+      ackCursor: (groupId) => {
+        const g = runtimes.get(groupId);
+        return g ? settledCursor(g) : 0;
+      },
+      onMessages: (groupId, messages) => {
+        const g = runtimes.get(groupId);
+        if (!g) return;
+        try {
+          p.onMessages?.(groupId, messages);
+        } catch (err) {
+          // A display observer's failure must not refuse the batch: the transport would re-pull it,
+          // the observer would throw again, and the group would go deaf.
+          logger.log("error", "runtime.on_messages_failed", { group: groupId, ...errorFields(err) });
+        }
+        g.client.feedBufferGate(messages);
+        saveSoon(g);
+      },
+      ...(p.onTransportEvent ? { onEvent: p.onTransportEvent } : {}),
+    }));
+  }
+  const connectionOf = (groupId: string): GroupConnection => connections.get(serviceOf(groupId))!;
+  const connection = connections.get(homeService) ?? [...connections.values()][0]!;
 
-  const ready = connection.start();
-  // `ready` is for callers who want it; an unobserved rejection (e.g. closed before connecting) is logged.
-  ready.catch((err) => logger.log("warn", "runtime.start_failed", errorFields(err)));
-
+  // A link that says when it is signed in (the network's agent) fails `ready` at once when its
+  // key or certificate is refused, instead of leaving it waiting for a session that never comes.
+  const linkReady = (link as { ready?: unknown }).ready;
+  const ready = Promise.all([
+    ...(linkReady instanceof Promise ? [linkReady] : []),
+    ...[...connections.values()].map(async (c) => {
+      await c.start();
+      await reportMemberships(c, byService.get(c.peer) ?? [], logger);
+    }),
+  ]).then(() => undefined);
   let resolveDone!: () => void;
   const done = new Promise<void>((resolve) => (resolveDone = resolve));
 
@@ -222,7 +268,10 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
       // handled; and no group may wait on another group's model call for the dispatch slot.
       for (const g of runtimes.values()) g.monitor.close();
       // Then stop intake so nothing arrives while groups settle.
-      await connection.close().catch((err) => logger.log("warn", "runtime.close_transport_failed", errorFields(err)));
+      await Promise.all(
+        [...connections.values()].map((c) => c.close().catch((err) => logger.log("warn", "runtime.close_transport_failed", { service: c.peer, ...errorFields(err) }))),
+      );
+      await Promise.resolve(ownedLink?.close()).catch((err: unknown) => logger.log("warn", "runtime.close_link_failed", errorFields(err)));
       for (const g of runtimes.values()) {
         await closeGroupClientForIdentity(g.client).catch((err) =>
           logger.log("warn", "runtime.close_group_failed", { group: g.groupId, ...errorFields(err) }),
@@ -245,18 +294,40 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
     ready,
     done,
     connection,
+    connections,
+    connectionFor: (groupId) => (runtimes.has(groupId) ? connectionOf(groupId) : undefined),
     groupClient: (groupId) => runtimes.get(groupId)?.client,
     monitor: (groupId) => runtimes.get(groupId)?.monitor,
     async sendText(groupId, text) {
       const g = runtimes.get(groupId);
       if (!g) throw new RuntimeError("GROUP_UNKNOWN", identityId, `group ${groupId} is not configured for identity ${identityId}`);
       if (closing) throw new RuntimeError("CLOSED", identityId, "identity is closed");
-      const sent = await connection.sendMessage({ groupId, content: text });
+      const sent = await connectionOf(groupId).sendMessage({ groupId, content: text });
       g.client.recordOwnMessage({ msgId: sent.msgId, timestamp: sent.timestamp, content: text });
       return sent;
     },
     close,
   };
+}
+
+/** `group.<domain>` of the access point that issued `aid` (the part after its first dot). */
+export function groupServiceFor(aid: string): string {
+  const dot = aid.indexOf(".");
+  return `group.${dot >= 0 ? aid.slice(dot + 1) : aid}`;
+}
+
+/** Logs what the identity is a member of (`list_my_groups`) and warns about configured groups it is not in. */
+async function reportMemberships(connection: GroupConnection, configured: readonly string[], logger: Logger): Promise<void> {
+  try {
+    const data = await connection.request("list_my_groups");
+    const list = data && typeof data === "object" && Array.isArray((data as { groups?: unknown }).groups) ? (data as { groups: unknown[] }).groups : [];
+    const ids = list.flatMap((g) => (g && typeof g === "object" && typeof (g as { group_id?: unknown }).group_id === "string" ? [(g as { group_id: string }).group_id] : []));
+    logger.log("info", "runtime.my_groups", { service: connection.peer, groups: ids });
+    const missing = configured.filter((g) => !ids.includes(g));
+    if (missing.length > 0) logger.log("warn", "runtime.not_a_member", { service: connection.peer, groups: missing, hint: "join with `acp-group join <link>`" });
+  } catch (err) {
+    logger.log("warn", "runtime.list_my_groups_failed", { service: connection.peer, ...errorFields(err) });
+  }
 }
 
 /** Follows accepted / dispatched / dropped messages so the saved cursor never skips an unsettled one. */

@@ -1,9 +1,10 @@
-// `start`: the embedded default. A local group server plus every configured identity in one
-// process, over real sockets, printing the conversation and each dispatch decision as it happens.
+// `start`: the embedded default. A local network (access point, message service, group service
+// `group.<domain>`) plus every configured identity in one process, each signed in with its own
+// key over real sockets, printing the conversation and each dispatch decision as it happens.
 import { randomUUID } from "node:crypto";
-import { mkdirSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { listGroupsForIdentity, loadConfigFile } from "./config/load.ts";
 import { intOption, parse, UsageError } from "./cli-args.ts";
@@ -13,8 +14,11 @@ import { createConversationRegistry } from "./host/conversation-store.ts";
 import { createOpenAIBackend, resolveLlmSettings } from "./host/standalone.ts";
 import { createJsonLogger, errorFields } from "./log.ts";
 import type { DispatchDecision } from "./monitor/monitor.ts";
+import { DEFAULT_LOCAL_DOMAIN, rehome, rehomeConfig, startDevNetwork, type DevNetwork } from "./dev-network.ts";
+import type { NetworkAgent } from "./network/index.ts";
 import { startIdentity, type RunningIdentity } from "./runtime.ts";
-import { startGroupServer, type GroupDefinition, type GroupServer } from "./server/group-server.ts";
+import type { GroupDefinition } from "./server/group-service.ts";
+import { createGroupConnection, type GroupConnection } from "./transport/connection.ts";
 import { createFileStateStore, defaultStateDir } from "./state/file-store.ts";
 import type { AgentBackend, ChannelConfig, GenerateRequest, GroupMessage, LogLevel } from "./types.ts";
 
@@ -38,11 +42,15 @@ export const START_OPTIONS = {
   "state-dir": { type: "string" },
   fresh: { type: "boolean" },
   "show-prompts": { type: "boolean" },
+  domain: { type: "string" },
+  port: { type: "string" },
+  tls: { type: "boolean" },
 } as const;
 
 export async function startCommand(args: string[], io: Io, opts: { signal?: AbortSignal; stdin?: NodeJS.ReadableStream } = {}): Promise<number> {
   // `start --help` is answered by the CLI's command table before this runs.
   const { values } = parse(args, START_OPTIONS);
+  const network = networkOptions(values);
   const logLevel = (values["log-level"] ?? "warn") as LogLevel;
   if (!["debug", "info", "warn", "error"].includes(logLevel)) throw new UsageError(`expected \`--log-level\` to be debug, info, warn or error, got \`${logLevel}\``);
   const durationMs = intOption(values["duration-ms"], "duration-ms", 1);
@@ -54,11 +62,11 @@ export async function startCommand(args: string[], io: Io, opts: { signal?: Abor
   const freshDir = values.fresh ? join(tmpdir(), `acp-group-fresh-${randomUUID().slice(0, 8)}`) : undefined;
   const removeFresh = () => freshDir && rmSync(freshDir, { recursive: true, force: true });
   const stateDir = freshDir ?? values["state-dir"] ?? loaded.stateDir ?? defaultStateDir();
-  const config: ChannelConfig = { ...loaded, stateDir };
+  const config: ChannelConfig = { ...rehomeConfig(loaded, network.domain), stateDir };
   const identityIds = Object.entries(config.identities).filter(([, i]) => i.enabled).map(([id]) => id);
   if (identityIds.length === 0) throw new UsageError(`${configFile}: no enabled identity under \`identities\``);
   const logger = createJsonLogger({ level: logLevel, write: (line) => io.err(line) });
-  const human = values.as ?? config.humans[0] ?? "human";
+  const human = rehome(values.as ?? config.humans[0] ?? "human", network.domain);
 
   // Groups and their members, from the identities' configured groups.
   const groupMembers = new Map<string, Set<string>>();
@@ -74,25 +82,24 @@ export async function startCommand(args: string[], io: Io, opts: { signal?: Abor
   const sayGroup = values.group ?? groupIds[0]!;
   requireGroup(sayGroup, groupIds, configFile);
 
-  let server: GroupServer | undefined;
-  if (!config.serverUrl) {
-    const historyFile = join(stateDir, "embedded-server", "history.jsonl");
-    mkdirSync(dirname(historyFile), { recursive: true });
-    const groups: Record<string, GroupDefinition> = {};
-    for (const [g, ids] of groupMembers) {
-      const members: GroupDefinition["members"] = {};
-      for (const id of ids) {
-        const i = config.identities[id]!;
-        members[i.aid] = i.token ? { token: i.token } : {};
-      }
-      for (const h of new Set([...config.humans, human])) members[h] = { human: true };
-      groups[g] = { name: config.groups[g]?.subject ?? g, members };
-    }
-    server = await startGroupServer({ groups, historyFile, logger });
-    config.serverUrl = server.url.replace("http://", "ws://");
-    io.out(`embedded group server on ${server.url} · groups: ${groupIds.join(", ")} · state: ${stateDir}`);
-  } else if (values.say?.length) {
-    throw new UsageError("--say needs the embedded server (leave `serverUrl` out of the config)");
+  const groups: Record<string, GroupDefinition> = {};
+  for (const [g, ids] of groupMembers) {
+    const members: GroupDefinition["members"] = {};
+    for (const id of ids) members[config.identities[id]!.aid] = {};
+    for (const h of new Set([...config.humans, human])) members[h] = { human: true };
+    groups[g] = { name: config.groups[g]?.subject ?? g, members };
+  }
+  const dev: DevNetwork = await startDevNetwork({ ...network, stateDir, groups, logger });
+  for (const line of dev.lines) io.out(line);
+  io.out(`local network ${network.domain} · groups: ${groupIds.join(", ")} · state: ${stateDir}`);
+  // Every member, the human included, signs in with a key the local CA issued: nobody posts unsigned.
+  let identities: Map<string, Awaited<ReturnType<DevNetwork["identity"]>>>;
+  try {
+    identities = new Map(await Promise.all([...identityIds.map((id) => config.identities[id]!.aid), human].map(async (aid) => [aid, await dev.identity(aid)] as const)));
+  } catch (err) {
+    await dev.close();
+    removeFresh();
+    throw err;
   }
 
   const llm = resolveLlmSettings(config.llm, process.env);
@@ -130,7 +137,7 @@ export async function startCommand(args: string[], io: Io, opts: { signal?: Abor
     const who = aidToName.has(m.sender) ? `${m.sender} (agent)` : m.sender;
     io.out(`${new Date(m.timestamp).toISOString().slice(11, 19)} [${m.groupId}] #${m.msgId} ${who}: ${m.content}`);
   };
-  if (server) server.onMessage(printMessage);
+  dev.service.onStored(printMessage);
 
   const printDecision = (d: DispatchDecision) => {
     const o = d.outcome;
@@ -155,7 +162,9 @@ export async function startCommand(args: string[], io: Io, opts: { signal?: Abor
         await Promise.all(running.map((r) => r.done));
         saveConversations();
         await backend.close?.().catch((err: unknown) => logger.log("warn", "start.backend_close_failed", errorFields(err)));
-        await server?.close();
+        await humanConnection?.close();
+        await humanAgent?.close();
+        await dev.close();
       } catch (err) {
         logger.log("error", "start.shutdown_failed", errorFields(err));
       } finally {
@@ -166,7 +175,9 @@ export async function startCommand(args: string[], io: Io, opts: { signal?: Abor
     })();
     return stopping;
   };
-  // Installed before connecting, so Ctrl-C while an external server is unreachable still saves state.
+  let humanAgent: NetworkAgent | undefined;
+  let humanConnection: GroupConnection | undefined;
+  // Installed before connecting, so Ctrl-C while connecting still saves state.
   const onSigint = () => void shutdown("Ctrl-C");
   const onSigterm = () => void shutdown("SIGTERM");
   const onAbortSignal = () => void shutdown("aborted");
@@ -192,24 +203,47 @@ export async function startCommand(args: string[], io: Io, opts: { signal?: Abor
           store,
           abortSignal: stop.signal,
           onDecision: printDecision,
-          ...(server ? {} : { onMessages: (_g: string, msgs: readonly GroupMessage[]) => msgs.forEach(printMessage) }),
+          connect: ({ logger: l }) => dev.connect(identities.get(config.identities[id]!.aid)!, l),
         }),
       );
     }
+    if (stopping) throw new StartAborted();
+    humanAgent = dev.connect(identities.get(human)!, logger);
+    const history = dev.service.history(sayGroup);
+    const latest = Number(history.at(-1)?.msgId ?? 0);
+    humanConnection = createGroupConnection({
+      channel: humanAgent.channel(dev.service.aid),
+      aid: human,
+      groups: [sayGroup],
+      // The human reads the printed transcript; its connection only posts.
+      getCursor: () => latest,
+      onMessages: () => {},
+      logger,
+    });
     // Stopping while connecting ends the wait too (ready rejects once its identity closes).
-    await Promise.race([Promise.all(running.map((r) => r.ready)), stopped]);
+    await Promise.race([Promise.all([...running.map((r) => r.ready), humanConnection.start()]), stopped]);
   } catch (err) {
-    // A refused token or a bad identity: close what already runs (and the embedded server) first.
-    await shutdown("start failed");
-    detach();
-    removeFresh();
-    throw err;
+    if (!(err instanceof StartAborted)) {
+      // A refused identity: close what already runs (and the local network) first.
+      await shutdown("start failed");
+      detach();
+      removeFresh();
+      throw err;
+    }
   }
   if (!stopping) io.out(`agents online: ${running.map((r) => `${r.identityId} (${r.aid})`).join(", ")}`);
 
+  // Posted one after another, in order; a failed post is reported, never retried twice.
+  let posting: Promise<unknown> = Promise.resolve();
   const post = (content: string) => {
-    if (!server || stopping) return;
-    server.post({ groupId: sayGroup, sender: human, content });
+    if (stopping || !humanConnection) return;
+    const connection = humanConnection;
+    posting = posting.then(() =>
+      connection.sendMessage({ groupId: sayGroup, content }).catch((err: unknown) => {
+        io.err(`could not post as ${human}: ${err instanceof Error ? err.message : String(err)}`);
+        logger.log("warn", "start.post_failed", { group: sayGroup, ...errorFields(err) });
+      }),
+    );
   };
   for (const text of values.say ?? []) post(text);
 
@@ -217,7 +251,7 @@ export async function startCommand(args: string[], io: Io, opts: { signal?: Abor
   const input = opts.stdin ?? process.stdin;
   // Typed or piped lines (`echo "Alice, hi" | npm start`) post as the human; the end of a pipe
   // does not stop the group — Ctrl-C or --duration-ms does.
-  if (server && !stopping && !values["no-stdin"]) {
+  if (!stopping && !values["no-stdin"]) {
     if (opts.stdin || process.stdin.isTTY) io.out(`type a line to post it into [${sayGroup}] as ${human}; Ctrl-C to stop`);
     rl = createInterface({ input });
     rl.on("line", (line) => {
@@ -249,4 +283,22 @@ function showingPrompts(backend: AgentBackend, show: (r: GenerateRequest) => voi
       return backend.generate(r);
     },
   };
+}
+
+/** Stopped before every member was connected: nothing more to start. */
+class StartAborted extends Error {}
+
+/** `--domain/--port/--tls`, shared by `start` and `server`. */
+export const NETWORK_OPTIONS = {
+  domain: { type: "string" },
+  port: { type: "string" },
+  tls: { type: "boolean" },
+} as const;
+
+export function networkOptions(values: { domain?: string | undefined; port?: string | undefined; tls?: boolean | undefined }): { domain: string; port?: number; tls: boolean } {
+  const domain = values.domain ?? DEFAULT_LOCAL_DOMAIN;
+  if (!/^[a-z0-9-]+(\.[a-z0-9-]+)+$/i.test(domain)) throw new UsageError(`expected \`--domain\` to be a domain such as ${DEFAULT_LOCAL_DOMAIN}, got \`${domain}\``);
+  const port = intOption(values.port, "port", 0);
+  if (port !== undefined && port > 65535) throw new UsageError(`expected \`--port\` to be at most 65535, got \`${port}\``);
+  return { domain, ...(port !== undefined ? { port } : {}), tls: values.tls === true };
 }

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseChannelConfig } from "../src/config/load.ts";
 import { createScriptedBackend } from "../src/host/deterministic.ts";
-import { startGroupServer } from "../src/server/group-server.ts";
+
 import { encodeSafeName } from "../src/state/safe-name.ts";
 import type { AgentBackend, GenerateRequest, GenerateResult } from "../src/types.ts";
 import {
@@ -18,6 +18,7 @@ import {
   startRecorded,
   useRuntimeFixture,
   waitFor,
+  serveGroups,
 } from "./support/runtime-harness.ts";
 
 const fx = useRuntimeFixture("close");
@@ -53,12 +54,12 @@ describe("startIdentity close: a dispatch still working is not counted as handle
   it("a model answer that lands while the transport closes is not sent and leaves the mention for the next run", async () => {
     const dir = fx.stateDir();
     fx.server = await startLobbyServer(["alice"]);
-    const config = lobbyConfig({ serverUrl: fx.server.url, stateDir: dir, agents: ["alice"], lobby: HOLD });
+    const config = lobbyConfig({ stateDir: dir, agents: ["alice"], lobby: HOLD });
     const backend = handBackend();
     const run1 = startRecorded({ config, identityId: "alice", backend });
     fx.track(run1);
     await run1.ready;
-    fx.server.post({ groupId: GROUP, sender: HUMAN, content: "Alice, status?" });
+    fx.server!.post({ groupId: GROUP, sender: HUMAN, content: "Alice, status?" });
     await waitFor(() => backend.calls.length === 1, "the model call");
     // The answer arrives just as the transport starts closing.
     run1.connection.on("status", ({ status }) => {
@@ -77,16 +78,15 @@ describe("startIdentity close: a dispatch still working is not counted as handle
     // The server stores the reply before run 2 reads the send's ack (and records its decision): wait for both.
     await waitFor(() => fx.server!.history(GROUP).length === 2 && run2.decisions.length > 0, "the answer from run 2");
     expect(run2.decisions.map((d) => [d.trigger, d.messageIds, d.outcome.sent])).toEqual([["mention", ["1"], true]]);
-    expect(fx.server.history(GROUP).map((m) => m.content)).toEqual(["Alice, status?", "All green."]);
+    expect(fx.server!.history(GROUP).map((m) => m.content)).toEqual(["Alice, status?", "All green."]);
   });
 
   it("with one dispatch slot, close does not wait for another group's model call, and neither mention is lost", async () => {
     const dir = fx.stateDir();
-    const ALICE = { aid: "alice.agentcp.io", name: "Alice", token: "t" };
-    const members = { [ALICE.aid]: { token: ALICE.token }, [HUMAN]: { human: true } };
-    fx.server = await startGroupServer({ groups: { g1: { members }, g2: { members } }, rateLimit: null });
+    const ALICE = { aid: "alice.acp.local", name: "Alice" };
+    const members = { [ALICE.aid]: {}, [HUMAN]: { human: true } };
+    fx.server = serveGroups({ groups: { g1: { members }, g2: { members } }, rateLimit: null });
     const config = parseChannelConfig({
-      serverUrl: fx.server.url,
       stateDir: dir,
       humans: [HUMAN],
       maxConcurrentDispatches: 1,
@@ -98,10 +98,10 @@ describe("startIdentity close: a dispatch still working is not counted as handle
     const alice = startRecorded({ config, identityId: "alice", backend });
     fx.track(alice);
     await alice.ready;
-    fx.server.post({ groupId: "g2", sender: HUMAN, content: "Alice, long question?" });
+    fx.server!.post({ groupId: "g2", sender: HUMAN, content: "Alice, long question?" });
     await waitFor(() => backend.calls.length === 1, "g2's model call");
     // g1's mention waits for the only slot, behind g2's call.
-    fx.server.post({ groupId: "g1", sender: HUMAN, content: "Alice, quick one?" });
+    fx.server!.post({ groupId: "g1", sender: HUMAN, content: "Alice, quick one?" });
     await waitFor(() => alice.groupClient("g1")!.stats().dispatching, "g1 waiting for the slot");
 
     await alice.close();
@@ -111,8 +111,8 @@ describe("startIdentity close: a dispatch still working is not counted as handle
       ["g1", "group-closed"],
       ["g2", "group-closed"],
     ]);
-    expect(fx.server.history("g1")).toHaveLength(1);
-    expect(fx.server.history("g2")).toHaveLength(1);
+    expect(fx.server!.history("g1")).toHaveLength(1);
+    expect(fx.server!.history("g2")).toHaveLength(1);
     expect([savedCursor(dir, "alice", "g1"), savedCursor(dir, "alice", "g2")]).toEqual([0, 0]);
   });
 });

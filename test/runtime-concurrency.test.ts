@@ -4,11 +4,11 @@ import { describe, expect, it } from "vitest";
 import { parseChannelConfig } from "../src/config/load.ts";
 import { createScriptedBackend } from "../src/host/deterministic.ts";
 import { startIdentity, type RunningIdentity } from "../src/runtime.ts";
-import { startGroupServer } from "../src/server/group-server.ts";
-import type { AgentBackend, GenerateRequest } from "../src/types.ts";
-import { GENEROUS_BUDGET, sleep, useRuntimeFixture, waitFor } from "./support/runtime-harness.ts";
 
-const ALICE = { aid: "alice.agentcp.io", name: "Alice", token: "t" };
+import type { AgentBackend, GenerateRequest } from "../src/types.ts";
+import { GENEROUS_BUDGET, currentNetwork, serveGroups, sleep, useRuntimeFixture, waitFor } from "./support/runtime-harness.ts";
+
+const ALICE = { aid: "alice.acp.local", name: "Alice" };
 const HUMAN = "you.agentcp.io";
 const GROUPS = ["g1", "g2", "g3"];
 
@@ -36,12 +36,11 @@ function countingBackend(inner: AgentBackend): AgentBackend & { maxInFlight: num
 }
 
 async function run(maxConcurrentDispatches: number, opts: { mode?: "silent" | "always"; delay?: object } = {}) {
-  const members = { [ALICE.aid]: { token: ALICE.token }, [HUMAN]: { human: true } };
-  fx.server = await startGroupServer({ groups: Object.fromEntries(GROUPS.map((g) => [g, { members }])), rateLimit: null });
+  const members = { [ALICE.aid]: {}, [HUMAN]: { human: true } };
+  fx.server = serveGroups({ groups: Object.fromEntries(GROUPS.map((g) => [g, { members }])), rateLimit: null });
   const state = fx.stateDir();
   const lobby = { bufferGateMs: 30, bufferGateMaxWaitMs: 300, cooldownMs: 30, delay: opts.delay ?? { enabled: false }, budget: GENEROUS_BUDGET };
   const config = parseChannelConfig({
-    serverUrl: fx.server.url,
     stateDir: state,
     humans: [HUMAN],
     maxConcurrentDispatches,
@@ -51,7 +50,7 @@ async function run(maxConcurrentDispatches: number, opts: { mode?: "silent" | "a
   const backend = countingBackend(
     createScriptedBackend({ mode: opts.mode ?? "silent", latencyMs: 150, replyText: (r) => `Answer for ${r.groupId}, number ${r.dispatchId}.` }),
   );
-  const alice = fx.track(startIdentity({ config, identityId: "alice", backend, connection: { heartbeatMs: 0 } }));
+  const alice = fx.track(startIdentity({ config, identityId: "alice", backend, link: currentNetwork().link(ALICE.aid), connection: { heartbeatMs: 0 } }));
   await alice.ready;
   return backend;
 }

@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { createScriptedBackend } from "../src/host/deterministic.ts";
 import { createMemoryLogger } from "../src/log.ts";
-import { startGroupServer } from "../src/server/group-server.ts";
+
 import type { GroupMessage } from "../src/types.ts";
 import {
   AGENTS,
@@ -16,6 +16,7 @@ import {
   startRecorded,
   useRuntimeFixture,
   waitFor,
+  serveGroups,
 } from "./support/runtime-harness.ts";
 
 const fx = useRuntimeFixture("observers");
@@ -27,10 +28,9 @@ describe("startIdentity onMessages", () => {
   it("a transcript printer that throws on one message does not keep it (or later ones) from the group client", async () => {
     const dir = fx.stateDir();
     let stamp: number | undefined;
-    const members = { [HUMAN]: { human: true }, [AGENTS.alice.aid]: { token: AGENTS.alice.token } };
-    fx.server = await startGroupServer({ groups: { [GROUP]: { members } }, rateLimit: null, now: () => stamp ?? Date.now() });
+    const members = { [HUMAN]: { human: true }, [AGENTS.alice.aid]: {} };
+    fx.server = serveGroups({ groups: { [GROUP]: { members } }, rateLimit: null, now: () => stamp ?? Date.now() });
     const config = lobbyConfig({
-      serverUrl: fx.server.url,
       stateDir: dir,
       agents: ["alice"],
       lobby: { bufferGateMs: 40, bufferGateMaxWaitMs: 300, cooldownMs: 0, delay: { enabled: false }, budget: GENEROUS_BUDGET },
@@ -49,13 +49,17 @@ describe("startIdentity onMessages", () => {
     fx.track(alice);
     await alice.ready;
 
-    fx.server.post({ groupId: GROUP, sender: HUMAN, content: "first" });
+    // One push each (posts in one turn would share a batch push, and the printer's loop stops at the throw).
+    const received = (n: number) => waitFor(() => alice.groupClient(GROUP)!.stats().received === n, `message ${n} received`, 3000);
+    fx.server!.post({ groupId: GROUP, sender: HUMAN, content: "first" });
+    await received(1);
     stamp = 9e15;
-    fx.server.post({ groupId: GROUP, sender: HUMAN, content: "from the far future" });
+    fx.server!.post({ groupId: GROUP, sender: HUMAN, content: "from the far future" });
+    await received(2);
     stamp = undefined;
-    fx.server.post({ groupId: GROUP, sender: HUMAN, content: "third" });
+    fx.server!.post({ groupId: GROUP, sender: HUMAN, content: "third" });
     await waitFor(() => alice.groupClient(GROUP)!.stats().accepted === 3, "all three accepted", 3000);
-    await settle(fx.server, [alice], 150);
+    await settle(fx.server!, [alice], 150);
 
     expect(alice.groupClient(GROUP)!.stats()).toMatchObject({ received: 3, accepted: 3, dispatched: 3, dropped: { duplicate: 0 } });
     // Each once (inside a dispatch the far-future message sorts last, by server timestamp).

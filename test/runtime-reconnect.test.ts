@@ -1,10 +1,10 @@
-// Reconnect through the composition root: the group server is killed mid-stream (sockets dropped
-// like a crash) and restarted on the same port with the same history; the real group client, fed
-// by the transport through `startIdentity`, must receive every message exactly once and dispatch
-// each exactly once. Real sockets on 127.0.0.1, real time with bounded waits.
+// Reconnect through the composition root: every session drops mid-stream (like a crashed socket)
+// and the group service restarts on the same history; the network brings up new sessions, and
+// the real group client, fed by the transport through `startIdentity`, must receive every message
+// exactly once and dispatch each exactly once. Loopback network, real time with bounded waits.
 import { describe, expect, it } from "vitest";
 import { createScriptedBackend } from "../src/host/deterministic.ts";
-import { startGroupServer, type GroupServer } from "../src/server/group-server.ts";
+import type { GroupService } from "../src/server/group-service.ts";
 import { createMemoryHistoryStore, type GroupHistoryStore } from "../src/server/history-store.ts";
 import type { GroupMessage } from "../src/types.ts";
 import {
@@ -19,22 +19,29 @@ import {
   useRuntimeFixture,
   waitFor,
   type RecordedIdentity,
+  currentNetwork,
+  serveGroups,
 } from "./support/runtime-harness.ts";
 
 const fx = useRuntimeFixture("reconnect");
 
-const MEMBERS = { [HUMAN]: { human: true }, [AGENTS.alice.aid]: { token: AGENTS.alice.token } };
+const MEMBERS = { [HUMAN]: { human: true }, [AGENTS.alice.aid]: {} };
 
-function lobby(history: GroupHistoryStore, port?: number): Promise<GroupServer> {
-  return startGroupServer({ groups: { [GROUP]: { members: MEMBERS } }, rateLimit: null, history, ...(port !== undefined ? { port } : {}) });
+function lobby(history: GroupHistoryStore): GroupService {
+  return serveGroups({ groups: { [GROUP]: { members: MEMBERS } }, rateLimit: null, history });
+}
+
+/** Every session ends at once and stays down until the service is back (like a crash). */
+function crash(): void {
+  currentNetwork().drop(undefined, { reconnect: false });
 }
 
 const FAST = { bufferGateMs: 40, bufferGateMaxWaitMs: 300, cooldownMs: 0, delay: { enabled: false }, budget: GENEROUS_BUDGET };
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => String(from + i));
 
-function startAlice(url: string, backend = createScriptedBackend({ mode: "silent" })) {
+function startAlice(backend = createScriptedBackend({ mode: "silent" })) {
   const dir = fx.stateDir();
-  const config = lobbyConfig({ serverUrl: url, stateDir: dir, agents: ["alice"], lobby: FAST });
+  const config = lobbyConfig({ stateDir: dir, agents: ["alice"], lobby: FAST });
   const fed: string[] = [];
   const alice = startRecorded({
     config,
@@ -51,27 +58,26 @@ const post = (from: number, to: number) => {
   for (let i = from; i <= to; i++) fx.server!.post({ groupId: GROUP, sender: HUMAN, content: `note ${i}` });
 };
 
-describe("startIdentity: the group server is killed mid-stream and restarted", () => {
+describe("startIdentity: the sessions drop mid-stream and the group service restarts", () => {
   it("the client reconnects, pulls what it missed, and the group client receives and dispatches every message exactly once", async () => {
     const history = createMemoryHistoryStore();
-    fx.server = await lobby(history);
-    const port = fx.server.port;
-    const { alice, fed } = startAlice(fx.server.url);
+    fx.server = lobby(history);
+    const { alice, fed } = startAlice();
     await alice.ready;
 
     post(1, 10);
     await waitFor(() => accepted(alice).length === 10, "the first ten accepted");
     // Mid-stream: these pushes race the kill; whichever are lost must come back by pull.
     post(11, 15);
-    await fx.server.kill();
-    await waitFor(() => alice.connection.status === "reconnecting" || alice.connection.status === "connecting", "reconnecting");
-    fx.server = await lobby(history, port);
+    crash();
+    await waitFor(() => alice.connection.status === "reconnecting", "reconnecting");
+    fx.server = lobby(history);
     // Posted while Alice is away: only a pull can deliver these.
     post(16, 20);
     await waitFor(() => alice.connection.status === "open", "open again");
     post(21, 25);
     await waitFor(() => accepted(alice).length >= 25, "all 25 accepted");
-    await settle(fx.server, [alice], 200);
+    await settle(fx.server!, [alice], 200);
 
     const client = alice.groupClient(GROUP)!;
     expect(fed).toEqual(range(1, 25));
@@ -83,29 +89,28 @@ describe("startIdentity: the group server is killed mid-stream and restarted", (
 
   it("own replies and mentions around the crash: each message (ours included) reaches the group client once, each mention is answered once", async () => {
     const history = createMemoryHistoryStore();
-    fx.server = await lobby(history);
-    const port = fx.server.port;
+    fx.server = lobby(history);
     const backend = createScriptedBackend({ mode: "mention", replyText: (r) => `Answer to #${r.messages.filter((m) => m.isMention).at(-1)!.msgId}.` });
-    const { alice, fed } = startAlice(fx.server.url, backend);
+    const { alice, fed } = startAlice(backend);
     await alice.ready;
 
     // #1–#4 chatter, #5 names Alice → her reply is #6, echoed back to her.
     post(1, 4);
-    fx.server.post({ groupId: GROUP, sender: HUMAN, content: "Alice, are you there?" });
+    fx.server!.post({ groupId: GROUP, sender: HUMAN, content: "Alice, are you there?" });
     await waitFor(() => alice.groupClient(GROUP)!.stats().dropped.self === 1, "the echo of alice's first reply");
     post(7, 11);
-    await fx.server.kill();
+    crash();
     await waitFor(() => alice.connection.status !== "open", "the drop noticed");
-    fx.server = await lobby(history, port);
+    fx.server = lobby(history);
     // While Alice is away: #12–#14 chatter, #15 names her.
     post(12, 14);
-    fx.server.post({ groupId: GROUP, sender: HUMAN, content: "Alice, back yet?" });
+    fx.server!.post({ groupId: GROUP, sender: HUMAN, content: "Alice, back yet?" });
     await waitFor(() => fx.server!.history(GROUP).length === 16, "alice's second reply");
     post(17, 20);
     await waitFor(() => fed.length === 20, "all 20 fed");
-    await settle(fx.server, [alice], 200);
+    await settle(fx.server!, [alice], 200);
 
-    expect(fx.server.history(GROUP).filter((m) => m.sender === AGENTS.alice.aid).map((m) => [m.msgId, m.content])).toEqual([
+    expect(fx.server!.history(GROUP).filter((m) => m.sender === AGENTS.alice.aid).map((m) => [m.msgId, m.content])).toEqual([
       ["6", "Answer to #5."],
       ["16", "Answer to #15."],
     ]);

@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createScriptedBackend } from "../src/host/deterministic.ts";
-import { startGroupServer } from "../src/server/group-server.ts";
+
 import { createMemoryHistoryStore } from "../src/server/history-store.ts";
 import { encodeSafeName } from "../src/state/safe-name.ts";
 import {
@@ -18,6 +18,7 @@ import {
   startRecorded,
   useRuntimeFixture,
   waitFor,
+  serveGroups,
 } from "./support/runtime-harness.ts";
 
 const fx = useRuntimeFixture("restart");
@@ -33,17 +34,17 @@ describe("startIdentity restart: large msg ids", () => {
     const history = createMemoryHistoryStore();
     // The group's history starts at a microsecond-timestamp id.
     history.append({ msgId: "1700000000000000", groupId: GROUP, sender: HUMAN, content: "Morning", contentType: "text", timestamp: Date.now(), metadata: null });
-    const members = { [HUMAN]: { human: true }, [AGENTS.alice.aid]: { token: AGENTS.alice.token } };
-    fx.server = await startGroupServer({ groups: { [GROUP]: { members } }, rateLimit: null, history });
-    const config = lobbyConfig({ serverUrl: fx.server.url, stateDir: dir, agents: ["alice"], lobby: FAST });
+    const members = { [HUMAN]: { human: true }, [AGENTS.alice.aid]: {} };
+    fx.server = serveGroups({ groups: { [GROUP]: { members } }, rateLimit: null, history });
+    const config = lobbyConfig({ stateDir: dir, agents: ["alice"], lobby: FAST });
     const backend = () => createScriptedBackend({ mode: "mention", replyText: "Here." });
 
     const run1 = startRecorded({ config, identityId: "alice", backend: backend() });
     fx.track(run1);
     await run1.ready;
-    fx.server.post({ groupId: GROUP, sender: HUMAN, content: "Alice, are you here?" });
+    fx.server!.post({ groupId: GROUP, sender: HUMAN, content: "Alice, are you here?" });
     await waitFor(() => fx.server!.history(GROUP).length === 3, "alice's reply");
-    await settle(fx.server, [run1], 150);
+    await settle(fx.server!, [run1], 150);
     expect(dispatchedIds(run1)).toEqual(["1700000000000000", "1700000000000001"]);
     await run1.close();
     const file = join(dir, encodeSafeName("alice"), `${encodeSafeName(GROUP)}.group.json`);
@@ -52,10 +53,10 @@ describe("startIdentity restart: large msg ids", () => {
     const run2 = startRecorded({ config, identityId: "alice", backend: backend() });
     fx.track(run2);
     await run2.ready;
-    fx.server.post({ groupId: GROUP, sender: HUMAN, content: "Thanks" });
+    fx.server!.post({ groupId: GROUP, sender: HUMAN, content: "Thanks" });
     await waitFor(() => run2.events.some((e) => e.type === "dispatch-end"), "run 2's dispatch");
-    await settle(fx.server, [run2], 150);
+    await settle(fx.server!, [run2], 150);
     expect(dispatchedIds(run2)).toEqual(["1700000000000003"]);
-    expect(fx.server.history(GROUP)).toHaveLength(4);
+    expect(fx.server!.history(GROUP)).toHaveLength(4);
   });
 });

@@ -1,4 +1,4 @@
-// Network signals end to end over real sockets to the local group server on 127.0.0.1: the
+// Network signals end to end through the group service `group.acp.local` (loopback network): the
 // metadata rides the wire untouched, and the engine honours it. Deterministic back-end (no LLM).
 import { describe, expect, it } from "vitest";
 import { createScriptedBackend } from "../src/host/deterministic.ts";
@@ -10,7 +10,7 @@ const FAST = { bufferGateMs: 60, bufferGateMaxWaitMs: 500, cooldownMs: 60, delay
 describe("network signals over the local group server", () => {
   it("a metadata mention without the name is answered; no-reply-expected and reactions start nothing", async () => {
     fx.server = await startLobbyServer(["alice"]);
-    const config = lobbyConfig({ serverUrl: fx.server.url, stateDir: fx.stateDir(), agents: ["alice"], lobby: FAST });
+    const config = lobbyConfig({ stateDir: fx.stateDir(), agents: ["alice"], lobby: FAST });
     const backend = createScriptedBackend({ mode: "mention", replyText: "Checking the logs now." });
     fx.track(startRecorded({ config, identityId: "alice", backend }));
     const alice = fx.running[0] as RecordedIdentity;
@@ -38,7 +38,7 @@ describe("network signals over the local group server", () => {
   it("config `agents` and `humans` reach the prompt's [Senders]; an unconfigured member is type unknown", async () => {
     fx.server = await startLobbyServer(["alice", "bob", "carol"]);
     // A long buffer gate: the two plain messages wait and ride along with the mention.
-    const base = lobbyConfig({ serverUrl: fx.server.url, stateDir: fx.stateDir(), agents: ["alice"], lobby: { ...FAST, bufferGateMs: 2000, bufferGateMaxWaitMs: 4000 } });
+    const base = lobbyConfig({ stateDir: fx.stateDir(), agents: ["alice"], lobby: { ...FAST, bufferGateMs: 2000, bufferGateMaxWaitMs: 4000 } });
     const config = { ...base, agents: [AGENTS.bob.aid] };
     const backend = createScriptedBackend({ mode: "mention", replyText: "Noted." });
     fx.track(startRecorded({ config, identityId: "alice", backend }));

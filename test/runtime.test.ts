@@ -35,7 +35,7 @@ const FAST = { bufferGateMs: 60, bufferGateMaxWaitMs: 500, cooldownMs: 60, delay
 describe("startIdentity: agents in one group over real sockets", () => {
   it("a mention gets exactly one reply, from the agent named; the others stay silent; every message arrives once", async () => {
     fx.server = await startLobbyServer(["alice", "bob", "carol"]);
-    const config = lobbyConfig({ serverUrl: fx.server.url, stateDir: fx.stateDir(), agents: ["alice", "bob", "carol"], lobby: FAST });
+    const config = lobbyConfig({ stateDir: fx.stateDir(), agents: ["alice", "bob", "carol"], lobby: FAST });
     const replies: Record<string, string> = { alice: "The build is green.", bob: "No concerns from design.", carol: "Looks safe to merge." };
     const backends: Record<string, ScriptedBackend> = {};
     for (const id of ["alice", "bob", "carol"] as const) {
@@ -119,7 +119,7 @@ const isHuman = (history: readonly GroupMessage[], id: string) => history.find((
 describe("startIdentity: bot-loop guard across real sockets", () => {
   it("two always-answering agents stop after maxAgentChain agent-only exchanges, stay quiet, and a human resets the chain", async () => {
     fx.server = await startLobbyServer(["alice", "bob"]);
-    const config = lobbyConfig({ serverUrl: fx.server.url, stateDir: fx.stateDir(), agents: ["alice", "bob"], lobby: { ...FAST, maxAgentChain: 2 } });
+    const config = lobbyConfig({ stateDir: fx.stateDir(), agents: ["alice", "bob"], lobby: { ...FAST, maxAgentChain: 2 } });
     const alice = fx.track(startRecorded({ config, identityId: "alice", backend: chattyBackend("alice") }));
     const bob = fx.track(startRecorded({ config, identityId: "bob", backend: chattyBackend("bob") }));
     await Promise.all([alice.ready, bob.ready]);
@@ -198,7 +198,7 @@ describe("startIdentity: process restart on the same state directory", () => {
   it("dispatches every message exactly once across both runs, resumes what was buffered, and keeps budget and reply hashes", async () => {
     const dir = fx.stateDir();
     fx.server = await startLobbyServer(["alice"]);
-    const config = lobbyConfig({ serverUrl: fx.server.url, stateDir: dir, agents: ["alice"], lobby: HOLD });
+    const config = lobbyConfig({ stateDir: dir, agents: ["alice"], lobby: HOLD });
 
     // Run 1: #1 waits in the buffer, #2 names Alice → one dispatch of [#1, #2], reply #3; #4 is still buffered at close.
     const run1 = fx.track(startRecorded({ config, identityId: "alice", backend: statusBackend() }));
@@ -256,7 +256,7 @@ describe("startIdentity: process restart on the same state directory", () => {
   it("a mention whose model call was cut off by close is answered after the restart, once", async () => {
     const dir = fx.stateDir();
     fx.server = await startLobbyServer(["alice"]);
-    const config = lobbyConfig({ serverUrl: fx.server.url, stateDir: dir, agents: ["alice"], lobby: HOLD });
+    const config = lobbyConfig({ stateDir: dir, agents: ["alice"], lobby: HOLD });
 
     // Run 1: #1 is answered (#2); #3 is in the model call (300 ms) when the identity closes.
     const slow = createScriptedBackend({ mode: "mention", latencyMs: 300, replyText: (r) => `Answer to #${r.messages.at(-1)!.msgId}.` });
@@ -289,7 +289,7 @@ describe("startIdentity: process restart on the same state directory", () => {
   it("a restart after close with only the group's very first message buffered still dispatches it", async () => {
     const dir = fx.stateDir();
     fx.server = await startLobbyServer(["alice"]);
-    const config = lobbyConfig({ serverUrl: fx.server.url, stateDir: dir, agents: ["alice"], lobby: HOLD });
+    const config = lobbyConfig({ stateDir: dir, agents: ["alice"], lobby: HOLD });
 
     const run1 = fx.track(startRecorded({ config, identityId: "alice", backend: statusBackend() }));
     await run1.ready;
@@ -316,7 +316,6 @@ describe("startIdentity: close leaves nothing running", () => {
     const dir = fx.stateDir();
     fx.server = await startLobbyServer(["alice"]);
     const config = lobbyConfig({
-      serverUrl: fx.server.url,
       stateDir: dir,
       agents: ["alice"],
       lobby: { ...FAST, bufferGateMs: 60_000, bufferGateMaxWaitMs: 60_000, delay: { enabled: true, onMention: true, fastMs: [60_000, 60_000] } },
@@ -327,7 +326,7 @@ describe("startIdentity: close leaves nothing running", () => {
     const backend = createScriptedBackend({ mode: "mention", replyText: "Pong." });
     const alice = fx.track(startRecorded({ config, identityId: "alice", backend, abortSignal: abort.signal }));
     await alice.ready;
-    expect(fx.server.clientCount()).toBe(1);
+    expect(fx.server.onlineAids()).toEqual([AGENTS.alice.aid]);
 
     // A message waiting in the buffer gate (60 s) and a reply waiting in the send delay (60 s).
     fx.server.post({ groupId: GROUP, sender: HUMAN, content: "Alice, ping" });
@@ -341,7 +340,7 @@ describe("startIdentity: close leaves nothing running", () => {
     abort.abort();
     await waitFor(() => done, "done after abort", 3000);
 
-    await waitFor(() => fx.server!.clientCount() === 0, "the server to see the socket close", 2000);
+    await waitFor(() => fx.server!.onlineAids().length === 0, "the service to see the session end", 2000);
     expect(alice.connection.status).toBe("closed");
     expect(alice.groupClient(GROUP)!.closed).toBe(true);
     expect(activeTimers()).toBe(timersBefore);

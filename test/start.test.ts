@@ -1,4 +1,5 @@
-// `start` end to end: the embedded group server, two identities over real sockets, the offline
+// `start` end to end: the embedded local network (access point, message service, group service),
+// two identities and the human signed in with keys its CA issued, over real sockets; the offline
 // responder, a file state dir — driven through startCommand and the CLI's main() with captured
 // output. Real time (sockets), with tiny timings in the config.
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
@@ -36,15 +37,15 @@ function capture() {
   return { out, err, io: { out: (s: string) => void out.push(s), err: (s: string) => void err.push(s) } };
 }
 
-/** A temp dir with a config: embedded server (no serverUrl), Alice and Bob in `lobby`, tiny timings. */
+/** A temp dir with a config: Alice and Bob in `lobby` (re-homed onto the local domain by start), tiny timings. */
 function setup(lobby: Record<string, unknown> = {}) {
   const d = tempDir("start");
   dirs.push(d);
   const config = {
     humans: ["you"],
     identities: {
-      alice: { aid: "alice.agentcp.io", name: "Alice", token: "alice-token" },
-      bob: { aid: "bob.agentcp.io", name: "Bob", token: "bob-token" },
+      alice: { aid: "alice.agentcp.io", name: "Alice" },
+      bob: { aid: "bob.agentcp.io", name: "Bob" },
     },
     groups: {
       lobby: {
@@ -65,7 +66,7 @@ function setup(lobby: Record<string, unknown> = {}) {
 const stateFile = (stateDir: string, id: string) => join(stateDir, encodeSafeName(id), `${encodeSafeName("lobby")}.group.json`);
 
 describe("start", () => {
-  it("runs two agents on the embedded server: --say reaches them, Alice answers offline, then it stops after --duration-ms", async () => {
+  it("runs two agents on the embedded local network: --say reaches them, Alice answers offline, then it stops after --duration-ms", async () => {
     const { configFile, stateDir } = setup();
     const c = capture();
     const code = await startCommand(
@@ -74,19 +75,23 @@ describe("start", () => {
     );
     expect(code).toBe(0);
     const out = c.out.join("\n");
-    expect(out).toMatch(/^embedded group server on ws:\/\/127\.0\.0\.1:\d+ · groups: lobby · state: /m);
+    // Each on its own line: the access point, then a join link per group (no `ca:` without --tls).
+    expect(c.out[0]).toMatch(/^access point: http:\/\/127\.0\.0\.1:\d+$/);
+    expect(c.out[1]).toMatch(/^join lobby: https:\/\/group\.acp\.local\/lobby\?code=[A-Za-z0-9_-]+$/);
+    expect(out).not.toMatch(/^ca: /m);
+    expect(out).toMatch(/^local network acp\.local · groups: lobby · state: /m);
     expect(out).toContain("no model configured");
-    expect(out).toContain("agents online: alice (alice.agentcp.io), bob (bob.agentcp.io)");
+    expect(out).toContain("agents online: alice (alice.acp.local), bob (bob.acp.local)");
     // The conversation: the human's message, then Alice's offline reply, each printed once.
-    expect(c.out.filter((l) => / \[lobby\] #1 you: Alice, ping$/.test(l))).toHaveLength(1);
-    expect(c.out.filter((l) => / \[lobby\] #2 alice\.agentcp\.io \(agent\): \[offline responder\] heard you: "Alice, ping"$/.test(l))).toHaveLength(1);
+    expect(c.out.filter((l) => / \[lobby\] #1 you\.acp\.local: Alice, ping$/.test(l))).toHaveLength(1);
+    expect(c.out.filter((l) => / \[lobby\] #2 alice\.acp\.local \(agent\): \[offline responder\] heard you\.acp\.local: "Alice, ping"$/.test(l))).toHaveLength(1);
     // Alice's dispatch decision: mention trigger, one message, sent.
     expect(c.out.filter((l) => /↳ alice \[lobby\] dispatch #1 mention · 1 msg\(s\) · .* → sent /.test(l))).toHaveLength(1);
     // Bob was not named: every one of his dispatches stays silent, and he never speaks.
     const bobLines = c.out.filter((l) => l.includes("↳ bob [lobby]"));
     expect(bobLines.length).toBeGreaterThan(0);
     expect(bobLines.every((l) => l.includes("→ skipped: silent"))).toBe(true);
-    expect(out).not.toContain("bob.agentcp.io (agent):");
+    expect(out).not.toContain("bob.acp.local (agent):");
     expect(c.out.filter((l) => / \[lobby\] #\d+ /.test(l))).toHaveLength(2);
     expect(out).toContain("stopping (--duration-ms 1500) — saving state");
     expect(c.out.at(-1)).toBe("stopped");
@@ -104,7 +109,7 @@ describe("start", () => {
     const first = capture();
     const stop1 = new AbortController();
     const run1 = startCommand(["--config", configFile, "--state-dir", stateDir, "--say", "Alice, ping", "--no-stdin"], first.io, { signal: stop1.signal });
-    await waitFor(() => first.out.some((l) => l.includes("[offline responder] heard you")), "alice's reply");
+    await waitFor(() => first.out.some((l) => l.includes("[offline responder] heard you.acp.local")), "alice's reply");
     stop1.abort();
     expect(await run1).toBe(0);
     expect(first.out).toContain("stopping (aborted) — saving state");
@@ -112,15 +117,32 @@ describe("start", () => {
     const second = capture();
     const stop2 = new AbortController();
     const run2 = startCommand(["--config", configFile, "--state-dir", stateDir, "--say", "Bob, your turn", "--no-stdin"], second.io, { signal: stop2.signal });
-    await waitFor(() => second.out.some((l) => l.includes("bob.agentcp.io (agent): [offline responder] heard you")), "bob's reply");
+    await waitFor(() => second.out.some((l) => l.includes("bob.acp.local (agent): [offline responder] heard you.acp.local")), "bob's reply");
     stop2.abort();
     expect(await run2).toBe(0);
     // The history file kept #1 and #2, so the new message is #3 and Bob's answer #4; Alice does
     // not answer "Alice, ping" a second time.
-    expect(second.out.filter((l) => / \[lobby\] #3 you: Bob, your turn$/.test(l))).toHaveLength(1);
-    expect(second.out.filter((l) => / \[lobby\] #4 bob\.agentcp\.io \(agent\): \[offline responder\] heard you: "Bob, your turn"$/.test(l))).toHaveLength(1);
+    expect(second.out.filter((l) => / \[lobby\] #3 you\.acp\.local: Bob, your turn$/.test(l))).toHaveLength(1);
+    expect(second.out.filter((l) => / \[lobby\] #4 bob\.acp\.local \(agent\): \[offline responder\] heard you\.acp\.local: "Bob, your turn"$/.test(l))).toHaveLength(1);
     expect(second.out.filter((l) => l.includes("↳ alice") && l.includes("→ sent"))).toEqual([]);
-    expect(second.out.filter((l) => l.includes("alice.agentcp.io (agent):"))).toEqual([]);
+    expect(second.out.filter((l) => l.includes("alice.acp.local (agent):"))).toEqual([]);
+  });
+
+  it("--tls --domain: HTTPS/WSS from the local CA, identities re-homed to <name>.D, and Alice still answers", async () => {
+    const { configFile, stateDir } = setup();
+    const c = capture();
+    const code = await startCommand(
+      ["--config", configFile, "--state-dir", stateDir, "--tls", "--domain", "demo.test", "--say", "Alice, can you hear me?", "--duration-ms", "1500", "--no-stdin"],
+      c.io,
+    );
+    expect(code).toBe(0);
+    expect(c.out[0]).toMatch(/^access point: https:\/\/acp3\.demo\.test:\d+$/);
+    expect(c.out[1]).toMatch(/^ca: .+$/);
+    expect(existsSync(c.out[1]!.slice(4))).toBe(true);
+    expect(c.out[2]).toMatch(/^join lobby: https:\/\/group\.demo\.test\/lobby\?code=/);
+    expect(c.out).toContain("agents online: alice (alice.demo.test), bob (bob.demo.test)");
+    expect(c.out.filter((l) => / \[lobby\] #2 alice\.demo\.test \(agent\): \[offline responder\] heard you\.demo\.test: "Alice, can you hear me\?"$/.test(l))).toHaveLength(1);
+    expect(c.err).toEqual([]);
   });
 
   it("returns 0 without starting agents when its signal is already aborted", async () => {

@@ -11,10 +11,18 @@ const CHANNEL = "acp-group";
 const P = `channels.${CHANNEL}`;
 
 const valid = {
-  serverUrl: "ws://127.0.0.1:9/ws",
+  network: { caFile: "/etc/acp/local-ca.crt" },
   humans: ["alice.agentcp.io"],
   identities: {
-    bot: { aid: "bot.agentcp.io", name: "Echo", aliases: ["echo-bot"], token: "t", owner: "alice.agentcp.io", groups: { "room-1": { cooldownMs: 10000 } } },
+    bot: {
+      aid: "bot.agentcp.io",
+      name: "Echo",
+      aliases: ["echo-bot"],
+      identityDir: "/var/lib/acp/identities/bot.agentcp.io",
+      accessPoint: "agentcp.io",
+      owner: "alice.agentcp.io",
+      groups: { "room-1": { cooldownMs: 10000 } },
+    },
   },
   groups: {
     "*": { bufferGateMs: 2000, replyPolicy: { allowLong: true }, budget: { windows: { "5m": { messages: 8, tokens: 4000 } } } },
@@ -29,7 +37,8 @@ const at = (root: Json, path: string[]): Json => path.reduce((o, k) => (o[k] ??=
 /** One mistake per config, so each validator's answer for it is unambiguous. */
 const rejections: Array<{ path: string; unknownKey?: string; make: (c: Json) => void }> = [
   { path: P, unknownKey: "extra", make: (c) => void (c.extra = 1) },
-  { path: `${P}.serverUrl`, make: (c) => void (c.serverUrl = "http://not-a-websocket") },
+  { path: `${P}.network`, unknownKey: "token", make: (c) => void (at(c, ["network"]).token = "bearer") },
+  { path: `${P}.identities.bot.accessPoint`, make: (c) => void (at(c, ["identities", "bot"]).accessPoint = "not a domain!") },
   { path: `${P}.identities.bot`, unknownKey: "bogus", make: (c) => void (at(c, ["identities", "bot"]).bogus = true) },
   { path: `${P}.identities.bot.aid`, make: (c) => void (at(c, ["identities", "bot"]).aid = "not an aid") },
   { path: `${P}.groups.*.bufferGateMs`, make: (c) => void (at(c, ["groups", "*"]).bufferGateMs = "3000") },

@@ -1,6 +1,7 @@
-// The proof in the real host (issue 5): OpenClaw loads this package from the checkout as the
-// `acp-group` channel, with one identity in one group on our local group server and a local
-// OpenAI-compatible mock as its model; a scripted human talks over a real socket.
+// The proof in the real host: OpenClaw loads this package from the checkout as the `acp-group`
+// channel, with one identity (its own key, issued by the local network's CA) in one group on the
+// local network (access point, message service, group service) and a local OpenAI-compatible
+// mock as its model; scripted humans, signed in with their own keys, talk over real sockets.
 //   1. three unmentioned messages within a second, then one naming the agent → exactly one model
 //      call, situation block says mentioned_in_context=true, body holds all four in order; reply arrives
 //   2. a question whose mock answer is long, while the group is HEATED → trimmed in the group
@@ -10,7 +11,9 @@
 // Needs: scripts/host/install.sh done, package.json `openclaw.extensions` (or ACP_PLUGIN_DIR).
 import { join } from "node:path";
 import type { GroupMessage } from "../../src/types.ts";
-import { startGroupServer, type GroupServer } from "../../src/server/group-server.ts";
+import { connectAgent, ensureIdentity } from "../../src/network/index.ts";
+import { createGroupService, type GroupService } from "../../src/server/group-service.ts";
+import { startLocalNetwork, type LocalNetwork } from "../../src/server/network/index.ts";
 import { createFileStateStore } from "../../src/state/file-store.ts";
 import { connectHuman, type HumanMember } from "./human.ts";
 import { startMockModel, type MockModel, type ModelCall } from "./mock-model.ts";
@@ -28,9 +31,10 @@ import {
 
 const CHANNEL = "acp-group";
 const GROUP = "room-1";
-const BOT = { id: "bot", aid: "bot.agentcp.io", name: "Echo", token: "bot-secret" };
-const ALICE = { aid: "alice.agentcp.io", token: "alice-secret" };
-const CAROL = { aid: "carol.agentcp.io", token: "carol-secret" };
+const DOMAIN = "acp.local";
+const BOT = { id: "bot", aid: `bot.${DOMAIN}`, name: "Echo" };
+const ALICE = { aid: `alice.${DOMAIN}` };
+const CAROL = { aid: `carol.${DOMAIN}` };
 
 const SHORT_ANSWER = "Hi Carol, the new lint rules forbid floating promises.";
 const LONG_ANSWER =
@@ -55,7 +59,7 @@ const step = (title: string) => console.log(`\n== ${title}`);
 
 /** Model calls that came from our channel (they carry our situation block). */
 const ourCalls = (calls: readonly ModelCall[]) => calls.filter((c) => c.system.includes("mentioned_in_context="));
-const botMessages = (server: GroupServer) => server.history(GROUP).filter((m) => m.sender === BOT.aid);
+const botMessages = (server: GroupService) => server.history(GROUP).filter((m) => m.sender === BOT.aid);
 
 async function waitFor<T>(what: string, timeoutMs: number, probe: () => T | undefined): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -67,11 +71,11 @@ async function waitFor<T>(what: string, timeoutMs: number, probe: () => T | unde
   }
 }
 
-async function waitForBotMessage(server: GroupServer, after: number): Promise<GroupMessage> {
+async function waitForBotMessage(server: GroupService, after: number): Promise<GroupMessage> {
   return waitFor("the agent's reply in the group", REPLY_TIMEOUT_MS, () => botMessages(server).find((m) => Number(m.msgId) > after));
 }
 
-function lastMsgId(server: GroupServer): number {
+function lastMsgId(server: GroupService): number {
   const last = server.history(GROUP).at(-1);
   return last ? Number(last.msgId) : 0;
 }
@@ -86,25 +90,35 @@ async function main(): Promise<void> {
   const acpStateDir = join(run.root, "acp-state");
   console.log(`OpenClaw ${host.version} (${host.dir}); plugin from ${pluginDir}; run dir ${run.root}`);
 
-  let server: GroupServer | undefined;
+  let server: GroupService | undefined;
+  let net: LocalNetwork | undefined;
   let model: MockModel | undefined;
   let gateway: Gateway | undefined;
   const humans: HumanMember[] = [];
   try {
-    server = await startGroupServer({
+    server = createGroupService({
+      domain: DOMAIN,
       groups: {
         [GROUP]: {
           name: "E2E room",
           members: {
-            [ALICE.aid]: { token: ALICE.token, human: true },
-            [CAROL.aid]: { token: CAROL.token, human: true },
-            [BOT.aid]: { token: BOT.token },
+            [ALICE.aid]: { human: true },
+            [CAROL.aid]: { human: true },
+            [BOT.aid]: {},
           },
         },
       },
       // The scripted humans post faster than the default member limit allows.
       rateLimit: null,
     });
+    const localNet = await startLocalNetwork({ domain: DOMAIN, stateDir: join(run.root, "local-network"), tls: true, serviceAgents: [server] });
+    net = localNet;
+    // The agent's identity lives where the plugin looks for it (its state dir); the humans' beside the network.
+    const tls = { caFile: localNet.caFile };
+    await ensureIdentity({ aid: BOT.aid, stateDir: acpStateDir, accessPointUrl: localNet.localUrl, noPassphrase: true, tls });
+    const humanIds = await Promise.all(
+      [ALICE.aid, CAROL.aid].map((aid) => ensureIdentity({ aid, stateDir: join(run.root, "humans"), accessPointUrl: localNet.localUrl, noPassphrase: true, tls })),
+    );
     model = await startMockModel({ answer: ({ lastUser }) => (lastUser.includes(LONG_TRIGGER) ? LONG_ANSWER : SHORT_ANSWER) });
     const port = await freePort();
     writeJson(run.config, {
@@ -138,10 +152,11 @@ async function main(): Promise<void> {
       plugins: { allow: [CHANNEL], load: { paths: [pluginDir] }, entries: { [CHANNEL]: { enabled: true } } },
       channels: {
         [CHANNEL]: {
-          serverUrl: server.url,
           stateDir: acpStateDir,
+          // TLS verified against the local network's CA: no insecure opt-out on this path.
+          network: { caFile: localNet.caFile },
           humans: [ALICE.aid, CAROL.aid],
-          identities: { [BOT.id]: { aid: BOT.aid, name: BOT.name, token: BOT.token, owner: ALICE.aid } },
+          identities: { [BOT.id]: { aid: BOT.aid, name: BOT.name, owner: ALICE.aid, accessPointUrl: localNet.localUrl } },
           groups: {
             // Budgets high enough that this test sees the reply policy, not the budget gate.
             "*": { budget: { windows: { "5m": { messages: 50, tokens: 500000 }, "3h": { messages: 200, tokens: 2000000 } } } },
@@ -158,10 +173,11 @@ async function main(): Promise<void> {
     // The host runs state maintenance right after "ready"; let it settle before the first turn.
     await gateway.waitForLog(/\[gateway\] ready/, 60_000);
     const srv = server;
-    await waitFor("the identity's socket on the group server", 60_000, () => (srv.connectedAids(GROUP).includes(BOT.aid) ? true : undefined));
-    check("the host loaded the plugin and the identity connected", true, `${Math.round((Date.now() - started) / 1000)} s after start`);
-    humans.push(await connectHuman({ url: server.url, aid: ALICE.aid, token: ALICE.token }));
-    humans.push(await connectHuman({ url: server.url, aid: CAROL.aid, token: CAROL.token }));
+    await waitFor("the identity signed in and registered online with the group service", 60_000, () => (srv.onlineAids(GROUP).includes(BOT.aid) ? true : undefined));
+    check("the host loaded the plugin and the identity signed in with its key", true, `${Math.round((Date.now() - started) / 1000)} s after start`);
+    for (const identity of humanIds) {
+      humans.push(await connectHuman({ agent: connectAgent({ identity, accessPointUrl: localNet.localUrl, tls }), service: server.aid }));
+    }
     const [alice, carol] = humans as [HumanMember, HumanMember];
     await sleep(1_000);
 
@@ -271,7 +287,7 @@ async function main(): Promise<void> {
       if (!res.exited) gateway.kill();
     }
     await model?.close();
-    await server?.close();
+    await net?.close();
   }
 }
 

@@ -74,7 +74,9 @@ export function resolvePluginDir(env: NodeJS.ProcessEnv = process.env): string {
 
 /** A fresh directory holding one run's HOME, state dir and config. */
 export function createRunDir(host: HostPaths, name: string): { root: string; home: string; state: string; config: string } {
-  const root = join(host.dir, "runs", name);
+  // One folder per run: the host cache is shared by every checkout on the machine, and two runs
+  // writing the same folder overwrite each other's config and gateway log.
+  const root = join(host.dir, "runs", `${name}-${process.pid}-${Date.now().toString(36)}`);
   rmSync(root, { recursive: true, force: true });
   const home = join(root, "home");
   const state = join(root, "state");

@@ -1,8 +1,9 @@
-// A scripted human group member for the real-host test: its own WebSocket to the group server,
-// speaking the ACP group request/response frames directly (no code shared with our transport,
-// so the test does not prove the transport with itself).
+// A scripted human group member for the real-host test: a real identity signed in to the local
+// network (its own key, its own socket and session with the group service), speaking the ACP
+// group request/response frames directly (no code shared with our transport, so the test does
+// not prove the transport with itself).
 import { randomUUID } from "node:crypto";
-import WebSocket from "ws";
+import type { NetworkAgent } from "../../src/network/index.ts";
 
 export interface HumanMember {
   readonly aid: string;
@@ -11,19 +12,25 @@ export interface HumanMember {
   close(): Promise<void>;
 }
 
-export async function connectHuman(params: { url: string; aid: string; token: string; timeoutMs?: number }): Promise<HumanMember> {
+export async function connectHuman(params: { agent: NetworkAgent; service: string; timeoutMs?: number }): Promise<HumanMember> {
   const timeoutMs = params.timeoutMs ?? 10_000;
-  const ws = new WebSocket(params.url, { headers: { "x-acp-aid": params.aid, authorization: `Bearer ${params.token}` } });
+  const aid = params.agent.aid;
+  const channel = params.agent.channel(params.service);
   const pending = new Map<string, { resolve: (data: unknown) => void; reject: (err: Error) => void; timer: NodeJS.Timeout }>();
+  await params.agent.ready;
   await new Promise<void>((resolve, reject) => {
-    ws.once("open", () => resolve());
-    ws.once("error", reject);
-    ws.once("unexpected-response", (_req, res) => reject(new Error(`${params.aid}: upgrade refused with HTTP ${res.statusCode}`)));
+    if (channel.status === "up") return resolve();
+    const timer = setTimeout(() => reject(new Error(`${aid}: no session with ${params.service} within ${timeoutMs} ms`)), timeoutMs);
+    const off = channel.on("up", () => {
+      clearTimeout(timer);
+      off();
+      resolve();
+    });
   });
-  ws.on("message", (data) => {
+  channel.on("message", ({ payload }) => {
     let frame: { request_id?: unknown; code?: unknown; data?: unknown; error?: unknown };
     try {
-      frame = JSON.parse(String(data));
+      frame = JSON.parse(payload);
     } catch {
       return;
     }
@@ -33,12 +40,12 @@ export async function connectHuman(params: { url: string; aid: string; token: st
     pending.delete(frame.request_id);
     clearTimeout(waiter.timer);
     if (frame.code === 0) waiter.resolve(frame.data);
-    else waiter.reject(new Error(`${params.aid}: request failed with code ${String(frame.code)} ${String(frame.error ?? "")}`));
+    else waiter.reject(new Error(`${aid}: request failed with code ${String(frame.code)} ${String(frame.error ?? "")}`));
   });
-  ws.on("close", () => {
+  channel.on("down", () => {
     for (const [id, waiter] of pending) {
       clearTimeout(waiter.timer);
-      waiter.reject(new Error(`${params.aid}: socket closed before the answer to ${id}`));
+      waiter.reject(new Error(`${aid}: session ended before the answer to ${id}`));
     }
     pending.clear();
   });
@@ -48,24 +55,23 @@ export async function connectHuman(params: { url: string; aid: string; token: st
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         pending.delete(requestId);
-        reject(new Error(`${params.aid}: no answer to ${action} within ${timeoutMs} ms`));
+        reject(new Error(`${aid}: no answer to ${action} within ${timeoutMs} ms`));
       }, timeoutMs);
       pending.set(requestId, { resolve, reject, timer });
-      ws.send(JSON.stringify({ action, request_id: requestId, group_id: groupId, params: body }));
+      if (!channel.send(JSON.stringify({ action, request_id: requestId, group_id: groupId, params: body }))) {
+        clearTimeout(timer);
+        pending.delete(requestId);
+        reject(new Error(`${aid}: no session, ${action} not sent`));
+      }
     });
   }
 
   return {
-    aid: params.aid,
+    aid,
     async say(groupId, content) {
       const data = (await request("send_message", groupId, { content })) as { msg_id?: unknown; timestamp?: unknown } | null;
       return { msgId: Number(data?.msg_id), timestamp: Number(data?.timestamp) };
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        if (ws.readyState === WebSocket.CLOSED) return resolve();
-        ws.once("close", () => resolve());
-        ws.close(1000, "done");
-      }),
+    close: () => params.agent.close(),
   };
 }

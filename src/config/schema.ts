@@ -81,6 +81,11 @@ export const groupSettingsSchema = z
   .object({
     enabled: z.boolean().default(true),
     subject: z.string().max(200).optional().describe("Group name/topic shown to the model"),
+    accessPoint: z
+      .string()
+      .regex(/^[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$/, "expected an access point domain such as agentcp.io")
+      .optional()
+      .describe("Access point whose group.<domain> serves this group; default the identity's own"),
     bufferGateMs: ms(600_000).default(3000).describe("Trailing debounce before unaddressed talk is handed over"),
     bufferGateMaxWaitMs: ms(3600_000).default(15000).describe("A message never waits in the buffer longer than this"),
     cooldownMs: ms(3600_000).default(30000).describe("Quiet time after a dispatch ends before the next unaddressed one"),
@@ -158,6 +163,7 @@ export const groupOverridesSchema = z
 export type GroupOverrides = z.input<typeof groupOverridesSchema>;
 
 const aidPattern = /^[A-Za-z0-9][A-Za-z0-9_-]*(\.[A-Za-z0-9-]+)+$/;
+const accessPointPattern = /^[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*(:\d{1,5})?$/;
 
 // The identity's public profile (agent.md) on the ACP network: generated from these fields and the
 // identity, or read from `file`. Combining `file` with `description`/`tags` is rejected at load.
@@ -181,14 +187,41 @@ export const identitySchema = z
     aid: z.string().regex(aidPattern, "expected an agent id such as alice.agentcp.io"),
     name: z.string().min(1).max(100).optional().describe("Display name; also a mention keyword"),
     aliases: z.array(z.string().min(1).max(100)).max(50).default([]),
-    token: z.string().min(1).optional().describe("Credential for the group server"),
+    identityDir: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("Folder with private/<aid>.key and public/<aid>.crt; default <stateDir>/identities/<aid>"),
+    keyFile: z.string().min(1).optional().describe("Private key PEM (with certFile, instead of identityDir)"),
+    certFile: z.string().min(1).optional().describe("Certificate PEM (with keyFile, instead of identityDir)"),
+    accessPoint: z
+      .string()
+      .regex(accessPointPattern, "expected an access point domain such as agentcp.io (optionally :port)")
+      .optional()
+      .describe("Access point domain; its URL is https://acp3.<domain>. Default: the part of aid after the first dot"),
+    accessPointUrl: z
+      .string()
+      .regex(/^https?:\/\//, "expected an http:// or https:// URL")
+      .optional()
+      .describe("Access point base URL, instead of accessPoint (e.g. a local network)"),
     owner: z.string().optional().describe("aid of the human who owns this agent"),
     enabled: z.boolean().default(true),
     persona: z.string().max(4000).optional().describe("Extra identity text placed in the stable system prompt"),
     profile: profileSchema.optional().describe("The identity's public agent.md on the ACP network"),
     groups: z.record(z.string().min(1), groupOverridesSchema).default({}),
   })
-  .strict();
+  .strict()
+  .superRefine((v, ctx) => {
+    if ((v.keyFile === undefined) !== (v.certFile === undefined)) {
+      ctx.addIssue({ code: "custom", path: [v.keyFile === undefined ? "keyFile" : "certFile"], message: "expected keyFile and certFile together" });
+    }
+    if (v.keyFile !== undefined && v.identityDir !== undefined) {
+      ctx.addIssue({ code: "custom", path: ["identityDir"], message: "expected identityDir or keyFile/certFile, not both" });
+    }
+    if (v.accessPoint !== undefined && v.accessPointUrl !== undefined) {
+      ctx.addIssue({ code: "custom", path: ["accessPointUrl"], message: "expected accessPoint or accessPointUrl, not both" });
+    }
+  });
 export type IdentityConfig = z.infer<typeof identitySchema>;
 
 export const llmSchema = z
@@ -212,10 +245,18 @@ export const llmSchema = z
   .strict();
 export type LlmSettings = z.infer<typeof llmSchema>;
 
+export const networkSchema = z
+  .object({
+    caFile: z.string().min(1).optional().describe("PEM of a private CA to trust besides the system roots (e.g. a local network's ca.crt)"),
+    insecureTls: z.boolean().default(false).describe("Skip TLS certificate verification (logged at warn; never for the real network)"),
+    seedPassword: z.string().min(1).optional().describe("Unlocks encrypted identity keys; else ACP_SEED_PASSWORD"),
+  })
+  .strict();
+export type NetworkSettings = z.infer<typeof networkSchema>;
+
 export const channelConfigSchema = z
   .object({
     enabled: z.boolean().default(true),
-    serverUrl: z.string().regex(/^wss?:\/\//, "expected a ws:// or wss:// URL").optional(),
     stateDir: z.string().optional().describe("Where per-group state is saved; default ~/.acp-group/state"),
     humans: z.array(z.string()).default([]).describe("Senders treated as humans (owners are always human)"),
     agents: z
@@ -223,6 +264,7 @@ export const channelConfigSchema = z
       .default([])
       .describe("Senders treated as agents, whatever the group service or their agent.md says"),
     identities: z.record(z.string().min(1), identitySchema).default({}),
+    network: networkSchema.default({ insecureTls: false }),
     groups: z.record(z.string().min(1), groupOverridesSchema).default({}),
     llm: llmSchema.default(llmSchema.parse({})),
     maxConcurrentDispatches: z

@@ -4,6 +4,7 @@
 import type { AgentBackend, ChannelConfig, IdentityConfig, Logger } from "../types.ts";
 import { ConfigError, parseChannelConfig } from "../config/load.ts";
 import { childLogger, createJsonLogger, errorFields } from "../log.ts";
+import { accessPointUrlFor } from "../network/access-point.ts";
 import {
   ACP_GROUP_CHANNEL_ID,
   createHostLogger,
@@ -112,10 +113,9 @@ export function resolveAcpGroupAccount(cfg: unknown, accountId?: string | null):
   if (!identity) {
     return { accountId: id, config, identity: null, error: new ConfigError([`${CONFIG_PATH}.identities: no identity \`${id}\``]) };
   }
-  // Everything else, cross-field rules included, was checked by parseChannelConfig.
-  const issues: string[] = [];
-  if (!config.serverUrl) issues.push(`${CONFIG_PATH}.serverUrl: required (the group server to connect to)`);
-  return { accountId: id, config, identity, error: issues.length > 0 ? new ConfigError(issues) : null };
+  // Everything else, cross-field rules included, was checked by parseChannelConfig. The access
+  // point defaults to the aid's own domain; the key and certificate are checked when it signs in.
+  return { accountId: id, config, identity, error: null };
 }
 
 export function isAcpGroupAccountEnabled(account: AcpGroupAccount): boolean {
@@ -136,7 +136,7 @@ export function describeAcpGroupAccount(account: AcpGroupAccount): {
     ...(name ? { name } : {}),
     enabled: isAcpGroupAccountEnabled(account),
     configured: account.error === null,
-    ...(account.config?.serverUrl ? { baseUrl: account.config.serverUrl } : {}),
+    ...(account.identity ? { baseUrl: accessPointUrlFor(account.identity) } : {}),
     lastError: account.error ? account.error.issues.join("; ") : null,
   };
 }
@@ -178,7 +178,7 @@ export function createAcpGroupChannelAdapters<Cfg>(deps: {
     const { identity } = account;
     const config: ChannelConfig = { ...account.config, stateDir: account.config.stateDir ?? resolveHostStateDir(deps.getPluginRuntime()) };
     const backend = deps.createBackend({ cfg: ctx.cfg, accountId, config, identity, channelRuntime: ctx.channelRuntime, logger });
-    logger.log("info", "openclaw.account-start", { aid: identity.aid, serverUrl: config.serverUrl, stateDir: config.stateDir });
+    logger.log("info", "openclaw.account-start", { aid: identity.aid, accessPoint: accessPointUrlFor(identity), stateDir: config.stateDir });
     let identityRun: RunningIdentity | undefined;
     try {
       identityRun = deps.startIdentity({ config, identityId: accountId, backend, logger, abortSignal: ctx.abortSignal });

@@ -1,19 +1,22 @@
-// Request handling of the local group server: one function per ACP action, answering with the
-// protocol's result codes. No sockets here; the server wires the results to frames.
+// Message actions of the local group service: one function per ACP action, answering with the
+// protocol's result codes. No sessions here; the service wires the results to frames.
 import type { GroupMessage } from "../types.ts";
 import { RESULT_CODES, describe, isPlain, toWireMessage, type Plain } from "../transport/protocol.ts";
 import type { GroupHistoryStore } from "./history-store.ts";
 import type { RateLimiter } from "./rate-limit.ts";
 
 export interface GroupMember {
-  /** Checked on connect (`Authorization: Bearer …`); a member without one needs none. */
-  token?: string;
   human?: boolean;
 }
 
 export interface GroupDefinition {
   name?: string;
+  /** Configured members by aid; members who join by invite code or request are added to these. */
   members: Record<string, GroupMember>;
+  /** The invite code of the group's join link. Default: a random one, kept in the history store. */
+  inviteCode?: string;
+  /** request_join is approved at once. Default false (the request waits; a second one answers 1012). */
+  openJoin?: boolean;
 }
 
 export interface ActionContext {
@@ -23,14 +26,15 @@ export interface ActionContext {
   now(): number;
   maxMessageChars: number;
   maxPullLimit: number;
-  /** Stores a message with the next msg id; the server fans it out. */
+  /** Configured and joined members of an existing group. */
+  members(groupId: string): ReadonlyMap<string, GroupMember>;
+  /** Stores a message with the next msg id; the service fans it out. */
   storeMessage(params: { groupId: string; sender: string; content: string; contentType: string; metadata: Plain | null }): GroupMessage;
 }
 
 export interface Caller {
+  /** Authenticated by the message service's sign-in. */
   aid: string;
-  /** Groups whose member token matched at connect. */
-  authorized: ReadonlySet<string>;
 }
 
 export interface ActionResult {
@@ -47,23 +51,22 @@ const fail = (code: number, error: string, data: unknown = null): ActionResult =
 const DEFAULT_PULL_LIMIT = 50;
 const isCount = (v: unknown): v is number => typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
 
+/** The message actions (everything needing a group and membership). */
+export function isMessageAction(action: string): boolean {
+  return GROUP_ACTIONS.has(action);
+}
+
 export function handleAction(ctx: ActionContext, caller: Caller, action: string, groupId: unknown, rawParams: unknown): ActionResult {
   if (rawParams !== undefined && rawParams !== null && !isPlain(rawParams)) {
     return fail(RESULT_CODES.INVALID_PARAMS, `params: expected an object, got ${describe(rawParams)}`);
   }
   const params: Plain = rawParams ?? {};
-  switch (action) {
-    case "heartbeat":
-    case "register_online":
-    case "unregister_online":
-      return ok();
-  }
   if (!GROUP_ACTIONS.has(action)) return fail(RESULT_CODES.NOT_IMPLEMENTED, `action not implemented: ${action.slice(0, 60)}`);
   if (typeof groupId !== "string" || groupId === "") return fail(RESULT_CODES.INVALID_PARAMS, "group_id: required");
   const group = Object.hasOwn(ctx.groups, groupId) ? ctx.groups[groupId] : undefined;
   if (!group) return fail(RESULT_CODES.GROUP_NOT_FOUND, "group not found");
-  if (!Object.hasOwn(group.members, caller.aid)) return fail(RESULT_CODES.NOT_MEMBER, "not a member of this group");
-  if (!caller.authorized.has(groupId)) return fail(RESULT_CODES.NO_PERMISSION, "token not valid for this group");
+  const members = ctx.members(groupId);
+  if (!members.has(caller.aid)) return fail(RESULT_CODES.NOT_MEMBER, "not a member of this group");
 
   const messages = ctx.store.messages(groupId);
   const latest = messages.length > 0 ? Number(messages[messages.length - 1]!.msgId) : 0;
@@ -110,16 +113,16 @@ export function handleAction(ctx: ActionContext, caller: Caller, action: string,
         group_id: groupId,
         name: group.name ?? groupId,
         creator: "",
-        member_count: Object.keys(group.members).length,
+        member_count: members.size,
         subject: "",
         tags: [],
       });
     case "get_members":
       return ok({
-        members: Object.entries(group.members).map(([aid, m]) => ({ agent_id: aid, role: "member", human: m.human === true })),
+        members: [...members].map(([aid, m]) => ({ agent_id: aid, role: "member", human: m.human === true })),
       });
     case "get_rules":
-      return ok({ max_members: Object.keys(group.members).length, max_message_size: ctx.maxMessageChars });
+      return ok({ max_members: 1000, max_message_size: ctx.maxMessageChars });
     case "pull_events":
       return ok({ events: [], has_more: false, latest_event_id: 0 });
     default: // ack_events: the local server has no membership changes to report.

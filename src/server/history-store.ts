@@ -13,11 +13,19 @@ export interface GroupHistoryStore {
   /** A member's acked msg id, 0 when it never acked. */
   cursor(groupId: string, aid: string): number;
   setCursor(groupId: string, aid: string, msgId: number): void;
+  /** Members who joined (by invite code or an approved request), beyond the configured ones. */
+  joined(groupId: string): readonly string[];
+  addJoined(groupId: string, aid: string): void;
+  /** The group's invite code, once one was made. */
+  inviteCode(groupId: string): string | undefined;
+  setInviteCode(groupId: string, code: string): void;
 }
 
 export function createMemoryHistoryStore(): GroupHistoryStore {
   const messages = new Map<string, GroupMessage[]>();
   const cursors = new Map<string, number>();
+  const joined = new Map<string, string[]>();
+  const invites = new Map<string, string>();
   return {
     messages: (groupId) => messages.get(groupId) ?? [],
     append(message) {
@@ -29,11 +37,21 @@ export function createMemoryHistoryStore(): GroupHistoryStore {
     setCursor(groupId, aid, msgId) {
       cursors.set(`${groupId}\u0000${aid}`, msgId);
     },
+    joined: (groupId) => joined.get(groupId) ?? [],
+    addJoined(groupId, aid) {
+      const list = joined.get(groupId) ?? [];
+      if (!list.includes(aid)) joined.set(groupId, [...list, aid]);
+    },
+    inviteCode: (groupId) => invites.get(groupId),
+    setInviteCode(groupId, code) {
+      invites.set(groupId, code);
+    },
   };
 }
 
 /**
- * A JSON-lines log: `{"g":group,"m":<wire message>}` and `{"g":group,"a":aid,"c":cursor}` records,
+ * A JSON-lines log: `{"g":group,"m":<wire message>}`, `{"g":group,"a":aid,"c":cursor}`,
+ * `{"g":group,"j":aid}` (joined) and `{"g":group,"i":code}` (invite code) records,
  * appended synchronously so a crash loses at most the line being written (a torn last line is
  * skipped on load).
  */
@@ -65,6 +83,18 @@ export function createFileHistoryStore(file: string): GroupHistoryStore & { skip
       write({ g: groupId, a: aid, c: msgId });
       mem.setCursor(groupId, aid, msgId);
     },
+    joined: mem.joined,
+    addJoined(groupId, aid) {
+      if (mem.joined(groupId).includes(aid)) return;
+      write({ g: groupId, j: aid });
+      mem.addJoined(groupId, aid);
+    },
+    inviteCode: mem.inviteCode,
+    setInviteCode(groupId, code) {
+      if (mem.inviteCode(groupId) === code) return;
+      write({ g: groupId, i: code });
+      mem.setInviteCode(groupId, code);
+    },
   };
 }
 
@@ -87,6 +117,14 @@ function loadLine(mem: GroupHistoryStore, line: string): boolean {
   }
   if (typeof rec.a === "string" && typeof rec.c === "number" && Number.isSafeInteger(rec.c)) {
     mem.setCursor(rec.g, rec.a, rec.c);
+    return true;
+  }
+  if (typeof rec.j === "string" && rec.j !== "") {
+    mem.addJoined(rec.g, rec.j);
+    return true;
+  }
+  if (typeof rec.i === "string" && rec.i !== "") {
+    mem.setInviteCode(rec.g, rec.i);
     return true;
   }
   return false;

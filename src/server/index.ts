@@ -1,12 +1,13 @@
-// The local group server's public surface.
+// The local group service's public surface (hosted by the local network's message service).
 export {
-  GroupServerError,
-  startGroupServer,
+  GroupServiceError,
+  createGroupService,
   type GroupDefinition,
   type GroupMember,
-  type GroupServer,
-  type GroupServerCounters,
-  type GroupServerOptions,
-} from "./group-server.ts";
+  type GroupService,
+  type GroupServiceCounters,
+  type GroupServiceOptions,
+} from "./group-service.ts";
 export { createFileHistoryStore, createMemoryHistoryStore, type GroupHistoryStore } from "./history-store.ts";
 export type { RateLimit } from "./rate-limit.ts";
+export type { ServiceAgent, ServiceAgentHost } from "./service-agent.ts";

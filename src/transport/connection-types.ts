@@ -1,5 +1,6 @@
-// The public shape of a group connection. The direct-`ws` implementation is in connection.ts; an
-// ACP network-session transport would implement the same interface.
+// The public shape of a group connection: group frames over a PeerChannel (the session with
+// `group.<ap>` that the network layer keeps up). Implemented in connection.ts.
+import type { PeerChannel } from "../network/peer-channel.ts";
 import type { GroupMessage, GroupSender, Logger } from "../types.ts";
 import type { BackoffSettings } from "./backoff.ts";
 import type { GroupFeedCounters, GroupFeedStatus } from "./group-feed.ts";
@@ -15,13 +16,13 @@ export interface GroupEvent {
 }
 
 export interface GroupConnectionParams {
-  /** `ws://host:port` of the group service. */
-  url: string;
-  /** Our agent id, sent in the `x-acp-aid` upgrade header. */
+  /** The session with the group service (`group.<ap>`); rebuilt by the network layer after every drop. */
+  channel: PeerChannel;
+  /** Our agent id (request ids start with it). */
   aid: string;
-  /** Sent as `Authorization: Bearer <token>` on the upgrade request. */
-  token?: string;
   groups: readonly string[];
+  /** Close the channel on close(). Default true (the connection owns it). */
+  closeChannel?: boolean;
   /** Persisted cursor: everything after it is pulled on every (re)connect. */
   getCursor(groupId: string): number;
   /**
@@ -35,11 +36,11 @@ export interface GroupConnectionParams {
   onMessages(groupId: string, messages: GroupMessage[]): void | Promise<void>;
   onEvent?(groupId: string, event: GroupEvent): void;
   logger?: Logger;
-  /** Interval of `heartbeat` requests; an unanswered one drops the socket. 0 disables. Default 30000. */
+  /** Interval of group `heartbeat` requests; a failed one is logged, never drops anything. 0 disables. Default 180000. */
   heartbeatMs?: number;
-  /** Default 10000. */
+  /** Default 30000. */
   requestTimeoutMs?: number;
-  /** Default { baseMs: 500, maxMs: 30000, jitter: 0.3 }. */
+  /** Back-off of a group's re-pull after a failed pull or handler. Default { baseMs: 500, maxMs: 30000, jitter: 0.3 }. */
   reconnect?: BackoffSettings;
   /** Retries of send_message answered 1010. Default { maxAttempts: 5, baseMs: 1000, maxMs: 30000, jitter: 0.3 }. */
   sendRetry?: BackoffSettings & { maxAttempts: number };
@@ -48,6 +49,8 @@ export interface GroupConnectionParams {
   /** Larger inbound frames are counted and dropped; the connection stays up. Default 1 MiB. */
   maxFrameBytes?: number;
   random?: () => number;
+  /** Clock for the request-id prefix (unique across restarts). Default Date.now. */
+  now?: () => number;
 }
 
 export interface ConnectionCounters extends GroupFeedCounters {
@@ -66,19 +69,26 @@ export interface ConnectionCounters extends GroupFeedCounters {
   requestTimeouts: number;
   heartbeatFailures: number;
   rateLimitedRetries: number;
+  /** register_online that failed or went unanswered (retried on the next heartbeat). */
+  registerFailures: number;
+  /** Frames of a session we already left. */
+  staleFrames: number;
 }
 
 export interface GroupConnectionEvents {
   status: { status: ConnectionStatus; previous: ConnectionStatus };
-  disconnected: { code: number; reason: string };
+  /** The session went down; the network layer builds a new one. */
+  disconnected: { reason: string };
 }
 
 export type Listener<E extends keyof GroupConnectionEvents> = (payload: GroupConnectionEvents[E]) => void;
 
 export interface GroupConnection extends GroupSender {
-  /** Resolves once connected and the initial pull of every group is done; rejects on close or a refused token. */
+  /** Resolves once a session is up and the initial pull of every group is done; rejects on close. */
   start(): Promise<void>;
   readonly status: ConnectionStatus;
+  /** The group service's aid. */
+  readonly peer: string;
   on<E extends keyof GroupConnectionEvents>(event: E, listener: Listener<E>): () => void;
   off<E extends keyof GroupConnectionEvents>(event: E, listener: Listener<E>): void;
   counters(): Readonly<ConnectionCounters>;

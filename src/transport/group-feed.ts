@@ -2,7 +2,7 @@
 // the handler serially, ack what it accepted. Nothing at or below `lastFed` is ever fed again.
 import type { GroupMessage, Logger } from "../types.ts";
 import { errorFields } from "../log.ts";
-import { msgIdValue, type PullPage } from "./protocol.ts";
+import { msgIdValue, type BatchRange, type PullPage } from "./protocol.ts";
 
 export type GroupFeedStatus = "offline" | "syncing" | "live" | "retrying" | "closed";
 
@@ -47,6 +47,11 @@ export class GroupFeed {
   #syncPromise: Promise<void> | undefined;
   /** Pushes that arrived while a pull was running; fed right after it. */
   #held: GroupMessage[] = [];
+  /**
+   * Ids of our own sends above what was fed: a service that does not echo our messages back must
+   * not make the next push look like a gap (one pull per push otherwise).
+   */
+  readonly #own = new Set<number>();
   /** Serialises deliveries: pages and pushes reach the handler one batch at a time, in order. */
   #chain: Promise<unknown> = Promise.resolve();
   /**
@@ -117,10 +122,34 @@ export class GroupFeed {
     return run;
   }
 
-  /** Messages pushed by the server (message_push / message_batch_push). */
-  push(messages: readonly GroupMessage[]): void {
+  /** Our own send_message was stored as `msgId`: the next push may follow it without a gap. */
+  noteOwnSend(msgId: number): void {
+    if (!Number.isSafeInteger(msgId) || msgId <= this.#lastFed) return;
+    this.#own.add(msgId);
+    // Bounded: ids at or below lastFed are pruned as the feed moves on.
+    if (this.#own.size > 1000) this.#own.delete(Math.min(...this.#own));
+  }
+
+  /**
+   * Messages pushed by the server (message_push / message_batch_push). A batch's `range` tells
+   * what it covers: a start past the next expected id, or a latest id past its last message,
+   * means messages it did not carry, fetched by a pull.
+   */
+  push(messages: readonly GroupMessage[], range?: BatchRange): void {
     if (this.#status === "closed" || this.#status === "offline" || this.#blocked) return;
     for (const m of messages) this.#highestSeen = Math.max(this.#highestSeen, msgIdValue(m.msgId));
+    const carriedUpTo = messages.reduce((max, m) => Math.max(max, msgIdValue(m.msgId)), 0);
+    const claimed = Math.max(
+      range?.latestMsgId ?? 0,
+      range?.startMsgId !== undefined && range.count !== undefined && range.count > 0 ? range.startMsgId + range.count - 1 : 0,
+    );
+    if (claimed > carriedUpTo) {
+      this.#highestSeen = Math.max(this.#highestSeen, claimed);
+      this.#p.counters.gapResyncs++;
+      this.#p.logger.log("debug", "transport.push-incomplete", { groupId: this.groupId, carriedUpTo, claimed });
+      void this.sync();
+      return;
+    }
     if (this.#syncPromise) {
       if (this.#held.length + messages.length > this.#p.maxHeld) {
         this.#p.counters.heldOverflows++;
@@ -140,7 +169,12 @@ export class GroupFeed {
    * past it. A server with sparse ids costs an extra pull per push, never a lost message.
    */
   #acceptPush(messages: readonly GroupMessage[]): void {
-    const expected = Math.max(this.#lastFed, this.#lastQueued);
+    let expected = Math.max(this.#lastFed, this.#lastQueued);
+    for (const id of this.#own) if (id <= this.#lastFed) this.#own.delete(id);
+    const ids = new Set(messages.map((m) => msgIdValue(m.msgId)));
+    // Our own stored sends fill their ids unless the push carries them (then they are fed).
+    while (this.#own.has(expected + 1) && !ids.has(expected + 1)) expected++;
+    this.#lastQueued = Math.max(this.#lastQueued, expected);
     const fresh = freshMessages(messages, expected);
     if (fresh.length === 0) return;
     if (!fresh.every((m, i) => msgIdValue(m.msgId) === expected + 1 + i)) {

@@ -1,6 +1,5 @@
 // Inbound frames from the group service, validated at the edge: a bad frame is counted, logged
-// and dropped; nothing here can throw into the socket's event loop.
-import type { RawData } from "ws";
+// and dropped; nothing here can throw into the channel's event loop.
 import type { Logger } from "../types.ts";
 import { errorFields } from "../log.ts";
 import type { ConnectionCounters, GroupEvent } from "./connection-types.ts";
@@ -18,20 +17,20 @@ export interface InboundDeps {
   onEvent: ((groupId: string, event: GroupEvent) => void) | undefined;
 }
 
-export function handleInboundFrame(deps: InboundDeps, data: RawData): void {
+/** One payload of the session with the group service (the `message` of a `session_message`). */
+export function handleInboundFrame(deps: InboundDeps, text: string): void {
   deps.counters.framesIn++;
-  const buf = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
-  if (buf.byteLength > deps.maxFrameBytes) {
+  const bytes = Buffer.byteLength(text, "utf8");
+  if (bytes > deps.maxFrameBytes) {
     deps.counters.oversizeFrames++;
-    deps.logger.log("warn", "transport.frame-dropped", { reason: "oversize", bytes: buf.byteLength, limit: deps.maxFrameBytes });
+    deps.logger.log("warn", "transport.frame-dropped", { reason: "oversize", bytes, limit: deps.maxFrameBytes });
     return;
   }
-  const text = buf.toString("utf8");
   const parsed = parseServerFrame(text);
   if (!parsed.ok) {
     if (parsed.reason === "unknown-action") deps.counters.unknownActions++;
     else deps.counters.malformedFrames++;
-    deps.logger.log("warn", "transport.frame-dropped", { reason: parsed.reason, detail: parsed.detail, bytes: buf.byteLength, preview: text.slice(0, 120) });
+    deps.logger.log("warn", "transport.frame-dropped", { reason: parsed.reason, detail: parsed.detail, bytes, preview: text.slice(0, 120) });
     if (parsed.requestId !== undefined) {
       deps.pending.reject(parsed.requestId, (action, groupId) =>
         new TransportError("BAD_RESPONSE", `${action} response: ${parsed.detail}`, { action, ...(groupId ? { groupId } : {}), requestId: parsed.requestId }),
@@ -60,7 +59,7 @@ export function handleInboundFrame(deps: InboundDeps, data: RawData): void {
     deps.counters.malformedMessages += frame.invalid.length;
     deps.logger.log("warn", "transport.messages-dropped", { groupId: frame.groupId, via: frame.via, reasons: frame.invalid.slice(0, 5) });
   }
-  if (frame.messages.length > 0) feed.push(frame.messages);
+  if (frame.messages.length > 0 || frame.range) feed.push(frame.messages, frame.range);
 }
 
 function handleNotify(deps: InboundDeps, frame: Extract<ServerFrame, { kind: "notify" }>): void {

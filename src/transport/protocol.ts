@@ -20,19 +20,11 @@ export const RESULT_CODES = {
   BROADCAST_CONFLICT: 1013,
   DUTY_NOT_ENABLED: 1020,
   NOT_DUTY_AGENT: 1021,
+  AGENT_MD_NOT_FOUND: 1024,
+  AGENT_MD_INVALID: 1025,
   NOT_IMPLEMENTED: 1099,
 } as const;
 export type ResultCode = (typeof RESULT_CODES)[keyof typeof RESULT_CODES];
-
-/**
- * How our direct-`ws` transport authenticates (the real network uses an ACP session instead):
- * the WebSocket upgrade request carries these headers. A refused upgrade answers HTTP 401.
- */
-export const AUTH_HEADERS = {
-  aid: "x-acp-aid",
-  /** `Bearer <token>`; omitted when the member has no token. */
-  authorization: "authorization",
-} as const;
 
 export interface WireMessage {
   msg_id: number;
@@ -155,7 +147,16 @@ export type ServerFrame =
       messages: GroupMessage[];
       /** Messages inside a batch that failed validation and were dropped. */
       invalid: string[];
+      /** What a `message_batch_push` says it covers: used to notice messages it did not carry. */
+      range?: BatchRange;
     };
+
+/** `start_msg_id` / `count` / `latest_msg_id` of a batch push, when present and numeric. */
+export interface BatchRange {
+  startMsgId: number | undefined;
+  count: number | undefined;
+  latestMsgId: number | undefined;
+}
 
 export type FrameRejectReason = "not-json" | "not-object" | "bad-field" | "unknown-action";
 
@@ -235,7 +236,12 @@ export function parseServerFrame(text: string): ParsedFrame {
         if (parsed.ok) messages.push(parsed.message);
         else invalid.push(`data.messages[${i}].${parsed.reason}`);
       });
-      return { ok: true, frame: { kind: "messages", via: "message_batch_push", groupId, messages, invalid } };
+      const range: BatchRange = {
+        startMsgId: isMsgIdNumber(raw.data.start_msg_id) ? raw.data.start_msg_id : undefined,
+        count: isMsgIdNumber(raw.data.count) ? raw.data.count : undefined,
+        latestMsgId: isMsgIdNumber(raw.data.latest_msg_id) ? raw.data.latest_msg_id : undefined,
+      };
+      return { ok: true, frame: { kind: "messages", via: "message_batch_push", groupId, messages, invalid, range } };
     }
     default:
       // A frame with an event but an unfamiliar action is still a notification (SDK behaviour).

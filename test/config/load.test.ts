@@ -114,7 +114,8 @@ describe("bad values say what was expected and what was given", () => {
     [{ identities: { a: { aid: "a.agentcp.io", aliases: [""] } } }, "identities.a.aliases.0: expected at least 1 character(s), got 0"],
     [{ humans: "bob" }, 'humans: expected an array, got "bob"'],
     [{ logLevel: "loud" }, 'logLevel: expected one of "debug", "info", "warn", "error", got "loud"'],
-    [{ serverUrl: "http://localhost" }, 'serverUrl: expected a ws:// or wss:// URL, got "http://localhost"'],
+    [{ network: { caFile: "" } }, "network.caFile: expected at least 1 character(s), got 0"],
+    [{ serverUrl: "ws://localhost" }, "(root): unknown key `serverUrl`"],
     [[], "(root): expected an object, got []"],
   ])("%j", (raw, expected) => {
     expect(issues(raw)).toEqual([expected]);

@@ -16,12 +16,12 @@ import {
 } from "../../src/host/openclaw-channel.ts";
 
 const channel = {
-  serverUrl: "ws://127.0.0.1:9000",
   identities: {
-    bot: { aid: "bot.agentcp.io", name: "Echo", token: "secret" },
+    bot: { aid: "bot.agentcp.io", name: "Echo" },
     helper: { aid: "helper.agentcp.io", enabled: false },
   },
   groups: { "*": { bufferGateMs: 2000 }, "room-1": { subject: "Room one" } },
+  network: { seedPassword: "secret" },
 };
 const hostCfg = (section: unknown = channel) => ({ channels: { "acp-group": section, telegram: { enabled: true } } });
 
@@ -53,19 +53,24 @@ describe("accounts = identities", () => {
     expect(describeAcpGroupAccount(account).lastError).toContain("channels.acp-group: unknown key `extra`");
   });
 
-  it("reports a missing identity, a missing server URL and cross-field group errors with paths", () => {
+  it("reports a missing identity, a bad access point and cross-field group errors with paths", () => {
     expect(resolveAcpGroupAccount(hostCfg(), "ghost").error?.issues).toEqual(["channels.acp-group.identities: no identity `ghost`"]);
-    const noUrl = { identities: channel.identities, groups: channel.groups };
-    expect(resolveAcpGroupAccount(hostCfg(noUrl), "bot").error?.issues).toEqual(["channels.acp-group.serverUrl: required (the group server to connect to)"]);
+    const badAp = { ...channel, identities: { bot: { aid: "bot.agentcp.io", accessPoint: "not a domain!" } } };
+    expect(resolveAcpGroupAccount(hostCfg(badAp), "bot").error?.issues).toEqual([
+      expect.stringMatching(/^channels\.acp-group\.identities\.bot\.accessPoint: /),
+    ]);
     const gates = { ...channel, groups: { "room-1": { bufferGateMs: 9000, bufferGateMaxWaitMs: 1000 } } };
     expect(resolveAcpGroupAccount(hostCfg(gates), "bot").error?.issues).toEqual([
       "channels.acp-group.groups.room-1.bufferGateMaxWaitMs: expected ≥ bufferGateMs (9000), got 1000",
     ]);
   });
 
-  it("describes an account for the host's status view without its token", () => {
+  it("describes an account for the host's status view without its secrets", () => {
     const snapshot = describeAcpGroupAccount(resolveAcpGroupAccount(hostCfg(), "bot"));
-    expect(snapshot).toEqual({ accountId: "bot", name: "Echo", enabled: true, configured: true, baseUrl: "ws://127.0.0.1:9000", lastError: null });
+    // The access point of the aid's own domain (no accessPoint configured).
+    expect(snapshot).toEqual({ accountId: "bot", name: "Echo", enabled: true, configured: true, baseUrl: "https://acp3.agentcp.io", lastError: null });
+    const local = describeAcpGroupAccount(resolveAcpGroupAccount(hostCfg({ ...channel, identities: { bot: { aid: "bot.acp.local", accessPointUrl: "http://127.0.0.1:8080" } } }), "bot"));
+    expect(local.baseUrl).toBe("http://127.0.0.1:8080");
     expect(JSON.stringify(snapshot)).not.toContain("secret");
   });
 });

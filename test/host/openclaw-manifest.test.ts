@@ -60,7 +60,7 @@ describe("openclaw.plugin.json", () => {
       .filter(([path, n]) => n.type === "string" && /(token|apikey|secret|password)$/i.test(path))
       .map(([path]) => path)
       .sort();
-    expect(secretPaths).toEqual(["identities.*.token", "llm.apiKey"]);
+    expect(secretPaths).toEqual(["llm.apiKey", "network.seedPassword"]);
     const sensitive = Object.entries(channelEntry.uiHints as Record<string, { sensitive?: boolean }>)
       .filter(([, h]) => h.sensitive)
       .map(([k]) => k)

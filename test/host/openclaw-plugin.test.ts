@@ -41,7 +41,6 @@ const { default: entry, acpGroupChannelPlugin } = await import("../../src/plugin
 const cfg = {
   channels: {
     "acp-group": {
-      serverUrl: "ws://127.0.0.1:1",
       identities: { bot: { aid: "bot.agentcp.io", name: "Echo" } },
       groups: { "room-1": { subject: "Room one" } },
     },

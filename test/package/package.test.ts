@@ -139,7 +139,7 @@ describe("installed from the tarball into a fresh folder", () => {
       join(consumer, "check.ts"),
       [
         `import { createGroupAgent, parseChannelConfig, type ChannelConfig, type CreateGroupAgentParams, type RunningIdentity } from "${PKG.name}";`,
-        `const params: CreateGroupAgentParams = { config: { serverUrl: "ws://127.0.0.1:1/ws", identities: { a: { aid: "a.agentcp.io", name: "A", token: "t" } } } };`,
+        `const params: CreateGroupAgentParams = { config: { identities: { a: { aid: "a.agentcp.io", name: "A" } } } };`,
         `const start: (p: CreateGroupAgentParams) => RunningIdentity = createGroupAgent;`,
         `const parsed: ChannelConfig = parseChannelConfig(params.config);`,
         `export { start, parsed };`,
@@ -201,17 +201,19 @@ describe("installed from the tarball into a fresh folder", () => {
           "npx acp-group start",
           await run({ cmd: "npx", args: ["--no-install", "acp-group", "start", "--duration-ms", "3000", "--no-stdin", "--state-dir", stateDir], cwd: consumer, node, timeoutMs: 60_000 }),
         );
-        expect(r.stdout).toMatch(/^embedded group server on ws:\/\/127\.0\.0\.1:\d+ · groups: lobby · state: /m);
-        expect(r.stdout).toMatch(/^agents online: alice \(alice\.agentcp\.io\), bob \(bob\.agentcp\.io\), carol \(carol\.agentcp\.io\)$/m);
+        expect(r.stdout).toMatch(/^access point: http:\/\/127\.0\.0\.1:\d+$/m);
+        expect(r.stdout).toMatch(/^join lobby: https:\/\/group\.acp\.local\/lobby\?code=\S+$/m);
+        expect(r.stdout).toMatch(/^local network acp\.local · groups: lobby · state: /m);
+        expect(r.stdout).toMatch(/^agents online: alice \(alice\.acp\.local\), bob \(bob\.acp\.local\), carol \(carol\.acp\.local\)$/m);
         expect(r.stdout).toMatch(/^stopped$/m);
         expect(readdirSync(stateDir)).toEqual(expect.arrayContaining(["alice", "bob", "carol"]));
       }, 130_000);
 
       it(`import("${PKG.name}") loads the compiled library from node_modules`, async () => {
-        const script = `import(${JSON.stringify(PKG.name)}).then((m) => console.log(JSON.stringify({ createGroupAgent: typeof m.createGroupAgent, startGroupServer: typeof m.startGroupServer, at: import.meta.resolve(${JSON.stringify(PKG.name)}) })))`;
+        const script = `import(${JSON.stringify(PKG.name)}).then((m) => console.log(JSON.stringify({ createGroupAgent: typeof m.createGroupAgent, startLocalNetwork: typeof m.startLocalNetwork, at: import.meta.resolve(${JSON.stringify(PKG.name)}) })))`;
         const r = ok("node -e import", await run({ cmd: node, args: ["--input-type=module", "-e", script], cwd: consumer, node, timeoutMs: 60_000 }));
-        const out = JSON.parse(r.stdout) as { createGroupAgent: string; startGroupServer: string; at: string };
-        expect(out).toEqual({ createGroupAgent: "function", startGroupServer: "function", at: pathToFileURL(join(installed, "dist", "index.js")).href });
+        const out = JSON.parse(r.stdout) as { createGroupAgent: string; startLocalNetwork: string; at: string };
+        expect(out).toEqual({ createGroupAgent: "function", startLocalNetwork: "function", at: pathToFileURL(join(installed, "dist", "index.js")).href });
       }, 70_000);
     },
   );

@@ -15,7 +15,6 @@ const leaveOpen = process.argv.includes("--leave-open");
 
 const server = await startLobbyServer(["alice", "bob"]);
 const config = lobbyConfig({
-  serverUrl: server.url,
   stateDir,
   agents: ["alice", "bob"],
   lobby: {
@@ -45,12 +44,11 @@ if (!leaveOpen) {
   await bob.close();
   await bob.done;
 }
-await server.close();
 
 const stateFile = (id: string) => join(stateDir, encodeSafeName(id), `${encodeSafeName(GROUP)}.group.json`);
 process.stdout.write(
   JSON.stringify({
-    clientCount: server.clientCount(),
+    clientCount: server.onlineAids().length,
     status: [alice.connection.status, bob.connection.status],
     stateFiles: [existsSync(stateFile("alice")), existsSync(stateFile("bob"))],
     aliceOutcome: alice.decisions.map((d) => d.outcome.skipReason ?? "sent"),

@@ -1,6 +1,7 @@
-// End-to-end harness for the composition root: a real group server on 127.0.0.1 (port 0), a
-// config built through the real schema, identities started with `startIdentity` whose decisions
-// and group-client events are recorded, and real-time waits (sockets do not run on fake timers).
+// End-to-end harness for the composition root: the real group service `group.acp.local` reached
+// through the in-memory loopback network (test/support/loopback.ts), a config built through the
+// real schema, identities started with `startIdentity` (each on its own loopback link) whose
+// decisions and group-client events are recorded, and real-time waits.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,16 +11,18 @@ import type { ChannelConfigInput, GroupOverrides } from "../../src/config/schema
 import type { GroupClientEvent } from "../../src/group/group-client.ts";
 import type { DispatchDecision } from "../../src/monitor/monitor.ts";
 import { startIdentity, type RunningIdentity, type StartIdentityParams } from "../../src/runtime.ts";
-import { startGroupServer, type GroupServer } from "../../src/server/group-server.ts";
+import { createGroupService, type GroupService, type GroupServiceOptions } from "../../src/server/group-service.ts";
 import type { ChannelConfig, GroupMessage } from "../../src/types.ts";
+import { createLoopback, type Loopback } from "./loopback.ts";
 
 export const GROUP = "lobby";
-export const HUMAN = "you.agentcp.io";
+export const DOMAIN = "acp.local";
+export const HUMAN = "you.acp.local";
 
 export const AGENTS = {
-  alice: { aid: "alice.agentcp.io", name: "Alice", token: "alice-token" },
-  bob: { aid: "bob.agentcp.io", name: "Bob", token: "bob-token" },
-  carol: { aid: "carol.agentcp.io", name: "Carol", token: "carol-token" },
+  alice: { aid: "alice.acp.local", name: "Alice" },
+  bob: { aid: "bob.acp.local", name: "Bob" },
+  carol: { aid: "carol.acp.local", name: "Carol" },
 } as const;
 export type AgentName = keyof typeof AGENTS;
 
@@ -38,8 +41,8 @@ export function tempDir(prefix: string): { dir: string; remove(): void } {
 }
 
 export interface RuntimeFixture<I extends RunningIdentity = RecordedIdentity> {
-  /** The group server the current test started, if any; closed after each test. */
-  server: GroupServer | undefined;
+  /** The group service the current test started, if any. */
+  server: GroupService | undefined;
   /** The identities the current test tracked, in the order it started them. */
   readonly running: readonly I[];
   /** Tracks an identity so it is closed after the test; returns it. */
@@ -72,7 +75,7 @@ export function useRuntimeFixture<I extends RunningIdentity = RecordedIdentity>(
   };
   afterEach(async () => {
     await Promise.all(running.map((r) => r.close()));
-    await fixture.server?.close();
+    currentNet = undefined;
     for (const d of dirs) d.remove();
     fixture.server = undefined;
     running = [];
@@ -81,16 +84,34 @@ export function useRuntimeFixture<I extends RunningIdentity = RecordedIdentity>(
   return fixture;
 }
 
-/** The local group server with the given agents and the human as members; no rate limit. */
-export function startLobbyServer(agents: readonly AgentName[], opts: { historyFile?: string } = {}): Promise<GroupServer> {
-  const members: Record<string, { token?: string; human?: boolean }> = { [HUMAN]: { human: true } };
-  for (const a of agents) members[AGENTS[a].aid] = { token: AGENTS[a].token };
-  return startGroupServer({ groups: { [GROUP]: { members } }, rateLimit: null, ...opts });
+/** The loopback network of the current test: created by the first serveGroups, reset after each test. */
+let currentNet: Loopback | undefined;
+
+export function currentNetwork(): Loopback {
+  if (!currentNet) throw new Error("serveGroups() first");
+  return currentNet;
+}
+
+/**
+ * The group service `group.acp.local` on the test's loopback network. Called again, it replaces
+ * the running one like a restart: every session drops and comes back to the new service.
+ */
+export function serveGroups(options: Omit<GroupServiceOptions, "domain">): GroupService {
+  const service = createGroupService({ domain: DOMAIN, ...options });
+  if (currentNet) currentNet.setService(service);
+  else currentNet = createLoopback([service]);
+  return service;
+}
+
+/** The group service with the given agents and the human as members; no rate limit. */
+export async function startLobbyServer(agents: readonly AgentName[], opts: Pick<GroupServiceOptions, "historyFile" | "history"> = {}): Promise<GroupService> {
+  const members: Record<string, { human?: boolean }> = { [HUMAN]: { human: true } };
+  for (const a of agents) members[AGENTS[a].aid] = {};
+  return serveGroups({ groups: { [GROUP]: { members } }, rateLimit: null, ...opts });
 }
 
 /** A validated config: the agents, the human, and `lobby` with the given settings. */
 export function lobbyConfig(p: {
-  serverUrl?: string;
   stateDir: string;
   agents: readonly AgentName[];
   lobby: GroupOverrides;
@@ -98,7 +119,6 @@ export function lobbyConfig(p: {
   const identities: NonNullable<ChannelConfigInput["identities"]> = {};
   for (const a of p.agents) identities[a] = { ...AGENTS[a] };
   return parseChannelConfig({
-    ...(p.serverUrl ? { serverUrl: p.serverUrl } : {}),
     stateDir: p.stateDir,
     humans: [HUMAN],
     identities,
@@ -111,11 +131,13 @@ export type RecordedIdentity = RunningIdentity & {
   events: GroupClientEvent[];
 };
 
-/** `startIdentity` with every decision and group-client event recorded. */
+/** `startIdentity` with every decision and group-client event recorded, on a loopback link of its own. */
 export function startRecorded(p: Omit<StartIdentityParams, "onDecision" | "onGroupEvent">): RecordedIdentity {
   const decisions: DispatchDecision[] = [];
   const events: GroupClientEvent[] = [];
+  const aid = p.config.identities[p.identityId]?.aid;
   const running = startIdentity({
+    ...(aid && !p.link && !p.connect ? { link: currentNetwork().link(aid) } : {}),
     ...p,
     // Tests close explicitly; a heartbeat would only add traffic.
     connection: { heartbeatMs: 0, reconnect: { baseMs: 50, maxMs: 200, jitter: 0 }, ...p.connection },
@@ -142,7 +164,7 @@ export function sleep(ms: number): Promise<void> {
  * Waits until nothing is held or dispatching in any identity's group and the server history has
  * not grown for `quietMs` (longer than the buffer gate and cooldown under test).
  */
-export async function settle(server: GroupServer, identities: readonly RunningIdentity[], quietMs: number, timeoutMs = 8000): Promise<void> {
+export async function settle(server: GroupService, identities: readonly RunningIdentity[], quietMs: number, timeoutMs = 8000): Promise<void> {
   const start = Date.now();
   let size = server.history(GROUP).length;
   let since = Date.now();

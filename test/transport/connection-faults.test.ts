@@ -1,26 +1,27 @@
-// The client against a scripted server that misbehaves on purpose.
+// The client against a scripted group service that misbehaves on purpose (over the loopback network).
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createMemoryLogger } from "../../src/log.ts";
 import { createGroupConnection, type GroupConnection, type GroupConnectionParams } from "../../src/transport/connection.ts";
-import { FAKE_TIMERS_WITH_REAL_IO, ioSettle, startScriptedServer, waitFor, wireMessage, type Frame, type Reply } from "./helpers.ts";
+import { createLoopback, type Loopback } from "../support/loopback.ts";
+import { FAKE_TIMERS_WITH_REAL_IO, ioSettle, scriptedService, waitFor, wireMessage, type Frame, type Reply } from "./helpers.ts";
 
-let server: Awaited<ReturnType<typeof startScriptedServer>> | undefined;
 let conn: GroupConnection | undefined;
+let net: Loopback | undefined;
 afterEach(async () => {
   vi.useRealTimers();
   await conn?.close();
-  await server?.close();
   conn = undefined;
-  server = undefined;
+  net = undefined;
 });
 
 async function setup(reply?: (req: Frame) => Reply | undefined, overrides: Partial<GroupConnectionParams> = {}) {
-  server = await startScriptedServer(reply);
+  const server = scriptedService("group.agentcp.io", reply);
+  net = createLoopback([server.agent]);
   const fed: string[] = [];
   const events: unknown[] = [];
   const logger = createMemoryLogger();
   conn = createGroupConnection({
-    url: server.url,
+    channel: net.link("agent.agentcp.io").channel("group.agentcp.io"),
     aid: "agent.agentcp.io",
     groups: ["g1"],
     getCursor: () => 0,
@@ -40,7 +41,7 @@ describe("malformed frames from the server", () => {
   it("are counted, logged and dropped; the connection stays up and keeps working", async () => {
     const t = await setup(undefined, { maxFrameBytes: 64 * 1024 });
     const push = (data: unknown) => JSON.stringify({ action: "message_push", group_id: "g1", data });
-    const junk: Array<string | Buffer> = [
+    const junk: string[] = [
       "not json {",                                                              // malformed 1
       "[1,2,3]",                                                                 // malformed 2
       "42",                                                                      // malformed 3
@@ -50,7 +51,7 @@ describe("malformed frames from the server", () => {
       push({ ...wireMessage(1), metadata: "oops" }),                             // malformed 7
       JSON.stringify({ action: "group_notify", group_id: "g1", event: "new_message", data: {} }), // malformed 8
       JSON.stringify({ action: "message_batch_push", group_id: "g1", data: { messages: 3 } }),  // malformed 9
-      Buffer.from([0xff, 0xfe, 0x00, 0x01]),                                     // malformed 10 (binary garbage)
+      "\u00ff\u00fe\u0000\u0001",                                             // malformed 10 (binary garbage)
       JSON.stringify({ action: "teleport", group_id: "g1", data: {} }),          // unknown action
       JSON.stringify({ action: "message_push", group_id: "g1", data: { ...wireMessage(1), content: "x".repeat(70_000) } }), // oversize
       JSON.stringify({ action: "pull_messages", request_id: "never-sent", code: 0, data: {} }), // unmatched response
@@ -120,30 +121,66 @@ describe("timing", () => {
     await expect(t.conn.request("get_rules", { groupId: "g1" })).resolves.toEqual({});
   });
 
-  it("an unanswered heartbeat drops the socket and the client redials after the backoff", async () => {
+  it("the group heartbeat runs every heartbeatMs; a failed one is logged and counted and drops nothing", async () => {
     vi.useFakeTimers(FAKE_TIMERS_WITH_REAL_IO);
     let silent = false;
     const t = await setup((req) => (req.action === "heartbeat" && silent ? "ignore" : undefined), {
-      heartbeatMs: 1000,
-      requestTimeoutMs: 500,
+      heartbeatMs: 180_000,
+      requestTimeoutMs: 30_000,
     });
-    // T+1000: heartbeat answered; re-armed.
-    await vi.advanceTimersByTimeAsync(1000);
-    await waitFor(() => t.server.requests.filter((r) => r.action === "heartbeat").length === 1, "first heartbeat");
+    const beats = () => t.server.requests.filter((r) => r.action === "heartbeat").length;
+    // T+179.999s: none yet; T+180s: first heartbeat, answered, re-armed.
+    await vi.advanceTimersByTimeAsync(179_999);
+    await ioSettle();
+    expect(beats()).toBe(0);
+    await vi.advanceTimersByTimeAsync(1);
+    await waitFor(() => beats() === 1, "first heartbeat");
     await ioSettle();
     silent = true;
-    // T+2000: second heartbeat, unanswered; T+2500: timeout → socket dropped → redial at T+2600.
-    await vi.advanceTimersByTimeAsync(1000);
-    await waitFor(() => t.server.requests.filter((r) => r.action === "heartbeat").length === 2, "second heartbeat");
-    await vi.advanceTimersByTimeAsync(500);
-    await waitFor(() => t.conn.status === "reconnecting", "socket dropped");
-    expect(t.conn.counters()).toMatchObject({ heartbeatFailures: 1, reconnects: 1 });
-    await vi.advanceTimersByTimeAsync(99);
+    // T+360s: second heartbeat, unanswered; T+390s: it times out → logged, nothing dropped.
+    await vi.advanceTimersByTimeAsync(180_000);
+    await waitFor(() => beats() === 2, "second heartbeat");
+    await vi.advanceTimersByTimeAsync(30_000);
     await ioSettle();
-    expect(t.conn.status).toBe("reconnecting");
+    expect(t.conn.counters()).toMatchObject({ heartbeatFailures: 1, reconnects: 0 });
+    expect(t.conn.status).toBe("open");
+    expect(t.logger.entries.some((e) => e.event === "transport.heartbeat-failed")).toBe(true);
+    // T+570s: the next heartbeat still goes out on schedule (T+390s + 180s).
+    silent = false;
+    await vi.advanceTimersByTimeAsync(180_000);
+    await waitFor(() => beats() === 3, "third heartbeat");
+    expect(t.server.requests.filter((r) => r.action === "register_online")).toHaveLength(1);
+  });
+
+  it("a register_online with no answer is retried on the next heartbeat; requests time out after 30 s by default", async () => {
+    vi.useFakeTimers(FAKE_TIMERS_WITH_REAL_IO);
+    let registers = 0;
+    const server = scriptedService("group.agentcp.io", (req) => (req.action === "register_online" && ++registers === 1 ? "ignore" : undefined));
+    net = createLoopback([server.agent]);
+    conn = createGroupConnection({
+      channel: net.link("agent.agentcp.io").channel("group.agentcp.io"),
+      aid: "agent.agentcp.io",
+      groups: ["g1"],
+      getCursor: () => 0,
+      onMessages: () => {},
+      heartbeatMs: 60_000,
+    });
+    const started = conn.start();
+    await waitFor(() => registers === 1, "first register");
+    // T+29.999s: still waiting for the answer; T+30s: timed out, the pull goes ahead.
+    await vi.advanceTimersByTimeAsync(29_999);
+    await ioSettle();
+    expect(server.requests.some((r) => r.action === "pull_messages")).toBe(false);
     await vi.advanceTimersByTimeAsync(1);
-    await waitFor(() => t.conn.status === "open", "reconnected");
-    expect(t.server.requests.filter((r) => r.action === "register_online")).toHaveLength(2);
+    await started;
+    expect(conn.counters()).toMatchObject({ registerFailures: 1, requestTimeouts: 1 });
+    // T+60s: the heartbeat slot registers again instead of beating.
+    await vi.advanceTimersByTimeAsync(30_000);
+    await waitFor(() => registers === 2, "register retried");
+    await ioSettle();
+    expect(server.requests.filter((r) => r.action === "heartbeat")).toHaveLength(0);
+    await vi.advanceTimersByTimeAsync(60_000);
+    await waitFor(() => server.requests.some((r) => r.action === "heartbeat"), "then heartbeats");
   });
 
   it("retries a 1010 without a hint on exponential backoff: T+0, T+100, T+300", async () => {

@@ -154,6 +154,45 @@ describe("GroupFeed", () => {
     expect(t.counters.gapResyncs).toBe(1);
   });
 
+  it("our own stored send fills its id: the next push is no gap, and an echo of it is still fed once", async () => {
+    const t = setup({ history: [1] });
+    await t.feed.connect(0);
+    // #2 is ours (not echoed), #3 someone else's.
+    t.history.push(2, 3);
+    t.feed.noteOwnSend(2);
+    t.feed.push([m(3)]);
+    await turns();
+    expect(t.pulls).toEqual([0]);
+    expect(t.fed).toEqual([[1], [3]]);
+    expect(t.counters.gapResyncs).toBe(0);
+    // An echoing service: #4 noted, then its push carries it → fed like any message, once.
+    t.history.push(4);
+    t.feed.noteOwnSend(4);
+    t.feed.push([m(4)]);
+    t.feed.push([m(4)]);
+    await turns();
+    expect(t.fed).toEqual([[1], [3], [4]]);
+    expect(t.pulls).toEqual([0]);
+  });
+
+  it("a batch push whose range claims more than it carries is replaced by a pull", async () => {
+    const t = setup({ history: [1] });
+    await t.feed.connect(0);
+    t.history.push(2, 3, 4);
+    // start 2, count 3 → covers 2..4, carries only 2.
+    t.feed.push([m(2)], { startMsgId: 2, count: 3, latestMsgId: 4 });
+    await turns();
+    expect(t.pulls).toEqual([0, 1]);
+    expect(t.fed).toEqual([[1], [2, 3, 4]]);
+    expect(t.counters.gapResyncs).toBe(1);
+    // A complete batch: fed directly.
+    t.history.push(5, 6);
+    t.feed.push([m(5), m(6)], { startMsgId: 5, count: 2, latestMsgId: 6 });
+    await turns();
+    expect(t.pulls).toEqual([0, 1]);
+    expect(t.fed.at(-1)).toEqual([5, 6]);
+  });
+
   it("pulls when new_message announces an id it has not seen, and only then", async () => {
     const t = setup({ history: [1] });
     await t.feed.connect(0);

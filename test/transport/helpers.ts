@@ -1,7 +1,7 @@
-// Shared by the transport and server tests: real-I/O waits that work under fake timers, a raw
-// protocol client, and a scripted server that can send anything.
-import { WebSocket, WebSocketServer } from "ws";
-import type { AddressInfo } from "node:net";
+// Shared by the transport and group-service tests: real-I/O waits that work under fake timers, a
+// raw protocol client on a loopback session, and a scripted service agent that can send anything.
+import type { ServiceAgent, ServiceAgentHost } from "../../src/server/service-agent.ts";
+import type { Loopback } from "../support/loopback.ts";
 
 /**
  * Fake only the clock and timers: sockets and setImmediate stay real, so tests can wait for I/O
@@ -30,105 +30,82 @@ export async function ioSettle(ms = 40): Promise<void> {
 
 export type Frame = Record<string, unknown>;
 
-/** A bare protocol client: no validation, no reconnect. */
-export async function rawClient(url: string, headers: Record<string, string>) {
-  const ws = new WebSocket(url, { headers });
+/** A bare protocol client on a loopback session: no validation, no reconnect. */
+export async function rawClient(loopback: Loopback, aid: string, peer: string) {
+  const link = loopback.link(aid);
+  const channel = link.channel(peer);
   const frames: Frame[] = [];
   const waiting = new Map<string, (f: Frame) => void>();
   let seq = 0;
-  ws.on("message", (data) => {
-    const frame = JSON.parse(data.toString()) as Frame;
+  channel.on("message", ({ payload }) => {
+    const frame = JSON.parse(payload) as Frame;
     const id = frame.request_id;
     if (typeof id === "string" && waiting.has(id)) {
       waiting.get(id)!(frame);
       waiting.delete(id);
     } else frames.push(frame);
   });
-  await new Promise<void>((resolve, reject) => {
-    ws.once("open", () => resolve());
-    ws.once("error", reject);
-  });
+  await waitFor(() => channel.status === "up", "loopback session");
   return {
-    ws,
+    channel,
     /** Unsolicited frames (pushes, notifications) in arrival order. */
     frames,
     request(action: string, groupId?: string, params?: unknown): Promise<Frame> {
-      const request_id = `r${++seq}`;
+      const request_id = `${aid}-r${++seq}`;
       const done = new Promise<Frame>((resolve) => waiting.set(request_id, resolve));
-      ws.send(JSON.stringify({ action, request_id, ...(groupId !== undefined ? { group_id: groupId } : {}), ...(params !== undefined ? { params } : {}) }));
+      channel.send(JSON.stringify({ action, request_id, ...(groupId !== undefined ? { group_id: groupId } : {}), ...(params !== undefined ? { params } : {}) }));
       return done;
     },
-    close(): Promise<void> {
-      return new Promise((resolve) => {
-        if (ws.readyState === WebSocket.CLOSED) return resolve();
-        ws.once("close", () => resolve());
-        ws.close();
-      });
+    sendRaw(payload: string): void {
+      channel.send(payload);
+    },
+    close(): void {
+      link.close();
     },
   };
-}
-
-/** Resolves with the HTTP status of a refused upgrade. */
-export function upgradeStatus(url: string, headers: Record<string, string>): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, { headers });
-    ws.on("unexpected-response", (_req, res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-      ws.terminate();
-    });
-    ws.on("error", () => {});
-    ws.on("open", () => {
-      ws.terminate();
-      reject(new Error("upgrade was accepted"));
-    });
-  });
 }
 
 export type Reply = { code?: number; data?: unknown; error?: string } | "ignore" | string;
 
 /**
- * A group service that answers every request with code 0 (an empty pull page for pull_messages)
- * unless `reply` says otherwise: a response, "ignore", or a raw string sent verbatim.
+ * A group service agent that answers every request with code 0 (an empty pull page for
+ * pull_messages) unless `reply` says otherwise: a response, "ignore", or a raw string sent verbatim.
  */
-export async function startScriptedServer(reply: (req: Frame, socket: WebSocket) => Reply | undefined = () => undefined) {
-  const wss = new WebSocketServer({ host: "127.0.0.1", port: 0 });
-  await new Promise<void>((resolve) => wss.once("listening", () => resolve()));
-  const sockets = new Set<WebSocket>();
+export function scriptedService(aid: string, reply: (req: Frame) => Reply | undefined = () => undefined) {
+  let host: ServiceAgentHost | undefined;
   const requests: Frame[] = [];
-  wss.on("connection", (ws) => {
-    sockets.add(ws);
-    ws.on("close", () => sockets.delete(ws));
-    ws.on("message", (data) => {
-      const req = JSON.parse(data.toString()) as Frame;
+  const sessions = new Map<string, string>();
+  const agent: ServiceAgent = {
+    aid,
+    attach(h) {
+      host = h;
+    },
+    onMessage({ sessionId, from, payload }) {
+      sessions.set(sessionId, from);
+      const req = JSON.parse(payload) as Frame;
       requests.push(req);
-      const r = reply(req, ws);
+      const r = reply(req);
       if (r === "ignore") return;
-      if (typeof r === "string") return ws.send(r);
-      const defaultData = req.action === "pull_messages" ? { messages: [], has_more: false, latest_msg_id: 0 } : {};
-      ws.send(JSON.stringify({
+      const out = typeof r === "string" ? r : JSON.stringify({
         action: req.action,
         request_id: req.request_id,
         code: r?.code ?? 0,
         group_id: req.group_id,
-        data: r && "data" in r ? r.data : defaultData,
+        data: r && "data" in r ? r.data : req.action === "pull_messages" ? { messages: [], has_more: false, latest_msg_id: 0 } : req.action === "get_cursor" ? { msg_cursor: { current_msg_id: 0 } } : {},
         error: r?.error ?? "",
-      }));
-    });
-  });
-  const port = (wss.address() as AddressInfo).port;
-  return {
-    url: `ws://127.0.0.1:${port}`,
-    port,
-    requests,
-    sockets,
-    /** Sends raw text (or bytes) to every connected client. */
-    send(data: string | Buffer): void {
-      for (const ws of sockets) ws.send(data);
+      });
+      host?.send({ sessionId, to: from, payload: out });
     },
-    close(): Promise<void> {
-      for (const ws of sockets) ws.terminate();
-      return new Promise((resolve) => wss.close(() => resolve()));
+    onSessionEnd({ sessionId }) {
+      sessions.delete(sessionId);
+    },
+  };
+  return {
+    agent,
+    requests,
+    /** Sends raw text to every session that has spoken to it. */
+    send(payload: string): void {
+      for (const [sessionId, to] of sessions) host?.send({ sessionId, to, payload });
     },
   };
 }

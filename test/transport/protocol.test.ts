@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { parsePullData, parseSendData, parseServerFrame, parseWireMessage, toWireMessage } from "../../src/transport/protocol.ts";
+import { RESULT_CODES, parsePullData, parseSendData, parseServerFrame, parseWireMessage, toWireMessage } from "../../src/transport/protocol.ts";
 
 const msg = { msg_id: 42, sender: "bob.agentcp.io", content: "hi", content_type: "text", timestamp: 1767623400000, metadata: null };
 
@@ -124,5 +124,21 @@ describe("response data", () => {
     expect(parseSendData({ msg_id: 43, timestamp: 1000 })).toEqual({ ok: true, msgId: "43", timestamp: 1000 });
     expect(parseSendData({ msg_id: 43 }).ok).toBe(false);
     expect(parseSendData(null).ok).toBe(false);
+  });
+});
+
+describe("result codes", () => {
+  it("knows the agent.md codes 1024 and 1025 beside the group codes", () => {
+    expect(RESULT_CODES.AGENT_MD_NOT_FOUND).toBe(1024);
+    expect(RESULT_CODES.AGENT_MD_INVALID).toBe(1025);
+    expect(RESULT_CODES.RATE_LIMITED).toBe(1010);
+  });
+
+  it("parses a batch push's start_msg_id / count / latest_msg_id as its range", () => {
+    const parsed = parseServerFrame(JSON.stringify({
+      action: "message_batch_push", group_id: "g1", code: 0,
+      data: { messages: [{ msg_id: 7, sender: "bob.acp.local", content: "x", timestamp: 1 }], start_msg_id: 7, latest_msg_id: 9, count: 3 },
+    }));
+    expect(parsed).toMatchObject({ ok: true, frame: { kind: "messages", via: "message_batch_push", range: { startMsgId: 7, count: 3, latestMsgId: 9 } } });
   });
 });

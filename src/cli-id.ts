@@ -1,0 +1,153 @@
+// `acp-group id create | list | show | import`: identities on disk, in the official SDK's layout.
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { parse, UsageError } from "./cli-args.ts";
+import { loadConfigFile } from "./config/load.ts";
+import { defaultStateDir } from "./state/file-store.ts";
+import { accessPointUrlFor, createIdentity, importIdentity, listIdentities, loadIdentity, summarizeCertificate, type CertificateSummary, type TlsOptions } from "./network/index.ts";
+import { checkCertificateExpiry, identityPaths } from "./network/identity-store.ts";
+
+type Io = { out: (s: string) => void; err: (s: string) => void };
+
+export const ID_USAGE = `Usage: acp-group id <create|list|show|import> [options]
+
+  create <aid> [--ap DOMAIN | --ap-url URL] [--no-passphrase] [--ca-file FILE] [--insecure-tls]
+         Make a P-384 key and CSR, get the certificate from the access point
+         (default https://acp3.<domain of aid>), store them under <state>/identities/<aid>/.
+         The key is encrypted with ACP_SEED_PASSWORD (or network.seedPassword in --config);
+         without one, --no-passphrase is required to store it unencrypted.
+  list   [--json]                 Identities in the state dir with their certificate's validity.
+  show   <aid> [--json]           Subject, issuer, validity, SHA-256 fingerprint, files.
+  import (--key FILE --cert FILE [--aid AID] | --sdk-dir DIR) [--no-passphrase]
+         Copy an existing key + certificate (or an official SDK folder <aid>/private,public).
+
+Common: [--state-dir DIR] [--config FILE]  (default state dir: config stateDir, ACP_GROUP_STATE_DIR, ~/.acp-group/state)`;
+
+const COMMON = {
+  "state-dir": { type: "string" },
+  config: { type: "string" },
+  json: { type: "boolean" },
+  "no-passphrase": { type: "boolean" },
+  ap: { type: "string" },
+  "ap-url": { type: "string" },
+  "ca-file": { type: "string" },
+  "insecure-tls": { type: "boolean" },
+  key: { type: "string" },
+  cert: { type: "string" },
+  aid: { type: "string" },
+  "sdk-dir": { type: "string" },
+} as const;
+
+function certLines(summary: CertificateSummary, status: string): string[] {
+  return [
+    `subject:     ${summary.subject}`,
+    `issuer:      ${summary.issuer}`,
+    `valid:       ${summary.validFrom.toISOString()} → ${summary.validTo.toISOString()} (${status})`,
+    `fingerprint: SHA256 ${summary.fingerprint256}`,
+    `serial:      ${summary.serialNumber}`,
+  ];
+}
+
+function statusOf(certPem: string, now: number): string {
+  const c = checkCertificateExpiry({ certPem, now });
+  return c.reason === "valid" ? `valid, ${c.daysLeft} days left` : c.reason === "expiring-soon" ? `EXPIRES in ${c.daysLeft} days` : c.reason === "expired" ? "EXPIRED" : "NOT YET VALID";
+}
+
+export async function idCommand(args: string[], io: Io, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const [sub, ...rest] = args;
+  if (sub === undefined || sub === "--help" || sub === "-h" || sub === "help") {
+    io.out(ID_USAGE);
+    return sub === undefined ? 2 : 0;
+  }
+  const { values, positionals } = parse(rest, COMMON, true);
+  if (values.help) {
+    io.out(ID_USAGE);
+    return 0;
+  }
+  const config = values.config ? loadConfigFile(values.config) : undefined;
+  const stateDir = values["state-dir"] ?? config?.stateDir ?? defaultStateDir(env);
+  const seedPassword = env.ACP_SEED_PASSWORD || config?.network.seedPassword || undefined;
+  const now = Date.now();
+  switch (sub) {
+    case "create": {
+      const [aid, extra] = positionals;
+      if (!aid || extra !== undefined) throw new UsageError("expected `id create <aid>`");
+      if (values.ap && values["ap-url"]) throw new UsageError("`--ap` and `--ap-url` exclude each other");
+      const tls: TlsOptions = {};
+      const caFile = values["ca-file"] ?? config?.network.caFile;
+      if (caFile) tls.caFile = caFile;
+      if (values["insecure-tls"] || config?.network.insecureTls) {
+        tls.insecureTls = true;
+        io.err("acp-group: warning: TLS certificates are NOT verified (--insecure-tls)");
+      }
+      const accessPointUrl = accessPointUrlFor({ aid, accessPoint: values.ap, accessPointUrl: values["ap-url"] });
+      const identity = await createIdentity({ aid, stateDir, accessPointUrl, seedPassword, noPassphrase: values["no-passphrase"] === true, tls });
+      const s = summarizeCertificate(identity.certPem);
+      io.out(`created ${aid} (certificate from ${accessPointUrl})`);
+      io.out(`folder:      ${identity.dir}${seedPassword ? " (key encrypted with the seed password)" : " (key NOT encrypted)"}`);
+      for (const line of certLines(s, statusOf(identity.certPem, now))) io.out(line);
+      return 0;
+    }
+    case "list": {
+      const list = listIdentities(stateDir);
+      if (values.json) {
+        io.out(JSON.stringify(list));
+        return 0;
+      }
+      if (list.length === 0) {
+        io.out(`no identities in ${stateDir}/identities (create one with \`acp-group id create <aid>\`)`);
+        return 0;
+      }
+      for (const l of list) {
+        io.out(l.certificate ? `${l.aid}  ${l.certificate.validTo.toISOString().slice(0, 10)}  ${statusOf(readCert(l.dir, l.aid), now)}  issuer: ${l.certificate.issuer}` : `${l.aid}  (unreadable: ${l.problem})`);
+      }
+      return 0;
+    }
+    case "show": {
+      const [aid] = positionals;
+      if (!aid) throw new UsageError("expected `id show <aid>`");
+      const paths = identityPaths({ aid, stateDir });
+      const certPem = readCert(paths.dir, aid);
+      const s = summarizeCertificate(certPem);
+      // Opening the key proves the seed password and the key/certificate pair; not fatal for `show`.
+      let key = "key opens and matches the certificate";
+      try {
+        loadIdentity({ aid, stateDir, seedPassword });
+      } catch (err) {
+        key = (err as Error).message;
+      }
+      if (values.json) {
+        io.out(JSON.stringify({ aid, ...paths, certificate: s, status: statusOf(certPem, now), key }));
+        return 0;
+      }
+      io.out(`aid:         ${aid}`);
+      for (const line of certLines(s, statusOf(certPem, now))) io.out(line);
+      io.out(`key:         ${paths.key} (${key})`);
+      io.out(`certificate: ${paths.cert}`);
+      return 0;
+    }
+    case "import": {
+      if (!values["sdk-dir"] && !(values.key && values.cert)) throw new UsageError("expected `--key FILE --cert FILE` or `--sdk-dir DIR`");
+      const identity = importIdentity({
+        stateDir,
+        ...(values.aid ? { aid: values.aid } : {}),
+        ...(values.key ? { keyFile: values.key } : {}),
+        ...(values.cert ? { certFile: values.cert } : {}),
+        ...(values["sdk-dir"] ? { sdkDir: values["sdk-dir"] } : {}),
+        seedPassword,
+        noPassphrase: values["no-passphrase"] === true,
+      });
+      io.out(`imported ${identity.aid} into ${identity.dir}`);
+      for (const line of certLines(summarizeCertificate(identity.certPem), statusOf(identity.certPem, now))) io.out(line);
+      return 0;
+    }
+    default:
+      throw new UsageError(`unknown id command \`${sub}\``);
+  }
+}
+
+function readCert(dir: string, aid: string): string {
+  const file = join(dir, "public", `${aid}.crt`);
+  if (!existsSync(file)) throw new UsageError(`no identity \`${aid}\` (${file} is missing)`);
+  return readFileSync(file, "utf8");
+}

@@ -1,0 +1,86 @@
+// The local network for development, as `acp-group server` and `start` run it: the access point,
+// the message service and the group service `group.<domain>` on one port, with its CA, history
+// and the identities it issued in one state dir. Also re-homes a config's identities and humans
+// onto the local domain (`alice.agentcp.io` → `alice.<domain>`), and issues their certificates.
+import { join } from "node:path";
+import { connectAgent, ensureIdentity, type ConnectAgentOptions, type Identity, type NetworkAgent } from "./network/index.ts";
+import { createGroupService, type GroupDefinition, type GroupService } from "./server/group-service.ts";
+import type { RateLimit } from "./server/rate-limit.ts";
+import { DEFAULT_LOCAL_DOMAIN, networkBanner, startLocalNetwork, type LocalNetwork } from "./server/network/index.ts";
+import type { ChannelConfig, Logger } from "./types.ts";
+
+export { DEFAULT_LOCAL_DOMAIN };
+
+export interface DevNetwork {
+  readonly net: LocalNetwork;
+  readonly service: GroupService;
+  /** `access point: …`, `ca: …` (with TLS), `join <group>: <link>` — one line each, for printing. */
+  readonly lines: string[];
+  /** Issues (or reloads) an identity of this network, kept in the state dir. */
+  identity(aid: string): Promise<Identity>;
+  /** Signs an issued identity in over this process's loopback address (no DNS needed). */
+  connect(identity: Identity, logger?: Logger, options?: Omit<ConnectAgentOptions, "identity" | "accessPointUrl" | "tls" | "logger">): NetworkAgent;
+  close(): Promise<void>;
+}
+
+export interface StartDevNetworkParams {
+  domain?: string;
+  port?: number;
+  tls?: boolean;
+  stateDir: string;
+  groups: Record<string, GroupDefinition>;
+  logger?: Logger;
+  /** Per member and group (default 10 per 10 s); null disables. */
+  rateLimit?: RateLimit | null;
+  /** Access and message token lifetime (tests expire them sooner). */
+  tokenTtlMs?: number;
+}
+
+export async function startDevNetwork(p: StartDevNetworkParams): Promise<DevNetwork> {
+  const domain = p.domain ?? DEFAULT_LOCAL_DOMAIN;
+  const root = join(p.stateDir, "local-network");
+  const service = createGroupService({
+    domain,
+    groups: p.groups,
+    historyFile: join(root, "group-history.jsonl"),
+    ...(p.rateLimit !== undefined ? { rateLimit: p.rateLimit } : {}),
+    ...(p.logger ? { logger: p.logger } : {}),
+  });
+  const net = await startLocalNetwork({
+    domain,
+    stateDir: root,
+    ...(p.port !== undefined ? { port: p.port } : {}),
+    ...(p.tls ? { tls: true } : {}),
+    serviceAgents: [service],
+    ...(p.logger ? { logger: p.logger } : {}),
+    ...(p.tokenTtlMs !== undefined ? { tokenTtlMs: p.tokenTtlMs } : {}),
+  });
+  const lines = networkBanner(net);
+  for (const groupId of service.groupIds()) lines.push(`join ${groupId}: ${service.joinLink(groupId)}`);
+  const tls = { ca: net.caPem };
+  return {
+    net,
+    service,
+    lines,
+    // Demo identities are for this machine only: stored without a passphrase, next to the CA that issued them.
+    identity: (aid) => ensureIdentity({ aid, stateDir: root, accessPointUrl: net.localUrl, noPassphrase: true, tls }),
+    connect: (identity, logger, options) => connectAgent({ ...options, identity, accessPointUrl: net.localUrl, tls, ...(logger ? { logger } : {}) }),
+    close: () => net.close(),
+  };
+}
+
+/** `alice.agentcp.io` → `alice.<domain>`; a bare name (`you`) → `you.<domain>`. */
+export function rehome(aid: string, domain: string): string {
+  const dot = aid.indexOf(".");
+  return `${dot >= 0 ? aid.slice(0, dot) : aid}.${domain}`;
+}
+
+/** The config with every identity and human on `domain`, and no per-identity access point. */
+export function rehomeConfig(config: ChannelConfig, domain: string): ChannelConfig {
+  const identities: ChannelConfig["identities"] = {};
+  for (const [id, identity] of Object.entries(config.identities)) {
+    const { accessPoint: _ap, accessPointUrl: _url, identityDir: _dir, keyFile: _key, certFile: _cert, ...rest } = identity;
+    identities[id] = { ...rest, aid: rehome(identity.aid, domain), ...(identity.owner ? { owner: rehome(identity.owner, domain) } : {}) };
+  }
+  return { ...config, identities, humans: config.humans.map((h) => rehome(h, domain)) };
+}

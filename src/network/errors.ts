@@ -1,0 +1,38 @@
+// Typed errors of the network layer: a stable `code` plus the aid (and URL) they concern.
+
+export type NetworkErrorCode =
+  /** The access point or message service refused our key or certificate: retrying cannot help. */
+  | "IDENTITY_REJECTED"
+  /** No key/certificate for the aid where we looked. */
+  | "IDENTITY_NOT_FOUND"
+  /** The key file is encrypted and the seed password is missing or wrong. */
+  | "IDENTITY_LOCKED"
+  /** `create` would overwrite an identity that is already there. */
+  | "IDENTITY_EXISTS"
+  /** Writing a key without a passphrase was not explicitly allowed. */
+  | "PASSPHRASE_REQUIRED"
+  /** `sign_cert` refused the request. */
+  | "CERT_REFUSED"
+  /** A sign-in step failed for a reason that may pass (server error, refused token, network). */
+  | "SIGN_IN_FAILED"
+  /** An HTTP call failed (status, body or transport). */
+  | "HTTP_ERROR"
+  /** A reply did not have the expected shape. */
+  | "BAD_REPLY"
+  | "INVALID_OPTIONS"
+  | "CLOSED";
+
+export class NetworkError extends Error {
+  readonly code: NetworkErrorCode;
+  readonly aid: string | undefined;
+  readonly url: string | undefined;
+  readonly status: number | undefined;
+  constructor(code: NetworkErrorCode, message: string, context: { aid?: string; url?: string; status?: number; cause?: unknown } = {}) {
+    super(message, context.cause !== undefined ? { cause: context.cause } : undefined);
+    this.name = "NetworkError";
+    this.code = code;
+    this.aid = context.aid;
+    this.url = context.url;
+    this.status = context.status;
+  }
+}

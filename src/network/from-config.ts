@@ -1,0 +1,36 @@
+// From a validated identity config to what connectAgent needs: the identity from disk, the access
+// point URL and the TLS rules. The one place config shapes meet the network layer.
+import type { IdentityConfig, NetworkSettings } from "../config/schema.ts";
+import { accessPointUrlFor } from "./access-point.ts";
+import type { TlsOptions } from "./http-client.ts";
+import { loadIdentity, type Identity } from "./identity-store.ts";
+
+export interface ResolvedAgentConnection {
+  identity: Identity;
+  accessPointUrl: string;
+  tls: TlsOptions;
+}
+
+/** Throws NetworkError IDENTITY_NOT_FOUND / IDENTITY_LOCKED / IDENTITY_REJECTED naming the aid. */
+export function resolveAgentConnection(params: {
+  identity: Pick<IdentityConfig, "aid" | "identityDir" | "keyFile" | "certFile" | "accessPoint" | "accessPointUrl">;
+  network: NetworkSettings;
+  stateDir: string;
+  env?: NodeJS.ProcessEnv;
+}): ResolvedAgentConnection {
+  const { identity: c, network } = params;
+  const seedPassword = network.seedPassword ?? ((params.env ?? process.env).ACP_SEED_PASSWORD || undefined);
+  const identity = loadIdentity({
+    aid: c.aid,
+    stateDir: params.stateDir,
+    ...(c.identityDir !== undefined ? { identityDir: c.identityDir } : {}),
+    ...(c.keyFile !== undefined ? { keyFile: c.keyFile } : {}),
+    ...(c.certFile !== undefined ? { certFile: c.certFile } : {}),
+    seedPassword,
+  });
+  const tls: TlsOptions = {
+    ...(network.caFile !== undefined ? { caFile: network.caFile } : {}),
+    ...(network.insecureTls ? { insecureTls: true } : {}),
+  };
+  return { identity, accessPointUrl: accessPointUrlFor({ aid: c.aid, accessPoint: c.accessPoint, accessPointUrl: c.accessPointUrl }), tls };
+}

@@ -1,0 +1,361 @@
+// One identity on the network: signs in (access point, config, message service), keeps one
+// message socket with ping/pong liveness, redials with backoff after a drop or a refused token,
+// and stops for good — one typed IDENTITY_REJECTED naming the aid — when its key or certificate
+// is refused. Peer channels ride on the socket; session_messages from anyone else are counted.
+import { randomBytes } from "node:crypto";
+import WebSocket from "ws";
+import type { Logger } from "../types.ts";
+import { errorFields, silentLogger } from "../log.ts";
+import type { AgentLink } from "./peer-channel.ts";
+import { NetworkError } from "./errors.ts";
+import { createHttpClient, tlsConnectOptions, type HttpClient, type HttpReply, type HttpRequestInit, type TlsOptions } from "./http-client.ts";
+import type { Identity } from "./identity-store.ts";
+import { sessionSocketUrl } from "./access-point.ts";
+import { signInToNetwork } from "./sign-in.ts";
+import { backoffDelayMs, type BackoffOptions } from "./backoff.ts";
+import { SessionChannel, type SessionHost } from "./session-channel.ts";
+import { TypedEmitter } from "./emitter.ts";
+import { ControlRequests } from "./control-requests.ts";
+import { nextMessageId } from "./message-id.ts";
+
+export interface ConnectAgentOptions {
+  identity: Identity;
+  /** e.g. `https://acp3.agentcp.io` (see accessPointUrlFor). */
+  accessPointUrl: string;
+  tls?: TlsOptions;
+  logger?: Logger;
+  /** WebSocket ping interval; a socket with no pong by the next ping is dead. Default 20000 ms. */
+  pingIntervalMs?: number;
+  /** Wait for a create_session/invite ack. Default 15000 ms. */
+  ackTimeoutMs?: number;
+  backoff?: BackoffOptions;
+  /** A socket open at least this long counts as stable: its drop redials at once. Default 30000 ms. */
+  stableMs?: number;
+  /** Replaces the HTTP client (a scripted access point in tests). */
+  http?: HttpClient;
+  now?: () => number;
+  random?: () => number;
+}
+
+export type NetworkAgentStatus = "signing-in" | "open" | "waiting" | "rejected" | "closed";
+
+export interface NetworkAgentCounters {
+  signIns: number;
+  signInFailures: number;
+  socketsOpened: number;
+  /** session_messages from senders with no channel: direct messages, never group chat. */
+  directMessages: number;
+  /** session_messages from a channel's peer on a session that is not the current one. */
+  staleMessages: number;
+}
+
+export interface NetworkAgentEvents {
+  status: { status: NetworkAgentStatus };
+  /** The key or certificate was refused: the agent has stopped. */
+  rejected: { error: NetworkError };
+  /** A session_message from a sender that is not a channel's peer. */
+  direct: { sender: string; sessionId: string; payload: string };
+}
+
+export class NetworkAgent implements AgentLink {
+  readonly aid: string;
+  /** Resolves when the first socket opens; rejects with IDENTITY_REJECTED or when closed first. */
+  readonly ready: Promise<void>;
+  readonly #o: ConnectAgentOptions;
+  readonly #logger: Logger;
+  readonly #http: HttpClient;
+  readonly #now: () => number;
+  readonly #random: () => number;
+  readonly #events: TypedEmitter<NetworkAgentEvents>;
+  readonly #channels = new Map<string, SessionChannel>();
+  readonly #control: ControlRequests;
+  readonly #counters: NetworkAgentCounters = { signIns: 0, signInFailures: 0, socketsOpened: 0, directMessages: 0, staleMessages: 0 };
+  #status: NetworkAgentStatus = "signing-in";
+  #ws: WebSocket | undefined;
+  #token: string | undefined;
+  #openedAt: number | undefined;
+  #failures = 0;
+  #lastMessageId = 0;
+  #readyResolve!: () => void;
+  #readyReject!: (err: Error) => void;
+  /** Waits out the backoff before the next sign-in; cleared on close. */
+  #retryTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Pings the open socket; armed on open, cleared on socket close and on close. */
+  #pingTimer: ReturnType<typeof setInterval> | undefined;
+  #awaitingPong = false;
+  readonly #sessionHost: SessionHost;
+
+  constructor(options: ConnectAgentOptions) {
+    this.#o = options;
+    this.aid = options.identity.aid;
+    this.#logger = options.logger ?? silentLogger;
+    try {
+      this.#http = options.http ?? createHttpClient(options.tls);
+    } catch (err) {
+      throw new NetworkError("INVALID_OPTIONS", `${this.aid}: cannot read the CA file ${options.tls?.caFile ?? ""}: ${(err as Error).message}`, { aid: this.aid, cause: err });
+    }
+    this.#now = options.now ?? Date.now;
+    this.#random = options.random ?? Math.random;
+    this.#control = new ControlRequests({ aid: this.aid, timeoutMs: options.ackTimeoutMs ?? 15_000 });
+    this.#events = new TypedEmitter((err, event) => this.#logger.log("error", "network.listener_failed", { aid: this.aid, event, ...errorFields(err) }));
+    this.ready = new Promise<void>((resolve, reject) => {
+      this.#readyResolve = resolve;
+      this.#readyReject = reject;
+    });
+    this.#sessionHost = {
+      aid: this.aid,
+      socketOpen: () => this.#socketOpen(),
+      request: (cmd, data) => this.#control.request(cmd, data, () => this.#sendFrame(cmd, data)),
+      sendFrame: (cmd, data) => this.#sendFrame(cmd, data),
+      nextMessageId: () => {
+        this.#lastMessageId = nextMessageId(this.#lastMessageId, this.#now());
+        return String(this.#lastMessageId);
+      },
+      now: () => this.#now(),
+      random: () => this.#random(),
+      logger: this.#logger,
+      backoff: options.backoff ?? {},
+      onChannelClosed: (ch) => {
+        if (this.#channels.get(ch.peer) === ch) this.#channels.delete(ch.peer);
+      },
+    };
+    // Callers may never await `ready`; its rejection is reported through `rejected` and the log.
+    this.ready.catch(() => {});
+    if (options.tls?.insecureTls) {
+      this.#logger.log("warn", "network.tls.insecure", { aid: this.aid, accessPointUrl: options.accessPointUrl, note: "TLS certificates are NOT verified (network.insecureTls)" });
+    }
+    this.#connectSafely();
+  }
+
+  get status(): NetworkAgentStatus {
+    return this.#status;
+  }
+
+  /** The current message-service token (for later HTTP calls such as publishing agent.md). */
+  token(): string | undefined {
+    return this.#token;
+  }
+
+  counters(): Readonly<NetworkAgentCounters> {
+    return { ...this.#counters };
+  }
+
+  on<E extends keyof NetworkAgentEvents>(event: E, listener: (payload: NetworkAgentEvents[E]) => void): () => void {
+    return this.#events.on(event, listener);
+  }
+
+  /** An HTTP call with the network's TLS rules and `Authorization: Bearer <message token>`. */
+  fetch(url: string, init: HttpRequestInit = {}): Promise<HttpReply> {
+    const headers = { ...(this.#token ? { authorization: `Bearer ${this.#token}` } : {}), ...init.headers };
+    return this.#http.request(url, { ...init, headers });
+  }
+
+  channel(peer: string): SessionChannel {
+    let ch = this.#channels.get(peer);
+    if (!ch) {
+      ch = new SessionChannel(peer, this.#sessionHost);
+      this.#channels.set(peer, ch);
+      if (this.#status === "rejected" || this.#status === "closed") ch.socketDown(this.#status);
+      else if (this.#socketOpen()) ch.socketUp();
+    }
+    return ch;
+  }
+
+  #socketOpen(): boolean {
+    return this.#ws !== undefined && this.#ws.readyState === WebSocket.OPEN && this.#status === "open";
+  }
+
+  #setStatus(status: NetworkAgentStatus): void {
+    if (this.#status === status) return;
+    this.#status = status;
+    this.#events.emit("status", { status });
+  }
+
+  /** A throw anywhere in a connect attempt (a bad URL from the config service…) is one more failure, never an unhandled rejection. */
+  #connectSafely(): void {
+    this.#connect().catch((err: unknown) => this.#scheduleRetry("connect-failed", err));
+  }
+
+  async #connect(): Promise<void> {
+    if (this.#status === "closed" || this.#status === "rejected") return;
+    this.#setStatus("signing-in");
+    let url: string;
+    try {
+      this.#counters.signIns++;
+      const signedIn = await signInToNetwork({ accessPointUrl: this.#o.accessPointUrl, identity: this.#o.identity, http: this.#http });
+      this.#token = signedIn.messageToken;
+      url = sessionSocketUrl({ messageServer: signedIn.messageServer, aid: this.aid, token: signedIn.messageToken });
+    } catch (err) {
+      this.#counters.signInFailures++;
+      if (err instanceof NetworkError && err.code === "IDENTITY_REJECTED") return this.#reject(err);
+      return this.#scheduleRetry("sign-in-failed", err);
+    }
+    if ((this.#status as NetworkAgentStatus) === "closed") return;
+    this.#dial(url);
+  }
+
+  #dial(url: string): void {
+    const ws = new WebSocket(url, { ...tlsConnectOptions(this.#o.tls), handshakeTimeout: 15_000, maxPayload: 4 * 1024 * 1024 });
+    this.#ws = ws;
+    let opened = false;
+    ws.on("unexpected-response", (_req, res) => {
+      // A refused token (401) or a server problem: either way sign in again after the backoff.
+      this.#logger.log("warn", "network.socket.refused", { aid: this.aid, status: res.statusCode });
+      res.resume();
+      ws.terminate();
+    });
+    ws.on("open", () => {
+      if (this.#ws !== ws || this.#status === "closed") return void ws.close();
+      opened = true;
+      this.#openedAt = this.#now();
+      this.#counters.socketsOpened++;
+      this.#setStatus("open");
+      this.#armPing(ws);
+      this.#logger.log("info", "network.socket.open", { aid: this.aid });
+      this.#readyResolve();
+      for (const ch of this.#channels.values()) ch.socketUp();
+    });
+    ws.on("message", (data, isBinary) => {
+      if (this.#ws === ws && !isBinary) this.#onFrame(data.toString());
+    });
+    ws.on("pong", () => {
+      this.#awaitingPong = false;
+    });
+    ws.on("error", (err) => this.#logger.log("debug", "network.socket.error", { aid: this.aid, error: err.message }));
+    ws.on("close", (code, reasonBuf) => {
+      if (this.#ws !== ws) return;
+      this.#ws = undefined;
+      this.#clearPing();
+      this.#control.failAll(new NetworkError("CLOSED", "socket closed", { aid: this.aid }));
+      const reason = code === 4001 ? "token-expired" : opened ? "socket-closed" : "dial-failed";
+      for (const ch of this.#channels.values()) ch.socketDown(reason);
+      if (this.#status === "closed" || this.#status === "rejected") return;
+      const stable = opened && this.#openedAt !== undefined && this.#now() - this.#openedAt >= (this.#o.stableMs ?? 30_000);
+      if (stable) this.#failures = 0;
+      this.#logger.log(opened ? "info" : "warn", "network.socket.closed", { aid: this.aid, code, reason: reasonBuf.toString() || reason });
+      if (stable) {
+        this.#setStatus("waiting");
+        this.#connectSafely();
+      } else this.#scheduleRetry(reason);
+    });
+  }
+
+  #scheduleRetry(reason: string, err?: unknown): void {
+    if (this.#status === "closed" || this.#status === "rejected") return;
+    this.#failures++;
+    const delay = backoffDelayMs(this.#failures, this.#random(), this.#o.backoff);
+    this.#setStatus("waiting");
+    this.#logger.log("warn", "network.retry", { aid: this.aid, reason, failures: this.#failures, retryInMs: delay, ...(err ? errorFields(err) : {}) });
+    if (this.#retryTimer) clearTimeout(this.#retryTimer);
+    this.#retryTimer = setTimeout(() => {
+      this.#retryTimer = undefined;
+      this.#connectSafely();
+    }, delay);
+  }
+
+  #reject(err: NetworkError): void {
+    this.#setStatus("rejected");
+    this.#logger.log("error", "network.identity.rejected", { aid: this.aid, code: err.code, error: err.message });
+    for (const ch of this.#channels.values()) ch.socketDown("identity-rejected");
+    this.#readyReject(err);
+    this.#events.emit("rejected", { error: err });
+  }
+
+  #armPing(ws: WebSocket): void {
+    this.#clearPing();
+    this.#awaitingPong = false;
+    this.#pingTimer = setInterval(() => {
+      if (this.#awaitingPong) {
+        this.#logger.log("warn", "network.socket.dead", { aid: this.aid, note: "no pong since the last ping" });
+        ws.terminate();
+        return;
+      }
+      this.#awaitingPong = true;
+      ws.ping();
+    }, this.#o.pingIntervalMs ?? 20_000);
+    this.#pingTimer.unref?.();
+  }
+
+  #clearPing(): void {
+    if (this.#pingTimer) clearInterval(this.#pingTimer);
+    this.#pingTimer = undefined;
+  }
+
+  #sendFrame(cmd: string, data: Record<string, unknown>): boolean {
+    const ws = this.#ws;
+    if (!ws || ws.readyState !== WebSocket.OPEN) return false;
+    ws.send(JSON.stringify({ cmd, data }));
+    return true;
+  }
+
+  #onFrame(text: string): void {
+    let frame: { cmd?: unknown; data?: unknown };
+    try {
+      frame = JSON.parse(text) as typeof frame;
+    } catch {
+      this.#logger.log("debug", "network.frame.malformed", { aid: this.aid });
+      return;
+    }
+    const data = (frame?.data !== null && typeof frame?.data === "object" ? frame.data : {}) as Record<string, unknown>;
+    switch (frame?.cmd) {
+      case "create_session_ack":
+        return this.#control.settle("create_session_req", data);
+      case "invite_agent_ack":
+        return this.#control.settle("invite_agent_req", data);
+      case "session_message":
+        return this.#onSessionMessage(data);
+      default:
+        this.#logger.log("debug", "network.frame.other", { aid: this.aid, cmd: typeof frame?.cmd === "string" ? frame.cmd : undefined });
+    }
+  }
+
+  #onSessionMessage(data: Record<string, unknown>): void {
+    const sender = typeof data.sender === "string" ? data.sender : "";
+    const sessionId = typeof data.session_id === "string" ? data.session_id : "";
+    const payload = typeof data.message === "string" ? data.message : "";
+    const ch = this.#channels.get(sender);
+    if (ch?.owns(sessionId)) return ch.deliver(payload, sessionId);
+    if (ch) {
+      this.#counters.staleMessages++;
+      this.#logger.log("debug", "network.message.stale", { aid: this.aid, sender, sessionId });
+      return;
+    }
+    // Not group chat: someone talking to us directly. Counted and logged, never fed to a group.
+    this.#counters.directMessages++;
+    this.#logger.log("debug", "network.message.direct", { aid: this.aid, sender, sessionId, chars: payload.length });
+    this.#events.emit("direct", { sender, sessionId, payload });
+  }
+
+  async close(): Promise<void> {
+    if (this.#status === "closed") return;
+    this.#setStatus("closed");
+    if (this.#retryTimer) clearTimeout(this.#retryTimer);
+    this.#retryTimer = undefined;
+    this.#clearPing();
+    this.#control.failAll(new NetworkError("CLOSED", "agent closed", { aid: this.aid }));
+    for (const ch of [...this.#channels.values()]) ch.close();
+    this.#readyReject(new NetworkError("CLOSED", `${this.aid} closed before it connected`, { aid: this.aid }));
+    const ws = this.#ws;
+    this.#ws = undefined;
+    if (ws && ws.readyState !== WebSocket.CLOSED) {
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(() => {
+          ws.terminate();
+          resolve();
+        }, 1000);
+        ws.once("close", () => {
+          clearTimeout(t);
+          resolve();
+        });
+        ws.close(1000, "closing");
+      });
+    }
+    if (!this.#o.http) this.#http.close();
+    this.#events.clear();
+  }
+}
+
+/** Signs `identity` in and keeps its message socket; `channel(peer)` gives a session with a peer. */
+export function connectAgent(options: ConnectAgentOptions): NetworkAgent {
+  return new NetworkAgent(options);
+}

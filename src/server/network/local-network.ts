@@ -1,0 +1,151 @@
+// A local ACP network on one port: the access point API, the message service sign-in and the
+// `/session` socket, with a CA created in the state dir. With `tls` it serves HTTPS/WSS with a
+// certificate from that CA for `acp3.<domain>`, `*.<domain>`, `localhost` and 127.0.0.1.
+import { createServer as createHttpServer, type Server } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import type { Logger } from "../../types.ts";
+import { silentLogger } from "../../log.ts";
+import type { ServiceAgent } from "../service-agent.ts";
+import { openLocalCa } from "./local-ca.ts";
+import { createApiHandler, type ApiContext } from "./access-point-api.ts";
+import { MessageService, SESSION_PATHS, type MessageServiceCounters } from "./message-service.ts";
+import { NonceStore, TokenStore } from "./tokens.ts";
+
+import { DEFAULT_LOCAL_DOMAIN } from "./defaults.ts";
+
+export { DEFAULT_LOCAL_DOMAIN };
+
+export interface LocalNetworkOptions {
+  /** The access point's domain: identities are `<name>.<domain>`. Default `acp.local`. */
+  domain?: string;
+  /** Holds the CA (`ca/ca.crt`, `ca/ca.key`) and the registry of issued aids. */
+  stateDir: string;
+  /** Default 0 (any free port). */
+  port?: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+  tls?: boolean;
+  /** In-process agents such as the group service `group.<domain>`. */
+  serviceAgents?: ServiceAgent[];
+  /** How long access point and message tokens live. Default 1 hour. */
+  tokenTtlMs?: number;
+  logger?: Logger;
+  now?: () => number;
+  /** Default true. False: sockets never answer pings, like a half-open connection (liveness tests). */
+  answerPings?: boolean;
+}
+
+export interface LocalNetworkCounters extends MessageServiceCounters {
+  refusedSignIns: number;
+  issuedCertificates: number;
+  refusedCertificates: number;
+}
+
+export interface LocalNetwork {
+  readonly domain: string;
+  readonly port: number;
+  /** The URL to print: `https://acp3.<domain>:<port>` with TLS, `http://127.0.0.1:<port>` without. */
+  readonly accessPointUrl: string;
+  /** The same server by address, which needs no name resolution: `http(s)://127.0.0.1:<port>`. */
+  readonly localUrl: string;
+  /** The domain string the official SDK takes (`<domain>:<port>`), which it turns into `https://acp3.<domain>:<port>`. */
+  readonly sdkDomain: string;
+  /** The CA certificate (PEM file) a client must trust to verify this network. */
+  readonly caFile: string;
+  readonly caPem: string;
+  readonly tls: boolean;
+  addServiceAgent(agent: ServiceAgent): void;
+  /** Expires the tokens of `aid` (or all) now and closes their sockets with code 4001. */
+  expireTokens(aid?: string): void;
+  /** Drops the socket of `aid` (or every socket) without a close frame, like a network failure. */
+  dropSockets(aid?: string): void;
+  connectedAids(): string[];
+  counters(): Readonly<LocalNetworkCounters>;
+  close(): Promise<void>;
+}
+
+/** The lines `acp-group server` / `npm start` print at start (the group service adds its join links). */
+export function networkBanner(net: Pick<LocalNetwork, "accessPointUrl" | "caFile" | "tls">): string[] {
+  return [`access point: ${net.accessPointUrl}`, ...(net.tls ? [`ca: ${net.caFile}`] : [])];
+}
+
+export async function startLocalNetwork(options: LocalNetworkOptions): Promise<LocalNetwork> {
+  const domain = options.domain ?? DEFAULT_LOCAL_DOMAIN;
+  const now = options.now ?? Date.now;
+  const logger = options.logger ?? silentLogger;
+  const host = options.host ?? "127.0.0.1";
+  const tls = options.tls === true;
+  const ca = await openLocalCa({ dir: join(options.stateDir, "ca"), domain, now: now() });
+  const ttl = options.tokenTtlMs ?? 3600_000;
+  const messageTokens = new TokenStore(ttl);
+  const accessPointTokens = new TokenStore(ttl);
+  const messages = new MessageService({ tokens: messageTokens, now, logger, ...(options.answerPings === false ? { answerPings: false } : {}) });
+  for (const agent of options.serviceAgents ?? []) messages.addServiceAgent(agent);
+  const apiCounters = { refusedSignIns: 0, issuedCertificates: 0, refusedCertificates: 0 };
+  const ctx: ApiContext = {
+    domain,
+    ca,
+    stateDir: options.stateDir,
+    accessPointTokens,
+    messageTokens,
+    nonces: new NonceStore(),
+    reservedAids: () => new Set([...messages.serviceAgentAids(), `acp3.${domain}`]),
+    now,
+    logger,
+    counters: apiCounters,
+    secure: tls,
+  };
+  const handler = createApiHandler(ctx);
+  const onRequest = (req: Parameters<typeof handler>[0], res: Parameters<typeof handler>[1]) => void handler(req, res).catch(() => res.destroy());
+  let server: Server;
+  if (tls) {
+    const { certPem, keyPem } = await ca.issueServerCertificate({ dnsNames: [`acp3.${domain}`, `*.${domain}`, domain, "localhost"], ips: ["127.0.0.1"], now: now() });
+    server = createHttpsServer({ cert: certPem + ca.certPem, key: keyPem }, onRequest);
+  } else {
+    server = createHttpServer(onRequest);
+  }
+  server.on("upgrade", (req, socket, head) => {
+    const path = new URL(req.url ?? "/", "http://x").pathname;
+    if (!SESSION_PATHS.has(path)) {
+      socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n");
+      return;
+    }
+    messages.handleUpgrade(req, socket, head);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const scheme = tls ? "https" : "http";
+  logger.log("info", "network.started", { domain, port, tls });
+  return {
+    domain,
+    port,
+    accessPointUrl: tls ? `https://acp3.${domain}:${port}` : `http://127.0.0.1:${port}`,
+    localUrl: `${scheme}://127.0.0.1:${port}`,
+    sdkDomain: `${domain}:${port}`,
+    caFile: ca.certFile,
+    caPem: ca.certPem,
+    tls,
+    addServiceAgent: (agent) => messages.addServiceAgent(agent),
+    expireTokens(aid) {
+      messageTokens.expire(aid, now());
+      accessPointTokens.expire(aid, now());
+      messages.expire(aid);
+    },
+    dropSockets: (aid) => messages.drop(aid),
+    connectedAids: () => messages.connectedAids(),
+    counters: () => ({ ...messages.counters, ...apiCounters }),
+    async close() {
+      await messages.close();
+      server.closeAllConnections?.();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}

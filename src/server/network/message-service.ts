@@ -1,0 +1,309 @@
+// The local message service: the `/session` WebSocket (token checked at the upgrade), sessions
+// (`create_session_req`, `invite_agent_req`) and `session_message` routing between connected
+// agents and in-process service agents. Refuses a frame outside a session, a sender that is not
+// the signed-in aid, and a socket whose token has expired.
+import { randomBytes } from "node:crypto";
+import type { IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
+import { WebSocketServer, WebSocket, type RawData } from "ws";
+import type { Logger } from "../../types.ts";
+import type { ServiceAgent, ServiceAgentHost } from "../service-agent.ts";
+import type { TokenStore } from "./tokens.ts";
+import { nextMessageId } from "../../network/message-id.ts";
+
+export const SESSION_PATHS = new Set(["/api/message/session", "/session"]);
+/** Close code when the token behind a socket expires: the client must sign in again. */
+export const CLOSE_TOKEN_EXPIRED = 4001;
+/** Close code when the same aid opened a newer socket. */
+export const CLOSE_REPLACED = 4002;
+
+export interface MessageServiceCounters {
+  connections: number;
+  refusedUpgrades: number;
+  refusedFrames: number;
+  sessionsCreated: number;
+  messagesRouted: number;
+  undeliverable: number;
+}
+
+interface Session {
+  id: string;
+  identifyingCode: string;
+  members: Set<string>;
+}
+
+interface Connection {
+  aid: string;
+  ws: WebSocket;
+  /** False from a ping until its pong; a socket still false at the next sweep is dead. */
+  alive: boolean;
+  /** Closes the socket when its token expires; cleared on close. */
+  expiryTimer: ReturnType<typeof setTimeout> | undefined;
+}
+
+const str = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
+
+export class MessageService {
+  readonly #tokens: TokenStore;
+  readonly #now: () => number;
+  readonly #logger: Logger;
+  readonly #wss: WebSocketServer;
+  readonly #agents = new Map<string, ServiceAgent>();
+  readonly #connections = new Map<string, Connection>();
+  readonly #sessions = new Map<string, Session>();
+  #lastMessageId = 0;
+  readonly counters: MessageServiceCounters = { connections: 0, refusedUpgrades: 0, refusedFrames: 0, sessionsCreated: 0, messagesRouted: 0, undeliverable: 0 };
+
+  /** Pings every socket and drops the ones that did not answer the previous ping; cleared on close. */
+  readonly #sweepTimer: ReturnType<typeof setInterval> | undefined;
+
+  constructor(params: { tokens: TokenStore; now: () => number; logger: Logger; answerPings?: boolean; pingIntervalMs?: number }) {
+    // answerPings false simulates a half-open connection: the socket stays, pongs never come.
+    this.#wss = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024, autoPong: params.answerPings !== false });
+    if (params.pingIntervalMs !== 0) {
+      this.#sweepTimer = setInterval(() => this.#sweep(), params.pingIntervalMs ?? 30_000);
+      this.#sweepTimer.unref?.();
+    }
+    this.#tokens = params.tokens;
+    this.#now = params.now;
+    this.#logger = params.logger;
+  }
+
+  serviceAgentAids(): Set<string> {
+    return new Set(this.#agents.keys());
+  }
+
+  addServiceAgent(agent: ServiceAgent): void {
+    const aid = agent.aid;
+    if (this.#agents.has(aid)) throw new Error(`Expected one service agent per aid, got a second \`${agent.aid}\``);
+    this.#agents.set(aid, agent);
+    const host: ServiceAgentHost = { send: (p) => this.#deliver({ sessionId: p.sessionId, from: agent.aid, to: p.to, payload: p.payload }) };
+    agent.attach(host);
+  }
+
+  connectedAids(): string[] {
+    return [...this.#connections.keys()];
+  }
+
+  /** Monotonic ms-based ids: unique even for two frames in the same millisecond. */
+  #messageId(): string {
+    this.#lastMessageId = nextMessageId(this.#lastMessageId, this.#now());
+    return String(this.#lastMessageId);
+  }
+
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const url = new URL(req.url ?? "/", "http://x");
+    const aid = url.searchParams.get("agent_id") ?? "";
+    const token = url.searchParams.get("signature") ?? "";
+    const check = aid && token ? this.#tokens.check(aid, token, this.#now()) : ({ ok: false, reason: "unknown-token" } as const);
+    if (!check.ok) {
+      this.counters.refusedUpgrades++;
+      this.#logger.log("info", "msg.upgrade.refused", { aid, reason: check.reason });
+      socket.end(`HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${JSON.stringify({ error: check.reason })}`);
+      return;
+    }
+    this.#wss.handleUpgrade(req, socket, head, (ws) => this.#accept(aid, ws, check.expiresAt));
+  }
+
+  #accept(aid: string, ws: WebSocket, expiresAt: number): void {
+    const previous = this.#connections.get(aid);
+    if (previous) {
+      // The older socket may be half-open: its sessions end now, not whenever TCP notices.
+      this.#connections.delete(aid);
+      this.#endSessionsOf(aid);
+      previous.ws.close(CLOSE_REPLACED, "replaced by a newer connection");
+    }
+    const conn: Connection = { aid, ws, alive: true, expiryTimer: undefined };
+    ws.on("pong", () => {
+      conn.alive = true;
+    });
+    const left = expiresAt - this.#now();
+    conn.expiryTimer = setTimeout(() => {
+      conn.expiryTimer = undefined;
+      ws.close(CLOSE_TOKEN_EXPIRED, "token expired");
+    }, Math.max(0, Math.min(left, 2 ** 31 - 1)));
+    conn.expiryTimer.unref?.();
+    this.#connections.set(aid, conn);
+    this.counters.connections++;
+    this.#logger.log("info", "msg.connected", { aid });
+    ws.on("message", (data: RawData, isBinary: boolean) => {
+      if (isBinary) return this.#refuse(conn, "binary frame");
+      this.#onFrame(conn, data.toString());
+    });
+    ws.on("close", () => {
+      if (conn.expiryTimer) clearTimeout(conn.expiryTimer);
+      conn.expiryTimer = undefined;
+      if (this.#connections.get(aid) === conn) {
+        this.#connections.delete(aid);
+        this.#endSessionsOf(aid);
+      }
+      this.#logger.log("info", "msg.disconnected", { aid });
+    });
+    ws.on("error", (err) => this.#logger.log("debug", "msg.socket.error", { aid, error: err.message }));
+  }
+
+  #sweep(): void {
+    for (const conn of this.#connections.values()) {
+      if (!conn.alive) {
+        this.#logger.log("info", "msg.socket.dead", { aid: conn.aid });
+        conn.ws.terminate();
+        continue;
+      }
+      conn.alive = false;
+      conn.ws.ping();
+    }
+  }
+
+  /** Ends the socket of `aid` (or every socket) as if its token expired now. */
+  expire(aid: string | undefined): void {
+    for (const conn of this.#connections.values()) if (aid === undefined || conn.aid === aid) conn.ws.close(CLOSE_TOKEN_EXPIRED, "token expired");
+  }
+
+  /** Drops the socket of `aid` (or every socket) without a close frame, like a network failure. */
+  drop(aid: string | undefined): void {
+    for (const conn of this.#connections.values()) if (aid === undefined || conn.aid === aid) conn.ws.terminate();
+  }
+
+  #endSessionsOf(aid: string): void {
+    for (const session of this.#sessions.values()) {
+      if (!session.members.delete(aid)) continue;
+      for (const member of session.members) {
+        const agent = this.#agents.get(member);
+        if (agent) this.#safely(agent, "onSessionEnd", () => agent.onSessionEnd({ sessionId: session.id, from: aid }));
+      }
+      if (![...session.members].some((m) => this.#connections.has(m))) this.#sessions.delete(session.id);
+    }
+  }
+
+  #safely(agent: ServiceAgent, what: string, fn: () => void): void {
+    try {
+      fn();
+    } catch (err) {
+      this.#logger.log("error", "msg.service_agent.failed", { agent: agent.aid, what, error: (err as Error).message });
+    }
+  }
+
+  #send(conn: Connection, cmd: string, data: Record<string, unknown>): boolean {
+    if (conn.ws.readyState !== WebSocket.OPEN) return false;
+    conn.ws.send(JSON.stringify({ cmd, data }));
+    return true;
+  }
+
+  #refuse(conn: Connection, why: string, requestId?: string): void {
+    this.counters.refusedFrames++;
+    this.#logger.log("info", "msg.frame.refused", { aid: conn.aid, why });
+    this.#send(conn, "error", { ...(requestId ? { request_id: requestId } : {}), status_code: 400, message: why });
+  }
+
+  #onFrame(conn: Connection, text: string): void {
+    let frame: { cmd?: unknown; data?: unknown };
+    try {
+      frame = JSON.parse(text) as typeof frame;
+    } catch {
+      return this.#refuse(conn, "not JSON");
+    }
+    const data = (frame?.data !== null && typeof frame?.data === "object" ? frame.data : {}) as Record<string, unknown>;
+    switch (frame?.cmd) {
+      case "create_session_req":
+        return this.#createSession(conn, data);
+      case "invite_agent_req":
+        this.#invite(conn, data);
+        return;
+      case "session_message":
+        return this.#sessionMessage(conn, data);
+      case "close_session_req":
+      case "leave_session_req":
+        return this.#leave(conn, data);
+      default:
+        return this.#refuse(conn, typeof frame?.cmd === "string" ? `unknown cmd ${frame.cmd}` : "a frame outside a session (expected cmd)");
+    }
+  }
+
+  #createSession(conn: Connection, data: Record<string, unknown>): void {
+    const session: Session = { id: randomBytes(16).toString("hex"), identifyingCode: randomBytes(8).toString("hex"), members: new Set([conn.aid]) };
+    this.#sessions.set(session.id, session);
+    this.counters.sessionsCreated++;
+    this.#send(conn, "create_session_ack", {
+      ...(str(data.request_id) ? { request_id: data.request_id } : {}),
+      session_id: session.id,
+      identifying_code: session.identifyingCode,
+      status_code: 200,
+      message: "success",
+    });
+  }
+
+  #invite(conn: Connection, data: Record<string, unknown>): void {
+    const requestId = str(data.request_id);
+    const sessionId = str(data.session_id) ?? "";
+    const acceptor = (str(data.acceptor_id) ?? "");
+    const ack = (status: number, message: string) =>
+      this.#send(conn, "invite_agent_ack", { ...(requestId ? { request_id: requestId } : {}), session_id: sessionId, acceptor_id: acceptor, status_code: status, message });
+    const session = this.#sessions.get(sessionId);
+    if (!session || !session.members.has(conn.aid)) return void ack(404, "no such session");
+    if (str(data.invite_code) !== session.identifyingCode) return void ack(403, "invite_code does not match the session");
+    if (!this.#agents.has(acceptor) && !this.#connections.has(acceptor)) return void ack(404, `${acceptor} is not online`);
+    session.members.add(acceptor);
+    ack(200, "success");
+  }
+
+  #sessionMessage(conn: Connection, data: Record<string, unknown>): void {
+    const sessionId = str(data.session_id) ?? "";
+    const session = this.#sessions.get(sessionId);
+    if (!session || !session.members.has(conn.aid)) return this.#refuse(conn, "session_message outside a session");
+    if (str(data.sender) !== conn.aid) return this.#refuse(conn, "sender is not the signed-in agent");
+    const to = (str(data.receiver) ?? "");
+    if (!session.members.has(to)) return this.#refuse(conn, "receiver is not in the session");
+    const payload = typeof data.message === "string" ? data.message : "";
+    const agent = this.#agents.get(to);
+    if (agent) {
+      this.counters.messagesRouted++;
+      this.#safely(agent, "onMessage", () => agent.onMessage({ sessionId, from: conn.aid, payload }));
+      return;
+    }
+    this.#deliver({ sessionId, from: conn.aid, to, payload });
+  }
+
+  #leave(conn: Connection, data: Record<string, unknown>): void {
+    const session = this.#sessions.get(str(data.session_id) ?? "");
+    if (!session?.members.delete(conn.aid)) return;
+    for (const member of session.members) {
+      const agent = this.#agents.get(member);
+      if (agent) this.#safely(agent, "onSessionEnd", () => agent.onSessionEnd({ sessionId: session.id, from: conn.aid }));
+    }
+  }
+
+  #deliver(p: { sessionId: string; from: string; to: string; payload: string }): boolean {
+    const session = this.#sessions.get(p.sessionId);
+    const conn = this.#connections.get(p.to);
+    if (!session || !session.members.has(p.to) || !session.members.has(p.from) || !conn) {
+      this.counters.undeliverable++;
+      return false;
+    }
+    const now = this.#now();
+    const sent = this.#send(conn, "session_message", {
+      message_id: this.#messageId(),
+      session_id: p.sessionId,
+      ref_msg_id: "",
+      sender: p.from,
+      receiver: p.to,
+      message: p.payload,
+      timestamp: String(now),
+    });
+    if (sent) this.counters.messagesRouted++;
+    else this.counters.undeliverable++;
+    return sent;
+  }
+
+  async close(): Promise<void> {
+    if (this.#sweepTimer) clearInterval(this.#sweepTimer);
+    for (const conn of this.#connections.values()) {
+      if (conn.expiryTimer) clearTimeout(conn.expiryTimer);
+      conn.ws.close(1001, "server closing");
+    }
+    // Give close frames a moment, then drop whatever is left.
+    await new Promise((r) => setTimeout(r, 50).unref?.());
+    for (const conn of this.#connections.values()) conn.ws.terminate();
+    this.#connections.clear();
+    await new Promise<void>((r) => this.#wss.close(() => r()));
+  }
+}

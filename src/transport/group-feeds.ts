@@ -1,0 +1,92 @@
+// The connection's groups: one GroupFeed each, wired to pull_messages and ack_messages on the
+// current session, the saved cursor and the settled-ack limit. Knows nothing of sessions.
+import type { Logger } from "../types.ts";
+import { errorFields } from "../log.ts";
+import { computeBackoffDelay, type BackoffSettings } from "./backoff.ts";
+import type { ConnectionCounters, GroupConnectionParams } from "./connection-types.ts";
+import { TransportError } from "./errors.ts";
+import { GroupFeed } from "./group-feed.ts";
+import type { ResponseFrame } from "./pending-requests.ts";
+import { parsePullData, type Plain } from "./protocol.ts";
+
+const MAX_HELD_PUSHES = 5000;
+
+export interface GroupFeedsParams {
+  groups: readonly string[];
+  connection: Pick<GroupConnectionParams, "getCursor" | "ackCursor" | "onMessages" | "pageSize">;
+  /** A request that must succeed on the current session. */
+  call(action: string, groupId: string, params: Plain): Promise<ResponseFrame>;
+  counters: ConnectionCounters;
+  logger: Logger;
+  retry: BackoffSettings;
+  random: () => number;
+}
+
+export class GroupFeeds {
+  readonly map = new Map<string, GroupFeed>();
+  readonly #p: GroupFeedsParams;
+  /** Last msg id acknowledged per group, so an unchanged cursor is not acked again. */
+  readonly #acked = new Map<string, number>();
+
+  constructor(p: GroupFeedsParams) {
+    this.#p = p;
+    for (const groupId of new Set(p.groups)) {
+      if (typeof groupId !== "string" || groupId === "") {
+        throw new TransportError("INVALID_ARGUMENT", `Expected \`groups\` to hold non-empty strings, got \`${String(groupId)}\``);
+      }
+      this.map.set(groupId, this.#makeFeed(groupId));
+    }
+  }
+
+  /** Acks min(accepted, the settled cursor) when it moved. */
+  ack(groupId: string, accepted: number): void {
+    const limit = this.#p.connection.ackCursor;
+    const msgId = limit ? Math.min(accepted, limit(groupId)) : accepted;
+    if (!(msgId > 0) || msgId <= (this.#acked.get(groupId) ?? 0)) return;
+    this.#acked.set(groupId, msgId);
+    void this.#p.call("ack_messages", groupId, { msg_id: msgId }).catch((err) => {
+      // Not acked after all: let the next attempt send it again.
+      if ((this.#acked.get(groupId) ?? 0) === msgId) this.#acked.delete(groupId);
+      this.#p.logger.log("debug", "transport.ack-failed", { groupId, msgId, ...errorFields(err) });
+    });
+  }
+
+  /** The saved cursor; a broken getter counts as 0 (everything is pulled again, nothing lost). */
+  savedCursor(groupId: string): number {
+    try {
+      const c = this.#p.connection.getCursor(groupId);
+      return Number.isSafeInteger(c) && c >= 0 ? c : 0;
+    } catch (err) {
+      this.#p.logger.log("error", "transport.get-cursor-failed", { groupId, ...errorFields(err) });
+      return 0;
+    }
+  }
+
+  async #pull(groupId: string, after: number, limit: number) {
+    const frame = await this.#p.call("pull_messages", groupId, { after_msg_id: after, limit });
+    const parsed = parsePullData(groupId, frame.data);
+    if (!parsed.ok) {
+      this.#p.counters.malformedFrames++;
+      throw new TransportError("BAD_RESPONSE", `pull_messages response: ${parsed.reason}`, { action: "pull_messages", groupId });
+    }
+    if (parsed.page.invalid.length > 0) {
+      this.#p.counters.malformedMessages += parsed.page.invalid.length;
+      this.#p.logger.log("warn", "transport.messages-dropped", { groupId, via: "pull_messages", reasons: parsed.page.invalid.slice(0, 5) });
+    }
+    return parsed.page;
+  }
+
+  #makeFeed(groupId: string): GroupFeed {
+    return new GroupFeed({
+      groupId,
+      onMessages: (g, messages) => this.#p.connection.onMessages(g, messages),
+      pull: (after, limit) => this.#pull(groupId, after, limit),
+      ack: (msgId) => this.ack(groupId, msgId),
+      retryDelay: (attempt) => computeBackoffDelay(attempt, this.#p.retry, this.#p.random),
+      counters: this.#p.counters,
+      logger: this.#p.logger,
+      pageSize: this.#p.connection.pageSize ?? 50,
+      maxHeld: MAX_HELD_PUSHES,
+    });
+  }
+}

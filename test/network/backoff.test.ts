@@ -1,0 +1,83 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { generateKeyPairSync, createPublicKey } from "node:crypto";
+import { backoffDelayMs, connectAgent, type HttpClient, type HttpReply, type Identity } from "../../src/network/index.ts";
+
+describe("backoffDelayMs", () => {
+  it("doubles from the base to the ceiling, half fixed and half jitter", () => {
+    const steps = [0, 1, 2, 3, 4, 5, 6, 7, 8, 20].map((n) => backoffDelayMs(n, 0.5));
+    expect(steps).toEqual([0, 750, 1500, 3000, 6000, 12000, 24000, 45000, 45000, 45000]);
+    expect([backoffDelayMs(1, 0), backoffDelayMs(1, 1)]).toEqual([500, 1000]);
+    expect(backoffDelayMs(3, 0, { baseMs: 100, maxMs: 250 })).toBe(125);
+  });
+});
+
+// A scripted access point (an HttpClient that answers from a table): the only way to own the clock
+// of a retry loop completely. The real server's refusals are tested over sockets elsewhere.
+function scriptedAccessPoint(answer: (url: string, body: Record<string, unknown>) => { status: number; json: unknown }) {
+  const calls: Array<{ t: number; url: string; step: "nonce" | "signature" | "other" }> = [];
+  const http: HttpClient = {
+    async request(): Promise<HttpReply> {
+      throw new Error("unused");
+    },
+    async postJson(url, body) {
+      const b = body as Record<string, unknown>;
+      calls.push({ t: Date.now(), url, step: url.endsWith("/sign_in") ? (b.nonce ? "signature" : "nonce") : "other" });
+      const a = answer(url, b);
+      return { status: a.status, headers: {}, text: JSON.stringify(a.json), json: a.json };
+    },
+    close() {},
+  };
+  return { http, calls };
+}
+
+function fakeIdentity(): Identity {
+  const { privateKey } = generateKeyPairSync("ec", { namedCurve: "secp384r1" });
+  return { aid: "alice.acp.local", privateKey, publicKeyPem: createPublicKey(privateKey).export({ type: "spki", format: "pem" }).toString(), certPem: "unused", dir: undefined };
+}
+
+describe("repeated refusals (fake timers)", () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ now: 0 });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("a service that keeps failing: sign-in attempts at T+0, 0.75 s, 2.25 s, 5.25 s, 11.25 s, 23.25 s, 47.25 s, 92.25 s, 137.25 s — never a tight loop", async () => {
+    const ap = scriptedAccessPoint(() => ({ status: 503, json: { error: "busy" } }));
+    const agent = connectAgent({ identity: fakeIdentity(), accessPointUrl: "https://acp3.acp.local", http: ap.http, random: () => 0.5 });
+    await vi.advanceTimersByTimeAsync(140_000);
+    expect(ap.calls.map((c) => c.t)).toEqual([0, 750, 2250, 5250, 11250, 23250, 47250, 92250, 137250]);
+    expect(agent.status).toBe("waiting");
+    await agent.close();
+    await vi.advanceTimersByTimeAsync(600_000);
+    expect(ap.calls).toHaveLength(9);
+  });
+
+  it("a refused key: one sign-in (nonce + signature), one IDENTITY_REJECTED, then silence for ten minutes", async () => {
+    const ap = scriptedAccessPoint((_url, body) => (body.nonce ? { status: 401, json: { error: "signature does not verify" } } : { status: 200, json: { nonce: "n1" } }));
+    const agent = connectAgent({ identity: fakeIdentity(), accessPointUrl: "https://acp3.acp.local", http: ap.http, random: () => 0.5 });
+    const rejected: string[] = [];
+    agent.on("rejected", ({ error }) => rejected.push(`${error.code} ${error.aid}`));
+    await vi.advanceTimersByTimeAsync(600_000);
+    expect(ap.calls.map((c) => [c.t, c.step])).toEqual([
+      [0, "nonce"],
+      [0, "signature"],
+    ]);
+    expect(rejected).toEqual(["IDENTITY_REJECTED alice.acp.local"]);
+    await expect(agent.ready).rejects.toMatchObject({ code: "IDENTITY_REJECTED", aid: "alice.acp.local" });
+    await agent.close();
+  });
+
+  it("a message_server the socket cannot even parse: a failure with backoff, not an unhandled rejection", async () => {
+    const ap = scriptedAccessPoint((url, body) =>
+      url.endsWith("/get_accesspoint_config") ? { status: 200, json: { config: '{"message_server":"https://[not-a-host"}' } } : { status: 200, json: body.nonce ? { signature: "t" } : { nonce: "n" } },
+    );
+    const agent = connectAgent({ identity: fakeIdentity(), accessPointUrl: "https://acp3.acp.local", http: ap.http, random: () => 0.5 });
+    await vi.advanceTimersByTimeAsync(2_300);
+    // Five calls per attempt (nonce, signature, config, nonce, signature): attempts at T+0, 0.75 s, 2.25 s.
+    expect([...new Set(ap.calls.map((c) => c.t))]).toEqual([0, 750, 2250]);
+    expect(agent.status).toBe("waiting");
+    await agent.close();
+  });
+});

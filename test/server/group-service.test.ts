@@ -1,0 +1,292 @@
+// The group service `group.<domain>` as a ServiceAgent, spoken to over loopback sessions: the
+// protocol's result codes, pushes only to sessions registered online (batched per receiver and
+// group), pulls, acks, cursors, rate limits, history files, invite codes and join requests.
+import { afterEach, describe, expect, it } from "vitest";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createGroupService, type GroupService, type GroupServiceOptions } from "../../src/server/group-service.ts";
+import { createMemoryHistoryStore } from "../../src/server/history-store.ts";
+import { createLoopback, type Loopback } from "../support/loopback.ts";
+import { ioSettle, rawClient, waitFor } from "../transport/helpers.ts";
+
+const ALICE = "alice.acp.local";
+const BOB = "bob.acp.local";
+const CAROL = "carol.acp.local";
+const SERVICE = "group.acp.local";
+const groups: GroupServiceOptions["groups"] = {
+  g1: { name: "Tea room", members: { [ALICE]: {}, [BOB]: {}, [CAROL]: { human: true } }, inviteCode: "tea-code" },
+  g2: { members: { [BOB]: {} } },
+};
+
+let server: GroupService | undefined;
+let net: Loopback | undefined;
+const clients: Array<{ close(): void }> = [];
+afterEach(() => {
+  clients.splice(0).forEach((c) => c.close());
+  server = undefined;
+  net = undefined;
+});
+
+function serve(options: Partial<GroupServiceOptions> = {}): GroupService {
+  server = createGroupService({ domain: "acp.local", groups, ...options });
+  if (net) net.setService(server);
+  else net = createLoopback([server]);
+  return server;
+}
+
+/** A raw session, registered online unless told not to. */
+async function connect(aid: string, register = true) {
+  const c = await rawClient(net!, aid, SERVICE);
+  clients.push(c);
+  if (register) expect((await c.request("register_online")).code).toBe(0);
+  return c;
+}
+
+describe("createGroupService", () => {
+  it("answers with the protocol's result codes", async () => {
+    serve();
+    const alice = await connect(ALICE);
+    const codes = async (action: string, group?: string, params?: unknown) => (await alice.request(action, group, params)).code;
+    expect(await codes("heartbeat")).toBe(0);
+    expect(await codes("register_online")).toBe(0);
+    expect(await codes("pull_messages", "nope")).toBe(1001);
+    expect(await codes("pull_messages", "g2")).toBe(1006);
+    expect(await codes("pull_messages")).toBe(1009);
+    expect(await codes("pull_messages", "g1", { after_msg_id: -1 })).toBe(1009);
+    expect(await codes("pull_messages", "g1", { limit: 0 })).toBe(1009);
+    expect(await codes("send_message", "g1", { content: "" })).toBe(1009);
+    expect(await codes("send_message", "g1", { content: "x", metadata: "m" })).toBe(1009);
+    expect(await codes("send_message", "g1", "not-an-object")).toBe(1009);
+    expect(await codes("ack_messages", "g1", { msg_id: "7" })).toBe(1009);
+    expect(await codes("join_group", "g1")).toBe(1099);
+    expect(await codes("use_invite_code", "g1", { code: "wrong" })).toBe(1011);
+    expect(await codes("use_invite_code", "g1", {})).toBe(1009);
+    expect(await codes("request_join", "g1")).toBe(1005);
+    expect(await codes("dance")).toBe(1099);
+    const r = await alice.request("pull_messages", "nope");
+    expect(r).toEqual({ action: "pull_messages", request_id: r.request_id, code: 1001, group_id: "nope", data: null, error: "group not found" });
+  });
+
+  it("stores sends with increasing msg ids and pushes them as one batch per receiver to every registered member, sender included", async () => {
+    let t = 1_767_600_000_000;
+    serve({ now: () => t });
+    const alice = await connect(ALICE);
+    const bob = await connect(BOB);
+    // Carol is a member but never registered online: the service pushes nothing to her.
+    const carol = await connect(CAROL, false);
+    const seen: string[] = [];
+    server!.onStored((m) => seen.push(`${m.msgId}:${m.sender}`));
+    const r1 = await alice.request("send_message", "g1", { content: "hello", metadata: { reply_to: 3 } });
+    t += 5;
+    const r2 = await bob.request("send_message", "g1", { content: "hi alice" });
+    expect(r1.data).toEqual({ msg_id: 1, timestamp: 1_767_600_000_000 });
+    expect(r2.data).toEqual({ msg_id: 2, timestamp: 1_767_600_000_005 });
+    await waitFor(() => alice.frames.length === 2 && bob.frames.length === 2, "pushes");
+    expect(alice.frames).toEqual(bob.frames);
+    expect(alice.frames[0]).toEqual({
+      action: "message_batch_push",
+      group_id: "g1",
+      code: 0,
+      data: {
+        messages: [{ msg_id: 1, sender: ALICE, content: "hello", content_type: "text", timestamp: 1_767_600_000_000, metadata: { reply_to: 3 } }],
+        start_msg_id: 1,
+        latest_msg_id: 1,
+        count: 1,
+      },
+    });
+    expect(seen).toEqual([`1:${ALICE}`, `2:${BOB}`]);
+    // Three messages stored in one turn: one batch per receiver.
+    for (const c of ["a", "b", "c"]) server!.post({ groupId: "g1", sender: CAROL, content: c });
+    await waitFor(() => bob.frames.length === 3, "one batch");
+    await ioSettle(10);
+    expect(bob.frames[2]).toMatchObject({ action: "message_batch_push", data: { start_msg_id: 3, latest_msg_id: 5, count: 3 } });
+    expect(bob.frames).toHaveLength(3);
+    expect(carol.frames).toEqual([]);
+    expect(server!.onlineAids("g1")).toEqual([ALICE, BOB]);
+  });
+
+  it("unregister_online and a session's end stop the pushes to that session", async () => {
+    serve();
+    const alice = await connect(ALICE);
+    const bob = await connect(BOB);
+    expect((await alice.request("unregister_online")).code).toBe(0);
+    net!.drop(BOB, { reconnect: false });
+    expect(server!.onlineAids()).toEqual([]);
+    server!.post({ groupId: "g1", sender: CAROL, content: "anyone?" });
+    await ioSettle(10);
+    expect(alice.frames).toEqual([]);
+    expect(bob.frames).toEqual([]);
+  });
+
+  it("can push the deprecated message_push, or notify only", async () => {
+    serve({ delivery: { push: "message", notify: false } });
+    const bob = await connect(BOB);
+    server!.post({ groupId: "g1", sender: CAROL, content: "hey" });
+    await waitFor(() => bob.frames.length === 1, "message push");
+    expect(bob.frames[0]).toMatchObject({ action: "message_push", group_id: "g1", data: { msg_id: 1, content: "hey" } });
+    serve({ delivery: { push: "none", notify: true } });
+    const bob2 = await connect(BOB);
+    server!.post({ groupId: "g1", sender: CAROL, content: "hey" });
+    await waitFor(() => bob2.frames.length === 1, "notify");
+    expect(bob2.frames[0]).toMatchObject({ action: "group_notify", event: "new_message", data: { latest_msg_id: 1 } });
+  });
+
+  it("pages pulls with has_more and keeps one ack cursor per member", async () => {
+    serve({ maxPullLimit: 3 });
+    for (let i = 1; i <= 7; i++) server!.post({ groupId: "g1", sender: CAROL, content: `m${i}` });
+    const bob = await connect(BOB);
+    const page = async (after: number, limit?: number) => {
+      const r = await bob.request("pull_messages", "g1", { after_msg_id: after, ...(limit ? { limit } : {}) });
+      const d = r.data as { messages: Array<{ msg_id: number }>; has_more: boolean; latest_msg_id: number };
+      return [d.messages.map((m) => m.msg_id), d.has_more, d.latest_msg_id];
+    };
+    expect(await page(0, 2)).toEqual([[1, 2], true, 7]);
+    expect(await page(2, 50)).toEqual([[3, 4, 5], true, 7]);
+    expect(await page(5)).toEqual([[6, 7], false, 7]);
+    expect(await page(7)).toEqual([[], false, 7]);
+    expect((await bob.request("ack_messages", "g1", { msg_id: 4 })).code).toBe(0);
+    // after_msg_id 0 resumes from the member's server-side cursor.
+    expect(await page(0)).toEqual([[5, 6, 7], false, 7]);
+    // Acks never move a cursor back or past the latest message.
+    await bob.request("ack_messages", "g1", { msg_id: 2 });
+    await bob.request("ack_messages", "g1", { msg_id: 99 });
+    const cursor = await bob.request("get_cursor", "g1");
+    expect(cursor.data).toEqual({
+      msg_cursor: { start_msg_id: 1, current_msg_id: 7, latest_msg_id: 7, unread_count: 0 },
+      event_cursor: { start_event_id: 0, current_event_id: 0, latest_event_id: 0, unread_count: 0 },
+    });
+    const carolCursor = await (await connect(CAROL)).request("get_cursor", "g1");
+    expect(carolCursor.data).toMatchObject({ msg_cursor: { current_msg_id: 0, unread_count: 7 } });
+  });
+
+  it("rate-limits sends per member with 1010 and a retry hint", async () => {
+    let t = 0;
+    serve({ rateLimit: { messages: 2, perMs: 1000 }, now: () => t });
+    const bob = await connect(BOB);
+    const alice = await connect(ALICE);
+    const send = async (c: typeof bob) => {
+      const r = await c.request("send_message", "g1", { content: "x" });
+      return [r.code, r.data];
+    };
+    expect(await send(bob)).toEqual([0, { msg_id: 1, timestamp: 0 }]);
+    t = 400;
+    expect(await send(bob)).toEqual([0, { msg_id: 2, timestamp: 400 }]);
+    t = 500;
+    expect(await send(bob)).toEqual([1010, { retry_after_ms: 500 }]);
+    expect(await send(alice)).toEqual([0, { msg_id: 3, timestamp: 500 }]);
+    t = 1000;
+    expect(await send(bob)).toEqual([0, { msg_id: 4, timestamp: 1000 }]);
+    expect(server!.history("g1").map((m) => m.sender)).toEqual([BOB, BOB, ALICE, BOB]);
+  });
+
+  it("answers group info, members and rules", async () => {
+    serve();
+    const bob = await connect(BOB);
+    expect((await bob.request("get_group_info", "g1")).data).toMatchObject({ group_id: "g1", name: "Tea room", member_count: 3 });
+    expect((await bob.request("get_members", "g1")).data).toEqual({
+      members: [
+        { agent_id: ALICE, role: "member", human: false },
+        { agent_id: BOB, role: "member", human: false },
+        { agent_id: CAROL, role: "member", human: true },
+      ],
+    });
+    expect((await bob.request("get_rules", "g1")).data).toEqual({ max_members: 1000, max_message_size: 10000 });
+  });
+
+  it("drops malformed and oversize frames and keeps serving the session", async () => {
+    serve({ maxFrameBytes: 1024 });
+    const bob = await connect(BOB);
+    bob.sendRaw("not json");
+    bob.sendRaw(JSON.stringify({ action: "heartbeat" }));
+    bob.sendRaw(JSON.stringify({ action: "x", request_id: "big", pad: "x".repeat(2048) }));
+    expect((await bob.request("heartbeat")).code).toBe(0);
+    expect(server!.counters()).toMatchObject({ malformedFrames: 2, oversizeFrames: 1 });
+    expect(bob.frames).toEqual([]);
+  });
+
+  it("keeps history, msg ids and cursors across a restart with the same store", async () => {
+    const history = createMemoryHistoryStore();
+    serve({ history });
+    server!.post({ groupId: "g1", sender: CAROL, content: "before" });
+    const bob = await connect(BOB);
+    await bob.request("ack_messages", "g1", { msg_id: 1 });
+    serve({ history });
+    expect(server!.onlineAids()).toEqual([]);
+    expect(server!.post({ groupId: "g1", sender: CAROL, content: "after" }).msgId).toBe("2");
+    const bob2 = await connect(BOB);
+    expect(((await bob2.request("get_cursor", "g1")).data as { msg_cursor: unknown }).msg_cursor).toMatchObject({ current_msg_id: 1, unread_count: 1 });
+  });
+
+  it("persists history, cursors, invite codes and joins to a JSON-lines file", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "acp-server-"));
+    try {
+      const historyFile = join(dir, "nested", "history.jsonl");
+      serve({ historyFile });
+      server!.post({ groupId: "g1", sender: CAROL, content: "one", metadata: { k: 1 } });
+      server!.post({ groupId: "g1", sender: CAROL, content: "two" });
+      await (await connect(BOB)).request("ack_messages", "g1", { msg_id: 2 });
+      const dave = await connect("dave.acp.local", false);
+      expect((await dave.request("use_invite_code", "g1", { code: "tea-code" })).code).toBe(0);
+      // Two invite codes (g1, g2), two messages, one cursor, one join.
+      expect(readFileSync(historyFile, "utf8").trim().split("\n")).toHaveLength(6);
+      serve({ historyFile });
+      expect(server!.history("g1").map((m) => [m.msgId, m.content, m.metadata])).toEqual([["1", "one", { k: 1 }], ["2", "two", null]]);
+      expect(server!.post({ groupId: "g1", sender: CAROL, content: "three" }).msgId).toBe("3");
+      expect(((await (await connect(BOB)).request("get_cursor", "g1")).data as { msg_cursor: unknown }).msg_cursor).toMatchObject({ current_msg_id: 2 });
+      expect(server!.members("g1")).toContain("dave.acp.local");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("joining: an invite code makes a member (idempotent), request_join waits (1012 on repeat) unless the group is open, list_my_groups lists", async () => {
+    serve({ groups: { ...groups, open: { members: {}, openJoin: true } } });
+    const dave = await connect("dave.acp.local");
+    const code = async (action: string, group?: string, params?: unknown) => (await dave.request(action, group, params)).code;
+    expect(await code("pull_messages", "g1")).toBe(1006);
+    expect(((await dave.request("list_my_groups")).data as { groups: unknown[] }).groups).toEqual([]);
+    expect(server!.joinLink("g1")).toBe("https://group.acp.local/g1?code=tea-code");
+    expect((await dave.request("use_invite_code", "g1", { code: "tea-code" })).data).toEqual({ group_id: "g1", status: "joined" });
+    expect((await dave.request("use_invite_code", "g1", { code: "tea-code" })).data).toEqual({ group_id: "g1", status: "member" });
+    expect(await code("pull_messages", "g1")).toBe(0);
+    expect(((await dave.request("get_members", "g1")).data as { members: Array<{ agent_id: string }> }).members.map((m) => m.agent_id)).toContain("dave.acp.local");
+    // Registered and now a member: pushes reach dave.
+    server!.post({ groupId: "g1", sender: CAROL, content: "welcome" });
+    await waitFor(() => dave.frames.length === 1, "push to the new member");
+    expect((await dave.request("request_join", "g2", { message: "let me in" })).data).toEqual({ group_id: "g2", status: "pending" });
+    expect(await code("request_join", "g2")).toBe(1012);
+    expect(server!.pendingJoinRequests("g2")).toEqual(["dave.acp.local"]);
+    expect((await dave.request("request_join", "open")).data).toEqual({ group_id: "open", status: "joined" });
+    expect((await dave.request("list_my_groups")).data).toEqual({
+      groups: [
+        { group_id: "g1", name: "Tea room", member_count: 4 },
+        { group_id: "open", name: "open", member_count: 1 },
+      ],
+      total: 2,
+    });
+    expect(server!.addMember("g2", "dave.acp.local")).toBe(true);
+    expect(server!.pendingJoinRequests("g2")).toEqual([]);
+  });
+
+  it("a random invite code is made once per group and kept in the history file", () => {
+    const dir = mkdtempSync(join(tmpdir(), "acp-invite-"));
+    try {
+      const historyFile = join(dir, "history.jsonl");
+      const first = createGroupService({ domain: "acp.local", groups: { g2: { members: {} } }, historyFile });
+      const link = first.joinLink("g2");
+      expect(link).toMatch(/^https:\/\/group\.acp\.local\/g2\?code=[A-Za-z0-9_-]{12}$/);
+      expect(createGroupService({ domain: "acp.local", groups: { g2: { members: {} } }, historyFile }).joinLink("g2")).toBe(link);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("validates its options and post() arguments", () => {
+    expect(() => createGroupService({ domain: "acp.local", groups, rateLimit: { messages: 0, perMs: 10 } })).toThrow(expect.objectContaining({ code: "INVALID_OPTIONS" }));
+    expect(() => createGroupService({ domain: "not a domain", groups })).toThrow(expect.objectContaining({ code: "INVALID_OPTIONS" }));
+    serve();
+    expect(() => server!.post({ groupId: "nope", sender: BOB, content: "x" })).toThrow(expect.objectContaining({ code: "GROUP_NOT_FOUND" }));
+    expect(() => server!.post({ groupId: "g1", sender: BOB, content: "" })).toThrow(expect.objectContaining({ code: "INVALID_MESSAGE" }));
+  });
+});
