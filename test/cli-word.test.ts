@@ -13,7 +13,7 @@ beforeAll(() => {
   good = dir.jsonl("good.jsonl", [line("a", T0, "bob", "hello"), line("b", T0 + 1000, "alice", "hi bob")]);
   cfg = dir.json("cfg.json", {
     humans: ["sam"],
-    identities: { alice: { aid: "alice.agentcp.io", name: "Alice", token: "t" } },
+    identities: { alice: { aid: "alice.agentcp.io", name: "Alice" } },
     groups: { lobby: { subject: "Lobby" } },
   });
 });

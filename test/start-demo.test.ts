@@ -40,7 +40,7 @@ describe("start --fresh (the README demo, run twice)", () => {
     const untilAnswered = () => {
       let sent = false;
       return (out: string, kill: (s: NodeJS.Signals) => void) => {
-        if (!sent && out.includes("(agent): [offline responder] heard sam")) {
+        if (!sent && out.includes("(agent): [offline responder] heard sam.acp.local")) {
           sent = true;
           kill("SIGINT");
         }
@@ -50,9 +50,9 @@ describe("start --fresh (the README demo, run twice)", () => {
     for (const run of runs) {
       expect(run.err).toBe("");
       expect(run.code).toBe(0);
-      expect(run.out).toMatch(/#1 sam: Alice, can you check the deploy\?/);
+      expect(run.out).toMatch(/#1 sam\.acp\.local: Alice, can you check the deploy\?/);
       expect(run.out).toMatch(/alice \[lobby\] dispatch #1 mention .* → sent short/);
-      expect(run.out).toContain(`[offline responder] heard sam: "Alice, can you check the deploy?"`);
+      expect(run.out).toContain(`[offline responder] heard sam.acp.local: "Alice, can you check the deploy?"`);
       expect(run.out).not.toContain("duplicate-of-recent-reply");
       expect(run.out).toMatch(/⇢ alice \[lobby\] dispatch #1 request as sent:\n\s+\[system\]\n/);
       const stateDir = stateDirOf(run.out);
