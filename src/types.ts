@@ -34,6 +34,18 @@ export interface InboundMessage extends GroupMessage {
   isMention: boolean;
   /** From a speaker we are engaged with (soft-addressed), and not a mention. */
   engaged: boolean;
+  /**
+   * Why the line is or is not ours, when there is something to say: `mention`, `reply-to-us`,
+   * `named-us:<name>` (`jacob: …` for `jacob_`), `engaged`, `addressed-other:<name>` (an engaged
+   * speaker's line that opens by addressing another member). Absent for plain talk.
+   */
+  addressing?: string;
+  /**
+   * Not marked engaged, but possibly for us: a line from someone in a conversation with us that
+   * another member joined. It follows up as promptly as an engaged line and on the addressed
+   * allowance, and the model sees it unmarked.
+   */
+  maybeOurs?: boolean;
 }
 
 export type VitalityState = "DORMANT" | "COOLING" | "ACTIVE" | "HEATED";
@@ -191,7 +203,7 @@ export interface PersistedGroupState {
   replyHashes: string[];
   /** Recent reply texts (normalised), newest last, for near-duplicate checks. */
   replyTexts: string[];
-  /** Model calls: [server-time ms, tokens, mentionReserve(0|1)], oldest first, ≤ 24 h. */
+  /** Model calls: [server-time ms, tokens, addressed(0|1)], oldest first, ≤ 24 h. */
   budgetEvents: Array<[number, number, number]>;
   /** Consecutive agent-only exchanges (bot-loop guard). */
   agentChain: number;

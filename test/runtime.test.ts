@@ -186,7 +186,7 @@ describe("startIdentity: process restart on the same state directory", () => {
     cooldownMs: 60,
     delay: { enabled: false },
     budget: {
-      windows: {
+      unaddressed: {
         "5m": { messages: 10, tokens: 100_000_000 },
         "3h": { messages: 100, tokens: 100_000_000 },
         "24h": { messages: 1000, tokens: 100_000_000 },

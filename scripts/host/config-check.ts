@@ -17,7 +17,7 @@ const valid = {
     bot: { aid: "bot.agentcp.io", name: "Echo", aliases: ["echo-bot"], token: "t", owner: "alice.agentcp.io", groups: { "room-1": { cooldownMs: 10000 } } },
   },
   groups: {
-    "*": { bufferGateMs: 2000, replyPolicy: { allowLong: true }, budget: { windows: { "5m": { messages: 8, tokens: 4000 } } } },
+    "*": { bufferGateMs: 2000, replyPolicy: { allowLong: true }, budget: { unaddressed: { "5m": { messages: 8, tokens: 4000 } } } },
     "room-1": { subject: "Room one", delay: { onMention: true } },
   },
 };

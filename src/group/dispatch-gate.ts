@@ -59,13 +59,13 @@ export function retryDelayMs(retryBackoffMs: number, attempt: number): number {
   return retryBackoffMs * 2 ** attempt;
 }
 
-/** A batch's trigger follows its content: any mention → mention; any engaged → engaged. */
+/** A batch's trigger follows its content: any mention → mention; any engaged (or maybe ours) → engaged. */
 export function triggerOf(messages: readonly InboundMessage[]): { trigger: TriggerType; mentionCount: number } {
   let mentionCount = 0;
   let engaged = false;
   for (const m of messages) {
     if (m.isMention) mentionCount++;
-    else if (m.engaged) engaged = true;
+    else if (m.engaged || m.maybeOurs === true) engaged = true;
   }
   return { trigger: mentionCount > 0 ? "mention" : engaged ? "engaged" : "normal", mentionCount };
 }

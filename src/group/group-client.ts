@@ -80,6 +80,7 @@ class GroupClientImpl implements GroupClient {
     this.mentionKeywords = buildMentionKeywords(p.identity);
     this.#ingest = new GroupIngest({
       aid: p.identity.aid,
+      keywords: this.mentionKeywords,
       matcher: compileMentionMatcher(this.mentionKeywords, p.settings.mentionMatch),
       settings: p.settings,
       restored: p.restored,
@@ -132,7 +133,7 @@ class GroupClientImpl implements GroupClient {
       } else if (inbound.engaged) {
         engagedSeen = true;
         stats.engaged++;
-      }
+      } else if (inbound.maybeOurs) engagedSeen = true;
       this.#held.incoming.push(inbound);
       added++;
       if (this.#onEvent) this.#emit({ type: "accepted", message: inbound, batchSeq, atLocal: now });
@@ -226,7 +227,7 @@ class GroupClientImpl implements GroupClient {
     const now = this.#localNow();
     this.#flushBufferGateToQueue();
     // Capacity drops may have taken the engaged messages: then this is plain unaddressed talk.
-    if (!this.#held.pending.some((m) => m.engaged)) return this.#tryDispatch(now);
+    if (!this.#held.pending.some((m) => m.engaged || m.maybeOurs === true)) return this.#tryDispatch(now);
     // A follow-up skips the cooldown, but not the lock, a pending retry or a waiting mention.
     if (this.#dispatching) this.#engagedWaiting = true;
     else if (this.#retryTimer === undefined && !this.#mentionWaiting) this.#startDispatch(now);

@@ -2,6 +2,7 @@
 // server clock, the vitality window, our own messages and whom we are engaged with. Each inbound
 // message is admitted (with its mention/engaged flags) or refused with a drop reason. No timers.
 import type { GroupMessage, GroupSettings, GroupVitality, InboundMessage } from "../types.ts";
+import { classifyLeadingAddress, memberKeys, nickKey, type LeadingAddress } from "./addressee.ts";
 import { buildMentionKeywords, checkMention, replyTargetOf, type MentionMatcher } from "./mention.ts";
 import { numericMsgId } from "./order.ts";
 import { RecentSenders, SeenIds } from "./seen-ids.ts";
@@ -18,7 +19,13 @@ import {
   type VitalityWindow,
 } from "./vitality.ts";
 
-export type IngestSettings = Pick<GroupSettings, "engagedWindowMs" | "vitalityWindowMs" | "vitalityMaxEvents">;
+export type IngestSettings = Pick<GroupSettings, "engagedWindowMs" | "continuationMs" | "vitalityWindowMs" | "vitalityMaxEvents">;
+
+const PLAIN = { isMention: false, engaged: false } as const;
+/** Senders whose last line's addressee is remembered (continuations). */
+const TARGETS_CAPACITY = 128;
+/** Distinct recent senders kept to recognise "bob: …" as addressed to another member. */
+const MEMBERS_CAPACITY = 256;
 
 export class GroupIngest {
   cursor: number;
@@ -34,9 +41,21 @@ export class GroupIngest {
   #ownTimes: number[] = [];
   #engaged = new EngagedSpeakers();
   #own = new OwnMessages();
+  /** nickKeys of our own names (name, aid user part, aid, aliases). */
+  #selfKeys: ReadonlySet<string>;
+  /** Some own name has a variant the keyword matcher does not catch (`jacob` for `jacob_`). */
+  #selfVariants: boolean;
+  /** Senders seen lately (raw, insertion-ordered, bounded): who counts as another member. */
+  #members: Set<string> | null = null;
+  /** Per sender, whom their last addressed line was for: their next lines may continue it. */
+  #targets: Map<string, { to: "us" | "other"; ts: number }> | null = null;
+  /** nickKeys of #members, built on demand (only when a line's addressee is asked about). */
+  #memberKeys: Set<string> | null = null;
 
   constructor(p: {
     aid: string;
+    /** Our mention keywords (seed §4.2): their nick variants address us too. */
+    keywords?: readonly string[];
     matcher: MentionMatcher;
     settings: IngestSettings;
     restored?: { cursor?: number; lastSelfSpeakAt?: number | null } | undefined;
@@ -48,6 +67,9 @@ export class GroupIngest {
     this.#window = createVitalityWindow({ windowMs: p.settings.vitalityWindowMs, maxEvents: p.settings.vitalityMaxEvents });
     this.cursor = p.restored?.cursor ?? 0;
     this.lastSelfSpeakAt = p.restored?.lastSelfSpeakAt ?? null;
+    const keywords = p.keywords ?? [p.aid];
+    this.#selfKeys = new Set(keywords.map(nickKey).filter((k) => k.length >= 2));
+    this.#selfVariants = keywords.some((k) => nickKey(k) !== k.toLowerCase());
   }
 
   /**
@@ -68,11 +90,9 @@ export class GroupIngest {
       return "self";
     }
     appendVitalityEvent(this.#window, m.timestamp, m.sender);
-    const isMention = this.#matcher(m.content) || this.#repliesToUs(m.metadata);
-    let engaged = false;
-    if (isMention) this.#engaged.engage(m.sender, m.timestamp + this.#settings.engagedWindowMs, m.timestamp);
-    else if (this.#engaged.size > 0) engaged = this.#engaged.isEngaged(m.sender, m.timestamp);
-    return {
+    this.#addMember(m.sender);
+    const { isMention, engaged, maybeOurs, addressing } = this.#classify(m);
+    const out: InboundMessage = {
       msgId: m.msgId,
       groupId: m.groupId,
       sender: m.sender,
@@ -83,6 +103,91 @@ export class GroupIngest {
       isMention,
       engaged,
     };
+    if (addressing !== undefined) out.addressing = addressing;
+    if (maybeOurs) out.maybeOurs = true;
+    return out;
+  }
+
+  /**
+   * Is the line ours? A mention (keyword, reply to us, `jacob:` for `jacob_`) is; a line that opens
+   * by addressing another member is not; a line without an address continues its sender's previous
+   * line when it follows within `continuationMs` (a paste, an "err", a second sentence); else a
+   * line from someone we are engaged with is ours as an engaged follow-up. The reason is kept.
+   */
+  #classify(m: GroupMessage): { isMention: boolean; engaged: boolean; maybeOurs?: boolean; addressing?: string } {
+    const ts = m.timestamp;
+    if (this.#matcher(m.content)) return this.#toUs(m, true, "mention");
+    if (this.#repliesToUs(m.metadata)) return this.#toUs(m, true, "reply-to-us");
+    const prev = this.#previousTarget(m.sender, ts);
+    if (!this.#selfVariants && this.#engaged.size === 0 && prev === undefined) return PLAIN;
+    const lead = this.#leadingAddress(m.content);
+    if (lead.to === "us") return this.#toUs(m, true, `named-us:${lead.name}`);
+    if (lead.to === "other") {
+      // An engaged speaker whose line addresses another member has turned to them: the
+      // conversation with us ends (a mention opens it again). A line addressed *to* an engaged
+      // speaker makes the conversation shared (unless we addressed them last and they have not
+      // answered yet): their next lines may be for either of us.
+      if (this.#engaged.size > 0) {
+        const senderLower = m.sender.toLowerCase();
+        this.#engaged.disengage((speaker) => speaker === senderLower);
+        const key = nickKey(lead.name);
+        this.#engaged.share((speaker) => memberKeys(speaker).includes(key));
+      }
+      this.#setTarget(m.sender, "other", ts);
+      return { isMention: false, engaged: false, addressing: `addressed-other:${lead.name}` };
+    }
+    if (prev === "other") {
+      this.#setTarget(m.sender, "other", ts);
+      return { isMention: false, engaged: false, addressing: "continues-addressed-other" };
+    }
+    if (prev === "us") return this.#toUs(m, false, "continues");
+    const state = this.#engaged.size > 0 ? this.#engaged.stateOf(m.sender, ts) : null;
+    if (state === "engaged") return this.#toUs(m, false, "engaged");
+    // Not marked [engaged], but it may be for us: it goes to the model as promptly as a follow-up.
+    if (state === "shared") return { isMention: false, engaged: false, maybeOurs: true, addressing: "shared-conversation" };
+    return PLAIN;
+  }
+
+  /** The line is for us: the sender is (still) engaged, and their next lines continue it. */
+  #toUs(m: GroupMessage, isMention: boolean, addressing: string): { isMention: boolean; engaged: boolean; addressing: string } {
+    this.#engaged.engage(m.sender, m.timestamp + this.#settings.engagedWindowMs, m.timestamp);
+    this.#setTarget(m.sender, "us", m.timestamp);
+    return { isMention, engaged: !isMention, addressing };
+  }
+
+  #previousTarget(sender: string, ts: number): "us" | "other" | undefined {
+    const t = this.#targets?.get(sender);
+    if (t === undefined) return undefined;
+    if (ts - t.ts > this.#settings.continuationMs || ts < t.ts) return undefined;
+    return t.to;
+  }
+
+  #setTarget(sender: string, to: "us" | "other", ts: number): void {
+    const map = (this.#targets ??= new Map());
+    map.delete(sender);
+    map.set(sender, { to, ts });
+    if (map.size > TARGETS_CAPACITY) map.delete(map.keys().next().value as string);
+  }
+
+  #leadingAddress(content: string): LeadingAddress {
+    return classifyLeadingAddress(content, this.#selfKeys, (key) => this.#isMember(key));
+  }
+
+  #addMember(sender: string): void {
+    const members = (this.#members ??= new Set());
+    if (members.has(sender)) return;
+    members.add(sender);
+    this.#memberKeys = null;
+    if (members.size > MEMBERS_CAPACITY) members.delete(members.values().next().value as string);
+  }
+
+  #isMember(key: string): boolean {
+    if (this.#members === null || this.#selfKeys.has(key)) return false;
+    if (this.#memberKeys === null) {
+      this.#memberKeys = new Set();
+      for (const s of this.#members) for (const k of memberKeys(s)) this.#memberKeys.add(k);
+    }
+    return this.#memberKeys.has(key);
   }
 
   /** After a feed batch: prune the window against server time, once per batch. */
@@ -128,12 +233,12 @@ export class GroupIngest {
     const until = ts + s.engagedWindowMs;
     if (replyTo !== undefined) {
       const to = this.#senders.senderOf(replyTo);
-      if (to !== undefined && to.toLowerCase() !== this.#aidLower) this.#engaged.engage(to, until, ts);
+      if (to !== undefined && to.toLowerCase() !== this.#aidLower) this.#engaged.engage(to, until, ts, true);
     }
     // Naming someone in our message starts a conversation with them (DESIGN §4, engaged speakers).
     for (const sender of windowSenders(this.#window)) {
       if (sender.toLowerCase() === this.#aidLower) continue;
-      if (checkMention(content, buildMentionKeywords({ aid: sender }), "smart")) this.#engaged.engage(sender, until, ts);
+      if (checkMention(content, buildMentionKeywords({ aid: sender }), "smart")) this.#engaged.engage(sender, until, ts, true);
     }
   }
 }

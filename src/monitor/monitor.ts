@@ -19,7 +19,7 @@ import type {
   SkipReason,
 } from "../types.ts";
 import { assembleDispatchPrompt, type PromptParts } from "./assemble.ts";
-import { budgetUsageRatio, checkBudget, estimateTokens, pruneBudgetEvents, recordBudgetEvent, type BudgetEvent } from "./budget.ts";
+import { budgetUsageRatio, checkBudget, describeOverBudget, estimateTokens, pruneBudgetEvents, recordBudgetEvent, type BudgetEvent, type BudgetPool } from "./budget.ts";
 import { checkDuplicate, initDedup, rememberReply, type ReplyMemory } from "./dedup.ts";
 import { checkAfterDelay, chooseDelayMs, delayHintFor } from "./delay.ts";
 import { DECIDE_INSTRUCTION, hasNoReplyToken, parseDecision, parseIntent } from "./intent.ts";
@@ -102,7 +102,7 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
       identity,
       settings,
       batch,
-      budgetRatio: overrides.budgetRatio ?? budgetUsageRatio(budgetEvents, settings.budget, batch.now),
+      budgetRatio: overrides.budgetRatio ?? budgetUsageRatio(budgetEvents, settings.budget, batch.now, poolOf(batch)),
       lastSelfSpeakAt,
       ownReplies,
       replyType: overrides.replyType,
@@ -150,11 +150,12 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
       trigger: batch.mentionInfo.triggerType,
       at: batch.now,
       messageIds: batch.messages.map((m) => m.msgId),
+      addressing: batch.messages.flatMap((m) => (m.addressing ? [{ msgId: m.msgId, reason: m.addressing }] : [])),
       vitality: batch.vitality,
       mentionInfo: batch.mentionInfo,
       replyType: null,
       budgetRatio: 0,
-      budgetReserve: false,
+      budgetPool: poolOf(batch),
       modelCalls: 0,
       tokens: 0,
       delayMs: 0,
@@ -187,10 +188,10 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
 
     const mentioned = batch.mentionInfo.mentioned;
     budgetEvents = pruneBudgetEvents(budgetEvents, batch.now);
-    const budget = checkBudget({ events: budgetEvents, settings: settings.budget, now: batch.now, mentioned });
+    const pool = poolOf(batch);
+    const budget = checkBudget({ events: budgetEvents, settings: settings.budget, now: batch.now, pool });
     record.budgetRatio = budget.ratio;
-    if (!budget.ok) return skip("over-budget", `${budget.window}:${budget.limit}`);
-    record.budgetReserve = budget.useReserve;
+    if (!budget.ok) return skip("over-budget", describeOverBudget(budget));
 
     let parts = buildPrompt(batch, { budgetRatio: budget.ratio });
     record.replyType = parts.replyType;
@@ -233,7 +234,7 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
       const tokens = result.usage
         ? result.usage.promptTokens + result.usage.completionTokens
         : estimateTokens(request.systemPrompt) + estimateTokens(request.body) + estimateTokens(result.text);
-      const event: BudgetEvent = [calledAt, tokens, budget.useReserve ? 1 : 0];
+      const event: BudgetEvent = [calledAt, tokens, pool === "addressed" ? 1 : 0];
       ownEvents.push(event);
       budgetEvents = recordBudgetEvent(budgetEvents, event);
       record.tokens += tokens;
@@ -291,9 +292,9 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
       answeringMention: mentioned,
       newerMention: batch.hasPendingMention(),
       // This dispatch's own calls are paid for; the re-check asks whether anything else used the budget up meanwhile.
-      budget: checkBudget({ events: budgetEvents.filter((e) => !ownEvents.includes(e)), settings: settings.budget, now: nowAt(), mentioned }),
+      budget: checkBudget({ events: budgetEvents.filter((e) => !ownEvents.includes(e)), settings: settings.budget, now: nowAt(), pool }),
     });
-    if (!after.ok) return skip(after.reason, "after-delay");
+    if (!after.ok) return skip(after.reason, after.detail ? `after-delay ${after.detail}` : "after-delay");
 
     const replyTo = replyTarget(others, mentioned);
     let sent: { msgId: string; timestamp: number };
@@ -323,6 +324,11 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
       lifetime.abort();
     },
   };
+}
+
+/** Addressed talk (a mention, a reply to us, an engaged follow-up) draws from its own allowance. */
+function poolOf(batch: DispatchBatch): BudgetPool {
+  return batch.mentionInfo.mentioned || batch.mentionInfo.triggerType === "engaged" ? "addressed" : "unaddressed";
 }
 
 /** Our reply answers the newest mention (or engaged follow-up), so others can see it is a reply. */

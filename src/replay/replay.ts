@@ -54,6 +54,8 @@ export interface ReplayMessage {
   id: string;
   isMention: boolean;
   engaged: boolean;
+  /** Why the engine took the line as ours or not (`mention`, `engaged`, `addressed-other:bob`, …), or null for plain talk. */
+  why: string | null;
   /** Carried by a dispatch whose model was called. */
   reached: boolean;
   /** The log's annotation: meant for the persona (true/false), or null where not annotated. */
@@ -122,7 +124,7 @@ export async function runReplay(lines: readonly LogLine[], opts: ReplayOptions):
     addressed: null,
   };
   try {
-    const flags = new Map<string, { isMention: boolean; engaged: boolean }>();
+    const flags = new Map<string, { isMention: boolean; engaged: boolean; why: string | null }>();
     const tsOf = new Map(lines.map((l) => [l.id, l.ts] as const));
     const firstDispatchAt = new Map<string, number>();
     const byDispatch = new Map<number, ReplayDispatch>();
@@ -167,7 +169,7 @@ export async function runReplay(lines: readonly LogLine[], opts: ReplayOptions):
       logger,
       onEvent: (e) => {
         if (e.type === "accepted") {
-          flags.set(e.message.msgId, { isMention: e.message.isMention, engaged: e.message.engaged });
+          flags.set(e.message.msgId, { isMention: e.message.isMention, engaged: e.message.engaged, why: e.message.addressing ?? null });
         } else if (e.type === "dropped") {
           report.drops.push({ id: e.msgId, reason: e.reason });
         } else if (e.type === "dispatch-start") {
@@ -213,11 +215,12 @@ export async function runReplay(lines: readonly LogLine[], opts: ReplayOptions):
     const waits: number[] = [];
     let maxMentionWait = 0;
     for (const l of lines) {
-      const f = flags.get(l.id) ?? { isMention: false, engaged: false };
+      const f = flags.get(l.id) ?? { isMention: false, engaged: false, why: null };
       report.messages.push({
         id: l.id,
         isMention: f.isMention,
         engaged: f.engaged,
+        why: f.why,
         reached: modelCallAt.has(l.id),
         directed: isPersona(l.sender) ? null : isDirectedAt(l, opts.persona),
       });
