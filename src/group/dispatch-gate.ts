@@ -39,14 +39,19 @@ export function checkNormalDispatch(p: {
   return { ok: true };
 }
 
-/** The mention path: never waits for cooldown or retry backoff; only the lock and the spacing. */
+/**
+ * The mention path: never waits for cooldown; only the lock, the spacing and a retry backoff — a
+ * failing back-end is not hit again by each new mention; the retry takes the mention with it.
+ */
 export function checkMentionDispatch(p: {
   now: number;
   dispatching: boolean;
+  retryPending?: boolean;
   lastMentionDispatchAt: number | null;
   mentionMinIntervalMs: number;
 }): GateDecision {
   if (p.dispatching) return { ok: false, reason: "dispatching" };
+  if (p.retryPending) return { ok: false, reason: "retry-backoff" };
   if (p.lastMentionDispatchAt !== null && p.mentionMinIntervalMs > 0) {
     const waitMs = p.lastMentionDispatchAt + p.mentionMinIntervalMs - p.now;
     if (waitMs > 0) return { ok: false, reason: "mention-interval", waitMs };
@@ -54,9 +59,9 @@ export function checkMentionDispatch(p: {
   return { ok: true };
 }
 
-/** Backoff before retry number `attempt + 1`: base × 2^attempt. */
+/** Backoff before retry number `attempt + 1`: base × 2^attempt (the exponent capped at 6). */
 export function retryDelayMs(retryBackoffMs: number, attempt: number): number {
-  return retryBackoffMs * 2 ** attempt;
+  return retryBackoffMs * 2 ** Math.min(attempt, 6);
 }
 
 /** A batch's trigger follows its content: any mention → mention; any engaged (or maybe ours) → engaged. */

@@ -50,7 +50,10 @@ class GroupClientImpl implements GroupClient {
   #unlockWaiters: Array<() => void> = [];
   #mentionWaiting = false;
   #engagedWaiting = false;
+  /** Consecutive failed dispatches (backoff exponent); 0 after a success. */
   #failures = 0;
+  /** Failed tries per held message: each message gets its own maxRetries. */
+  #tries = new WeakMap<InboundMessage, number>();
   #dispatchSeq = 0;
   #batchSeq = 0;
   #lastDispatchEndLocal: number | null = null;
@@ -206,6 +209,14 @@ class GroupClientImpl implements GroupClient {
       this.#log.log("warn", "group.over-capacity", { dropped: dropped.length, max: this.settings.maxPendingMessages });
     }
     if (this.#held.incoming.length === 0) this.#bufferGate.cancel();
+    // A waiting mention (or follow-up) that was dropped is no longer waiting: the running dispatch
+    // must not cancel its reply for it, and the next plain batch waits its cooldown.
+    if (this.#mentionWaiting && !this.#held.holdsMention()) {
+      this.#mentionWaiting = false;
+      clearTimeout(this.#mentionTimer);
+      this.#mentionTimer = undefined;
+    }
+    if (this.#engagedWaiting && !this.#held.pending.some((m) => m.engaged || m.maybeOurs === true)) this.#engagedWaiting = false;
     return true;
   }
 
@@ -277,6 +288,7 @@ class GroupClientImpl implements GroupClient {
     const decision = checkMentionDispatch({
       now,
       dispatching: this.#dispatching,
+      retryPending: this.#retryTimer !== undefined,
       lastMentionDispatchAt: this.#lastMentionDispatchLocal,
       mentionMinIntervalMs: this.settings.mentionMinIntervalMs,
     });
@@ -318,7 +330,7 @@ class GroupClientImpl implements GroupClient {
       mentionInfo: { mentioned: mentionCount > 0, mentionCount, batchesMerged, triggerType: trigger },
       lastSelfSpeakAt: this.#ingest.lastSelfSpeakAt,
       now: this.#ingest.serverNow(now),
-      attempt: this.#failures,
+      attempt: this.#attemptOf(messages),
       hasPendingMention: () => this.#mentionWaiting,
     };
     this.#dispatching = true;
@@ -378,18 +390,27 @@ class GroupClientImpl implements GroupClient {
     if (this.#closed) {
       for (const m of batch.messages) this.#drop(m, "group-closed", "held");
       this.#log.log("warn", "group.dispatch-failed-on-close", fields);
-    } else if (batch.attempt >= this.settings.maxRetries) {
-      this.#failures = 0;
-      for (const m of batch.messages) this.#drop(m, "retries-exhausted", "held");
-      this.#log.log("error", "group.dispatch-retries-exhausted", fields);
     } else {
-      this.#failures = batch.attempt + 1;
-      // Back at the front, merged with whatever arrived meanwhile; the next dispatch re-sorts.
-      this.#held.requeue(batch.messages, batch.mentionInfo.batchesMerged);
-      retryInMs = retryDelayMs(this.settings.retryBackoffMs, batch.attempt);
-      clearTimeout(this.#retryTimer);
-      this.#retryTimer = setTimeout(() => this.#onRetryTimer(), retryInMs);
-      this.#log.log("warn", "group.dispatch-failed", { ...fields, retryInMs });
+      // Each message counts its own tries: one that joined a failing batch late keeps the rest.
+      const again: InboundMessage[] = [];
+      const exhausted: InboundMessage[] = [];
+      for (const m of batch.messages) {
+        const tries = (this.#tries.get(m) ?? 0) + 1;
+        this.#tries.set(m, tries);
+        (tries > this.settings.maxRetries ? exhausted : again).push(m);
+      }
+      for (const m of exhausted) this.#drop(m, "retries-exhausted", "held");
+      if (exhausted.length > 0) this.#log.log("error", "group.dispatch-retries-exhausted", { ...fields, dropped: exhausted.length });
+      if (again.length === 0) this.#failures = 0;
+      else {
+        this.#failures++;
+        // Back at the front, merged with whatever arrived meanwhile; the next dispatch re-sorts.
+        this.#held.requeue(again, batch.mentionInfo.batchesMerged);
+        retryInMs = retryDelayMs(this.settings.retryBackoffMs, this.#failures - 1);
+        clearTimeout(this.#retryTimer);
+        this.#retryTimer = setTimeout(() => this.#onRetryTimer(), retryInMs);
+        this.#log.log("warn", "group.dispatch-failed", { ...fields, retryInMs });
+      }
     }
     this.#emit({ type: "dispatch-end", dispatchId: batch.dispatchId, atLocal: this.#localNow(), ok: false, error, retryInMs });
   }
@@ -412,6 +433,13 @@ class GroupClientImpl implements GroupClient {
   }
 
   // ── bookkeeping ────────────────────────────────────────────────────────────────────────────
+
+  /** The batch's attempt number: the most tries any of its messages has had. */
+  #attemptOf(messages: readonly InboundMessage[]): number {
+    let attempt = 0;
+    for (const m of messages) attempt = Math.max(attempt, this.#tries.get(m) ?? 0);
+    return attempt;
+  }
 
   #takeHeld(): { messages: InboundMessage[]; batchesMerged: number } {
     const held = this.#held.takeAll();

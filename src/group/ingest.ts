@@ -116,6 +116,8 @@ export class GroupIngest {
    */
   #classify(m: GroupMessage): { isMention: boolean; engaged: boolean; maybeOurs?: boolean; addressing?: string } {
     const ts = m.timestamp;
+    // Group events ("Alice joined", "Alice was made admin") name people without talking to them.
+    if (m.contentType === "event" || m.contentType === "system") return PLAIN;
     if (this.#matcher(m.content)) return this.#toUs(m, true, "mention");
     if (this.#repliesToUs(m.metadata)) return this.#toUs(m, true, "reply-to-us");
     const prev = this.#previousTarget(m.sender, ts);
