@@ -91,12 +91,19 @@ export interface DispatchBatch {
    * lock). The monitor's delay gate asks this before sending: the next dispatch will answer it.
    */
   hasPendingMention(): boolean;
+  /** Aborted when a mention arrives while this dispatch runs: a send delay ends at once. */
+  mentionSignal?: AbortSignal;
+  /** The latest messages of other members (oldest first), up to `dedup.othersHistorySize`. */
+  recentFromOthers?(): readonly InboundMessage[];
+  /** Our own message with exactly this text, seen coming back from the group since `sinceServerTs`. */
+  findOwnEcho?(content: string, sinceServerTs: number): { msgId: string; timestamp: number } | undefined;
 }
 
 export type SkipReason =
   | "silent"
   | "over-budget"
   | "duplicate-of-recent-reply"
+  | "duplicate-of-other-member"
   | "bot-loop-guard"
   | "newer-mention"
   | "empty-after-trim"

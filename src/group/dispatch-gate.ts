@@ -2,7 +2,7 @@
 // start now, how long to back off. Local-clock milliseconds in, reasons out; no timers here.
 import type { GroupSettings, InboundMessage, TriggerType, VitalityState } from "../types.ts";
 
-export type GateBlockReason = "dispatching" | "retry-backoff" | "mention-waiting" | "cooldown" | "mention-interval";
+export type GateBlockReason = "dispatching" | "retry-backoff" | "mention-waiting" | "cooldown" | "mention-interval" | "agent-gap";
 
 export type GateDecision = { ok: true } | { ok: false; reason: GateBlockReason; waitMs?: number };
 
@@ -49,9 +49,12 @@ export function checkMentionDispatch(p: {
   retryPending?: boolean;
   lastMentionDispatchAt: number | null;
   mentionMinIntervalMs: number;
+  /** Only agents' mentions are waiting: not before this local time (their arrival + the agent gap). */
+  agentGapUntil?: number | null;
 }): GateDecision {
   if (p.dispatching) return { ok: false, reason: "dispatching" };
   if (p.retryPending) return { ok: false, reason: "retry-backoff" };
+  if (p.agentGapUntil != null && p.agentGapUntil > p.now) return { ok: false, reason: "agent-gap", waitMs: p.agentGapUntil - p.now };
   if (p.lastMentionDispatchAt !== null && p.mentionMinIntervalMs > 0) {
     const waitMs = p.lastMentionDispatchAt + p.mentionMinIntervalMs - p.now;
     if (waitMs > 0) return { ok: false, reason: "mention-interval", waitMs };

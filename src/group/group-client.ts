@@ -58,6 +58,14 @@ class GroupClientImpl implements GroupClient {
   #batchSeq = 0;
   #lastDispatchEndLocal: number | null = null;
   #lastMentionDispatchLocal: number | null = null;
+  /** People, lower-cased (null: everyone is). An agent's mention waits agentMentionGapMs. */
+  #humans: ReadonlySet<string> | null;
+  /** Only agents' mentions wait: the earliest local time they may dispatch; null otherwise. */
+  #agentGapUntil: number | null = null;
+  /** Aborted when a mention arrives during the running dispatch (ends its send delay). */
+  #mentionController: AbortController | null = null;
+  /** Latest accepted messages of other members, for "someone already said it" (created lazily). */
+  #recent: InboundMessage[] | null = null;
 
   // Timers hold pending messages, so they keep the process alive until close() clears them.
   /** Buffer gate: trailing debounce (bufferGateMs) capped at bufferGateMaxWaitMs. */
@@ -89,6 +97,7 @@ class GroupClientImpl implements GroupClient {
       restored: p.restored,
     });
     this.#handler = p.dispatch;
+    this.#humans = p.humans ? new Set([...p.humans, ...(p.identity.owner ? [p.identity.owner] : [])].map((h) => h.toLowerCase())) : null;
     this.#log = childLogger(p.logger ?? silentLogger, { identity: p.identityId, group: p.groupId });
     // Not `Date.now` itself: fake timers replace Date after this module may have been loaded.
     this.#localNow = p.localNow ?? (() => Date.now());
@@ -120,6 +129,7 @@ class GroupClientImpl implements GroupClient {
     const batchSeq = ++this.#batchSeq;
     let added = 0;
     let mention = false;
+    let humanMention = false;
     let engagedSeen = false;
     const n = messages.length;
     stats.received += n;
@@ -132,12 +142,14 @@ class GroupClientImpl implements GroupClient {
       }
       if (inbound.isMention) {
         mention = true;
+        if (this.#isHuman(inbound.sender)) humanMention = true;
         stats.mentions++;
       } else if (inbound.engaged) {
         engagedSeen = true;
         stats.engaged++;
       } else if (inbound.maybeOurs) engagedSeen = true;
       this.#held.incoming.push(inbound);
+      this.#remember(inbound);
       added++;
       if (this.#onEvent) this.#emit({ type: "accepted", message: inbound, batchSeq, atLocal: now });
     }
@@ -146,7 +158,7 @@ class GroupClientImpl implements GroupClient {
     stats.accepted += added;
     this.#held.batches++;
     if (this.#enforceCapacity() && mention) mention = this.#held.holdsMention();
-    if (mention) this.#onMention(now);
+    if (mention) this.#onMention(now, humanMention);
     else {
       const { bufferGateMs, bufferGateMaxWaitMs, engagedFollowUpMs } = this.settings;
       if (engagedSeen) this.#engagedGate.touch(now, engagedFollowUpMs, bufferGateMaxWaitMs);
@@ -213,6 +225,7 @@ class GroupClientImpl implements GroupClient {
     // must not cancel its reply for it, and the next plain batch waits its cooldown.
     if (this.#mentionWaiting && !this.#held.holdsMention()) {
       this.#mentionWaiting = false;
+      this.#agentGapUntil = null;
       clearTimeout(this.#mentionTimer);
       this.#mentionTimer = undefined;
     }
@@ -271,13 +284,32 @@ class GroupClientImpl implements GroupClient {
     }
   }
 
-  /** Mention path: everything held goes now, past cooldown and retry backoff. */
-  #onMention(now: number): void {
+  /**
+   * Mention path: everything held goes now, past cooldown. A human's mention is instant; when only
+   * agents' mentions wait, they go agentMentionGapMs after the first of them, so two agents cannot
+   * answer each other at machine speed. A running dispatch's send delay ends at once.
+   */
+  #onMention(now: number, human: boolean): void {
     clearTimeout(this.#cooldownTimer);
     this.#cooldownTimer = undefined;
     this.#flushBufferGateToQueue();
+    if (human) this.#agentGapUntil = null;
+    else if (!this.#mentionWaiting && this.settings.agentMentionGapMs > 0) this.#agentGapUntil = now + this.settings.agentMentionGapMs;
     this.#mentionWaiting = true;
+    this.#mentionController?.abort();
     this.#tryMentionDispatch(now);
+  }
+
+  #isHuman(sender: string): boolean {
+    return this.#humans === null || this.#humans.has(sender.toLowerCase());
+  }
+
+  #remember(m: InboundMessage): void {
+    const size = this.settings.dedup.othersHistorySize;
+    if (size === 0) return;
+    const recent = (this.#recent ??= []);
+    recent.push(m);
+    if (recent.length > size) recent.splice(0, recent.length - size);
   }
 
   #tryMentionDispatch(now: number): void {
@@ -291,9 +323,10 @@ class GroupClientImpl implements GroupClient {
       retryPending: this.#retryTimer !== undefined,
       lastMentionDispatchAt: this.#lastMentionDispatchLocal,
       mentionMinIntervalMs: this.settings.mentionMinIntervalMs,
+      agentGapUntil: this.#agentGapUntil,
     });
     if (decision.ok) return this.#startDispatch(now);
-    if (decision.reason === "mention-interval") {
+    if (decision.reason === "mention-interval" || decision.reason === "agent-gap") {
       clearTimeout(this.#mentionTimer);
       this.#mentionTimer = setTimeout(() => {
         this.#mentionTimer = undefined;
@@ -318,6 +351,8 @@ class GroupClientImpl implements GroupClient {
     if (messages.length === 0) return this.#checkIdle();
     this.#clearTimers();
     this.#mentionWaiting = this.#engagedWaiting = false;
+    this.#agentGapUntil = null;
+    const mentionController = (this.#mentionController = new AbortController());
     messages.sort(compareMessages);
     const { trigger, mentionCount } = triggerOf(messages);
     if (trigger === "mention") this.#lastMentionDispatchLocal = now;
@@ -332,6 +367,9 @@ class GroupClientImpl implements GroupClient {
       now: this.#ingest.serverNow(now),
       attempt: this.#attemptOf(messages),
       hasPendingMention: () => this.#mentionWaiting,
+      mentionSignal: mentionController.signal,
+      recentFromOthers: () => (this.#recent ? this.#recent.slice() : []),
+      findOwnEcho: (content, since) => this.#ingest.findOwnEcho(content, since),
     };
     this.#dispatching = true;
     this.#stats.dispatches++;
@@ -364,6 +402,7 @@ class GroupClientImpl implements GroupClient {
     } finally {
       // The lock is released here and nowhere else: no path leaves the group locked.
       this.#dispatching = false;
+      this.#mentionController = null;
       this.#lastDispatchEndLocal = this.#localNow();
       const waiters = this.#unlockWaiters;
       this.#unlockWaiters = [];

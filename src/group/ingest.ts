@@ -84,6 +84,7 @@ export class GroupIngest {
     if (num !== undefined && num > this.cursor) this.cursor = num;
     if (m.sender === this.#aid || (m.sender.length === this.#aid.length && m.sender.toLowerCase() === this.#aidLower)) {
       // Ours, echoed by the group: counts as ours unless the send was already recorded.
+      this.#own.noteEcho(m.msgId, m.content, m.timestamp);
       if (!this.#own.confirmEcho(m.msgId, m.content)) {
         this.#countOwn(m.timestamp, m.content, replyTargetOf(m.metadata), localNow);
       }
@@ -202,6 +203,11 @@ export class GroupIngest {
     if (!this.#own.recordSent(m.msgId, m.content)) return false;
     this.#countOwn(m.timestamp, m.content, m.replyTo, localNow);
     return true;
+  }
+
+  /** Our message with this exact text, echoed by the group at or after `since` (server time). */
+  findOwnEcho(content: string, since: number): { msgId: string; timestamp: number } | undefined {
+    return this.#own.findEcho(content, since);
   }
 
   serverNow(localNow: number): number {

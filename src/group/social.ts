@@ -130,6 +130,22 @@ export class OwnMessages {
     return known || i >= 0;
   }
 
+  /** Our messages seen coming back from the group (newest last, a few): echo checks after an unsure send. */
+  #echoes: Array<{ msgId: string; content: string; timestamp: number }> = [];
+
+  noteEcho(msgId: string, content: string, timestamp: number): void {
+    this.#echoes.push({ msgId, content, timestamp });
+    if (this.#echoes.length > UNCONFIRMED_CAPACITY) this.#echoes.shift();
+  }
+
+  findEcho(content: string, since: number): { msgId: string; timestamp: number } | undefined {
+    for (let i = this.#echoes.length - 1; i >= 0; i--) {
+      const e = this.#echoes[i]!;
+      if (e.content === content && e.timestamp >= since) return { msgId: e.msgId, timestamp: e.timestamp };
+    }
+    return undefined;
+  }
+
   #addId(msgId: string): void {
     const ids = (this.#ids ??= new Set());
     if (this.#idRing.length < OWN_IDS_CAPACITY) {

@@ -27,6 +27,7 @@ import { buildHumanSet, checkLoopGuard, nextAgentChain } from "./loop-guard.ts";
 import { buildAcpSystemPrompt, type OwnReply } from "./prompt.ts";
 import { minReplyType, toReaction, trimReply } from "./reply-policy.ts";
 import { decisionLogFields, type DispatchDecision } from "./decision.ts";
+import { checkOthersDuplicate, classifySendError, ReplyNotDeliveredError } from "./send-gates.ts";
 
 export type { DispatchDecision } from "./decision.ts";
 
@@ -80,6 +81,10 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
   let budgetEvents: BudgetEvent[] = [...(p.restored?.budgetEvents ?? [])].map((e) => [e[0], e[1], e[2]]);
   let agentChain = p.restored?.agentChain ?? 0;
   let ownReplies: OwnReply[] = [];
+  /** A reply whose send never left, or may not have: delivered by the batch's retry, without a new model call. */
+  let unsent: PreparedReply | undefined;
+  /** Two-phase: the decision of a batch whose reply call failed, so its retry neither decides nor pays again. */
+  let decided: { ids: ReadonlySet<string>; replyType: ReplyType; delayHint: ReturnType<typeof delayHintFor> } | undefined;
 
   const snapshot = (): MonitorSnapshot => ({
     lastSelfSpeakAt,
@@ -109,12 +114,14 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
       stablePrefix,
     });
 
-  function waitDelay(ms: number): Promise<void> {
-    if (ms <= 0) return Promise.resolve();
+  /** Waits `ms`, or less: closing the monitor or `wake` (a newer mention) ends the wait at once. */
+  function waitDelay(ms: number, wake?: AbortSignal): Promise<void> {
+    if (ms <= 0 || wake?.aborted) return Promise.resolve();
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         delayTimers.delete(timer);
         lifetime.signal.removeEventListener("abort", onAbort);
+        wake?.removeEventListener("abort", onAbort);
         resolve();
       }, ms);
       // A reply waiting to look human must not keep a shutting-down process alive.
@@ -126,6 +133,7 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
         resolve();
       };
       lifetime.signal.addEventListener("abort", onAbort, { once: true });
+      wake?.addEventListener("abort", onAbort, { once: true });
     });
   }
 
@@ -177,6 +185,17 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
     if (lifetime.signal.aborted) return skip("group-closed");
     await initDedup();
     const others: InboundMessage[] = batch.messages.filter((m) => m.sender !== selfAid);
+    const batchIds = new Set(batch.messages.map((m) => m.msgId));
+    if (unsent !== undefined) {
+      const pending = unsent;
+      unsent = undefined;
+      // The retry of the batch whose reply did not get out: deliver that reply, no new model call.
+      if ([...pending.ids].every((id) => batchIds.has(id))) {
+        record.replyType = pending.replyType;
+        record.budgetRatio = pending.ratio;
+        return deliver(pending, batch, record, finish, skip, nowAt);
+      }
+    }
     if (others.length === 0) return skip("silent", "only-own-messages");
 
     const guard = checkLoopGuard({ agentChain, maxAgentChain: settings.maxAgentChain, messages: others, humans });
@@ -244,19 +263,27 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
 
     let delayHint = delayHintFor(parts.replyType);
     if (settings.decision === "two-phase") {
-      const raw = await call(parts, "decide");
-      if (lifetime.signal.aborted) return skip("group-closed");
-      if (raw === undefined) return skip("backend-failed", "decide");
-      const parsed = parseDecision(raw);
-      if (!parsed.ok) return skip("silent", "decision-unparseable");
-      if (!parsed.decision.wantToReply) return skip("two-phase-declined");
-      const replyType = minReplyType(parts.replyType, parsed.decision.replyType ?? parts.replyType);
-      parts = buildPrompt(batch, { budgetRatio: budget.ratio, replyType });
-      record.replyType = replyType;
-      delayHint = parsed.decision.delayHint ?? delayHintFor(replyType);
+      // A retry after a failed reply call reuses the decision: it was made and paid for already.
+      let d = decided !== undefined && [...decided.ids].every((id) => batchIds.has(id)) ? decided : undefined;
+      decided = undefined;
+      if (d === undefined) {
+        const raw = await call(parts, "decide");
+        if (lifetime.signal.aborted) return skip("group-closed");
+        if (raw === undefined) return skip("backend-failed", "decide");
+        const parsed = parseDecision(raw);
+        if (!parsed.ok) return skip("silent", "decision-unparseable");
+        if (!parsed.decision.wantToReply) return skip("two-phase-declined");
+        const replyType = minReplyType(parts.replyType, parsed.decision.replyType ?? parts.replyType);
+        d = { ids: batchIds, replyType, delayHint: parsed.decision.delayHint ?? delayHintFor(replyType) };
+      } else record.detail = "decision-reused";
+      parts = buildPrompt(batch, { budgetRatio: budget.ratio, replyType: d.replyType });
+      record.replyType = d.replyType;
+      delayHint = d.delayHint;
+      decided = d;
     }
 
     const raw = await call(parts, settings.decision === "two-phase" ? "reply" : undefined);
+    decided = undefined;
     if (lifetime.signal.aborted) return skip("group-closed");
     if (raw === undefined) return skip("backend-failed");
     const intent = parseIntent(raw);
@@ -286,7 +313,7 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
 
     const delayMs = chooseDelayMs({ settings: settings.delay, hint: delayHint, mentioned, random: random() });
     record.delayMs = delayMs;
-    await waitDelay(delayMs);
+    await waitDelay(delayMs, batch.mentionSignal);
     const after = checkAfterDelay({
       closed: lifetime.signal.aborted,
       answeringMention: mentioned,
@@ -296,22 +323,77 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
     });
     if (!after.ok) return skip(after.reason, after.detail ? `after-delay ${after.detail}` : "after-delay");
 
+    // Someone else may have said it meanwhile (another agent answering the same question).
+    const said = checkOthersDuplicate({ text, recent: batch.recentFromOthers?.() ?? [], threshold: settings.dedup.similarityThreshold, selfAid });
+    if (said.duplicate) {
+      const detail = `said-by:${said.sender}:${said.reason}:${said.similarity.toFixed(2)}`;
+      if (settings.dedup.action === "skip" || replyType === "reaction") return skip("duplicate-of-other-member", detail);
+      replyType = "reaction";
+      record.replyType = replyType;
+      record.detail = `downgraded:${detail}`;
+      text = toReaction(text, settings.replyPolicy.maxReactionChars);
+      dup = checkDuplicate({ text, memory, threshold: settings.dedup.similarityThreshold });
+      if (text === "" || dup.duplicate) return skip("duplicate-of-other-member", detail);
+    }
+
     const replyTo = replyTarget(others, mentioned);
-    let sent: { msgId: string; timestamp: number };
-    try {
-      sent = await p.sender.sendMessage({ groupId, content: text, ...(replyTo ? { metadata: { reply_to: replyTo } } : {}) });
-    } catch (err) {
-      // Logged with its context, never posted: the group sees nothing of our failures.
-      logger.log("warn", "monitor.send_failed", { dispatchId: batch.dispatchId, replyType, chars: text.length, ...errorFields(err) });
-      return skip("send-failed");
+    const prepared: PreparedReply = {
+      ids: batchIds,
+      text,
+      replyType,
+      replyTo,
+      hash: dup.hash,
+      normalized: dup.normalized,
+      hasHuman: guard.hasHuman,
+      ratio: budget.ratio,
+      maybeSent: false,
+      // A minute of slack for clock estimates: our dedup never lets the same text out twice that close.
+      since: nowAt() - 60_000,
+    };
+    return deliver(prepared, batch, record, finish, skip, nowAt);
+  }
+
+  /**
+   * Sends a prepared reply and records it. A send that never left (no connection) or may have
+   * (connection lost, no answer in time) is kept and the batch thrown back for a retry; before
+   * sending again after the latter, our own echo is looked for, so it never goes out twice.
+   */
+  async function deliver(
+    r: PreparedReply,
+    batch: DispatchBatch,
+    record: DispatchDecision,
+    finish: (outcome: DispatchOutcome, detail?: string) => DispatchOutcome,
+    skip: (reason: SkipReason, detail?: string) => DispatchOutcome,
+    nowAt: () => number,
+  ): Promise<DispatchOutcome> {
+    let sent: { msgId: string; timestamp: number } | undefined;
+    if (r.maybeSent) {
+      sent = batch.findOwnEcho?.(r.text, r.since);
+      if (sent) record.detail = "delivered-before:echo";
+    }
+    if (sent === undefined) {
+      try {
+        sent = await p.sender.sendMessage({ groupId, content: r.text, ...(r.replyTo ? { metadata: { reply_to: r.replyTo } } : {}) });
+      } catch (err) {
+        const kind = classifySendError(err);
+        // Logged with its context, never posted: the group sees nothing of our failures.
+        logger.log("warn", "monitor.send_failed", { dispatchId: batch.dispatchId, replyType: r.replyType, chars: r.text.length, kind, ...errorFields(err) });
+        if (kind === "failed" || lifetime.signal.aborted) return skip("send-failed");
+        unsent = { ...r, maybeSent: r.maybeSent || kind === "maybe-sent" };
+        finish({ sent: false, skipReason: "send-failed", budgetRatio: r.ratio, replyType: r.replyType }, `retry-with-batch:${kind}`);
+        throw new ReplyNotDeliveredError({ groupId, dispatchId: batch.dispatchId, sendError: String((err as { code?: unknown })?.code ?? "unknown") });
+      }
     }
     const sentAt = Number.isFinite(sent.timestamp) && sent.timestamp > 0 ? sent.timestamp : nowAt();
     lastSelfSpeakAt = Math.max(lastSelfSpeakAt ?? 0, sentAt);
-    memory = rememberReply(memory, dup.hash, dup.normalized, settings.dedup.historySize);
-    agentChain = nextAgentChain(agentChain, guard.hasHuman);
-    ownReplies = [...ownReplies, { timestamp: sentAt, text, msgId: sent.msgId }].slice(-settings.dedup.historySize);
+    memory = rememberReply(memory, r.hash, r.normalized, settings.dedup.historySize);
+    agentChain = nextAgentChain(agentChain, r.hasHuman);
+    ownReplies = [...ownReplies, { timestamp: sentAt, text: r.text, msgId: sent.msgId }].slice(-settings.dedup.historySize);
     emitState();
-    return finish({ sent: true, replyType, text, budgetRatio: budget.ratio, sentMsgId: sent.msgId, sentAt, ...(replyTo ? { replyTo } : {}) }, record.detail);
+    return finish(
+      { sent: true, replyType: r.replyType, text: r.text, budgetRatio: r.ratio, sentMsgId: sent.msgId, sentAt, ...(r.replyTo ? { replyTo: r.replyTo } : {}) },
+      record.detail,
+    );
   }
 
   return {
@@ -324,6 +406,23 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
       lifetime.abort();
     },
   };
+}
+
+/** A reply ready to go out, kept across a retry when its send did not (surely) get through. */
+interface PreparedReply {
+  /** The batch it answers. */
+  ids: ReadonlySet<string>;
+  text: string;
+  replyType: ReplyType;
+  replyTo: string | undefined;
+  hash: string;
+  normalized: string;
+  hasHuman: boolean;
+  ratio: number;
+  /** The last send may have reached the server: look for its echo first. */
+  maybeSent: boolean;
+  /** Server time before the first send attempt: an echo is no older. */
+  since: number;
 }
 
 /** Addressed talk (a mention, a reply to us, an engaged follow-up) draws from its own allowance. */

@@ -164,6 +164,7 @@ export async function runReplay(lines: readonly LogLine[], opts: ReplayOptions):
       identityId: aid,
       groupId: REPLAY_GROUP_ID,
       identity,
+      humans,
       settings: opts.settings,
       dispatch: monitor.handle,
       logger,
