@@ -78,8 +78,12 @@ export type BudgetCheck =
       over: number;
     };
 
-/** May a model call from `pool` start now? The first exhausted window (shortest first) says no. */
-export function checkBudget(p: { events: readonly BudgetEvent[]; settings: BudgetSettings; now: number; pool: BudgetPool }): BudgetCheck {
+/**
+ * May a model call from `pool` start now? The first exhausted window (shortest first) says no.
+ * `nextCallTokens` (the prompt's estimated size) must fit too, so a window is not overrun by the
+ * call that would cross it.
+ */
+export function checkBudget(p: { events: readonly BudgetEvent[]; settings: BudgetSettings; now: number; pool: BudgetPool; nextCallTokens?: number }): BudgetCheck {
   if (!p.settings.enabled) return { ok: true, ratio: 0, pool: p.pool };
   const usage = measureBudget(p.events, p.now, p.pool);
   const ratio = budgetUsageRatio(p.events, p.settings, p.now, p.pool);
@@ -89,8 +93,9 @@ export function checkBudget(p: { events: readonly BudgetEvent[]; settings: Budge
     if (u.messages >= limit.messages) {
       return { ok: false, reason: "over-budget", ratio, pool: p.pool, window: w, limit: "messages", used: u.messages, max: limit.messages, over: u.messages - limit.messages + 1 };
     }
-    if (u.tokens >= limit.tokens) {
-      return { ok: false, reason: "over-budget", ratio, pool: p.pool, window: w, limit: "tokens", used: u.tokens, max: limit.tokens, over: Math.max(1, u.tokens - limit.tokens) };
+    const next = p.nextCallTokens ?? 0;
+    if (u.tokens >= limit.tokens || u.tokens + next > limit.tokens) {
+      return { ok: false, reason: "over-budget", ratio, pool: p.pool, window: w, limit: "tokens", used: u.tokens, max: limit.tokens, over: Math.max(1, u.tokens + next - limit.tokens) };
     }
   }
   return { ok: true, ratio, pool: p.pool };

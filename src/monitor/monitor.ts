@@ -208,11 +208,13 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
     const mentioned = batch.mentionInfo.mentioned;
     budgetEvents = pruneBudgetEvents(budgetEvents, batch.now);
     const pool = poolOf(batch);
-    const budget = checkBudget({ events: budgetEvents, settings: settings.budget, now: batch.now, pool });
+    let parts = buildPrompt(batch, { budgetRatio: budgetUsageRatio(budgetEvents, settings.budget, batch.now, pool) });
+    // The prompt's own size must fit: a window is never overrun by the call that would cross it.
+    const nextCallTokens = estimateTokens(parts.systemPrompt) + estimateTokens(parts.body);
+    const budget = checkBudget({ events: budgetEvents, settings: settings.budget, now: batch.now, pool, nextCallTokens });
     record.budgetRatio = budget.ratio;
     if (!budget.ok) return skip("over-budget", describeOverBudget(budget));
 
-    let parts = buildPrompt(batch, { budgetRatio: budget.ratio });
     record.replyType = parts.replyType;
     record.replyTypeReason = parts.replyTypeReason;
     const ownEvents: BudgetEvent[] = [];

@@ -224,7 +224,7 @@ describe("monitor: budget", () => {
     expect(backend.calls).toHaveLength(3);
   });
 
-  it("counts prompt + completion tokens: ~600-token calls hit a 2000-token window on the fifth", async () => {
+  it("counts prompt + completion tokens: ~600-token calls fill a 2000-token window after three; the fourth would overrun it", async () => {
     const { monitor, backend, decisions } = setup({ backend: distinct(), settings: { budget: { unaddressed: { "5m": { messages: 100, tokens: 2000 } } } } });
     const outcomes: string[] = [];
     for (let i = 1; i <= 5; i++) {
@@ -234,10 +234,11 @@ describe("monitor: budget", () => {
       outcomes.push(o.sent ? `sent ${o.replyType}` : o.skipReason!);
     }
     expect(monitor.snapshot().budgetEvents.map((e) => e[1]).every((t) => t > 550 && t < 650)).toBe(true);
-    // Ratios before each call: 0, ~0.3, ~0.6, ~0.9 (≥ 0.8 → reaction), then ≥ 1.
-    expect(outcomes).toEqual(["sent short", "sent short", "sent short", "sent reaction", "over-budget"]);
-    expect(decisions[4]!.detail).toMatch(/^unaddressed:5m:tokens 2\d{3}\/2000 \+\d+$/);
-    expect(backend.calls).toHaveLength(4);
+    // ~1800 tokens used after three calls: a fourth ~600-token prompt would cross 2000, so it is
+    // refused before the model is called (a window is never overrun by the call that crosses it).
+    expect(outcomes).toEqual(["sent short", "sent short", "sent short", "over-budget", "over-budget"]);
+    expect(decisions[3]!.detail).toMatch(/^unaddressed:5m:tokens 1\d{3}\/2000 \+\d+$/);
+    expect(backend.calls).toHaveLength(3);
   });
 
   it("uses the estimate when the back-end reports no usage", async () => {
