@@ -45,7 +45,7 @@ export interface ReplayDispatch {
     budgetRatio: number;
     /** The dispatch reached the model (a gate such as the budget can stop it before). */
     modelCalled: boolean;
-    /** Machine-readable detail of a skip or downgrade, e.g. `5m:tokens`, `near-duplicate:0.86`. */
+    /** Machine-readable detail of a skip or downgrade, e.g. `unaddressed:5m:tokens 24100/24000 +100`, `near-duplicate:0.86`. */
     detail: string | null;
   };
 }
