@@ -93,8 +93,8 @@ export interface DispatchBatch {
   hasPendingMention(): boolean;
   /** Aborted when a mention arrives while this dispatch runs: a send delay ends at once. */
   mentionSignal?: AbortSignal;
-  /** The latest messages of other members (oldest first), up to `dedup.othersHistorySize`. */
-  recentFromOthers?(): readonly InboundMessage[];
+  /** Messages that arrived after this batch was taken and wait for the next dispatch (oldest first). */
+  heldNow?(): readonly InboundMessage[];
   /** Our own message with exactly this text, seen coming back from the group since `sinceServerTs`. */
   findOwnEcho?(content: string, sinceServerTs: number): { msgId: string; timestamp: number } | undefined;
 }

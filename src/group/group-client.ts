@@ -64,8 +64,6 @@ class GroupClientImpl implements GroupClient {
   #agentGapUntil: number | null = null;
   /** Aborted when a mention arrives during the running dispatch (ends its send delay). */
   #mentionController: AbortController | null = null;
-  /** Latest accepted messages of other members, for "someone already said it" (created lazily). */
-  #recent: InboundMessage[] | null = null;
 
   // Timers hold pending messages, so they keep the process alive until close() clears them.
   /** Buffer gate: trailing debounce (bufferGateMs) capped at bufferGateMaxWaitMs. */
@@ -149,7 +147,6 @@ class GroupClientImpl implements GroupClient {
         stats.engaged++;
       } else if (inbound.maybeOurs) engagedSeen = true;
       this.#held.incoming.push(inbound);
-      this.#remember(inbound);
       added++;
       if (this.#onEvent) this.#emit({ type: "accepted", message: inbound, batchSeq, atLocal: now });
     }
@@ -304,13 +301,6 @@ class GroupClientImpl implements GroupClient {
     return this.#humans === null || this.#humans.has(sender.toLowerCase());
   }
 
-  #remember(m: InboundMessage): void {
-    const size = this.settings.dedup.othersHistorySize;
-    if (size === 0) return;
-    const recent = (this.#recent ??= []);
-    recent.push(m);
-    if (recent.length > size) recent.splice(0, recent.length - size);
-  }
 
   #tryMentionDispatch(now: number): void {
     if (this.#closed || this.#held.length === 0) {
@@ -368,7 +358,8 @@ class GroupClientImpl implements GroupClient {
       attempt: this.#attemptOf(messages),
       hasPendingMention: () => this.#mentionWaiting,
       mentionSignal: mentionController.signal,
-      recentFromOthers: () => (this.#recent ? this.#recent.slice() : []),
+      // What arrived since this dispatch took its batch (the monitor remembers earlier batches).
+      heldNow: () => this.#held.snapshot(),
       findOwnEcho: (content, since) => this.#ingest.findOwnEcho(content, since),
     };
     this.#dispatching = true;

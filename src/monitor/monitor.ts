@@ -81,6 +81,8 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
   let budgetEvents: BudgetEvent[] = [...(p.restored?.budgetEvents ?? [])].map((e) => [e[0], e[1], e[2]]);
   let agentChain = p.restored?.agentChain ?? 0;
   let ownReplies: OwnReply[] = [];
+  /** Other members' latest messages from earlier batches (dedup.othersHistorySize), oldest first. */
+  let othersRecent: InboundMessage[] = [];
   /** A reply whose send never left, or may not have: delivered by the batch's retry, without a new model call. */
   let unsent: PreparedReply | undefined;
   /** Two-phase: the decision of a batch whose reply call failed, so its retry neither decides nor pays again. */
@@ -197,6 +199,8 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
       }
     }
     if (others.length === 0) return skip("silent", "only-own-messages");
+    const recentBefore = othersRecent;
+    if (settings.dedup.othersHistorySize > 0) othersRecent = [...othersRecent, ...others].slice(-settings.dedup.othersHistorySize);
 
     const guard = checkLoopGuard({ agentChain, maxAgentChain: settings.maxAgentChain, messages: others, humans });
     if (guard.agentChain !== agentChain) {
@@ -326,7 +330,8 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
     if (!after.ok) return skip(after.reason, after.detail ? `after-delay ${after.detail}` : "after-delay");
 
     // Someone else may have said it meanwhile (another agent answering the same question).
-    const said = checkOthersDuplicate({ text, recent: batch.recentFromOthers?.() ?? [], threshold: settings.dedup.similarityThreshold, selfAid });
+    const recent = settings.dedup.othersHistorySize === 0 ? [] : [...recentBefore, ...others, ...(batch.heldNow?.() ?? [])].slice(-settings.dedup.othersHistorySize);
+    const said = checkOthersDuplicate({ text, recent, threshold: settings.dedup.similarityThreshold, selfAid });
     if (said.duplicate) {
       const detail = `said-by:${said.sender}:${said.reason}:${said.similarity.toFixed(2)}`;
       if (settings.dedup.action === "skip" || replyType === "reaction") return skip("duplicate-of-other-member", detail);
