@@ -53,7 +53,7 @@ class GroupClientImpl implements GroupClient {
   /** Consecutive failed dispatches (backoff exponent); 0 after a success. */
   #failures = 0;
   /** Failed tries per held message: each message gets its own maxRetries. */
-  #tries = new WeakMap<InboundMessage, number>();
+  #tries: WeakMap<InboundMessage, number> | null = null;
   #dispatchSeq = 0;
   #batchSeq = 0;
   #lastDispatchEndLocal: number | null = null;
@@ -425,8 +425,9 @@ class GroupClientImpl implements GroupClient {
       const again: InboundMessage[] = [];
       const exhausted: InboundMessage[] = [];
       for (const m of batch.messages) {
-        const tries = (this.#tries.get(m) ?? 0) + 1;
-        this.#tries.set(m, tries);
+        const book = (this.#tries ??= new WeakMap());
+        const tries = (book.get(m) ?? 0) + 1;
+        book.set(m, tries);
         (tries > this.settings.maxRetries ? exhausted : again).push(m);
       }
       for (const m of exhausted) this.#drop(m, "retries-exhausted", "held");
@@ -467,6 +468,7 @@ class GroupClientImpl implements GroupClient {
   /** The batch's attempt number: the most tries any of its messages has had. */
   #attemptOf(messages: readonly InboundMessage[]): number {
     let attempt = 0;
+    if (this.#tries === null) return 0;
     for (const m of messages) attempt = Math.max(attempt, this.#tries.get(m) ?? 0);
     return attempt;
   }

@@ -22,6 +22,19 @@ import {
 export type IngestSettings = Pick<GroupSettings, "engagedWindowMs" | "continuationMs" | "vitalityWindowMs" | "vitalityMaxEvents">;
 
 const PLAIN = { isMention: false, engaged: false } as const;
+
+// Groups of one identity share its keywords: build the key set once, not once per group.
+const selfKeysCache = new Map<string, { keys: ReadonlySet<string>; variants: boolean }>();
+function selfKeysOf(keywords: readonly string[]): { keys: ReadonlySet<string>; variants: boolean } {
+  const cacheKey = keywords.join("\u0000");
+  let entry = selfKeysCache.get(cacheKey);
+  if (entry === undefined) {
+    if (selfKeysCache.size >= 1024) selfKeysCache.clear();
+    entry = { keys: new Set(keywords.map(nickKey).filter((k) => k.length >= 2)), variants: keywords.some((k) => nickKey(k) !== k.toLowerCase()) };
+    selfKeysCache.set(cacheKey, entry);
+  }
+  return entry;
+}
 /** Senders whose last line's addressee is remembered (continuations). */
 const TARGETS_CAPACITY = 128;
 /** Distinct recent senders kept to recognise "bob: …" as addressed to another member. */
@@ -67,9 +80,9 @@ export class GroupIngest {
     this.#window = createVitalityWindow({ windowMs: p.settings.vitalityWindowMs, maxEvents: p.settings.vitalityMaxEvents });
     this.cursor = p.restored?.cursor ?? 0;
     this.lastSelfSpeakAt = p.restored?.lastSelfSpeakAt ?? null;
-    const keywords = p.keywords ?? [p.aid];
-    this.#selfKeys = new Set(keywords.map(nickKey).filter((k) => k.length >= 2));
-    this.#selfVariants = keywords.some((k) => nickKey(k) !== k.toLowerCase());
+    const self = selfKeysOf(p.keywords ?? [p.aid]);
+    this.#selfKeys = self.keys;
+    this.#selfVariants = self.variants;
   }
 
   /**

@@ -131,16 +131,18 @@ export class OwnMessages {
   }
 
   /** Our messages seen coming back from the group (newest last, a few): echo checks after an unsure send. */
-  #echoes: Array<{ msgId: string; content: string; timestamp: number }> = [];
+  #echoes: Array<{ msgId: string; content: string; timestamp: number }> | null = null;
 
   noteEcho(msgId: string, content: string, timestamp: number): void {
-    this.#echoes.push({ msgId, content, timestamp });
-    if (this.#echoes.length > UNCONFIRMED_CAPACITY) this.#echoes.shift();
+    const echoes = (this.#echoes ??= []);
+    echoes.push({ msgId, content, timestamp });
+    if (echoes.length > UNCONFIRMED_CAPACITY) echoes.shift();
   }
 
   findEcho(content: string, since: number): { msgId: string; timestamp: number } | undefined {
-    for (let i = this.#echoes.length - 1; i >= 0; i--) {
-      const e = this.#echoes[i]!;
+    const echoes = this.#echoes ?? [];
+    for (let i = echoes.length - 1; i >= 0; i--) {
+      const e = echoes[i]!;
       if (e.content === content && e.timestamp >= since) return { msgId: e.msgId, timestamp: e.timestamp };
     }
     return undefined;
