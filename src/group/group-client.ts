@@ -8,7 +8,6 @@ import { CappedDebounce } from "./capped-debounce.ts";
 import {
   checkMentionDispatch,
   checkNormalDispatch,
-  retryDelayMs,
   scaledCooldownMs,
   triggerOf,
 } from "./dispatch-gate.ts";
@@ -23,6 +22,7 @@ import {
 import { GroupIngest } from "./ingest.ts";
 import { buildMentionKeywords, compileMentionMatcher } from "./mention.ts";
 import { HeldMessages } from "./held.ts";
+import { RetryBook } from "./retry-book.ts";
 import { compareMessages } from "./order.ts";
 
 export type { GroupClient, GroupClientEvent, GroupClientParams, GroupClientStats, OwnMessage } from "./group-client-types.ts";
@@ -50,10 +50,8 @@ class GroupClientImpl implements GroupClient {
   #unlockWaiters: Array<() => void> = [];
   #mentionWaiting = false;
   #engagedWaiting = false;
-  /** Consecutive failed dispatches (backoff exponent); 0 after a success. */
-  #failures = 0;
-  /** Failed tries per held message: each message gets its own maxRetries. */
-  #tries: WeakMap<InboundMessage, number> | null = null;
+  /** Failed tries per held message (each gets its own maxRetries) and the backoff. */
+  #retries = new RetryBook<InboundMessage>();
   #dispatchSeq = 0;
   #batchSeq = 0;
   #lastDispatchEndLocal: number | null = null;
@@ -355,7 +353,7 @@ class GroupClientImpl implements GroupClient {
       mentionInfo: { mentioned: mentionCount > 0, mentionCount, batchesMerged, triggerType: trigger },
       lastSelfSpeakAt: this.#ingest.lastSelfSpeakAt,
       now: this.#ingest.serverNow(now),
-      attempt: this.#attemptOf(messages),
+      attempt: this.#retries.attemptOf(messages),
       hasPendingMention: () => this.#mentionWaiting,
       mentionSignal: mentionController.signal,
       // What arrived since this dispatch took its batch (the monitor remembers earlier batches).
@@ -403,7 +401,7 @@ class GroupClientImpl implements GroupClient {
   }
 
   #onDispatchDone(batch: DispatchBatch, outcome: DispatchOutcome): void {
-    this.#failures = 0;
+    this.#retries.succeeded();
     this.#stats.dispatched += batch.messages.length;
     if (outcome.sent) {
       const sentAt = outcome.sentAt ?? this.serverNow();
@@ -421,23 +419,13 @@ class GroupClientImpl implements GroupClient {
       for (const m of batch.messages) this.#drop(m, "group-closed", "held");
       this.#log.log("warn", "group.dispatch-failed-on-close", fields);
     } else {
-      // Each message counts its own tries: one that joined a failing batch late keeps the rest.
-      const again: InboundMessage[] = [];
-      const exhausted: InboundMessage[] = [];
-      for (const m of batch.messages) {
-        const book = (this.#tries ??= new WeakMap());
-        const tries = (book.get(m) ?? 0) + 1;
-        book.set(m, tries);
-        (tries > this.settings.maxRetries ? exhausted : again).push(m);
-      }
+      const { again, exhausted, retryInMs: wait } = this.#retries.failed(batch.messages, this.settings);
       for (const m of exhausted) this.#drop(m, "retries-exhausted", "held");
       if (exhausted.length > 0) this.#log.log("error", "group.dispatch-retries-exhausted", { ...fields, dropped: exhausted.length });
-      if (again.length === 0) this.#failures = 0;
-      else {
-        this.#failures++;
+      if (wait !== null) {
+        retryInMs = wait;
         // Back at the front, merged with whatever arrived meanwhile; the next dispatch re-sorts.
         this.#held.requeue(again, batch.mentionInfo.batchesMerged);
-        retryInMs = retryDelayMs(this.settings.retryBackoffMs, this.#failures - 1);
         clearTimeout(this.#retryTimer);
         this.#retryTimer = setTimeout(() => this.#onRetryTimer(), retryInMs);
         this.#log.log("warn", "group.dispatch-failed", { ...fields, retryInMs });
@@ -464,14 +452,6 @@ class GroupClientImpl implements GroupClient {
   }
 
   // ── bookkeeping ────────────────────────────────────────────────────────────────────────────
-
-  /** The batch's attempt number: the most tries any of its messages has had. */
-  #attemptOf(messages: readonly InboundMessage[]): number {
-    let attempt = 0;
-    if (this.#tries === null) return 0;
-    for (const m of messages) attempt = Math.max(attempt, this.#tries.get(m) ?? 0);
-    return attempt;
-  }
 
   #takeHeld(): { messages: InboundMessage[]; batchesMerged: number } {
     const held = this.#held.takeAll();
