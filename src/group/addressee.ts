@@ -39,7 +39,8 @@ export function leadingName(content: string): { name: string; marked: boolean } 
   while (end > start && content[end - 1] === ".") end--;
   if (end - start < 2) return null;
   const next = content[i];
-  if (next === ":" || next === ",") marked = true;
+  // ASCII and fullwidth (Chinese, Japanese) colon and comma.
+  if (next === ":" || next === "," || next === "：" || next === "，" || next === "、") marked = true;
   else if (next !== undefined && next !== " " && next !== "\t" && !marked) return null;
   if (next === ":" && content[i + 1] === "/") return null; // `http://…`
   return { name: content.slice(start, end), marked };

@@ -20,6 +20,8 @@ describe("leadingName", () => {
     ["bob try this", { name: "bob", marked: false }],
     ["bob.agentcp.io: ping", { name: "bob.agentcp.io", marked: true }],
     ["bob.", { name: "bob", marked: false }],
+    ["小明：你看一下", { name: "小明", marked: true }],
+    ["小明，你看一下", { name: "小明", marked: true }],
   ])("%j → %j", (text, expected) => {
     expect(leadingName(text)).toEqual(expected);
   });
