@@ -27,7 +27,7 @@ import { buildHumanSet, checkLoopGuard, nextAgentChain } from "./loop-guard.ts";
 import { buildAcpSystemPrompt, type OwnReply } from "./prompt.ts";
 import { minReplyType, toReaction, trimReply } from "./reply-policy.ts";
 import { decisionLogFields, type DispatchDecision } from "./decision.ts";
-import { checkOthersDuplicate, classifySendError, ReplyNotDeliveredError } from "./send-gates.ts";
+import { checkOthersDuplicate, ReplyNotDeliveredError, sendPrepared, type PreparedReply } from "./send-gates.ts";
 
 export type { DispatchDecision } from "./decision.ts";
 
@@ -373,24 +373,16 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
     skip: (reason: SkipReason, detail?: string) => DispatchOutcome,
     nowAt: () => number,
   ): Promise<DispatchOutcome> {
-    let sent: { msgId: string; timestamp: number } | undefined;
-    if (r.maybeSent) {
-      sent = batch.findOwnEcho?.(r.text, r.since);
-      if (sent) record.detail = "delivered-before:echo";
+    const sent = await sendPrepared({ reply: r, groupId, sender: p.sender, findOwnEcho: batch.findOwnEcho });
+    if (!sent.ok) {
+      // Logged with its context, never posted: the group sees nothing of our failures.
+      logger.log("warn", "monitor.send_failed", { dispatchId: batch.dispatchId, replyType: r.replyType, chars: r.text.length, kind: sent.kind, ...errorFields(sent.error) });
+      if (sent.kind === "failed" || lifetime.signal.aborted) return skip("send-failed");
+      unsent = { ...r, maybeSent: r.maybeSent || sent.kind === "maybe-sent" };
+      finish({ sent: false, skipReason: "send-failed", budgetRatio: r.ratio, replyType: r.replyType }, `retry-with-batch:${sent.kind}`);
+      throw new ReplyNotDeliveredError({ groupId, dispatchId: batch.dispatchId, sendError: String((sent.error as { code?: unknown })?.code ?? "unknown") });
     }
-    if (sent === undefined) {
-      try {
-        sent = await p.sender.sendMessage({ groupId, content: r.text, ...(r.replyTo ? { metadata: { reply_to: r.replyTo } } : {}) });
-      } catch (err) {
-        const kind = classifySendError(err);
-        // Logged with its context, never posted: the group sees nothing of our failures.
-        logger.log("warn", "monitor.send_failed", { dispatchId: batch.dispatchId, replyType: r.replyType, chars: r.text.length, kind, ...errorFields(err) });
-        if (kind === "failed" || lifetime.signal.aborted) return skip("send-failed");
-        unsent = { ...r, maybeSent: r.maybeSent || kind === "maybe-sent" };
-        finish({ sent: false, skipReason: "send-failed", budgetRatio: r.ratio, replyType: r.replyType }, `retry-with-batch:${kind}`);
-        throw new ReplyNotDeliveredError({ groupId, dispatchId: batch.dispatchId, sendError: String((err as { code?: unknown })?.code ?? "unknown") });
-      }
-    }
+    if (sent.viaEcho) record.detail = "delivered-before:echo";
     const sentAt = Number.isFinite(sent.timestamp) && sent.timestamp > 0 ? sent.timestamp : nowAt();
     lastSelfSpeakAt = Math.max(lastSelfSpeakAt ?? 0, sentAt);
     memory = rememberReply(memory, r.hash, r.normalized, settings.dedup.historySize);
@@ -413,23 +405,6 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
       lifetime.abort();
     },
   };
-}
-
-/** A reply ready to go out, kept across a retry when its send did not (surely) get through. */
-interface PreparedReply {
-  /** The batch it answers. */
-  ids: ReadonlySet<string>;
-  text: string;
-  replyType: ReplyType;
-  replyTo: string | undefined;
-  hash: string;
-  normalized: string;
-  hasHuman: boolean;
-  ratio: number;
-  /** The last send may have reached the server: look for its echo first. */
-  maybeSent: boolean;
-  /** Server time before the first send attempt: an echo is no older. */
-  since: number;
 }
 
 /** Addressed talk (a mention, a reply to us, an engaged follow-up) draws from its own allowance. */

@@ -1,6 +1,6 @@
 // The last gates before a reply leaves: has another member just said it, and what a failed send
 // means for the batch. Pure; the monitor wires them to the transport and the group client.
-import type { InboundMessage } from "../types.ts";
+import type { GroupSender, InboundMessage, ReplyType } from "../types.ts";
 import { hashNormalized, normalizeForDedup, shingleSimilarity } from "./dedup.ts";
 
 export type OthersDuplicate =
@@ -51,5 +51,49 @@ export class ReplyNotDeliveredError extends Error {
     super(`reply of dispatch ${context.dispatchId} not delivered (${context.sendError}); retried with the batch`);
     this.name = "ReplyNotDeliveredError";
     this.context = context;
+  }
+}
+
+/** A reply ready to go out, kept across a retry when its send did not (surely) get through. */
+export interface PreparedReply {
+  /** The batch it answers. */
+  ids: ReadonlySet<string>;
+  text: string;
+  replyType: ReplyType;
+  replyTo: string | undefined;
+  hash: string;
+  normalized: string;
+  hasHuman: boolean;
+  ratio: number;
+  /** The last send may have reached the server: look for its echo first. */
+  maybeSent: boolean;
+  /** Server time before the first send attempt: an echo is no older. */
+  since: number;
+}
+
+export type SendResult =
+  | { ok: true; msgId: string; timestamp: number; viaEcho: boolean }
+  | { ok: false; kind: "not-sent" | "maybe-sent" | "failed"; error: unknown };
+
+/**
+ * Sends a prepared reply once: after a send that may have reached the server, our own echo is
+ * looked for first, and found means sent. Never throws; a failure comes back classified.
+ */
+export async function sendPrepared(p: {
+  reply: PreparedReply;
+  groupId: string;
+  sender: GroupSender;
+  findOwnEcho?: ((content: string, since: number) => { msgId: string; timestamp: number } | undefined) | undefined;
+}): Promise<SendResult> {
+  const r = p.reply;
+  if (r.maybeSent) {
+    const echo = p.findOwnEcho?.(r.text, r.since);
+    if (echo) return { ok: true, msgId: echo.msgId, timestamp: echo.timestamp, viaEcho: true };
+  }
+  try {
+    const sent = await p.sender.sendMessage({ groupId: p.groupId, content: r.text, ...(r.replyTo ? { metadata: { reply_to: r.replyTo } } : {}) });
+    return { ok: true, msgId: sent.msgId, timestamp: sent.timestamp, viaEcho: false };
+  } catch (error) {
+    return { ok: false, kind: classifySendError(error), error };
   }
 }
