@@ -43,10 +43,12 @@ describe("group client invariants (fast-check)", () => {
         fc.array(stepArb, { minLength: 1, maxLength: 25 }),
         fc.array(agentArb, { minLength: 1, maxLength: 8 }),
         fc.option(fc.nat(30), { nil: undefined }),
-        async (settings, steps, agent, closeAfterStep) => {
+        // undefined: everyone is a person; []: every sender is an agent (mentions wait the agent gap).
+        fc.constantFrom<string[] | undefined>(undefined, undefined, []),
+        async (settings, steps, agent, closeAfterStep, humans) => {
           vi.useFakeTimers({ now: T0 });
           try {
-            await runTimeline(settings, steps, agent, closeAfterStep);
+            await runTimeline(settings, steps, agent, closeAfterStep, humans);
           } finally {
             vi.useRealTimers();
           }
@@ -60,7 +62,7 @@ describe("group client invariants (fast-check)", () => {
 type Step = { gapMs: number; batch: Array<{ kind: string; sender: number; jitterMs: number }> };
 type AgentStep = { latencyMs: number; result: string };
 
-async function runTimeline(settings: GroupSettings, steps: Step[], agent: AgentStep[], closeAfterStep: number | undefined) {
+async function runTimeline(settings: GroupSettings, steps: Step[], agent: AgentStep[], closeAfterStep: number | undefined, humans: string[] | undefined) {
   const events: GroupClientEvent[] = [];
   let inFlight = 0;
   let calls = 0;
@@ -82,7 +84,15 @@ async function runTimeline(settings: GroupSettings, steps: Step[], agent: AgentS
       }, step.latencyMs);
     });
   };
-  const client = initGroupClientForIdentity({ identityId: "alice", groupId: "g1", identity: ALICE, settings, dispatch, onEvent: (e) => events.push(e) });
+  const client = initGroupClientForIdentity({
+    identityId: "alice",
+    groupId: "g1",
+    identity: ALICE,
+    ...(humans ? { humans } : {}),
+    settings,
+    dispatch,
+    onEvent: (e) => events.push(e),
+  });
 
   const mentionChecks: Array<{ id: string; at: number }> = [];
   // Mentions that arrived while a dispatch ran (and no retry was pending): which dispatch.
@@ -103,7 +113,8 @@ async function runTimeline(settings: GroupSettings, steps: Step[], agent: AgentS
     const running = client.stats().dispatching ? lastStartedDispatch(events) : undefined;
     const before = events.length;
     client.feedBufferGate(batch);
-    if (settings.mentionMinIntervalMs === 0 && !client.closed) {
+    // Timing checks for people's mentions; agents' mentions wait the agent gap by design.
+    if (settings.mentionMinIntervalMs === 0 && humans === undefined && !client.closed) {
       for (const e of events.slice(before)) {
         if (e.type !== "accepted" || !e.message.isMention) continue;
         if (idle) mentionChecks.push({ id: e.message.msgId, at: now });
