@@ -104,7 +104,10 @@ export class GroupIngest {
       return "self";
     }
     appendVitalityEvent(this.#window, m.timestamp, m.sender);
-    this.#addMember(m.sender);
+    // Members are tracked only while addressees matter (an engagement, or a name with variants);
+    // before that, the vitality window's senders stand in for them.
+    if (this.#selfVariants || this.#engaged.size > 0) this.#addMember(m.sender);
+    else this.#memberKeys = null;
     const { isMention, engaged, maybeOurs, addressing } = this.#classify(m);
     const out: InboundMessage = {
       msgId: m.msgId,
@@ -198,10 +201,11 @@ export class GroupIngest {
   }
 
   #isMember(key: string): boolean {
-    if (this.#members === null || this.#selfKeys.has(key)) return false;
+    if (this.#selfKeys.has(key)) return false;
     if (this.#memberKeys === null) {
-      this.#memberKeys = new Set();
-      for (const s of this.#members) for (const k of memberKeys(s)) this.#memberKeys.add(k);
+      const keys = (this.#memberKeys = new Set());
+      for (const s of this.#members ?? []) for (const k of memberKeys(s)) keys.add(k);
+      for (const s of windowSenders(this.#window)) if (s.toLowerCase() !== this.#aidLower) for (const k of memberKeys(s)) keys.add(k);
     }
     return this.#memberKeys.has(key);
   }
