@@ -226,6 +226,16 @@ async function benchReplay(): Promise<void> {
         ` · ${s.dispatches} dispatches, ${s.modelCalls} model calls (${fmt((100 * s.modelCalls) / s.messages, 1)}% of messages), max mention wait ${fmt(s.maxMentionWaitMs)} ms`,
     );
   }
+  // Dispatch economy on the annotated log itself, default settings, for its three most addressed people.
+  for (const [persona, aliases] of [["jacob_", ["jacob"]], ["yashi-", []], ["guest__", []]] as const) {
+    const report = await runReplay(lines, { persona, aliases, settings: DEFAULT_GROUP_SETTINGS, responder: "mention" });
+    const a = report.addressed!;
+    const perMsg = report.summary.modelCalls / report.summary.messages;
+    console.log(
+      `economy (${persona}): ${a.reached}/${a.gold} addressed lines reach a model call (${fmt(100 * a.reachRate)}%, target ≥ 95%), ` +
+        `wait p95 ${fmt(a.waitP95Ms / 1000, 1)} s (target ≤ 10 s), ${fmt(perMsg, 3)} model calls per message (target ≤ 0.08), flags precision ${fmt(a.precision, 2)} recall ${fmt(a.recall, 2)}`,
+    );
+  }
 }
 
 function benchPrompt(): void {

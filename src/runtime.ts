@@ -173,6 +173,7 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
       identityId,
       groupId,
       identity,
+      humans: config.humans,
       settings,
       dispatch: monitor.handle,
       logger: glog,

@@ -39,6 +39,18 @@ export interface InboundMessage extends GroupMessage {
    * it rides along in a batch but is never the reason for a dispatch (src/group/signals.ts).
    */
   passive?: "reaction" | "no-reply-expected";
+  /**
+   * Why the line is or is not ours, when there is something to say: `mention`, `reply-to-us`,
+   * `named-us:<name>` (`jacob: …` for `jacob_`), `engaged`, `addressed-other:<name>` (an engaged
+   * speaker's line that opens by addressing another member). Absent for plain talk.
+   */
+  addressing?: string;
+  /**
+   * Not marked engaged, but possibly for us: a line from someone in a conversation with us that
+   * another member joined. It follows up as promptly as an engaged line and on the addressed
+   * allowance, and the model sees it unmarked.
+   */
+  maybeOurs?: boolean;
 }
 
 export type VitalityState = "DORMANT" | "COOLING" | "ACTIVE" | "HEATED";
@@ -84,12 +96,19 @@ export interface DispatchBatch {
    * lock). The monitor's delay gate asks this before sending: the next dispatch will answer it.
    */
   hasPendingMention(): boolean;
+  /** Aborted when a mention arrives while this dispatch runs: a send delay ends at once. */
+  mentionSignal?: AbortSignal;
+  /** Messages that arrived after this batch was taken and wait for the next dispatch (oldest first). */
+  heldNow?(): readonly InboundMessage[];
+  /** Our own message with exactly this text, seen coming back from the group since `sinceServerTs`. */
+  findOwnEcho?(content: string, sinceServerTs: number): { msgId: string; timestamp: number } | undefined;
 }
 
 export type SkipReason =
   | "silent"
   | "over-budget"
   | "duplicate-of-recent-reply"
+  | "duplicate-of-other-member"
   | "bot-loop-guard"
   | "newer-mention"
   | "empty-after-trim"
@@ -201,7 +220,7 @@ export interface PersistedGroupState {
   replyHashes: string[];
   /** Recent reply texts (normalised), newest last, for near-duplicate checks. */
   replyTexts: string[];
-  /** Model calls: [server-time ms, tokens, mentionReserve(0|1)], oldest first, ≤ 24 h. */
+  /** Model calls: [server-time ms, tokens, addressed(0|1)], oldest first, ≤ 24 h. */
   budgetEvents: Array<[number, number, number]>;
   /** Consecutive agent-only exchanges (bot-loop guard). */
   agentChain: number;

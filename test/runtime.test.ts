@@ -185,8 +185,9 @@ describe("startIdentity: process restart on the same state directory", () => {
     bufferGateMaxWaitMs: 60_000,
     cooldownMs: 60,
     delay: { enabled: false },
+    // Only mentions dispatch here: they draw from the addressed allowance.
     budget: {
-      windows: {
+      addressed: {
         "5m": { messages: 10, tokens: 100_000_000 },
         "3h": { messages: 100, tokens: 100_000_000 },
         "24h": { messages: 1000, tokens: 100_000_000 },

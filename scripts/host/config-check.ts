@@ -25,7 +25,7 @@ const valid = {
     },
   },
   groups: {
-    "*": { bufferGateMs: 2000, replyPolicy: { allowLong: true }, budget: { windows: { "5m": { messages: 8, tokens: 4000 } } } },
+    "*": { bufferGateMs: 2000, replyPolicy: { allowLong: true }, budget: { unaddressed: { "5m": { messages: 8, tokens: 4000 } } } },
     "room-1": { subject: "Room one", delay: { onMention: true } },
   },
 };

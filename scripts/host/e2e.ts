@@ -159,7 +159,7 @@ async function main(): Promise<void> {
           identities: { [BOT.id]: { aid: BOT.aid, name: BOT.name, owner: ALICE.aid, accessPointUrl: localNet.localUrl } },
           groups: {
             // Budgets high enough that this test sees the reply policy, not the budget gate.
-            "*": { budget: { windows: { "5m": { messages: 50, tokens: 500000 }, "3h": { messages: 200, tokens: 2000000 } } } },
+            "*": { budget: { unaddressed: { "5m": { messages: 50, tokens: 500000 }, "3h": { messages: 200, tokens: 2000000 } } } },
             [GROUP]: { subject: "E2E room" },
           },
         },

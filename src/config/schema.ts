@@ -15,33 +15,36 @@ const budgetWindow = z
   })
   .strict();
 
+// One real prompt: the standalone conversation may hold `llm.historyTokenLimit` (8000) tokens, plus
+// the system prompt, the batch and the reply. The allowances below are counted in such calls, so a
+// window's token limit never runs out before its call limit on ordinary prompts.
+const TOKENS_PER_CALL = 12_000;
+const allowance = (messages: number) => ({ messages, tokens: messages * TOKENS_PER_CALL });
+
+// Addressed talk (mentions, replies to our messages, engaged follow-ups): sized so that a person
+// talking to the agent is never starved. 5m: one addressed line every 20 s; 3h: the same pace
+// held for three hours; 24h: one every 30 s for twelve hours — a whole working day of
+// conversation. Runaway agent-to-agent talk is held by the loop guard and the agent gap, not here.
+const ADDRESSED_DEFAULT = { "5m": allowance(15), "3h": allowance(540), "24h": allowance(1440) };
+// Unaddressed talk (joining in unprompted) stays a small share: at most 2 calls in any 5 minutes,
+// 12 in 3 hours (one every 15 min), 48 a day — a fraction of what answering people may use.
+const UNADDRESSED_DEFAULT = { "5m": allowance(2), "3h": allowance(12), "24h": allowance(48) };
+
+const budgetWindows = (defaults: typeof ADDRESSED_DEFAULT) =>
+  z
+    .object({
+      "5m": budgetWindow.default(defaults["5m"]),
+      "3h": budgetWindow.default(defaults["3h"]),
+      "24h": budgetWindow.default(defaults["24h"]),
+    })
+    .strict()
+    .default(defaults);
+
 export const budgetSchema = z
   .object({
     enabled: z.boolean().default(true),
-    windows: z
-      .object({
-        "5m": budgetWindow.default({ messages: 5, tokens: 2000 }),
-        "3h": budgetWindow.default({ messages: 30, tokens: 30000 }),
-        "24h": budgetWindow.default({ messages: 100, tokens: 100000 }),
-      })
-      .strict()
-      .default({
-        "5m": { messages: 5, tokens: 2000 },
-        "3h": { messages: 30, tokens: 30000 },
-        "24h": { messages: 100, tokens: 100000 },
-      }),
-    unaddressedShare: z
-      .number()
-      .min(0)
-      .max(1)
-      .default(0.5)
-      .describe("Share of each window that unaddressed dispatches may use; the rest is kept for mentions"),
-    mentionReserve: z
-      .number()
-      .int()
-      .min(0)
-      .default(2)
-      .describe("Extra model calls per window kept for mentions once the budget is used up"),
+    addressed: budgetWindows(ADDRESSED_DEFAULT).describe("Allowance for mentions, replies to us and engaged follow-ups"),
+    unaddressed: budgetWindows(UNADDRESSED_DEFAULT).describe("Allowance for joining in unprompted"),
   })
   .strict();
 
@@ -60,6 +63,15 @@ export const replyPolicySchema = z
 export const dedupSchema = z
   .object({
     historySize: z.number().int().min(1).max(100).default(10),
+    // What the other members said lately: an answer someone already gave is not repeated. Twenty
+    // lines is a few minutes of a busy group — the time in which a repeat would look like an echo.
+    othersHistorySize: z
+      .number()
+      .int()
+      .min(0)
+      .max(200)
+      .default(20)
+      .describe("Recent messages of other members a reply is compared with (0: only our own replies)"),
     similarityThreshold: z.number().min(0).max(1).default(0.8),
     action: z.enum(["skip", "reaction"]).default("skip"),
   })
@@ -99,8 +111,22 @@ export const groupSettingsSchema = z
       .strict()
       .default({ DORMANT: 1, COOLING: 1, ACTIVE: 1, HEATED: 2 }),
     mentionMinIntervalMs: ms(3600_000).default(0),
+    // An agent's mention or reply waits this long before we answer, so two agents cannot trade
+    // lines faster than a person could read them; a human's mention is answered at once.
+    agentMentionGapMs: ms(600_000)
+      .default(5000)
+      .describe("Minimum wait before answering a mention or reply from an agent (humans' mentions are instant)"),
     mentionMatch: z.enum(["smart", "substring"]).default("smart"),
-    engagedWindowMs: ms(3600_000).default(60000),
+    // A conversation ends when the person turns to someone else (a line addressed to another
+    // member), and is shared when someone else addresses them; time is only the fallback for one
+    // that dies out. Fifteen minutes covers "let me try that" and coming back with the result, and
+    // every line the person sends us opens the window again.
+    engagedWindowMs: ms(3600_000).default(900000).describe("How long a conversation with a speaker stays open after their last line to us"),
+    // People split one thought over several lines (a paste, "err", a second sentence) within
+    // seconds; such a line without its own addressee continues the previous one.
+    continuationMs: ms(600_000)
+      .default(30000)
+      .describe("A line without an addressee within this time after the same sender's addressed line continues it"),
     engagedFollowUpMs: ms(600_000).default(5000),
     vitalityWindowMs: ms(3600_000).default(300000),
     vitalityMaxEvents: z.number().int().min(1).max(10000).default(200),
@@ -151,7 +177,8 @@ export const groupOverridesSchema = z
     budget: z
       .object({
         ...optionalShape(budgetSchema.shape),
-        windows: z.object(optionalShape(budgetSchema.shape.windows.unwrap().shape)).strict().optional(),
+        addressed: z.object(optionalShape(budgetSchema.shape.addressed.unwrap().shape)).strict().optional(),
+        unaddressed: z.object(optionalShape(budgetSchema.shape.unaddressed.unwrap().shape)).strict().optional(),
       })
       .strict()
       .optional(),

@@ -2,7 +2,7 @@
 // start now, how long to back off. Local-clock milliseconds in, reasons out; no timers here.
 import type { GroupSettings, InboundMessage, TriggerType, VitalityState } from "../types.ts";
 
-export type GateBlockReason = "dispatching" | "retry-backoff" | "mention-waiting" | "cooldown" | "mention-interval";
+export type GateBlockReason = "dispatching" | "retry-backoff" | "mention-waiting" | "cooldown" | "mention-interval" | "agent-gap";
 
 export type GateDecision = { ok: true } | { ok: false; reason: GateBlockReason; waitMs?: number };
 
@@ -39,14 +39,22 @@ export function checkNormalDispatch(p: {
   return { ok: true };
 }
 
-/** The mention path: never waits for cooldown or retry backoff; only the lock and the spacing. */
+/**
+ * The mention path: never waits for cooldown; only the lock, the spacing and a retry backoff — a
+ * failing back-end is not hit again by each new mention; the retry takes the mention with it.
+ */
 export function checkMentionDispatch(p: {
   now: number;
   dispatching: boolean;
+  retryPending?: boolean;
   lastMentionDispatchAt: number | null;
   mentionMinIntervalMs: number;
+  /** Only agents' mentions are waiting: not before this local time (their arrival + the agent gap). */
+  agentGapUntil?: number | null;
 }): GateDecision {
   if (p.dispatching) return { ok: false, reason: "dispatching" };
+  if (p.retryPending) return { ok: false, reason: "retry-backoff" };
+  if (p.agentGapUntil != null && p.agentGapUntil > p.now) return { ok: false, reason: "agent-gap", waitMs: p.agentGapUntil - p.now };
   if (p.lastMentionDispatchAt !== null && p.mentionMinIntervalMs > 0) {
     const waitMs = p.lastMentionDispatchAt + p.mentionMinIntervalMs - p.now;
     if (waitMs > 0) return { ok: false, reason: "mention-interval", waitMs };
@@ -54,18 +62,18 @@ export function checkMentionDispatch(p: {
   return { ok: true };
 }
 
-/** Backoff before retry number `attempt + 1`: base × 2^attempt. */
+/** Backoff before retry number `attempt + 1`: base × 2^attempt (the exponent capped at 6). */
 export function retryDelayMs(retryBackoffMs: number, attempt: number): number {
-  return retryBackoffMs * 2 ** attempt;
+  return retryBackoffMs * 2 ** Math.min(attempt, 6);
 }
 
-/** A batch's trigger follows its content: any mention → mention; any engaged → engaged. */
+/** A batch's trigger follows its content: any mention → mention; any engaged (or maybe ours) → engaged. */
 export function triggerOf(messages: readonly InboundMessage[]): { trigger: TriggerType; mentionCount: number } {
   let mentionCount = 0;
   let engaged = false;
   for (const m of messages) {
     if (m.isMention) mentionCount++;
-    else if (m.engaged) engaged = true;
+    else if (m.engaged || m.maybeOurs === true) engaged = true;
   }
   return { trigger: mentionCount > 0 ? "mention" : engaged ? "engaged" : "normal", mentionCount };
 }

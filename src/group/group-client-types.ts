@@ -14,7 +14,12 @@ import type {
 export interface GroupClientParams {
   identityId: string;
   groupId: string;
-  identity: { aid: string; name?: string; aliases?: readonly string[] };
+  identity: { aid: string; name?: string; aliases?: readonly string[]; owner?: string | undefined };
+  /**
+   * Senders who are people (the identity's owner always is). A mention from anyone else — an
+   * agent — waits `agentMentionGapMs`. Absent: every sender counts as a person.
+   */
+  humans?: readonly string[];
   /** Effective settings of this (identity, group), from `resolveGroupSettings`. */
   settings: GroupSettings;
   /** The agent side (the monitor). Throwing means "retry later". */

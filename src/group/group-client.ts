@@ -8,7 +8,6 @@ import { CappedDebounce } from "./capped-debounce.ts";
 import {
   checkMentionDispatch,
   checkNormalDispatch,
-  retryDelayMs,
   scaledCooldownMs,
   triggerOf,
 } from "./dispatch-gate.ts";
@@ -23,6 +22,7 @@ import {
 import { GroupIngest } from "./ingest.ts";
 import { buildMentionKeywords, compileMentionMatcher } from "./mention.ts";
 import { HeldMessages } from "./held.ts";
+import { RetryBook } from "./retry-book.ts";
 import { compareMessages } from "./order.ts";
 
 export type { GroupClient, GroupClientEvent, GroupClientParams, GroupClientStats, OwnMessage } from "./group-client-types.ts";
@@ -50,11 +50,18 @@ class GroupClientImpl implements GroupClient {
   #unlockWaiters: Array<() => void> = [];
   #mentionWaiting = false;
   #engagedWaiting = false;
-  #failures = 0;
+  /** Failed tries per held message (each gets its own maxRetries) and the backoff. */
+  #retries = new RetryBook<InboundMessage>();
   #dispatchSeq = 0;
   #batchSeq = 0;
   #lastDispatchEndLocal: number | null = null;
   #lastMentionDispatchLocal: number | null = null;
+  /** People, lower-cased (null: everyone is). An agent's mention waits agentMentionGapMs. */
+  #humans: ReadonlySet<string> | null;
+  /** Only agents' mentions wait: the earliest local time they may dispatch; null otherwise. */
+  #agentGapUntil: number | null = null;
+  /** Aborted when a mention arrives during the running dispatch (ends its send delay). */
+  #mentionController: AbortController | null = null;
 
   // Timers hold pending messages, so they keep the process alive until close() clears them.
   /** Buffer gate: trailing debounce (bufferGateMs) capped at bufferGateMaxWaitMs. */
@@ -80,11 +87,13 @@ class GroupClientImpl implements GroupClient {
     this.mentionKeywords = buildMentionKeywords(p.identity);
     this.#ingest = new GroupIngest({
       aid: p.identity.aid,
+      keywords: this.mentionKeywords,
       matcher: compileMentionMatcher(this.mentionKeywords, p.settings.mentionMatch),
       settings: p.settings,
       restored: p.restored,
     });
     this.#handler = p.dispatch;
+    this.#humans = p.humans ? new Set([...p.humans, ...(p.identity.owner ? [p.identity.owner] : [])].map((h) => h.toLowerCase())) : null;
     this.#log = childLogger(p.logger ?? silentLogger, { identity: p.identityId, group: p.groupId });
     // Not `Date.now` itself: fake timers replace Date after this module may have been loaded.
     this.#localNow = p.localNow ?? (() => Date.now());
@@ -116,6 +125,7 @@ class GroupClientImpl implements GroupClient {
     const batchSeq = ++this.#batchSeq;
     let added = 0;
     let mention = false;
+    let humanMention = false;
     let engagedSeen = false;
     const n = messages.length;
     stats.received += n;
@@ -128,11 +138,12 @@ class GroupClientImpl implements GroupClient {
       }
       if (inbound.isMention) {
         mention = true;
+        if (this.#isHuman(inbound.sender)) humanMention = true;
         stats.mentions++;
       } else if (inbound.engaged) {
         engagedSeen = true;
         stats.engaged++;
-      }
+      } else if (inbound.maybeOurs) engagedSeen = true;
       this.#held.incoming.push(inbound);
       added++;
       if (this.#onEvent) this.#emit({ type: "accepted", message: inbound, batchSeq, atLocal: now });
@@ -142,7 +153,7 @@ class GroupClientImpl implements GroupClient {
     stats.accepted += added;
     this.#held.batches++;
     if (this.#enforceCapacity() && mention) mention = this.#held.holdsMention();
-    if (mention) this.#onMention(now);
+    if (mention) this.#onMention(now, humanMention);
     else {
       const { bufferGateMs, bufferGateMaxWaitMs, engagedFollowUpMs } = this.settings;
       if (engagedSeen) this.#engagedGate.touch(now, engagedFollowUpMs, bufferGateMaxWaitMs);
@@ -205,6 +216,15 @@ class GroupClientImpl implements GroupClient {
       this.#log.log("warn", "group.over-capacity", { dropped: dropped.length, max: this.settings.maxPendingMessages });
     }
     if (this.#held.incoming.length === 0) this.#bufferGate.cancel();
+    // A waiting mention (or follow-up) that was dropped is no longer waiting: the running dispatch
+    // must not cancel its reply for it, and the next plain batch waits its cooldown.
+    if (this.#mentionWaiting && !this.#held.holdsMention()) {
+      this.#mentionWaiting = false;
+      this.#agentGapUntil = null;
+      clearTimeout(this.#mentionTimer);
+      this.#mentionTimer = undefined;
+    }
+    if (this.#engagedWaiting && !this.#held.pending.some((m) => m.engaged || m.maybeOurs === true)) this.#engagedWaiting = false;
     return true;
   }
 
@@ -226,7 +246,7 @@ class GroupClientImpl implements GroupClient {
     const now = this.#localNow();
     this.#flushBufferGateToQueue();
     // Capacity drops may have taken the engaged messages: then this is plain unaddressed talk.
-    if (!this.#held.pending.some((m) => m.engaged)) return this.#tryDispatch(now);
+    if (!this.#held.pending.some((m) => m.engaged || m.maybeOurs === true)) return this.#tryDispatch(now);
     // A follow-up skips the cooldown, but not the lock, a pending retry or a waiting mention.
     if (this.#dispatching) this.#engagedWaiting = true;
     else if (this.#retryTimer === undefined && !this.#mentionWaiting) this.#startDispatch(now);
@@ -259,14 +279,26 @@ class GroupClientImpl implements GroupClient {
     }
   }
 
-  /** Mention path: everything held goes now, past cooldown and retry backoff. */
-  #onMention(now: number): void {
+  /**
+   * Mention path: everything held goes now, past cooldown. A human's mention is instant; when only
+   * agents' mentions wait, they go agentMentionGapMs after the first of them, so two agents cannot
+   * answer each other at machine speed. A running dispatch's send delay ends at once.
+   */
+  #onMention(now: number, human: boolean): void {
     clearTimeout(this.#cooldownTimer);
     this.#cooldownTimer = undefined;
     this.#flushBufferGateToQueue();
+    if (human) this.#agentGapUntil = null;
+    else if (!this.#mentionWaiting && this.settings.agentMentionGapMs > 0) this.#agentGapUntil = now + this.settings.agentMentionGapMs;
     this.#mentionWaiting = true;
+    this.#mentionController?.abort();
     this.#tryMentionDispatch(now);
   }
+
+  #isHuman(sender: string): boolean {
+    return this.#humans === null || this.#humans.has(sender.toLowerCase());
+  }
+
 
   #tryMentionDispatch(now: number): void {
     if (this.#closed || this.#held.length === 0) {
@@ -276,11 +308,13 @@ class GroupClientImpl implements GroupClient {
     const decision = checkMentionDispatch({
       now,
       dispatching: this.#dispatching,
+      retryPending: this.#retryTimer !== undefined,
       lastMentionDispatchAt: this.#lastMentionDispatchLocal,
       mentionMinIntervalMs: this.settings.mentionMinIntervalMs,
+      agentGapUntil: this.#agentGapUntil,
     });
     if (decision.ok) return this.#startDispatch(now);
-    if (decision.reason === "mention-interval") {
+    if (decision.reason === "mention-interval" || decision.reason === "agent-gap") {
       clearTimeout(this.#mentionTimer);
       this.#mentionTimer = setTimeout(() => {
         this.#mentionTimer = undefined;
@@ -314,6 +348,8 @@ class GroupClientImpl implements GroupClient {
     }
     this.#clearTimers();
     this.#mentionWaiting = this.#engagedWaiting = false;
+    this.#agentGapUntil = null;
+    const mentionController = (this.#mentionController = new AbortController());
     messages.sort(compareMessages);
     const { trigger, mentionCount } = triggerOf(messages);
     if (trigger === "mention") this.#lastMentionDispatchLocal = now;
@@ -326,8 +362,12 @@ class GroupClientImpl implements GroupClient {
       mentionInfo: { mentioned: mentionCount > 0, mentionCount, batchesMerged, triggerType: trigger },
       lastSelfSpeakAt: this.#ingest.lastSelfSpeakAt,
       now: this.#ingest.serverNow(now),
-      attempt: this.#failures,
+      attempt: this.#retries.attemptOf(messages),
       hasPendingMention: () => this.#mentionWaiting,
+      mentionSignal: mentionController.signal,
+      // What arrived since this dispatch took its batch (the monitor remembers earlier batches).
+      heldNow: () => this.#held.snapshot(),
+      findOwnEcho: (content, since) => this.#ingest.findOwnEcho(content, since),
     };
     this.#dispatching = true;
     this.#stats.dispatches++;
@@ -360,6 +400,7 @@ class GroupClientImpl implements GroupClient {
     } finally {
       // The lock is released here and nowhere else: no path leaves the group locked.
       this.#dispatching = false;
+      this.#mentionController = null;
       this.#lastDispatchEndLocal = this.#localNow();
       const waiters = this.#unlockWaiters;
       this.#unlockWaiters = [];
@@ -369,7 +410,7 @@ class GroupClientImpl implements GroupClient {
   }
 
   #onDispatchDone(batch: DispatchBatch, outcome: DispatchOutcome): void {
-    this.#failures = 0;
+    this.#retries.succeeded();
     this.#stats.dispatched += batch.messages.length;
     if (outcome.sent) {
       const sentAt = outcome.sentAt ?? this.serverNow();
@@ -386,18 +427,18 @@ class GroupClientImpl implements GroupClient {
     if (this.#closed) {
       for (const m of batch.messages) this.#drop(m, "group-closed", "held");
       this.#log.log("warn", "group.dispatch-failed-on-close", fields);
-    } else if (batch.attempt >= this.settings.maxRetries) {
-      this.#failures = 0;
-      for (const m of batch.messages) this.#drop(m, "retries-exhausted", "held");
-      this.#log.log("error", "group.dispatch-retries-exhausted", fields);
     } else {
-      this.#failures = batch.attempt + 1;
-      // Back at the front, merged with whatever arrived meanwhile; the next dispatch re-sorts.
-      this.#held.requeue(batch.messages, batch.mentionInfo.batchesMerged);
-      retryInMs = retryDelayMs(this.settings.retryBackoffMs, batch.attempt);
-      clearTimeout(this.#retryTimer);
-      this.#retryTimer = setTimeout(() => this.#onRetryTimer(), retryInMs);
-      this.#log.log("warn", "group.dispatch-failed", { ...fields, retryInMs });
+      const { again, exhausted, retryInMs: wait } = this.#retries.failed(batch.messages, this.settings);
+      for (const m of exhausted) this.#drop(m, "retries-exhausted", "held");
+      if (exhausted.length > 0) this.#log.log("error", "group.dispatch-retries-exhausted", { ...fields, dropped: exhausted.length });
+      if (wait !== null) {
+        retryInMs = wait;
+        // Back at the front, merged with whatever arrived meanwhile; the next dispatch re-sorts.
+        this.#held.requeue(again, batch.mentionInfo.batchesMerged);
+        clearTimeout(this.#retryTimer);
+        this.#retryTimer = setTimeout(() => this.#onRetryTimer(), retryInMs);
+        this.#log.log("warn", "group.dispatch-failed", { ...fields, retryInMs });
+      }
     }
     this.#emit({ type: "dispatch-end", dispatchId: batch.dispatchId, atLocal: this.#localNow(), ok: false, error, retryInMs });
   }

@@ -55,6 +55,11 @@ export class HeldQueue<T> {
     return out;
   }
 
+  /** A copy of what is held, in order. */
+  toArray(): T[] {
+    return this.#items.slice(this.#head);
+  }
+
   some(predicate: (item: T) => boolean): boolean {
     for (let i = this.#head; i < this.#items.length; i++) if (predicate(this.#items[i] as T)) return true;
     return false;
@@ -103,6 +108,11 @@ export class HeldMessages<T extends { isMention: boolean }> {
     const dropped = this.pending.dropFront(excess);
     if (dropped.length < excess) for (const m of this.incoming.dropFront(excess - dropped.length)) dropped.push(m);
     return dropped;
+  }
+
+  /** Everything held right now, oldest first (pending before incoming), as a copy. */
+  snapshot(): T[] {
+    return this.pending.toArray().concat(this.incoming.toArray());
   }
 
   holdsMention(): boolean {

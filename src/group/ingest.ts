@@ -2,10 +2,11 @@
 // server clock, the vitality window, our own messages and whom we are engaged with. Each inbound
 // message is admitted (with its mention/engaged flags) or refused with a drop reason. No timers.
 import type { GroupMessage, GroupSettings, GroupVitality, InboundMessage } from "../types.ts";
+import { classifyLeadingAddress, memberKeys, nickKey, type LeadingAddress } from "./addressee.ts";
 import { buildMentionKeywords, checkMention, replyTargetOf, type MentionMatcher } from "./mention.ts";
 import { numericMsgId } from "./order.ts";
 import { RecentSenders, SeenIds } from "./seen-ids.ts";
-import { passiveKindOf, readMessageSignals } from "./signals.ts";
+import { passiveKindOf, readMessageSignals, type MessageSignals } from "./signals.ts";
 import { createServerClock, observeServerTime, serverNow, type ServerClock } from "./server-clock.ts";
 import { EngagedSpeakers, OwnMessages } from "./social.ts";
 import {
@@ -19,7 +20,29 @@ import {
   type VitalityWindow,
 } from "./vitality.ts";
 
-export type IngestSettings = Pick<GroupSettings, "engagedWindowMs" | "vitalityWindowMs" | "vitalityMaxEvents">;
+export type IngestSettings = Pick<GroupSettings, "engagedWindowMs" | "continuationMs" | "vitalityWindowMs" | "vitalityMaxEvents">;
+
+const PLAIN = { isMention: false, engaged: false } as const;
+
+/** Whether a line is ours, and why (see #classify). */
+type Classified = { isMention: boolean; engaged: boolean; maybeOurs?: boolean; addressing?: string };
+
+// Groups of one identity share its keywords: build the key set once, not once per group.
+const selfKeysCache = new Map<string, { keys: ReadonlySet<string>; variants: boolean }>();
+function selfKeysOf(keywords: readonly string[]): { keys: ReadonlySet<string>; variants: boolean } {
+  const cacheKey = keywords.join("\u0000");
+  let entry = selfKeysCache.get(cacheKey);
+  if (entry === undefined) {
+    if (selfKeysCache.size >= 1024) selfKeysCache.clear();
+    entry = { keys: new Set(keywords.map(nickKey).filter((k) => k.length >= 2)), variants: keywords.some((k) => nickKey(k) !== k.toLowerCase()) };
+    selfKeysCache.set(cacheKey, entry);
+  }
+  return entry;
+}
+/** Senders whose last line's addressee is remembered (continuations). */
+const TARGETS_CAPACITY = 128;
+/** Distinct recent senders kept to recognise "bob: …" as addressed to another member. */
+const MEMBERS_CAPACITY = 256;
 
 export class GroupIngest {
   cursor: number;
@@ -35,9 +58,21 @@ export class GroupIngest {
   #ownTimes: number[] = [];
   #engaged = new EngagedSpeakers();
   #own = new OwnMessages();
+  /** nickKeys of our own names (name, aid user part, aid, aliases). */
+  #selfKeys: ReadonlySet<string>;
+  /** Some own name has a variant the keyword matcher does not catch (`jacob` for `jacob_`). */
+  #selfVariants: boolean;
+  /** Senders seen lately (raw, insertion-ordered, bounded): who counts as another member. */
+  #members: Set<string> | null = null;
+  /** Per sender, whom their last addressed line was for: their next lines may continue it. */
+  #targets: Map<string, { to: "us" | "other"; ts: number }> | null = null;
+  /** nickKeys of #members, built on demand (only when a line's addressee is asked about). */
+  #memberKeys: Set<string> | null = null;
 
   constructor(p: {
     aid: string;
+    /** Our mention keywords (seed §4.2): their nick variants address us too. */
+    keywords?: readonly string[];
     matcher: MentionMatcher;
     settings: IngestSettings;
     restored?: { cursor?: number; lastSelfSpeakAt?: number | null } | undefined;
@@ -49,6 +84,9 @@ export class GroupIngest {
     this.#window = createVitalityWindow({ windowMs: p.settings.vitalityWindowMs, maxEvents: p.settings.vitalityMaxEvents });
     this.cursor = p.restored?.cursor ?? 0;
     this.lastSelfSpeakAt = p.restored?.lastSelfSpeakAt ?? null;
+    const self = selfKeysOf(p.keywords ?? [p.aid]);
+    this.#selfKeys = self.keys;
+    this.#selfVariants = self.variants;
   }
 
   /**
@@ -63,6 +101,7 @@ export class GroupIngest {
     if (num !== undefined && num > this.cursor) this.cursor = num;
     if (m.sender === this.#aid || (m.sender.length === this.#aid.length && m.sender.toLowerCase() === this.#aidLower)) {
       // Ours, echoed by the group: counts as ours unless the send was already recorded.
+      this.#own.noteEcho(m.msgId, m.content, m.timestamp);
       if (!this.#own.confirmEcho(m.msgId, m.content)) {
         this.#countOwn(m.timestamp, m.content, replyTargetOf(m.metadata), localNow);
       }
@@ -73,13 +112,13 @@ export class GroupIngest {
     // Network signals (metadata mentions, reactions, no-reply flags): optional, honoured when present.
     const signals = readMessageSignals(m.metadata, this.#aid, m.content);
     const passive = passiveKindOf(signals);
-    const isMention =
-      passive === undefined &&
-      (signals.mentionsUs || this.#matcher(m.content) || this.#repliesToUs(m.metadata) || (signals.replyTo !== undefined && this.#own.hasId(signals.replyTo)));
-    let engaged = false;
-    if (isMention) this.#engaged.engage(m.sender, m.timestamp + this.#settings.engagedWindowMs, m.timestamp);
-    else if (passive === undefined && this.#engaged.size > 0) engaged = this.#engaged.isEngaged(m.sender, m.timestamp);
-    return {
+    // Members are tracked only while addressees matter (an engagement, or a name with variants);
+    // before that, the vitality window's senders stand in for them.
+    if (this.#selfVariants || this.#engaged.size > 0) this.#addMember(m.sender);
+    else this.#memberKeys = null;
+    // A reaction or a line that expects no reply is never ours to answer: it only rides along.
+    const { isMention, engaged, maybeOurs, addressing }: Classified = passive === undefined ? this.#classify(m, signals) : PLAIN;
+    const out: InboundMessage = {
       ...(passive !== undefined ? { passive } : {}),
       msgId: m.msgId,
       groupId: m.groupId,
@@ -91,6 +130,96 @@ export class GroupIngest {
       isMention,
       engaged,
     };
+    if (addressing !== undefined) out.addressing = addressing;
+    if (maybeOurs) out.maybeOurs = true;
+    return out;
+  }
+
+  /**
+   * Is the line ours? A mention (keyword, reply to us, `jacob:` for `jacob_`) is; a line that opens
+   * by addressing another member is not; a line without an address continues its sender's previous
+   * line when it follows within `continuationMs` (a paste, an "err", a second sentence); else a
+   * line from someone we are engaged with is ours as an engaged follow-up. The reason is kept.
+   */
+  #classify(m: GroupMessage, signals: MessageSignals): Classified {
+    const ts = m.timestamp;
+    // Group events ("Alice joined", "Alice was made admin") name people without talking to them.
+    if (m.contentType === "event" || m.contentType === "system") return PLAIN;
+    // The network's own mention list is the most precise signal there is.
+    if (signals.mentionsUs) return this.#toUs(m, true, "metadata-mention");
+    if (this.#matcher(m.content)) return this.#toUs(m, true, "mention");
+    if (this.#repliesToUs(m.metadata) || (signals.replyTo !== undefined && this.#own.hasId(signals.replyTo))) return this.#toUs(m, true, "reply-to-us");
+    const prev = this.#previousTarget(m.sender, ts);
+    if (!this.#selfVariants && this.#engaged.size === 0 && prev === undefined) return PLAIN;
+    const lead = this.#leadingAddress(m.content);
+    if (lead.to === "us") return this.#toUs(m, true, `named-us:${lead.name}`);
+    if (lead.to === "other") {
+      // An engaged speaker whose line addresses another member has turned to them: the
+      // conversation with us ends (a mention opens it again). A line addressed *to* an engaged
+      // speaker makes the conversation shared (unless we addressed them last and they have not
+      // answered yet): their next lines may be for either of us.
+      if (this.#engaged.size > 0) {
+        const senderLower = m.sender.toLowerCase();
+        this.#engaged.disengage((speaker) => speaker === senderLower);
+        const key = nickKey(lead.name);
+        this.#engaged.share((speaker) => memberKeys(speaker).includes(key));
+      }
+      this.#setTarget(m.sender, "other", ts);
+      return { isMention: false, engaged: false, addressing: `addressed-other:${lead.name}` };
+    }
+    if (prev === "other") {
+      this.#setTarget(m.sender, "other", ts);
+      return { isMention: false, engaged: false, addressing: "continues-addressed-other" };
+    }
+    if (prev === "us") return this.#toUs(m, false, "continues");
+    const state = this.#engaged.size > 0 ? this.#engaged.stateOf(m.sender, ts) : null;
+    if (state === "engaged") return this.#toUs(m, false, "engaged");
+    // Not marked [engaged], but it may be for us: it goes to the model as promptly as a follow-up.
+    if (state === "shared") return { isMention: false, engaged: false, maybeOurs: true, addressing: "shared-conversation" };
+    return PLAIN;
+  }
+
+  /** The line is for us: the sender is (still) engaged, and their next lines continue it. */
+  #toUs(m: GroupMessage, isMention: boolean, addressing: string): { isMention: boolean; engaged: boolean; addressing: string } {
+    this.#engaged.engage(m.sender, m.timestamp + this.#settings.engagedWindowMs, m.timestamp);
+    this.#setTarget(m.sender, "us", m.timestamp);
+    return { isMention, engaged: !isMention, addressing };
+  }
+
+  #previousTarget(sender: string, ts: number): "us" | "other" | undefined {
+    const t = this.#targets?.get(sender);
+    if (t === undefined) return undefined;
+    if (ts - t.ts > this.#settings.continuationMs || ts < t.ts) return undefined;
+    return t.to;
+  }
+
+  #setTarget(sender: string, to: "us" | "other", ts: number): void {
+    const map = (this.#targets ??= new Map());
+    map.delete(sender);
+    map.set(sender, { to, ts });
+    if (map.size > TARGETS_CAPACITY) map.delete(map.keys().next().value as string);
+  }
+
+  #leadingAddress(content: string): LeadingAddress {
+    return classifyLeadingAddress(content, this.#selfKeys, (key) => this.#isMember(key));
+  }
+
+  #addMember(sender: string): void {
+    const members = (this.#members ??= new Set());
+    if (members.has(sender)) return;
+    members.add(sender);
+    this.#memberKeys = null;
+    if (members.size > MEMBERS_CAPACITY) members.delete(members.values().next().value as string);
+  }
+
+  #isMember(key: string): boolean {
+    if (this.#selfKeys.has(key)) return false;
+    if (this.#memberKeys === null) {
+      const keys = (this.#memberKeys = new Set());
+      for (const s of this.#members ?? []) for (const k of memberKeys(s)) keys.add(k);
+      for (const s of windowSenders(this.#window)) if (s.toLowerCase() !== this.#aidLower) for (const k of memberKeys(s)) keys.add(k);
+    }
+    return this.#memberKeys.has(key);
   }
 
   /** After a feed batch: prune the window against server time, once per batch. */
@@ -103,6 +232,11 @@ export class GroupIngest {
     if (!this.#own.recordSent(m.msgId, m.content)) return false;
     this.#countOwn(m.timestamp, m.content, m.replyTo, localNow);
     return true;
+  }
+
+  /** Our message with this exact text, echoed by the group at or after `since` (server time). */
+  findOwnEcho(content: string, since: number): { msgId: string; timestamp: number } | undefined {
+    return this.#own.findEcho(content, since);
   }
 
   serverNow(localNow: number): number {
@@ -136,12 +270,12 @@ export class GroupIngest {
     const until = ts + s.engagedWindowMs;
     if (replyTo !== undefined) {
       const to = this.#senders.senderOf(replyTo);
-      if (to !== undefined && to.toLowerCase() !== this.#aidLower) this.#engaged.engage(to, until, ts);
+      if (to !== undefined && to.toLowerCase() !== this.#aidLower) this.#engaged.engage(to, until, ts, true);
     }
     // Naming someone in our message starts a conversation with them (DESIGN §4, engaged speakers).
     for (const sender of windowSenders(this.#window)) {
       if (sender.toLowerCase() === this.#aidLower) continue;
-      if (checkMention(content, buildMentionKeywords({ aid: sender }), "smart")) this.#engaged.engage(sender, until, ts);
+      if (checkMention(content, buildMentionKeywords({ aid: sender }), "smart")) this.#engaged.engage(sender, until, ts, true);
     }
   }
 }

@@ -15,18 +15,30 @@ export function createServerClock(): ServerClock {
   return { anchorServer: null, anchorLocal: 0 };
 }
 
+/**
+ * How far the local clock may run ahead of the server's and still be corrected by message
+ * timestamps. Synced hosts differ by well under a second and an unsynced one drifts seconds a
+ * day; past this the local clock is a floor for the estimate, so a backlog pulled after a
+ * restart — stamped an hour ago — can never become "now".
+ */
+export const MAX_CLOCK_SKEW_MS = 10 * 60_000;
+
 /** Server time now, estimated from the local time `localNow`. */
 export function serverNow(c: ServerClock, localNow: number): number {
-  return c.anchorServer === null ? localNow : c.anchorServer + (localNow - c.anchorLocal);
+  if (c.anchorServer === null) return localNow;
+  return Math.max(c.anchorServer + (localNow - c.anchorLocal), localNow - MAX_CLOCK_SKEW_MS);
 }
 
 /**
  * Feeds one server timestamp that arrived at `localNow`. The anchor only moves forward: a
  * message stamped earlier than the current estimate (delivered late, or history) says nothing
- * new about the server's clock, and the estimate never runs backwards.
+ * new about the server's clock, and the estimate never runs backwards. Before any anchor the
+ * estimate is the local clock less {@link MAX_CLOCK_SKEW_MS}: a server behind us by less than that
+ * anchors as usual, a backlog pulled after a restart (stamped hours ago) never becomes the clock.
  */
 export function observeServerTime(c: ServerClock, serverTs: number, localNow: number): void {
-  if (c.anchorServer === null || serverTs > c.anchorServer + (localNow - c.anchorLocal)) {
+  const known = c.anchorServer === null ? localNow - MAX_CLOCK_SKEW_MS : serverNow(c, localNow);
+  if (serverTs > known) {
     c.anchorServer = serverTs;
     c.anchorLocal = localNow;
   }

@@ -10,6 +10,10 @@ const ENGAGED_PRUNE_AT = 64;
 export class EngagedSpeakers {
   // Created on the first engagement: most groups never need one.
   #until: Map<string, number> | null = null;
+  /** Speakers we addressed who have not spoken since: they owe us an answer. */
+  #owed: Set<string> | null = null;
+  /** Engaged speakers someone else has addressed since: talking with us and with them. */
+  #shared: Set<string> | null = null;
 
   get size(): number {
     return this.#until?.size ?? 0;
@@ -19,25 +23,60 @@ export class EngagedSpeakers {
    * Engages `sender` until `until` (never shortens an existing engagement). `now` is the server
    * time of the message that engages: only engagements already over by then are pruned.
    */
-  engage(sender: string, until: number, now: number): void {
+  engage(sender: string, until: number, now: number, owesAnswer = false): void {
     const map = (this.#until ??= new Map());
     const key = sender.toLowerCase();
+    if (owesAnswer) (this.#owed ??= new Set()).add(key);
+    else this.#owed?.delete(key);
+    this.#shared?.delete(key);
     const cur = map.get(key);
     if (cur === undefined || cur < until) map.set(key, until);
     if (map.size > ENGAGED_PRUNE_AT) this.prune(now);
   }
 
-  /** True when `sender`'s message stamped `ts` falls inside an engagement. */
+  /** `engaged`: inside an engagement of ours alone; `shared`: one someone else joined; else null. */
+  stateOf(sender: string, ts: number): "engaged" | "shared" | null {
+    if (this.#until === null) return null;
+    const key = sender.toLowerCase();
+    const until = this.#until.get(key);
+    if (until === undefined || ts > until) return null;
+    return this.#shared?.has(key) ? "shared" : "engaged";
+  }
+
+  /** True when `sender`'s message stamped `ts` falls inside an engagement of ours alone. */
   isEngaged(sender: string, ts: number): boolean {
-    if (this.#until === null) return false;
-    const until = this.#until.get(sender) ?? this.#until.get(sender.toLowerCase());
-    return until !== undefined && ts <= until;
+    return this.stateOf(sender, ts) === "engaged";
+  }
+
+  /** Ends the engagement of every speaker whose nick matches `matches` (they now talk with someone else). */
+  disengage(matches: (speaker: string) => boolean): void {
+    if (this.#until === null) return;
+    for (const k of this.#until.keys()) {
+      if (!matches(k)) continue;
+      this.#until.delete(k);
+      this.#owed?.delete(k);
+      this.#shared?.delete(k);
+    }
+  }
+
+  /**
+   * Someone else addressed these speakers: the conversation is shared until they talk to us
+   * again. One we addressed last who has not answered yet stays fully engaged.
+   */
+  share(matches: (speaker: string) => boolean): void {
+    if (this.#until === null) return;
+    for (const k of this.#until.keys()) if (matches(k) && !this.#owed?.has(k)) (this.#shared ??= new Set()).add(k);
   }
 
   /** Forgets engagements that ended before `now`. */
   prune(now: number): void {
     if (this.#until === null) return;
-    for (const [k, until] of this.#until) if (until < now) this.#until.delete(k);
+    for (const [k, until] of this.#until) {
+      if (until >= now) continue;
+      this.#until.delete(k);
+      this.#owed?.delete(k);
+      this.#shared?.delete(k);
+    }
   }
 
   list(now: number): string[] {
@@ -89,6 +128,24 @@ export class OwnMessages {
     if (i >= 0) this.#unconfirmed.splice(i, 1);
     if (!known) this.#addId(msgId);
     return known || i >= 0;
+  }
+
+  /** Our messages seen coming back from the group (newest last, a few): echo checks after an unsure send. */
+  #echoes: Array<{ msgId: string; content: string; timestamp: number }> | null = null;
+
+  noteEcho(msgId: string, content: string, timestamp: number): void {
+    const echoes = (this.#echoes ??= []);
+    echoes.push({ msgId, content, timestamp });
+    if (echoes.length > UNCONFIRMED_CAPACITY) echoes.shift();
+  }
+
+  findEcho(content: string, since: number): { msgId: string; timestamp: number } | undefined {
+    const echoes = this.#echoes ?? [];
+    for (let i = echoes.length - 1; i >= 0; i--) {
+      const e = echoes[i]!;
+      if (e.content === content && e.timestamp >= since) return { msgId: e.msgId, timestamp: e.timestamp };
+    }
+    return undefined;
   }
 
   #addId(msgId: string): void {

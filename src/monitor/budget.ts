@@ -1,5 +1,7 @@
 // The three-window budget (P0) per (identity, group): model calls and tokens in the last
-// 5 min / 3 h / 24 h. Events are pruned on read against an explicit `now` (server time).
+// 5 min / 3 h / 24 h, kept as two separate allowances — addressed talk (mentions, replies to us,
+// engaged follow-ups) and unaddressed talk — so chatter can never spend what answering a person
+// needs. Events are pruned on read against an explicit `now` (server time).
 import type { BudgetSettings, BudgetWindowName } from "../types.ts";
 
 export const BUDGET_WINDOW_MS: Readonly<Record<BudgetWindowName, number>> = {
@@ -10,42 +12,49 @@ export const BUDGET_WINDOW_MS: Readonly<Record<BudgetWindowName, number>> = {
 const WINDOWS = ["5m", "3h", "24h"] as const satisfies readonly BudgetWindowName[];
 const LONGEST_MS = BUDGET_WINDOW_MS["24h"];
 
-/** One model call: [server-time ms, tokens, 1 if it ran on the mention reserve else 0]. */
-export type BudgetEvent = [at: number, tokens: number, reserve: number];
+/** Which allowance a model call draws from. */
+export type BudgetPool = "addressed" | "unaddressed";
+
+/** One model call: [server-time ms, tokens, 1 if it answered addressed talk else 0]. */
+export type BudgetEvent = [at: number, tokens: number, addressed: number];
 
 export interface WindowUsage {
   messages: number;
   tokens: number;
-  reserveMessages: number;
 }
 
-/** Usage per window. An event exactly `windowMs` old has left the window. */
-export function measureBudget(events: readonly BudgetEvent[], now: number): Record<BudgetWindowName, WindowUsage> {
+const poolFlag = (pool: BudgetPool): number => (pool === "addressed" ? 1 : 0);
+
+/** Usage of one pool per window. An event exactly `windowMs` old has left the window. */
+export function measureBudget(events: readonly BudgetEvent[], now: number, pool: BudgetPool): Record<BudgetWindowName, WindowUsage> {
+  const flag = poolFlag(pool);
   const out = {} as Record<BudgetWindowName, WindowUsage>;
   for (const w of WINDOWS) {
     const cutoff = now - BUDGET_WINDOW_MS[w];
-    const u: WindowUsage = { messages: 0, tokens: 0, reserveMessages: 0 };
-    for (const [at, tokens, reserve] of events) {
-      if (at <= cutoff) continue;
+    const u: WindowUsage = { messages: 0, tokens: 0 };
+    for (const [at, tokens, addressed] of events) {
+      if (at <= cutoff || (addressed ? 1 : 0) !== flag) continue;
       u.messages++;
       u.tokens += tokens;
-      u.reserveMessages += reserve;
     }
     out[w] = u;
   }
   return out;
 }
 
-/** The largest used/limit over all windows and both limits; a limit of 0 counts as full. */
-export function budgetUsageRatio(events: readonly BudgetEvent[], settings: BudgetSettings, now: number): number {
+/**
+ * The largest used/limit of `pool` over all windows and both limits, clamped to [0, 1] (it is
+ * shown to the model as `budget_usage_ratio`); a limit of 0 counts as full.
+ */
+export function budgetUsageRatio(events: readonly BudgetEvent[], settings: BudgetSettings, now: number, pool: BudgetPool): number {
   if (!settings.enabled) return 0;
-  const usage = measureBudget(events, now);
+  const usage = measureBudget(events, now, pool);
   let ratio = 0;
   for (const w of WINDOWS) {
-    const limit = settings.windows[w];
+    const limit = settings[pool][w];
     ratio = Math.max(ratio, share(usage[w].messages, limit.messages), share(usage[w].tokens, limit.tokens));
   }
-  return ratio;
+  return Math.min(1, Math.max(0, ratio));
 }
 
 function share(used: number, limit: number): number {
@@ -53,40 +62,48 @@ function share(used: number, limit: number): number {
 }
 
 export type BudgetCheck =
-  | { ok: true; ratio: number; useReserve: boolean }
-  | { ok: false; reason: "over-budget"; ratio: number; window: BudgetWindowName; limit: "messages" | "tokens" };
+  | { ok: true; ratio: number; pool: BudgetPool }
+  | {
+      ok: false;
+      reason: "over-budget";
+      ratio: number;
+      pool: BudgetPool;
+      window: BudgetWindowName;
+      limit: "messages" | "tokens";
+      /** Calls or tokens already used in that window. */
+      used: number;
+      /** The allowance of that window. */
+      max: number;
+      /** How far this call would go past it: calls (1 + the excess) or tokens already past. */
+      over: number;
+    };
 
 /**
- * May a model call start now? Over budget in any window → no, unless the dispatch answers a
- * mention and every exhausted window still has mention reserve left. A dispatch that answers no
- * mention counts as over once it reaches `unaddressedShare` of a window's limits.
+ * May a model call from `pool` start now? The first exhausted window (shortest first) says no.
+ * `nextCallTokens` (the prompt's estimated size) must fit too, so a window is not overrun by the
+ * call that would cross it.
  */
-export function checkBudget(p: {
-  events: readonly BudgetEvent[];
-  settings: BudgetSettings;
-  now: number;
-  mentioned: boolean;
-}): BudgetCheck {
-  if (!p.settings.enabled) return { ok: true, ratio: 0, useReserve: false };
-  const usage = measureBudget(p.events, p.now);
-  const ratio = budgetUsageRatio(p.events, p.settings, p.now);
-  let firstOver: { window: BudgetWindowName; limit: "messages" | "tokens" } | undefined;
-  let reserveLeft = true;
-  // Unaddressed talk may spend only its share of each window, so a busy group cannot use up
-  // what answering a mention needs.
-  const share = p.mentioned ? 1 : p.settings.unaddressedShare;
+export function checkBudget(p: { events: readonly BudgetEvent[]; settings: BudgetSettings; now: number; pool: BudgetPool; nextCallTokens?: number }): BudgetCheck {
+  if (!p.settings.enabled) return { ok: true, ratio: 0, pool: p.pool };
+  const usage = measureBudget(p.events, p.now, p.pool);
+  const ratio = budgetUsageRatio(p.events, p.settings, p.now, p.pool);
   for (const w of WINDOWS) {
-    const limit = p.settings.windows[w];
+    const limit = p.settings[p.pool][w];
     const u = usage[w];
-    const over =
-      u.messages >= Math.floor(limit.messages * share) ? "messages" : u.tokens >= limit.tokens * share ? "tokens" : undefined;
-    if (!over) continue;
-    firstOver ??= { window: w, limit: over };
-    if (u.reserveMessages >= p.settings.mentionReserve) reserveLeft = false;
+    if (u.messages >= limit.messages) {
+      return { ok: false, reason: "over-budget", ratio, pool: p.pool, window: w, limit: "messages", used: u.messages, max: limit.messages, over: u.messages - limit.messages + 1 };
+    }
+    const next = p.nextCallTokens ?? 0;
+    if (u.tokens >= limit.tokens || u.tokens + next > limit.tokens) {
+      return { ok: false, reason: "over-budget", ratio, pool: p.pool, window: w, limit: "tokens", used: u.tokens, max: limit.tokens, over: Math.max(1, u.tokens + next - limit.tokens) };
+    }
   }
-  if (!firstOver) return { ok: true, ratio, useReserve: false };
-  if (p.mentioned && reserveLeft && p.settings.mentionReserve > 0) return { ok: true, ratio, useReserve: true };
-  return { ok: false, reason: "over-budget", ratio, ...firstOver };
+  return { ok: true, ratio, pool: p.pool };
+}
+
+/** `addressed:5m:messages 15/15 +1`: which allowance, window and limit, and how far over. */
+export function describeOverBudget(c: Extract<BudgetCheck, { ok: false }>): string {
+  return `${c.pool}:${c.window}:${c.limit} ${c.used}/${c.max} +${c.over}`;
 }
 
 /** Appends a call and drops events older than the longest window. Returns a new array. */

@@ -11,14 +11,16 @@ export interface DispatchDecision {
   /** Server-time estimate when the dispatch started. */
   at: number;
   messageIds: string[];
+  /** Why lines were or were not taken as ours (`mention`, `engaged`, `addressed-other:bob`, …); plain talk is left out. */
+  addressing: Array<{ msgId: string; reason: string }>;
   vitality: GroupVitality;
   mentionInfo: MentionInfo;
   /** Null when a gate stopped the dispatch before the reply type was decided. */
   replyType: ReplyType | null;
   replyTypeReason?: string;
   budgetRatio: number;
-  /** The model call ran on the mention reserve. */
-  budgetReserve: boolean;
+  /** The allowance the dispatch draws from: addressed talk or unaddressed talk. */
+  budgetPool: "addressed" | "unaddressed";
   modelCalls: number;
   /** Tokens of this dispatch's model calls (reported usage, else estimated). */
   tokens: number;
@@ -26,7 +28,7 @@ export interface DispatchDecision {
   /** Agent-only exchanges in a row after this dispatch (bot-loop guard). */
   agentChain: number;
   outcome: DispatchOutcome;
-  /** Machine-readable detail of a skip or downgrade, e.g. `5m:messages`, `near-duplicate:0.86`. */
+  /** Machine-readable detail of a skip or downgrade, e.g. `unaddressed:5m:messages 2/2 +1`, `near-duplicate:0.86`. */
   detail?: string;
 }
 
@@ -37,6 +39,7 @@ export function decisionLogFields(d: DispatchDecision): Record<string, unknown> 
     attempt: d.attempt,
     trigger: d.trigger,
     msgIds: d.messageIds,
+    ...(d.addressing.length > 0 ? { addressing: d.addressing.map((a) => `${a.msgId}=${a.reason}`) } : {}),
     vitality: d.vitality.state,
     messagesIn5m: d.vitality.messagesIn5m,
     uniqueSpeakersIn5m: d.vitality.uniqueSpeakersIn5m,
@@ -46,7 +49,7 @@ export function decisionLogFields(d: DispatchDecision): Record<string, unknown> 
     batchesMerged: d.mentionInfo.batchesMerged,
     replyType: d.replyType,
     budgetRatio: Math.round(d.budgetRatio * 1000) / 1000,
-    budgetReserve: d.budgetReserve,
+    budgetPool: d.budgetPool,
     modelCalls: d.modelCalls,
     tokens: d.tokens,
     delayMs: d.delayMs,

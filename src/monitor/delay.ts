@@ -1,7 +1,7 @@
 // The send-delay gate (P0): people do not answer instantly, and a pause lets the conversation
 // move on — after it, the monitor asks again whether the reply is still wanted.
 import type { DelaySettings, ReplyType } from "../types.ts";
-import type { BudgetCheck } from "./budget.ts";
+import { describeOverBudget, type BudgetCheck } from "./budget.ts";
 
 export type DelayHint = "fast" | "normal" | "slow";
 
@@ -22,7 +22,7 @@ export function chooseDelayMs(p: { settings: DelaySettings; hint: DelayHint; men
   return Math.round(min + r * (max - min));
 }
 
-export type AfterDelayCheck = { ok: true } | { ok: false; reason: "group-closed" | "newer-mention" | "over-budget" };
+export type AfterDelayCheck = { ok: true } | { ok: false; reason: "group-closed" | "newer-mention" | "over-budget"; detail?: string };
 
 /**
  * The re-check after the delay. A newer mention cancels an unprompted reply (the next dispatch
@@ -37,6 +37,6 @@ export function checkAfterDelay(p: {
 }): AfterDelayCheck {
   if (p.closed) return { ok: false, reason: "group-closed" };
   if (p.newerMention && !p.answeringMention) return { ok: false, reason: "newer-mention" };
-  if (!p.budget.ok) return { ok: false, reason: "over-budget" };
+  if (!p.budget.ok) return { ok: false, reason: "over-budget", detail: describeOverBudget(p.budget) };
   return { ok: true };
 }

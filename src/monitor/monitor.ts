@@ -21,7 +21,7 @@ import type {
   SkipReason,
 } from "../types.ts";
 import { assembleDispatchPrompt, type PromptParts } from "./assemble.ts";
-import { budgetUsageRatio, checkBudget, estimateTokens, pruneBudgetEvents, recordBudgetEvent, type BudgetEvent } from "./budget.ts";
+import { budgetUsageRatio, checkBudget, describeOverBudget, estimateTokens, pruneBudgetEvents, recordBudgetEvent, type BudgetEvent, type BudgetPool } from "./budget.ts";
 import { checkDuplicate, initDedup, rememberReply, type ReplyMemory } from "./dedup.ts";
 import { checkAfterDelay, chooseDelayMs, delayHintFor } from "./delay.ts";
 import { DECIDE_INSTRUCTION, hasNoReplyToken, parseDecision, parseIntent } from "./intent.ts";
@@ -29,6 +29,7 @@ import { checkLoopGuard, nextAgentChain } from "./loop-guard.ts";
 import { buildAcpSystemPrompt, type OwnReply } from "./prompt.ts";
 import { minReplyType, toReaction, trimReply } from "./reply-policy.ts";
 import { decisionLogFields, type DispatchDecision } from "./decision.ts";
+import { checkOthersDuplicate, ReplyNotDeliveredError, sendPrepared, type PreparedReply } from "./send-gates.ts";
 
 export type { DispatchDecision } from "./decision.ts";
 
@@ -89,6 +90,12 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
   let budgetEvents: BudgetEvent[] = [...(p.restored?.budgetEvents ?? [])].map((e) => [e[0], e[1], e[2]]);
   let agentChain = p.restored?.agentChain ?? 0;
   let ownReplies: OwnReply[] = [];
+  /** Other members' latest messages from earlier batches (dedup.othersHistorySize), oldest first. */
+  let othersRecent: InboundMessage[] = [];
+  /** A reply whose send never left, or may not have: delivered by the batch's retry, without a new model call. */
+  let unsent: PreparedReply | undefined;
+  /** Two-phase: the decision of a batch whose reply call failed, so its retry neither decides nor pays again. */
+  let decided: { ids: ReadonlySet<string>; replyType: ReplyType; delayHint: ReturnType<typeof delayHintFor> } | undefined;
 
   const snapshot = (): MonitorSnapshot => ({
     lastSelfSpeakAt,
@@ -111,7 +118,7 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
       identity,
       settings,
       batch,
-      budgetRatio: overrides.budgetRatio ?? budgetUsageRatio(budgetEvents, settings.budget, batch.now),
+      budgetRatio: overrides.budgetRatio ?? budgetUsageRatio(budgetEvents, settings.budget, batch.now, poolOf(batch)),
       lastSelfSpeakAt,
       ownReplies,
       replyType: overrides.replyType,
@@ -119,12 +126,14 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
       memberTypes,
     });
 
-  function waitDelay(ms: number): Promise<void> {
-    if (ms <= 0) return Promise.resolve();
+  /** Waits `ms`, or less: closing the monitor or `wake` (a newer mention) ends the wait at once. */
+  function waitDelay(ms: number, wake?: AbortSignal): Promise<void> {
+    if (ms <= 0 || wake?.aborted) return Promise.resolve();
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         delayTimers.delete(timer);
         lifetime.signal.removeEventListener("abort", onAbort);
+        wake?.removeEventListener("abort", onAbort);
         resolve();
       }, ms);
       // A reply waiting to look human must not keep a shutting-down process alive.
@@ -136,6 +145,7 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
         resolve();
       };
       lifetime.signal.addEventListener("abort", onAbort, { once: true });
+      wake?.addEventListener("abort", onAbort, { once: true });
     });
   }
 
@@ -160,11 +170,12 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
       trigger: batch.mentionInfo.triggerType,
       at: batch.now,
       messageIds: batch.messages.map((m) => m.msgId),
+      addressing: batch.messages.flatMap((m) => (m.addressing ? [{ msgId: m.msgId, reason: m.addressing }] : [])),
       vitality: batch.vitality,
       mentionInfo: batch.mentionInfo,
       replyType: null,
       budgetRatio: 0,
-      budgetReserve: false,
+      budgetPool: poolOf(batch),
       modelCalls: 0,
       tokens: 0,
       delayMs: 0,
@@ -186,7 +197,20 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
     if (lifetime.signal.aborted) return skip("group-closed");
     await initDedup();
     const others: InboundMessage[] = batch.messages.filter((m) => m.sender !== selfAid);
+    const batchIds = new Set(batch.messages.map((m) => m.msgId));
+    if (unsent !== undefined) {
+      const pending = unsent;
+      unsent = undefined;
+      // The retry of the batch whose reply did not get out: deliver that reply, no new model call.
+      if ([...pending.ids].every((id) => batchIds.has(id))) {
+        record.replyType = pending.replyType;
+        record.budgetRatio = pending.ratio;
+        return deliver(pending, batch, record, finish, skip, nowAt);
+      }
+    }
     if (others.length === 0) return skip("silent", "only-own-messages");
+    const recentBefore = othersRecent;
+    if (settings.dedup.othersHistorySize > 0) othersRecent = [...othersRecent, ...others].slice(-settings.dedup.othersHistorySize);
 
     const guard = checkLoopGuard({ agentChain, maxAgentChain: settings.maxAgentChain, messages: others, humans: memberTypes });
     if (guard.agentChain !== agentChain) {
@@ -197,12 +221,14 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
 
     const mentioned = batch.mentionInfo.mentioned;
     budgetEvents = pruneBudgetEvents(budgetEvents, batch.now);
-    const budget = checkBudget({ events: budgetEvents, settings: settings.budget, now: batch.now, mentioned });
+    const pool = poolOf(batch);
+    let parts = buildPrompt(batch, { budgetRatio: budgetUsageRatio(budgetEvents, settings.budget, batch.now, pool) });
+    // The prompt's own size must fit: a window is never overrun by the call that would cross it.
+    const nextCallTokens = estimateTokens(parts.systemPrompt) + estimateTokens(parts.body);
+    const budget = checkBudget({ events: budgetEvents, settings: settings.budget, now: batch.now, pool, nextCallTokens });
     record.budgetRatio = budget.ratio;
-    if (!budget.ok) return skip("over-budget", `${budget.window}:${budget.limit}`);
-    record.budgetReserve = budget.useReserve;
+    if (!budget.ok) return skip("over-budget", describeOverBudget(budget));
 
-    let parts = buildPrompt(batch, { budgetRatio: budget.ratio });
     record.replyType = parts.replyType;
     record.replyTypeReason = parts.replyTypeReason;
     const ownEvents: BudgetEvent[] = [];
@@ -243,7 +269,7 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
       const tokens = result.usage
         ? result.usage.promptTokens + result.usage.completionTokens
         : estimateTokens(request.systemPrompt) + estimateTokens(request.body) + estimateTokens(result.text);
-      const event: BudgetEvent = [calledAt, tokens, budget.useReserve ? 1 : 0];
+      const event: BudgetEvent = [calledAt, tokens, pool === "addressed" ? 1 : 0];
       ownEvents.push(event);
       budgetEvents = recordBudgetEvent(budgetEvents, event);
       record.tokens += tokens;
@@ -253,19 +279,27 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
 
     let delayHint = delayHintFor(parts.replyType);
     if (settings.decision === "two-phase") {
-      const raw = await call(parts, "decide");
-      if (lifetime.signal.aborted) return skip("group-closed");
-      if (raw === undefined) return skip("backend-failed", "decide");
-      const parsed = parseDecision(raw);
-      if (!parsed.ok) return skip("silent", "decision-unparseable");
-      if (!parsed.decision.wantToReply) return skip("two-phase-declined");
-      const replyType = minReplyType(parts.replyType, parsed.decision.replyType ?? parts.replyType);
-      parts = buildPrompt(batch, { budgetRatio: budget.ratio, replyType });
-      record.replyType = replyType;
-      delayHint = parsed.decision.delayHint ?? delayHintFor(replyType);
+      // A retry after a failed reply call reuses the decision: it was made and paid for already.
+      let d = decided !== undefined && [...decided.ids].every((id) => batchIds.has(id)) ? decided : undefined;
+      decided = undefined;
+      if (d === undefined) {
+        const raw = await call(parts, "decide");
+        if (lifetime.signal.aborted) return skip("group-closed");
+        if (raw === undefined) return skip("backend-failed", "decide");
+        const parsed = parseDecision(raw);
+        if (!parsed.ok) return skip("silent", "decision-unparseable");
+        if (!parsed.decision.wantToReply) return skip("two-phase-declined");
+        const replyType = minReplyType(parts.replyType, parsed.decision.replyType ?? parts.replyType);
+        d = { ids: batchIds, replyType, delayHint: parsed.decision.delayHint ?? delayHintFor(replyType) };
+      } else record.detail = "decision-reused";
+      parts = buildPrompt(batch, { budgetRatio: budget.ratio, replyType: d.replyType });
+      record.replyType = d.replyType;
+      delayHint = d.delayHint;
+      decided = d;
     }
 
     const raw = await call(parts, settings.decision === "two-phase" ? "reply" : undefined);
+    decided = undefined;
     if (lifetime.signal.aborted) return skip("group-closed");
     if (raw === undefined) return skip("backend-failed");
     const intent = parseIntent(raw);
@@ -295,35 +329,83 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
 
     const delayMs = chooseDelayMs({ settings: settings.delay, hint: delayHint, mentioned, random: random() });
     record.delayMs = delayMs;
-    await waitDelay(delayMs);
+    await waitDelay(delayMs, batch.mentionSignal);
     const after = checkAfterDelay({
       closed: lifetime.signal.aborted,
       answeringMention: mentioned,
       newerMention: batch.hasPendingMention(),
       // This dispatch's own calls are paid for; the re-check asks whether anything else used the budget up meanwhile.
-      budget: checkBudget({ events: budgetEvents.filter((e) => !ownEvents.includes(e)), settings: settings.budget, now: nowAt(), mentioned }),
+      budget: checkBudget({ events: budgetEvents.filter((e) => !ownEvents.includes(e)), settings: settings.budget, now: nowAt(), pool }),
     });
-    if (!after.ok) return skip(after.reason, "after-delay");
+    if (!after.ok) return skip(after.reason, after.detail ? `after-delay ${after.detail}` : "after-delay");
+
+    // Someone else may have said it meanwhile (another agent answering the same question).
+    const recent = settings.dedup.othersHistorySize === 0 ? [] : [...recentBefore, ...others, ...(batch.heldNow?.() ?? [])].slice(-settings.dedup.othersHistorySize);
+    const said = checkOthersDuplicate({ text, recent, threshold: settings.dedup.similarityThreshold, selfAid });
+    if (said.duplicate) {
+      const detail = `said-by:${said.sender}:${said.reason}:${said.similarity.toFixed(2)}`;
+      if (settings.dedup.action === "skip" || replyType === "reaction") return skip("duplicate-of-other-member", detail);
+      replyType = "reaction";
+      record.replyType = replyType;
+      record.detail = `downgraded:${detail}`;
+      text = toReaction(text, settings.replyPolicy.maxReactionChars);
+      dup = checkDuplicate({ text, memory, threshold: settings.dedup.similarityThreshold });
+      if (text === "" || dup.duplicate) return skip("duplicate-of-other-member", detail);
+    }
 
     const reactions = p.sender.reactions === true;
     // With reactions on, a reaction answers the message it reacts to even in unaddressed talk.
     const replyTo = replyTarget(others, mentioned) ?? (reactions && replyType === "reaction" ? lastAnswerable(others) : undefined);
-    const metadata = buildReplyMetadata({ replyType, text, replyTo, reactions });
-    let sent: { msgId: string; timestamp: number };
-    try {
-      sent = await p.sender.sendMessage({ groupId, content: text, ...(metadata ? { metadata } : {}) });
-    } catch (err) {
+    const prepared: PreparedReply = {
+      ids: batchIds,
+      text,
+      replyType,
+      replyTo,
+      metadata: buildReplyMetadata({ replyType, text, replyTo, reactions }),
+      hash: dup.hash,
+      normalized: dup.normalized,
+      hasHuman: guard.hasHuman,
+      ratio: budget.ratio,
+      maybeSent: false,
+      // A minute of slack for clock estimates: our dedup never lets the same text out twice that close.
+      since: nowAt() - 60_000,
+    };
+    return deliver(prepared, batch, record, finish, skip, nowAt);
+  }
+
+  /**
+   * Sends a prepared reply and records it. A send that never left (no connection) or may have
+   * (connection lost, no answer in time) is kept and the batch thrown back for a retry; before
+   * sending again after the latter, our own echo is looked for, so it never goes out twice.
+   */
+  async function deliver(
+    r: PreparedReply,
+    batch: DispatchBatch,
+    record: DispatchDecision,
+    finish: (outcome: DispatchOutcome, detail?: string) => DispatchOutcome,
+    skip: (reason: SkipReason, detail?: string) => DispatchOutcome,
+    nowAt: () => number,
+  ): Promise<DispatchOutcome> {
+    const sent = await sendPrepared({ reply: r, groupId, sender: p.sender, findOwnEcho: batch.findOwnEcho });
+    if (!sent.ok) {
       // Logged with its context, never posted: the group sees nothing of our failures.
-      logger.log("warn", "monitor.send_failed", { dispatchId: batch.dispatchId, replyType, chars: text.length, ...errorFields(err) });
-      return skip("send-failed");
+      logger.log("warn", "monitor.send_failed", { dispatchId: batch.dispatchId, replyType: r.replyType, chars: r.text.length, kind: sent.kind, ...errorFields(sent.error) });
+      if (sent.kind === "failed" || lifetime.signal.aborted) return skip("send-failed");
+      unsent = { ...r, maybeSent: r.maybeSent || sent.kind === "maybe-sent" };
+      finish({ sent: false, skipReason: "send-failed", budgetRatio: r.ratio, replyType: r.replyType }, `retry-with-batch:${sent.kind}`);
+      throw new ReplyNotDeliveredError({ groupId, dispatchId: batch.dispatchId, sendError: String((sent.error as { code?: unknown })?.code ?? "unknown") });
     }
+    if (sent.viaEcho) record.detail = "delivered-before:echo";
     const sentAt = Number.isFinite(sent.timestamp) && sent.timestamp > 0 ? sent.timestamp : nowAt();
     lastSelfSpeakAt = Math.max(lastSelfSpeakAt ?? 0, sentAt);
-    memory = rememberReply(memory, dup.hash, dup.normalized, settings.dedup.historySize);
-    agentChain = nextAgentChain(agentChain, guard.hasHuman);
-    ownReplies = [...ownReplies, { timestamp: sentAt, text, msgId: sent.msgId }].slice(-settings.dedup.historySize);
+    memory = rememberReply(memory, r.hash, r.normalized, settings.dedup.historySize);
+    agentChain = nextAgentChain(agentChain, r.hasHuman);
+    ownReplies = [...ownReplies, { timestamp: sentAt, text: r.text, msgId: sent.msgId }].slice(-settings.dedup.historySize);
     emitState();
-    return finish({ sent: true, replyType, text, budgetRatio: budget.ratio, sentMsgId: sent.msgId, sentAt, ...(replyTo ? { replyTo } : {}) }, record.detail);
+    return finish(
+      { sent: true, replyType: r.replyType, text: r.text, budgetRatio: r.ratio, sentMsgId: sent.msgId, sentAt, ...(r.replyTo ? { replyTo: r.replyTo } : {}) },
+      record.detail,
+    );
   }
 
   return {
@@ -336,6 +418,11 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
       lifetime.abort();
     },
   };
+}
+
+/** Addressed talk (a mention, a reply to us, an engaged follow-up) draws from its own allowance. */
+function poolOf(batch: DispatchBatch): BudgetPool {
+  return batch.mentionInfo.mentioned || batch.mentionInfo.triggerType === "engaged" ? "addressed" : "unaddressed";
 }
 
 /** Our reply answers the newest mention (or engaged follow-up), so others can see it is a reply. */

@@ -49,7 +49,7 @@ export interface ReplayDispatch {
     budgetRatio: number;
     /** The dispatch reached the model (a gate such as the budget can stop it before). */
     modelCalled: boolean;
-    /** Machine-readable detail of a skip or downgrade, e.g. `5m:tokens`, `near-duplicate:0.86`. */
+    /** Machine-readable detail of a skip or downgrade, e.g. `unaddressed:5m:tokens 24100/24000 +100`, `near-duplicate:0.86`. */
     detail: string | null;
   };
 }
@@ -58,6 +58,8 @@ export interface ReplayMessage {
   id: string;
   isMention: boolean;
   engaged: boolean;
+  /** Why the engine took the line as ours or not (`mention`, `engaged`, `addressed-other:bob`, …), or null for plain talk. */
+  why: string | null;
   /** Carried by a dispatch whose model was called. */
   reached: boolean;
   /** The log's annotation: meant for the persona (true/false), or null where not annotated. */
@@ -126,7 +128,7 @@ export async function runReplay(lines: readonly LogLine[], opts: ReplayOptions):
     addressed: null,
   };
   try {
-    const flags = new Map<string, { isMention: boolean; engaged: boolean }>();
+    const flags = new Map<string, { isMention: boolean; engaged: boolean; why: string | null }>();
     const tsOf = new Map(lines.map((l) => [l.id, l.ts] as const));
     const firstDispatchAt = new Map<string, number>();
     const byDispatch = new Map<number, ReplayDispatch>();
@@ -168,12 +170,13 @@ export async function runReplay(lines: readonly LogLine[], opts: ReplayOptions):
       identityId: aid,
       groupId: REPLAY_GROUP_ID,
       identity,
+      humans,
       settings: opts.settings,
       dispatch: monitor.handle,
       logger,
       onEvent: (e) => {
         if (e.type === "accepted") {
-          flags.set(e.message.msgId, { isMention: e.message.isMention, engaged: e.message.engaged });
+          flags.set(e.message.msgId, { isMention: e.message.isMention, engaged: e.message.engaged, why: e.message.addressing ?? null });
         } else if (e.type === "dropped") {
           report.drops.push({ id: e.msgId, reason: e.reason });
         } else if (e.type === "dispatch-start") {
@@ -227,11 +230,12 @@ export async function runReplay(lines: readonly LogLine[], opts: ReplayOptions):
     const waits: number[] = [];
     let maxMentionWait = 0;
     for (const l of lines) {
-      const f = flags.get(l.id) ?? { isMention: false, engaged: false };
+      const f = flags.get(l.id) ?? { isMention: false, engaged: false, why: null };
       report.messages.push({
         id: l.id,
         isMention: f.isMention,
         engaged: f.engaged,
+        why: f.why,
         reached: modelCallAt.has(l.id),
         directed: isPersona(l.sender) ? null : isDirectedAt(l, opts.persona),
       });

@@ -39,8 +39,10 @@ describe("defaults", () => {
       cooldownMs: 30000,
       cooldownScale: { DORMANT: 1, COOLING: 1, ACTIVE: 1, HEATED: 2 },
       mentionMinIntervalMs: 0,
+      agentMentionGapMs: 5000,
       mentionMatch: "smart",
-      engagedWindowMs: 60000,
+      engagedWindowMs: 900000,
+      continuationMs: 30000,
       engagedFollowUpMs: 5000,
       vitalityWindowMs: 300000,
       vitalityMaxEvents: 200,
@@ -55,11 +57,14 @@ describe("defaults", () => {
       replyPolicy: { allowLong: false, maxCharsPerMessage: 500, noMarkdown: true, maxReactionChars: 8, shortSentences: 2, normalSentences: 5, tailMark: "…" },
       budget: {
         enabled: true,
-        windows: { "5m": { messages: 5, tokens: 2000 }, "3h": { messages: 30, tokens: 30000 }, "24h": { messages: 100, tokens: 100000 } },
-        unaddressedShare: 0.5,
-        mentionReserve: 2,
+        addressed: {
+          "5m": { messages: 15, tokens: 180000 },
+          "3h": { messages: 540, tokens: 6480000 },
+          "24h": { messages: 1440, tokens: 17280000 },
+        },
+        unaddressed: { "5m": { messages: 2, tokens: 24000 }, "3h": { messages: 12, tokens: 144000 }, "24h": { messages: 48, tokens: 576000 } },
       },
-      dedup: { historySize: 10, similarityThreshold: 0.8, action: "skip" },
+      dedup: { historySize: 10, othersHistorySize: 20, similarityThreshold: 0.8, action: "skip" },
       delay: { enabled: true, fastMs: [2000, 6000], normalMs: [8000, 20000], slowMs: [20000, 60000], onMention: false },
     });
   });
@@ -70,8 +75,8 @@ describe("unknown keys are rejected with their path", () => {
     [{ groups: { g1: { foo: 1 } } }, ["groups.g1: unknown key `foo`"]],
     [{ groups: { "*": { foo: 1, bar: 2 } } }, ["groups.*: unknown keys `foo`, `bar`"]],
     [
-      { identities: { a: { aid: "a.agentcp.io", groups: { g2: { budget: { windows: { "5m": { messages: 1, tokens: 9 }, "1h": {} } } } } } } },
-      ["identities.a.groups.g2.budget.windows: unknown key `1h`"],
+      { identities: { a: { aid: "a.agentcp.io", groups: { g2: { budget: { addressed: { "5m": { messages: 1, tokens: 9 }, "1h": {} } } } } } } },
+      ["identities.a.groups.g2.budget.addressed: unknown key `1h`"],
     ],
     [{ identities: { a: { aid: "a.agentcp.io", nick: "x" } } }, ["identities.a: unknown key `nick`"]],
     [{ llm: { model: "m", temprature: 1 } }, ["llm: unknown key `temprature`"]],
@@ -109,7 +114,7 @@ describe("bad values say what was expected and what was given", () => {
     [{ groups: { g1: { replyPolicy: { maxCharsPerMessage: 10 } } } }, "groups.g1.replyPolicy.maxCharsPerMessage: expected ≥ 20, got 10"],
     [{ groups: { g1: { dedup: { similarityThreshold: 2 } } } }, "groups.g1.dedup.similarityThreshold: expected ≤ 1, got 2"],
     [{ groups: { g1: { delay: { fastMs: [5000, 2000] } } } }, "groups.g1.delay.fastMs: expected [min, max] with min ≤ max, got [5000,2000]"],
-    [{ groups: { g1: { budget: { windows: { "5m": { messages: 1 } } } } } }, "groups.g1.budget.windows.5m.tokens: required: expected a number"],
+    [{ groups: { g1: { budget: { unaddressed: { "5m": { messages: 1 } } } } } }, "groups.g1.budget.unaddressed.5m.tokens: required: expected a number"],
     [{ groups: { "": {} } }, 'groups: invalid key "" (expected at least 1 character(s), got 0)'],
     [{ identities: { a: { aid: "a.agentcp.io", aliases: [""] } } }, "identities.a.aliases.0: expected at least 1 character(s), got 0"],
     [{ humans: "bob" }, 'humans: expected an array, got "bob"'],
@@ -147,7 +152,7 @@ describe("layered merge: defaults ← groups[*] ← groups[id] ← identity.grou
         aid: "a.agentcp.io",
         groups: {
           "*": { engagedWindowMs: 3200, mentionMinIntervalMs: 3300, replyPolicy: { noMarkdown: false } },
-          g1: { mentionMinIntervalMs: 4300, budget: { mentionReserve: 0, windows: { "5m": { messages: 1, tokens: 100 } } } },
+          g1: { mentionMinIntervalMs: 4300, budget: { unaddressed: { "5m": { messages: 1, tokens: 100 } } } },
         },
       },
       b: { aid: "b.agentcp.io" },
@@ -163,9 +168,8 @@ describe("layered merge: defaults ← groups[*] ← groups[id] ← identity.grou
     expect(s.replyPolicy).toEqual({ allowLong: false, maxCharsPerMessage: 300, noMarkdown: false, maxReactionChars: 8, shortSentences: 2, normalSentences: 5, tailMark: "…" });
     expect(s.budget).toEqual({
       enabled: true,
-      windows: { "5m": { messages: 1, tokens: 100 }, "3h": { messages: 30, tokens: 30000 }, "24h": { messages: 100, tokens: 100000 } },
-      unaddressedShare: 0.5,
-      mentionReserve: 0,
+      addressed: DEFAULT_GROUP_SETTINGS.budget.addressed,
+      unaddressed: { "5m": { messages: 1, tokens: 100 }, "3h": { messages: 12, tokens: 144000 }, "24h": { messages: 48, tokens: 576000 } },
     });
   });
 
@@ -174,7 +178,7 @@ describe("layered merge: defaults ← groups[*] ← groups[id] ← identity.grou
     expect(pick(s)).toEqual([1000, 1100, 3200, 3300, 5000]);
     expect(s.replyPolicy.maxCharsPerMessage).toBe(500);
     expect(s.replyPolicy.noMarkdown).toBe(false);
-    expect(s.budget.mentionReserve).toBe(2);
+    expect(s.budget.unaddressed["5m"]).toEqual({ messages: 2, tokens: 24000 });
   });
 
   it("identity b (no overrides) in g1 and g2, and no identity", () => {

@@ -1,7 +1,9 @@
 // Property: over random timelines (batches, mentions, own echoes, duplicates, agent latencies,
 // failures, sync throws, early close, reactions and no-reply-expected messages) no accepted
 // message is lost or dispatched twice, dispatch order is (timestamp, msg id), the lock is never
-// held twice, a throw never leaves it held, and no dispatch carries only passive messages.
+// held twice, a throw never leaves it held, and no dispatch carries only passive messages; a
+// mention starts at once when the group is idle, or the moment the running dispatch ends; no
+// message is dispatched again once its retries are used up.
 import fc from "fast-check";
 import { describe, expect, it, vi } from "vitest";
 import { DEFAULT_GROUP_SETTINGS } from "../../src/config/load.ts";
@@ -42,10 +44,12 @@ describe("group client invariants (fast-check)", () => {
         fc.array(stepArb, { minLength: 1, maxLength: 25 }),
         fc.array(agentArb, { minLength: 1, maxLength: 8 }),
         fc.option(fc.nat(30), { nil: undefined }),
-        async (settings, steps, agent, closeAfterStep) => {
+        // undefined: everyone is a person; []: every sender is an agent (mentions wait the agent gap).
+        fc.constantFrom<string[] | undefined>(undefined, undefined, []),
+        async (settings, steps, agent, closeAfterStep, humans) => {
           vi.useFakeTimers({ now: T0 });
           try {
-            await runTimeline(settings, steps, agent, closeAfterStep);
+            await runTimeline(settings, steps, agent, closeAfterStep, humans);
           } finally {
             vi.useRealTimers();
           }
@@ -59,7 +63,7 @@ describe("group client invariants (fast-check)", () => {
 type Step = { gapMs: number; batch: Array<{ kind: string; sender: number; jitterMs: number }> };
 type AgentStep = { latencyMs: number; result: string };
 
-async function runTimeline(settings: GroupSettings, steps: Step[], agent: AgentStep[], closeAfterStep: number | undefined) {
+async function runTimeline(settings: GroupSettings, steps: Step[], agent: AgentStep[], closeAfterStep: number | undefined, humans: string[] | undefined) {
   const events: GroupClientEvent[] = [];
   let inFlight = 0;
   let calls = 0;
@@ -81,9 +85,19 @@ async function runTimeline(settings: GroupSettings, steps: Step[], agent: AgentS
       }, step.latencyMs);
     });
   };
-  const client = initGroupClientForIdentity({ identityId: "alice", groupId: "g1", identity: ALICE, settings, dispatch, onEvent: (e) => events.push(e) });
+  const client = initGroupClientForIdentity({
+    identityId: "alice",
+    groupId: "g1",
+    identity: ALICE,
+    ...(humans ? { humans } : {}),
+    settings,
+    dispatch,
+    onEvent: (e) => events.push(e),
+  });
 
   const mentionChecks: Array<{ id: string; at: number }> = [];
+  // Mentions that arrived while a dispatch ran (and no retry was pending): which dispatch.
+  const busyMentionChecks: Array<{ id: string; during: number }> = [];
   for (const [i, step] of steps.entries()) {
     await vi.advanceTimersByTimeAsync(step.gapMs);
     const now = Date.now();
@@ -103,11 +117,18 @@ async function runTimeline(settings: GroupSettings, steps: Step[], agent: AgentS
       return { msgId: id, groupId: "g1", sender, content: text, contentType: "text", timestamp: now + item.jitterMs, metadata };
     });
     fed.push(...batch);
-    const idle = inFlight === 0 && !client.stats().dispatching;
+    const retryPending = retryIsPending(events);
+    const idle = inFlight === 0 && !client.stats().dispatching && !retryPending;
+    const running = client.stats().dispatching ? lastStartedDispatch(events) : undefined;
     const before = events.length;
     client.feedBufferGate(batch);
-    if (idle && settings.mentionMinIntervalMs === 0 && !client.closed) {
-      for (const e of events.slice(before)) if (e.type === "accepted" && e.message.isMention) mentionChecks.push({ id: e.message.msgId, at: now });
+    // Timing checks for people's mentions; agents' mentions wait the agent gap by design.
+    if (settings.mentionMinIntervalMs === 0 && humans === undefined && !client.closed) {
+      for (const e of events.slice(before)) {
+        if (e.type !== "accepted" || !e.message.isMention) continue;
+        if (idle) mentionChecks.push({ id: e.message.msgId, at: now });
+        else if (running !== undefined && !retryPending) busyMentionChecks.push({ id: e.message.msgId, during: running });
+      }
     }
     // Not awaited: close waits for a running dispatch, which needs the fake clock to move.
     if (closeAfterStep === i) void closeGroupClientForIdentity(client);
@@ -160,10 +181,48 @@ async function runTimeline(settings: GroupSettings, steps: Step[], agent: AgentS
   expect(stats.dispatched + dropTotal).toBe(fed.length);
 
   // A mention that finds the group idle is dispatched at the instant it arrives.
+  const droppedAt = (id: string) => events.some((e) => e.type === "dropped" && e.msgId === id);
   for (const { id, at } of mentionChecks) {
-    const dropped = events.some((e) => e.type === "dropped" && e.msgId === id && e.reason === "over-capacity");
-    if (dropped) continue;
+    if (droppedAt(id)) continue;
     const first = [...starts.values()].find((s) => s.ids.includes(id));
     expect(first?.at).toBe(at);
   }
+
+  // A mention that arrives while a dispatch runs starts the moment that dispatch ends (when it
+  // ended well; a failed one hands everything to its retry).
+  for (const { id, during } of busyMentionChecks) {
+    if (droppedAt(id)) continue;
+    const end = events.find((e) => e.type === "dispatch-end" && e.dispatchId === during);
+    if (end === undefined || end.type !== "dispatch-end" || !end.ok) continue;
+    const first = [...starts.values()].find((s) => s.ids.includes(id));
+    expect([id, first?.at]).toEqual([id, end.atLocal]);
+  }
+
+  // No message is dispatched after its retries are used up: at most 1 + maxRetries starts each.
+  const failedTries = new Map<string, number>();
+  for (const e of events) {
+    if (e.type === "dispatch-start") {
+      for (const m of e.batch.messages) expect(failedTries.get(m.msgId) ?? 0).toBeLessThanOrEqual(settings.maxRetries);
+    } else if (e.type === "dispatch-end" && !e.ok) {
+      for (const id of starts.get(e.dispatchId)!.ids) failedTries.set(id, (failedTries.get(id) ?? 0) + 1);
+    }
+  }
+}
+
+/** A failed dispatch scheduled a retry that has not started yet. */
+function retryIsPending(events: readonly GroupClientEvent[]): boolean {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i]!;
+    if (e.type === "dispatch-start") return false;
+    if (e.type === "dispatch-end") return !e.ok && e.retryInMs !== null;
+  }
+  return false;
+}
+
+function lastStartedDispatch(events: readonly GroupClientEvent[]): number | undefined {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i]!;
+    if (e.type === "dispatch-start") return e.batch.dispatchId;
+  }
+  return undefined;
 }

@@ -226,18 +226,20 @@ describe("engaged speakers", () => {
     expect(t.dispatchTimes()).toEqual([0, 8000]);
   });
 
-  it("naming someone in our reply engages them for 60 s; after that they are plain talk again", async () => {
+  it("naming someone in our reply engages them for engagedWindowMs (60 s here) after their last line to us", async () => {
     const t = setup({
+      settings: { engagedWindowMs: 60_000 },
       script: (_b, i) => (i === 0 ? { latencyMs: 1000, outcome: { sent: true, text: "dave, I agree", sentAt: T0 + 4000 } } : { latencyMs: 1000 }),
     });
     t.client.feedBufferGate([msg(1, 0, "I think X", "dave.agentcp.io")]);
     await at(10_000);
     expect(t.client.engagedSpeakers()).toEqual(["dave.agentcp.io"]);
+    // Their follow-up at T+10s keeps the conversation open until T+70s.
     t.client.feedBufferGate([msg(2, 10_000, "why do you agree?", "dave.agentcp.io")]);
-    await at(70_000);
-    t.client.feedBufferGate([msg(3, 70_000, "anyone?", "dave.agentcp.io")]);
+    await at(71_000);
+    t.client.feedBufferGate([msg(3, 71_000, "anyone?", "dave.agentcp.io")]);
     await at(80_000);
-    expect(t.dispatchTimes()).toEqual([3000, 15_000, 73_000]);
+    expect(t.dispatchTimes()).toEqual([3000, 15_000, 74_000]);
     expect(t.calls.map((c) => c.batch.mentionInfo.triggerType)).toEqual(["normal", "engaged", "normal"]);
     expect(t.events.flatMap((e) => (e.type === "accepted" ? [[e.message.msgId, e.message.engaged]] : []))).toEqual([
       ["1", false],

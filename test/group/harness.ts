@@ -32,7 +32,9 @@ export interface Call {
 
 export type Script = (batch: DispatchBatch, callIndex: number) => { latencyMs?: number; outcome?: DispatchOutcome; throws?: unknown };
 
-export function setup(params: { settings?: Partial<GroupSettings>; script?: Script; identity?: { aid: string; name?: string; aliases?: string[] } } = {}) {
+export function setup(
+  params: { settings?: Partial<GroupSettings>; script?: Script; identity?: { aid: string; name?: string; aliases?: string[] }; humans?: string[] } = {},
+) {
   const settings: GroupSettings = { ...DEFAULT_GROUP_SETTINGS, ...params.settings };
   const calls: Call[] = [];
   const events: GroupClientEvent[] = [];
@@ -44,6 +46,7 @@ export function setup(params: { settings?: Partial<GroupSettings>; script?: Scri
     identityId: "alice",
     groupId: "g1",
     identity: params.identity ?? ALICE,
+    ...(params.humans ? { humans: params.humans } : {}),
     settings,
     logger,
     onEvent: (e) => events.push(e),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createServerClock, observeServerTime, serverNow } from "../../src/group/server-clock.ts";
+import { MAX_CLOCK_SKEW_MS, createServerClock, observeServerTime, serverNow } from "../../src/group/server-clock.ts";
 
 describe("server clock", () => {
   it("is the local time until a server timestamp is seen", () => {
@@ -8,12 +8,24 @@ describe("server clock", () => {
 
   it("is the newest server timestamp plus local time elapsed since it arrived", () => {
     const c = createServerClock();
-    // The local clock runs an hour ahead of the server.
-    observeServerTime(c, 1_000_000, 3_601_000_000);
-    expect(serverNow(c, 3_601_000_000)).toBe(1_000_000);
-    expect(serverNow(c, 3_601_002_500)).toBe(1_002_500);
-    observeServerTime(c, 1_010_000, 3_601_004_000);
-    expect(serverNow(c, 3_601_005_000)).toBe(1_011_000);
+    // The local clock runs five minutes ahead of the server.
+    observeServerTime(c, 1_000_000, 1_300_000);
+    expect(serverNow(c, 1_300_000)).toBe(1_000_000);
+    expect(serverNow(c, 1_302_500)).toBe(1_002_500);
+    observeServerTime(c, 1_010_000, 1_304_000);
+    expect(serverNow(c, 1_305_000)).toBe(1_011_000);
+  });
+
+  it("never falls more than MAX_CLOCK_SKEW_MS behind the local clock: a backlog from hours ago is not now", () => {
+    const c = createServerClock();
+    const local = 10 * 3_600_000;
+    // Pulled after a restart: stamped two hours before the local clock.
+    observeServerTime(c, local - 2 * 3_600_000, local);
+    expect(serverNow(c, local)).toBe(local);
+    // Still anchored by a server a few minutes behind.
+    observeServerTime(c, local - 120_000, local + 1000);
+    expect(serverNow(c, local + 2000)).toBe(local - 119_000);
+    expect(MAX_CLOCK_SKEW_MS).toBe(600_000);
   });
 
   it("ignores timestamps behind the estimate and never runs backwards", () => {

@@ -3,7 +3,7 @@ import { delaySchema } from "../../src/config/schema.ts";
 import { checkAfterDelay, chooseDelayMs, delayHintFor } from "../../src/monitor/delay.ts";
 
 const settings = delaySchema.parse({});
-const ok = { ok: true as const, ratio: 0.1, useReserve: false };
+const ok = { ok: true as const, ratio: 0.1, pool: "unaddressed" as const };
 
 describe("chooseDelayMs", () => {
   it("maps reply types to hints", () => {
@@ -40,7 +40,11 @@ describe("checkAfterDelay", () => {
 
   it("stops when closed or over budget", () => {
     expect(checkAfterDelay({ closed: true, answeringMention: true, newerMention: false, budget: ok })).toEqual({ ok: false, reason: "group-closed" });
-    const over = { ok: false as const, reason: "over-budget" as const, ratio: 1, window: "5m" as const, limit: "messages" as const };
-    expect(checkAfterDelay({ closed: false, answeringMention: false, newerMention: false, budget: over })).toEqual({ ok: false, reason: "over-budget" });
+    const over = { ok: false as const, reason: "over-budget" as const, ratio: 1, pool: "unaddressed" as const, window: "5m" as const, limit: "messages" as const, used: 2, max: 2, over: 1 };
+    expect(checkAfterDelay({ closed: false, answeringMention: false, newerMention: false, budget: over })).toEqual({
+      ok: false,
+      reason: "over-budget",
+      detail: "unaddressed:5m:messages 2/2 +1",
+    });
   });
 });

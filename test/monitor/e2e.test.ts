@@ -34,8 +34,8 @@ afterEach(() => {
 });
 
 describe("monitor end to end with the group client", () => {
-  it("HEATED group: reaction, short reply to a mention, repeat suppressed, over budget without a model call, mention on the reserve", async () => {
-    const settings = settingsWith({ budget: { windows: { "5m": { messages: 3, tokens: 1_000_000 } }, mentionReserve: 2 } });
+  it("HEATED group: reaction, short reply to a mention, repeat suppressed, unaddressed talk over its allowance without a model call, mentions on their own", async () => {
+    const settings = settingsWith({ budget: { unaddressed: { "5m": { messages: 1, tokens: 1_000_000 } } } });
     const sender = recordingSender(() => Date.now());
     const backend = createScriptedBackend({ mode: "always", replyText: (r: GenerateRequest) => SCRIPT[r.dispatchId] ?? "unexpected call" });
     const decisions: DispatchDecision[] = [];
@@ -110,14 +110,14 @@ describe("monitor end to end with the group client", () => {
         calls: d.modelCalls,
         sent: d.outcome.sent,
         skip: d.outcome.skipReason ?? null,
-        reserve: d.budgetReserve,
+        pool: d.budgetPool,
       })),
     ).toEqual([
-      { id: 1, at: 4500, trigger: "normal", vitality: "HEATED", replyType: "reaction", calls: 1, sent: true, skip: null, reserve: false },
-      { id: 2, at: 20_000, trigger: "mention", vitality: "HEATED", replyType: "short", calls: 1, sent: true, skip: null, reserve: false },
-      { id: 3, at: 30_000, trigger: "mention", vitality: "HEATED", replyType: "short", calls: 1, sent: false, skip: "duplicate-of-recent-reply", reserve: false },
-      { id: 4, at: 90_000, trigger: "normal", vitality: "HEATED", replyType: null, calls: 0, sent: false, skip: "over-budget", reserve: false },
-      { id: 5, at: 100_000, trigger: "mention", vitality: "HEATED", replyType: "short", calls: 1, sent: true, skip: null, reserve: true },
+      { id: 1, at: 4500, trigger: "normal", vitality: "HEATED", replyType: "reaction", calls: 1, sent: true, skip: null, pool: "unaddressed" },
+      { id: 2, at: 20_000, trigger: "mention", vitality: "HEATED", replyType: "short", calls: 1, sent: true, skip: null, pool: "addressed" },
+      { id: 3, at: 30_000, trigger: "mention", vitality: "HEATED", replyType: "short", calls: 1, sent: false, skip: "duplicate-of-recent-reply", pool: "addressed" },
+      { id: 4, at: 90_000, trigger: "normal", vitality: "HEATED", replyType: null, calls: 0, sent: false, skip: "over-budget", pool: "unaddressed" },
+      { id: 5, at: 100_000, trigger: "mention", vitality: "HEATED", replyType: "short", calls: 1, sent: true, skip: null, pool: "addressed" },
     ]);
     expect(sender.sent.map((s) => [s.at - T0, s.content])).toEqual([
       [8500, "😂"],

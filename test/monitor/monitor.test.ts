@@ -158,11 +158,10 @@ describe("monitor: budget", () => {
   const WORDS = ["Alpha", "Bravo", "Charlie", "Delta", "Echo", "Foxtrot", "Golf", "Hotel", "India", "Juliet"];
   // Distinct first words, so even replies trimmed to a reaction never repeat.
   const distinct = () => createScriptedBackend({ mode: "always", replyText: (r) => `${WORDS[r.dispatchId]} is my answer number ${r.dispatchId}.` });
-  // Tokens out of the way: these tests are about the call limit (5 per 5 min). unaddressedShare 1
-  // lets unaddressed talk use whole windows; the share has its own test below.
-  const callLimited = { budget: { unaddressedShare: 1, windows: { "5m": { messages: 5, tokens: 1_000_000 } } } };
+  // Tokens out of the way: these tests are about the call limit (5 unaddressed calls per 5 min).
+  const callLimited = { budget: { unaddressed: { "5m": { messages: 5, tokens: 1_000_000 } } } };
 
-  it("an over-budget group makes no model call; a mention still gets through on the reserve", async () => {
+  it("over the unaddressed allowance no model call is made; mentions draw from their own allowance", async () => {
     const { monitor, backend, sender, decisions } = setup({ backend: distinct(), settings: callLimited });
     // T+0s, T+10s … T+40s: five unaddressed dispatches use the 5-minute limit of 5 calls.
     for (let i = 1; i <= 5; i++) {
@@ -175,18 +174,18 @@ describe("monitor: budget", () => {
     const over = await monitor.handle(batch({ dispatchId: 6, now: Date.now(), messages: [msg("6", BOB, "more talk", Date.now())] }));
     expect(over).toEqual({ sent: false, skipReason: "over-budget", budgetRatio: 1 });
     expect(backend.calls).toHaveLength(5);
-    expect(decisions.at(-1)).toMatchObject({ modelCalls: 0, detail: "5m:messages", replyType: null });
-    // T+50s: a mention uses the reserve (2 per window).
+    // The record says which allowance, window and limit, and how far over.
+    expect(decisions.at(-1)).toMatchObject({ modelCalls: 0, detail: "unaddressed:5m:messages 5/5 +1", replyType: null, budgetPool: "unaddressed" });
+    // T+50s: three mentions are answered: the addressed allowance is untouched by the chatter.
     const m1 = await monitor.handle(batch({ dispatchId: 7, now: Date.now(), messages: [msg("7", OWNER, "Alice?", Date.now(), { isMention: true })] }));
     const m2 = await monitor.handle(batch({ dispatchId: 8, now: Date.now(), messages: [msg("8", OWNER, "Alice!!", Date.now(), { isMention: true })] }));
     const m3 = await monitor.handle(batch({ dispatchId: 9, now: Date.now(), messages: [msg("9", OWNER, "Alice???", Date.now(), { isMention: true })] }));
-    expect([m1.sent, m2.sent, m3.sent]).toEqual([true, true, false]);
+    expect([m1.sent, m2.sent, m3.sent]).toEqual([true, true, true]);
     expect(m1.replyType).toBe("short");
-    expect(m3.skipReason).toBe("over-budget");
-    expect(decisions[6]!.budgetReserve).toBe(true);
-    expect(backend.calls).toHaveLength(7);
-    expect(monitor.snapshot().budgetEvents.map((e) => e[2])).toEqual([0, 0, 0, 0, 0, 1, 1]);
-    expect(sender.sent).toHaveLength(7);
+    expect(decisions[6]!.budgetPool).toBe("addressed");
+    expect(backend.calls).toHaveLength(8);
+    expect(monitor.snapshot().budgetEvents.map((e) => e[2])).toEqual([0, 0, 0, 0, 0, 1, 1, 1]);
+    expect(sender.sent).toHaveLength(8);
   });
 
   it("recovers once the 5-minute window slides past the first calls", async () => {
@@ -206,10 +205,10 @@ describe("monitor: budget", () => {
     expect(backend.calls).toHaveLength(6);
   });
 
-  it("unaddressed talk stops at its share of a window (default 0.5); a mention still has the rest", async () => {
-    const { monitor, backend, decisions } = setup({ backend: distinct(), settings: { budget: { windows: { "5m": { messages: 5, tokens: 1_000_000 } } } } });
+  it("by default unaddressed talk gets 2 calls per 5 minutes; a mention still goes", async () => {
+    const { monitor, backend, decisions } = setup({ backend: distinct() });
     const outcomes: string[] = [];
-    // T+0s, T+10s, T+20s: unaddressed; floor(5 × 0.5) = 2 calls, the third is over its share.
+    // T+0s, T+10s, T+20s: unaddressed; 2 calls, the third is over the allowance.
     for (let i = 1; i <= 3; i++) {
       const p = monitor.handle(batch({ dispatchId: i, now: Date.now(), messages: [msg(String(i), BOB, `talk ${i}`, Date.now())] }));
       await vi.advanceTimersByTimeAsync(10_000);
@@ -217,16 +216,16 @@ describe("monitor: budget", () => {
       outcomes.push(o.sent ? "sent" : o.skipReason!);
     }
     expect(outcomes).toEqual(["sent", "sent", "over-budget"]);
-    expect(decisions[2]).toMatchObject({ modelCalls: 0, detail: "5m:messages" });
-    // T+30s: a mention is under the full limit (2 of 5): no reserve needed.
+    expect(decisions[2]).toMatchObject({ modelCalls: 0, detail: "unaddressed:5m:messages 2/2 +1" });
+    // T+30s: a mention draws from the addressed allowance.
     const m = await monitor.handle(batch({ dispatchId: 4, now: Date.now(), messages: [msg("4", OWNER, "Alice?", Date.now(), { isMention: true })] }));
     expect(m.sent).toBe(true);
-    expect(decisions[3]!.budgetReserve).toBe(false);
+    expect(decisions[3]!.budgetPool).toBe("addressed");
     expect(backend.calls).toHaveLength(3);
   });
 
-  it("counts prompt + completion tokens: ~600-token calls hit the default 2000 per 5 min on the fifth", async () => {
-    const { monitor, backend, decisions } = setup({ backend: distinct(), settings: { budget: { unaddressedShare: 1 } } });
+  it("counts prompt + completion tokens: ~600-token calls fill a 2000-token window after three; the fourth would overrun it", async () => {
+    const { monitor, backend, decisions } = setup({ backend: distinct(), settings: { budget: { unaddressed: { "5m": { messages: 100, tokens: 2000 } } } } });
     const outcomes: string[] = [];
     for (let i = 1; i <= 5; i++) {
       const p = monitor.handle(batch({ dispatchId: i, now: Date.now(), messages: [msg(String(i), BOB, `talk ${i}`, Date.now())] }));
@@ -235,10 +234,11 @@ describe("monitor: budget", () => {
       outcomes.push(o.sent ? `sent ${o.replyType}` : o.skipReason!);
     }
     expect(monitor.snapshot().budgetEvents.map((e) => e[1]).every((t) => t > 550 && t < 650)).toBe(true);
-    // Ratios before each call: 0, ~0.3, ~0.6, ~0.9 (≥ 0.8 → reaction), then ≥ 1.
-    expect(outcomes).toEqual(["sent short", "sent short", "sent short", "sent reaction", "over-budget"]);
-    expect(decisions[4]!.detail).toBe("5m:tokens");
-    expect(backend.calls).toHaveLength(4);
+    // ~1800 tokens used after three calls: a fourth ~600-token prompt would cross 2000, so it is
+    // refused before the model is called (a window is never overrun by the call that crosses it).
+    expect(outcomes).toEqual(["sent short", "sent short", "sent short", "over-budget", "over-budget"]);
+    expect(decisions[3]!.detail).toMatch(/^unaddressed:5m:tokens 1\d{3}\/2000 \+\d+$/);
+    expect(backend.calls).toHaveLength(3);
   });
 
   it("uses the estimate when the back-end reports no usage", async () => {
@@ -450,7 +450,7 @@ describe("monitor: logging", () => {
       batchesMerged: 1,
       replyType: "normal",
       budgetRatio: 0,
-      budgetReserve: false,
+      budgetPool: "unaddressed",
       modelCalls: 1,
       tokens: lines[0]!.fields.tokens,
       delayMs: 0,

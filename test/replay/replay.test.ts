@@ -38,16 +38,16 @@ describe("replay --json: the seed §4.3 timeline", () => {
     // No annotations in this log: nothing to measure reach against.
     expect(report.addressed).toBeNull();
     expect(report.messages).toEqual([
-      { id: "a1", isMention: false, engaged: false, reached: true, directed: null },
-      { id: "a2", isMention: false, engaged: false, reached: true, directed: null },
-      { id: "a3", isMention: false, engaged: false, reached: true, directed: null },
-      { id: "b1", isMention: false, engaged: false, reached: true, directed: null },
-      { id: "b2", isMention: false, engaged: false, reached: true, directed: null },
-      { id: "c1", isMention: false, engaged: false, reached: true, directed: null },
-      { id: "c2", isMention: false, engaged: false, reached: true, directed: null },
-      { id: "c3", isMention: false, engaged: false, reached: true, directed: null },
-      { id: "c4", isMention: false, engaged: false, reached: true, directed: null },
-      { id: "d1", isMention: true, engaged: false, reached: true, directed: null },
+      { id: "a1", isMention: false, engaged: false, why: null, reached: true, directed: null },
+      { id: "a2", isMention: false, engaged: false, why: null, reached: true, directed: null },
+      { id: "a3", isMention: false, engaged: false, why: null, reached: true, directed: null },
+      { id: "b1", isMention: false, engaged: false, why: null, reached: true, directed: null },
+      { id: "b2", isMention: false, engaged: false, why: null, reached: true, directed: null },
+      { id: "c1", isMention: false, engaged: false, why: null, reached: true, directed: null },
+      { id: "c2", isMention: false, engaged: false, why: null, reached: true, directed: null },
+      { id: "c3", isMention: false, engaged: false, why: null, reached: true, directed: null },
+      { id: "c4", isMention: false, engaged: false, why: null, reached: true, directed: null },
+      { id: "d1", isMention: true, engaged: false, why: "mention", reached: true, directed: null },
     ]);
     expect(report.dispatches).toEqual([
       {
@@ -95,9 +95,9 @@ describe("replay: the persona's own lines", () => {
     );
     expect(report.drops).toEqual([{ id: "s1", reason: "self" }]);
     expect(report.messages).toEqual([
-      { id: "b1", isMention: false, engaged: false, reached: true, directed: null },
-      { id: "s1", isMention: false, engaged: false, reached: false, directed: null },
-      { id: "c1", isMention: true, engaged: false, reached: true, directed: null },
+      { id: "b1", isMention: false, engaged: false, why: null, reached: true, directed: null },
+      { id: "s1", isMention: false, engaged: false, why: null, reached: false, directed: null },
+      { id: "c1", isMention: true, engaged: false, why: "mention", reached: true, directed: null },
     ]);
     expect(report.dispatches.map((d) => [d.at, d.trigger, d.messageIds, d.batchesMerged, d.vitality])).toEqual([
       [T0 + 2000, "mention", ["b1", "c1"], 2, { state: "ACTIVE", messagesIn5m: 3, uniqueSpeakersIn5m: 3, myMessagesIn5m: 1 }],
@@ -123,26 +123,30 @@ describe("replay: the persona's own lines", () => {
 });
 
 describe("replay --responder", () => {
-  // An unaddressed message, a mention a minute later, another unaddressed message a minute after that.
+  // Unaddressed messages a minute apart, with a mention between the first two.
   const LOG = [
     line("n1", T0, "bob", "anyone around?"),
     line("m1", T0 + 60_000, "carol", "alice, are you there?"),
     line("n2", T0 + 120_000, "bob", "ok then"),
+    line("n3", T0 + 180_000, "bob", "still nobody?"),
   ];
   const outcomes = (r: ReplayReport) => r.dispatches.map((d) => [d.at, d.trigger, d.messageIds, d.outcome]);
+  // Third unaddressed call inside 5 minutes: over the unaddressed allowance (2 per 5 min), no model call.
+  const overBudget = { replyType: null, sent: false, skipReason: "over-budget", text: null, budgetRatio: 1, modelCalled: false, detail: "unaddressed:5m:messages 2/2 +1" };
 
   it("mention: the mention dispatch sends the reply text, the others stay silent", async () => {
     const report = await replayJson(dir.jsonl("resp-mention.jsonl", LOG), "--responder", "mention", "--reply-text", "ok");
     expect(outcomes(report)).toEqual([
       [T0 + 3000, "normal", ["n1"], { replyType: "short", sent: false, skipReason: "silent", text: null, budgetRatio: 0, modelCalled: true, detail: "no-reply-token" }],
-      [T0 + 60_000, "mention", ["m1"], { replyType: "short", sent: true, skipReason: null, text: "ok", budgetRatio: 0.314, modelCalled: true, detail: null }],
-      // Two calls in 5 min: unaddressed talk has used its share (floor(5 × 0.5)) — no model call.
-      [T0 + 123_000, "normal", ["n2"], { replyType: null, sent: false, skipReason: "over-budget", text: null, budgetRatio: 0.631, modelCalled: false, detail: "5m:messages" }],
+      // The mention draws from the addressed allowance: its ratio does not see the unaddressed call.
+      [T0 + 60_000, "mention", ["m1"], { replyType: "short", sent: true, skipReason: null, text: "ok", budgetRatio: 0, modelCalled: true, detail: null }],
+      [T0 + 123_000, "normal", ["n2"], { replyType: "normal", sent: false, skipReason: "silent", text: null, budgetRatio: 0.5, modelCalled: true, detail: "no-reply-token" }],
+      [T0 + 183_000, "normal", ["n3"], overBudget],
     ]);
     // Our reply at T+60s is ours in the window of the next dispatch.
     expect(report.dispatches[2]!.vitality).toEqual({ state: "ACTIVE", messagesIn5m: 4, uniqueSpeakersIn5m: 3, myMessagesIn5m: 1 });
     expect(report.summary.sent).toBe(1);
-    expect(report.summary.skipped).toEqual({ silent: 1, "over-budget": 1 });
+    expect(report.summary.skipped).toEqual({ silent: 2, "over-budget": 1 });
     expect(report.summary.replyTypes).toEqual({ short: 1 });
   });
 
@@ -151,15 +155,16 @@ describe("replay --responder", () => {
     expect(report.dispatches.map((d) => [d.at, d.outcome.sent, d.outcome.skipReason, d.outcome.text, d.outcome.modelCalled])).toEqual([
       [T0 + 3000, false, "silent", null, true],
       [T0 + 60_000, false, "silent", null, true],
-      // Silent calls are paid for too: the unaddressed share of the 5-minute window is used up.
-      [T0 + 123_000, false, "over-budget", null, false],
+      [T0 + 123_000, false, "silent", null, true],
+      // Silent calls are paid for too: the unaddressed allowance of the 5-minute window is used up.
+      [T0 + 183_000, false, "over-budget", null, false],
     ]);
     expect(report.summary.sent).toBe(0);
-    expect(report.summary.skipped).toEqual({ silent: 2, "over-budget": 1 });
+    expect(report.summary.skipped).toEqual({ silent: 3, "over-budget": 1 });
     expect(report.summary.replyTypes).toEqual({});
   });
 
-  it("always: replies to the unmentioned dispatch too; the repeat is stopped by the dedup gate, then the budget share", async () => {
+  it("always: replies to the unmentioned dispatch too; repeats are stopped by the dedup gate, then the budget", async () => {
     const report = await replayJson(dir.jsonl("resp-always.jsonl", LOG), "--responder", "always", "--reply-text", "ok");
     expect(outcomes(report)).toEqual([
       [T0 + 3000, "normal", ["n1"], { replyType: "short", sent: true, skipReason: null, text: "ok", budgetRatio: 0, modelCalled: true, detail: null }],
@@ -167,17 +172,18 @@ describe("replay --responder", () => {
         T0 + 60_000,
         "mention",
         ["m1"],
-        { replyType: "normal", sent: false, skipReason: "duplicate-of-recent-reply", text: null, budgetRatio: 0.314, modelCalled: true, detail: "same-hash:1.00" },
+        { replyType: "normal", sent: false, skipReason: "duplicate-of-recent-reply", text: null, budgetRatio: 0, modelCalled: true, detail: "same-hash:1.00" },
       ],
       [
         T0 + 123_000,
         "normal",
         ["n2"],
-        { replyType: null, sent: false, skipReason: "over-budget", text: null, budgetRatio: 0.63, modelCalled: false, detail: "5m:messages" },
+        { replyType: "normal", sent: false, skipReason: "duplicate-of-recent-reply", text: null, budgetRatio: 0.5, modelCalled: true, detail: "same-hash:1.00" },
       ],
+      [T0 + 183_000, "normal", ["n3"], overBudget],
     ]);
     expect(report.summary.sent).toBe(1);
-    expect(report.summary.skipped).toEqual({ "duplicate-of-recent-reply": 1, "over-budget": 1 });
+    expect(report.summary.skipped).toEqual({ "duplicate-of-recent-reply": 2, "over-budget": 1 });
     expect(report.summary.replyTypes).toEqual({ short: 1 });
   });
 

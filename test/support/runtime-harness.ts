@@ -27,13 +27,12 @@ export const AGENTS = {
 export type AgentName = keyof typeof AGENTS;
 
 /** Budgets no test reaches, so only the gate under test can stop a reply. */
-export const GENEROUS_BUDGET = {
-  windows: {
-    "5m": { messages: 1000, tokens: 100_000_000 },
-    "3h": { messages: 10_000, tokens: 1_000_000_000 },
-    "24h": { messages: 100_000, tokens: 1_000_000_000 },
-  },
+const GENEROUS_WINDOWS = {
+  "5m": { messages: 1000, tokens: 100_000_000 },
+  "3h": { messages: 10_000, tokens: 1_000_000_000 },
+  "24h": { messages: 100_000, tokens: 1_000_000_000 },
 };
+export const GENEROUS_BUDGET = { addressed: GENEROUS_WINDOWS, unaddressed: GENEROUS_WINDOWS };
 
 export function tempDir(prefix: string): { dir: string; remove(): void } {
   const dir = mkdtempSync(join(tmpdir(), `acp-${prefix}-`));

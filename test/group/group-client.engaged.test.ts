@@ -1,0 +1,100 @@
+// Engaged, but not everyone: who is in a conversation with us, and which of their lines are ours.
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { T0, at, msg, setup } from "./harness.ts";
+import type { InboundMessage } from "../../src/types.ts";
+
+beforeEach(() => {
+  vi.useFakeTimers({ now: T0 });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+const BOB = "bob.agentcp.io";
+const CAROL = "carol.agentcp.io";
+const DAVE = "dave.agentcp.io";
+
+function accepted(t: ReturnType<typeof setup>): Array<[string, boolean, boolean, string | null]> {
+  return t.events.flatMap((e) => {
+    if (e.type !== "accepted") return [];
+    const m: InboundMessage = e.message;
+    return [[m.msgId, m.isMention, m.engaged, m.addressing ?? null]];
+  });
+}
+
+describe("engaged follow-ups", () => {
+  it("a follow-up that opens by addressing another member is not ours, and ends the conversation", async () => {
+    const t = setup();
+    t.client.feedBufferGate([msg(1, 0, "hi", CAROL)]);
+    t.client.feedBufferGate([msg(2, 1000, "alice, can you look at the build?", BOB)]);
+    await at(5000);
+    t.client.feedBufferGate([msg(3, 5000, "carol: did you push it?", BOB)]);
+    await at(40_000);
+    t.client.feedBufferGate([msg(4, 40_000, "never mind, found it", BOB)]);
+    await at(50_000);
+    expect(accepted(t)).toEqual([
+      ["1", false, false, null],
+      ["2", true, false, "mention"],
+      ["3", false, false, "addressed-other:carol"],
+      // More than continuationMs after line 3 and no longer engaged: plain talk.
+      ["4", false, false, null],
+    ]);
+  });
+
+  it("`carol, …` and `@carol …` address carol too; a name nobody here has addresses nobody", async () => {
+    const t = setup();
+    t.client.feedBufferGate([msg(1, 0, "hi", CAROL)]);
+    t.client.feedBufferGate([msg(2, 100, "Alice?", BOB)]);
+    t.client.feedBufferGate([msg(3, 200, "note: the build is red", BOB)]);
+    t.client.feedBufferGate([msg(4, 300, "@carol see above", BOB)]);
+    await at(1000);
+    expect(accepted(t).slice(1)).toEqual([
+      ["2", true, false, "mention"],
+      // Inside continuationMs (30 s) of bob's mention: it continues it.
+      ["3", false, true, "continues"],
+      ["4", false, false, "addressed-other:carol"],
+    ]);
+  });
+
+  it("a line within continuationMs of the sender's line to us continues it; a later one is plain", async () => {
+    const t = setup({ settings: { engagedWindowMs: 20_000 } });
+    t.client.feedBufferGate([msg(1, 0, "alice: here is the log", BOB)]);
+    t.client.feedBufferGate([msg(2, 25_000, "err, the second half", BOB)]);
+    t.client.feedBufferGate([msg(3, 90_000, "lunch?", BOB)]);
+    await at(100_000);
+    expect(accepted(t)).toEqual([
+      ["1", true, false, "mention"],
+      ["2", false, true, "continues"],
+      ["3", false, false, null],
+    ]);
+  });
+
+  it("`jacob: …` is a mention of `jacob_` (trailing _ or - dropped), `jacob …` alone is not", async () => {
+    const t = setup({ identity: { aid: "jacob_.agentcp.io", name: "jacob_" } });
+    t.client.feedBufferGate([msg(1, 0, "jacob: did it mount?", BOB)]);
+    t.client.feedBufferGate([msg(2, 0, "jacob is a common name", CAROL)]);
+    await at(5000);
+    expect(accepted(t)).toEqual([
+      ["1", true, false, "named-us:jacob"],
+      ["2", false, false, null],
+    ]);
+  });
+
+  it("someone else addressing an engaged speaker makes the conversation shared: maybe ours, not [engaged]", async () => {
+    const t = setup();
+    t.client.feedBufferGate([msg(1, 0, "alice, how do I mount it?", BOB)]);
+    await at(3000);
+    // bob answered us already (the mention); carol now talks to him.
+    t.client.feedBufferGate([msg(2, 3000, "hi", DAVE)]);
+    await at(40_000);
+    t.client.feedBufferGate([msg(3, 40_000, "bob: try sudo", CAROL)]);
+    await at(80_000);
+    t.client.feedBufferGate([msg(4, 80_000, "it says permission denied", BOB)]);
+    await at(90_000);
+    const four = t.events.find((e) => e.type === "accepted" && e.message.msgId === "4");
+    expect(four?.type === "accepted" && four.message).toMatchObject({ isMention: false, engaged: false, maybeOurs: true, addressing: "shared-conversation" });
+    // It went out as promptly as an engaged follow-up (engagedFollowUpMs 5 s), not after the cooldown.
+    expect(t.calls.at(-1)).toMatchObject({ at: 85_000, ids: ["4"] });
+    expect(t.calls.at(-1)!.batch.mentionInfo.triggerType).toBe("engaged");
+  });
+});

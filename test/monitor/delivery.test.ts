@@ -1,0 +1,200 @@
+// The end of a dispatch under stress: the send delay, two-phase retries, sends that fail, and
+// answers another member already gave. The real group client and monitor over fake timers; the
+// hosted model is a scripted stand-in (it cannot exist here), the transport a recording fake.
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { initGroupClientForIdentity, type GroupClient } from "../../src/group/group-client.ts";
+import { createScriptedBackend } from "../../src/host/deterministic.ts";
+import { createMemoryLogger } from "../../src/log.ts";
+import { createGroupMonitor, type DispatchDecision } from "../../src/monitor/monitor.ts";
+import { TransportError } from "../../src/transport/errors.ts";
+import type { AgentBackend, GroupMessage, GroupSender, GroupSettings } from "../../src/types.ts";
+import { ALICE, T0, settingsWith } from "./helpers.ts";
+
+beforeEach(() => {
+  vi.useFakeTimers({ now: T0 });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+function gm(id: string, atMs: number, content: string, sender: string): GroupMessage {
+  return { msgId: id, groupId: "g1", sender, content, contentType: "text", timestamp: T0 + atMs, metadata: null };
+}
+
+async function at(ms: number): Promise<void> {
+  await vi.advanceTimersByTimeAsync(T0 + ms - Date.now());
+}
+
+function wire(p: { settings: GroupSettings; backend: AgentBackend; sender: GroupSender; random?: () => number }) {
+  const decisions: DispatchDecision[] = [];
+  const logger = createMemoryLogger();
+  const monitor = createGroupMonitor({
+    identityId: "alice",
+    identity: ALICE,
+    groupId: "g1",
+    settings: p.settings,
+    humans: ["carol.agentcp.io", "bob.agentcp.io"],
+    backend: p.backend,
+    sender: p.sender,
+    logger,
+    random: p.random ?? (() => 0.5),
+    onDecision: (d) => decisions.push(structuredClone({ ...d })),
+  });
+  const client: GroupClient = initGroupClientForIdentity({ identityId: "alice", groupId: "g1", identity: ALICE, settings: p.settings, dispatch: monitor.handle });
+  return { monitor, client, decisions, logger };
+}
+
+/** Records every attempt; `plan[i]` decides attempt i: "ok", or a transport error code to throw. */
+function scriptedSender(plan: string[]) {
+  const attempts: Array<{ content: string; at: number }> = [];
+  let next = 500;
+  const sender: GroupSender = {
+    async sendMessage(m) {
+      const step = plan[attempts.length] ?? "ok";
+      attempts.push({ content: m.content, at: Date.now() - T0 });
+      if (step !== "ok") throw new TransportError(step as "NOT_CONNECTED", `send: ${step}`, { action: "send_message", groupId: "g1" });
+      return { msgId: String(next++), timestamp: Date.now() };
+    },
+  };
+  return { sender, attempts };
+}
+
+describe("send delay and a newer mention", () => {
+  it("a mention during an unprompted reply's send delay ends the delay at once and dispatches within the agent latency", async () => {
+    const backend = createScriptedBackend({ mode: "always", latencyMs: 1000, replyText: (r) => `thoughts number ${r.dispatchId}` });
+    const { sender, attempts } = scriptedSender([]);
+    // random 0.999 → the longest fast delay (≈ 6 s).
+    const w = wire({ settings: settingsWith(), backend, sender, random: () => 0.999 });
+    // T+0 bob, unaddressed → buffer gate T+3 → model T+3..T+4 → send delay until ≈ T+10.
+    w.client.feedBufferGate([gm("1", 0, "thoughts on the release?", "bob.agentcp.io")]);
+    await at(6000);
+    expect(w.decisions).toHaveLength(0);
+    // T+6 carol names Alice: the delay ends now, the unprompted reply is dropped, the mention goes.
+    w.client.feedBufferGate([gm("2", 6000, "Alice, are you there?", "carol.agentcp.io")]);
+    await at(6000);
+    expect(w.decisions.map((d) => [d.dispatchId, d.outcome.skipReason ?? null])).toEqual([[1, "newer-mention"]]);
+    await at(7000);
+    expect(w.decisions.map((d) => [d.dispatchId, d.at - T0, d.outcome.sent])).toEqual([
+      [1, 3000, false],
+      [2, 6000, true],
+    ]);
+    expect(attempts.map((a) => a.at)).toEqual([7000]);
+  });
+});
+
+describe("two-phase: a retried reply call", () => {
+  it("does not decide (and pay) again", async () => {
+    const phases: string[] = [];
+    let replyFailures = 1;
+    const backend: AgentBackend = {
+      name: "flaky-reply",
+      async generate(req) {
+        phases.push(req.phase ?? "single");
+        if (req.phase === "decide") return { text: '{"want_to_reply": true, "reply_type": "short", "delay_hint": "fast"}', usage: { promptTokens: 100, completionTokens: 10 } };
+        if (replyFailures-- > 0) throw Object.assign(new Error("503 from the provider"), { retryable: true });
+        return { text: "Yes, the fix is in.", usage: { promptTokens: 100, completionTokens: 10 } };
+      },
+    };
+    const { sender, attempts } = scriptedSender([]);
+    const w = wire({ settings: settingsWith({ decision: "two-phase" }), backend, sender });
+    w.client.feedBufferGate([gm("1", 0, "Alice, is it fixed?", "carol.agentcp.io")]);
+    await at(10_000);
+    expect(phases).toEqual(["decide", "reply", "reply"]);
+    expect(w.monitor.snapshot().budgetEvents).toHaveLength(2);
+    expect(attempts.map((a) => a.content)).toEqual(["Yes, the fix is in."]);
+    expect(w.decisions.at(-1)).toMatchObject({ attempt: 1, detail: "decision-reused", outcome: { sent: true } });
+  });
+});
+
+describe("sends that fail", () => {
+  const mention = () => gm("1", 0, "Alice, status?", "carol.agentcp.io");
+
+  it("NOT_CONNECTED: the send never left → retried with the batch (no new model call) and delivered once", async () => {
+    const backend = createScriptedBackend({ mode: "mention", latencyMs: 1000, replyText: "All green." });
+    const { sender, attempts } = scriptedSender(["NOT_CONNECTED"]);
+    const w = wire({ settings: settingsWith(), backend, sender });
+    w.client.feedBufferGate([mention()]);
+    await at(10_000);
+    // T+0 dispatch, model until T+1, send fails → retry after 2 s at T+3 sends the same reply.
+    expect(attempts.map((a) => [a.at, a.content])).toEqual([
+      [1000, "All green."],
+      [3000, "All green."],
+    ]);
+    expect(backend.calls).toHaveLength(1);
+    expect(w.monitor.snapshot().budgetEvents).toHaveLength(1);
+    expect(w.decisions.map((d) => [d.dispatchId, d.outcome.sent, d.detail ?? null])).toEqual([
+      [1, false, "retry-with-batch:not-sent"],
+      [2, true, null],
+    ]);
+    expect(w.client.stats()).toMatchObject({ dispatched: 1, ownMessages: 1, dropped: { "retries-exhausted": 0 } });
+  });
+
+  it("CONNECTION_LOST after the server stored it: its echo comes back, so the retry does not send it again", async () => {
+    const backend = createScriptedBackend({ mode: "mention", latencyMs: 1000, replyText: "All green." });
+    const { sender, attempts } = scriptedSender(["CONNECTION_LOST"]);
+    const w = wire({ settings: settingsWith(), backend, sender });
+    w.client.feedBufferGate([mention()]);
+    // T+1 the send fails; T+2 the reconnect pull brings our own message back.
+    await at(2000);
+    w.client.feedBufferGate([gm("77", 1000, "All green.", ALICE.aid)]);
+    await at(10_000);
+    expect(attempts).toHaveLength(1);
+    expect(w.decisions.map((d) => [d.dispatchId, d.outcome.sent, d.detail ?? null])).toEqual([
+      [1, false, "retry-with-batch:maybe-sent"],
+      [2, true, "delivered-before:echo"],
+    ]);
+    expect(w.decisions[1]!.outcome.sentMsgId).toBe("77");
+    // Counted once, from its echo: the sent outcome names the same msg id.
+    expect(w.client.lastSelfSpeakAt).toBe(T0 + 1000);
+    expect(w.client.stats()).toMatchObject({ ownMessages: 0, dropped: { self: 1 } });
+  });
+
+  it("REQUEST_TIMEOUT and no echo: sent again on the retry, once", async () => {
+    const backend = createScriptedBackend({ mode: "mention", latencyMs: 1000, replyText: "All green." });
+    const { sender, attempts } = scriptedSender(["REQUEST_TIMEOUT"]);
+    const w = wire({ settings: settingsWith(), backend, sender });
+    w.client.feedBufferGate([mention()]);
+    await at(10_000);
+    expect(attempts.map((a) => a.at)).toEqual([1000, 3000]);
+    expect(backend.calls).toHaveLength(1);
+    expect(w.decisions.at(-1)!.outcome.sent).toBe(true);
+  });
+
+  it("a refused send (e.g. rate limited) is given up, logged, never posted", async () => {
+    const backend = createScriptedBackend({ mode: "mention", latencyMs: 1000, replyText: "All green." });
+    const { sender, attempts } = scriptedSender(["RATE_LIMITED"]);
+    const w = wire({ settings: settingsWith(), backend, sender });
+    w.client.feedBufferGate([mention()]);
+    await at(10_000);
+    expect(attempts).toHaveLength(1);
+    expect(w.decisions.map((d) => d.outcome.skipReason)).toEqual(["send-failed"]);
+    expect(w.logger.entries.some((l) => l.event === "monitor.send_failed" && l.fields["kind"] === "failed")).toBe(true);
+  });
+});
+
+describe("do not say what someone else just said", () => {
+  const ANSWER = "The fix is in the config. Restart the service after.";
+
+  it("an answer another member already gave is skipped, with the reason", async () => {
+    const backend = createScriptedBackend({ mode: "mention", latencyMs: 1000, replyText: ANSWER });
+    const { sender, attempts } = scriptedSender([]);
+    const w = wire({ settings: settingsWith(), backend, sender });
+    w.client.feedBufferGate([gm("1", 0, "Alice, how do I fix it?", "bob.agentcp.io")]);
+    // While the model thinks, another agent answers with the same words.
+    await at(500);
+    w.client.feedBufferGate([gm("2", 500, "the fix is in the config — restart the service after!", "helper.agentcp.io")]);
+    await at(10_000);
+    expect(attempts).toHaveLength(0);
+    expect(w.decisions[0]).toMatchObject({ outcome: { sent: false, skipReason: "duplicate-of-other-member" }, detail: "said-by:helper.agentcp.io:same-hash:1.00" });
+  });
+
+  it("with dedup.action reaction it is downgraded to a reaction instead", async () => {
+    const backend = createScriptedBackend({ mode: "mention", latencyMs: 1000, replyText: `👍 ${ANSWER}` });
+    const { sender, attempts } = scriptedSender([]);
+    const w = wire({ settings: settingsWith({ dedup: { action: "reaction" } }), backend, sender });
+    w.client.feedBufferGate([gm("1", 0, "Alice, how do I fix it?", "bob.agentcp.io"), gm("2", 0, ANSWER, "helper.agentcp.io")]);
+    await at(10_000);
+    expect(attempts.map((a) => a.content)).toEqual(["👍"]);
+    expect(w.decisions[0]!.detail).toMatch(/^downgraded:said-by:helper\.agentcp\.io:/);
+  });
+});

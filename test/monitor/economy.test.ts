@@ -1,0 +1,68 @@
+// The addressed-first economy end to end: the real group client and monitor with DEFAULT
+// settings, a deterministic stand-in for the hosted model (2 s latency), fake timers.
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { DEFAULT_GROUP_SETTINGS } from "../../src/config/load.ts";
+import { initGroupClientForIdentity } from "../../src/group/group-client.ts";
+import { createScriptedBackend } from "../../src/host/deterministic.ts";
+import { createMemoryLogger } from "../../src/log.ts";
+import { createGroupMonitor, type DispatchDecision } from "../../src/monitor/monitor.ts";
+import type { GroupMessage } from "../../src/types.ts";
+import { ALICE, T0, recordingSender } from "./helpers.ts";
+
+beforeEach(() => {
+  vi.useFakeTimers({ now: T0 });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+function gm(id: number, atMs: number, content: string, sender: string): GroupMessage {
+  return { msgId: String(id), groupId: "g1", sender, content, contentType: "text", timestamp: T0 + atMs, metadata: null };
+}
+
+describe("addressed-first economy (default settings, scripted model)", () => {
+  it("someone addressing the agent every 30 s for 6 hours: every line reaches a model call", async () => {
+    const settings = DEFAULT_GROUP_SETTINGS;
+    const backend = createScriptedBackend({ mode: "mention", latencyMs: 2000, replyText: (r) => `answer ${r.dispatchId}` });
+    const decisions: DispatchDecision[] = [];
+    const monitor = createGroupMonitor({
+      identityId: "alice",
+      identity: ALICE,
+      groupId: "g1",
+      settings,
+      humans: ["dan.agentcp.io"],
+      backend,
+      sender: recordingSender(() => Date.now()),
+      logger: createMemoryLogger(),
+      random: () => 0.5,
+      onDecision: (d) => decisions.push(d),
+    });
+    const client = initGroupClientForIdentity({ identityId: "alice", groupId: "g1", identity: ALICE, settings, dispatch: monitor.handle });
+    const HOURS = 6;
+    const lines = (HOURS * 3600) / 30;
+    // T+0, T+30s, … T+6h-30s: "Alice, question n" from dan; a colleague chats in between.
+    for (let i = 0; i < lines; i++) {
+      const atMs = i * 30_000;
+      await vi.advanceTimersByTimeAsync(T0 + atMs - Date.now());
+      client.feedBufferGate([gm(2 * i + 1, atMs, `Alice, question ${i}?`, "dan.agentcp.io")]);
+      await vi.advanceTimersByTimeAsync(10_000);
+      client.feedBufferGate([gm(2 * i + 2, atMs + 10_000, `side remark ${i}`, "erin.agentcp.io")]);
+    }
+    await vi.advanceTimersByTimeAsync(120_000);
+    await client.close();
+    monitor.close();
+
+    const reached = new Set<string>();
+    for (const d of decisions) if (d.modelCalls > 0) for (const id of d.messageIds) reached.add(id);
+    const addressed = Array.from({ length: lines }, (_, i) => String(2 * i + 1));
+    expect(addressed.filter((id) => !reached.has(id))).toEqual([]);
+    expect(decisions.filter((d) => d.outcome.skipReason === "over-budget" && d.trigger === "mention")).toEqual([]);
+    // Each question dispatched on its own, answered within the model latency.
+    expect(decisions.filter((d) => d.trigger === "mention")).toHaveLength(lines);
+    // The prompt never sees a budget ratio outside [0, 1].
+    expect(decisions.every((d) => d.budgetRatio >= 0 && d.budgetRatio <= 1)).toBe(true);
+    // The side remarks are unaddressed and stay a small share: at most 2 calls per 5 minutes.
+    const unaddressedCalls = decisions.filter((d) => d.budgetPool === "unaddressed" && d.modelCalls > 0).length;
+    expect(unaddressedCalls).toBeLessThanOrEqual(HOURS * 12 * 2);
+  });
+});
