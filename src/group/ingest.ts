@@ -5,6 +5,7 @@ import type { GroupMessage, GroupSettings, GroupVitality, InboundMessage } from 
 import { buildMentionKeywords, checkMention, replyTargetOf, type MentionMatcher } from "./mention.ts";
 import { numericMsgId } from "./order.ts";
 import { RecentSenders, SeenIds } from "./seen-ids.ts";
+import { groupServiceAid, isServiceEvent } from "./service-event.ts";
 import { createServerClock, observeServerTime, serverNow, type ServerClock } from "./server-clock.ts";
 import { EngagedSpeakers, OwnMessages } from "./social.ts";
 import {
@@ -25,6 +26,8 @@ export class GroupIngest {
   lastSelfSpeakAt: number | null;
   #aid: string;
   #aidLower: string;
+  /** `group.<our ap-domain>`: only its event-shaped messages are events. */
+  #serviceAid: string | undefined;
   #matcher: MentionMatcher;
   #settings: IngestSettings;
   #seen = new SeenIds();
@@ -43,6 +46,7 @@ export class GroupIngest {
   }) {
     this.#aid = p.aid;
     this.#aidLower = p.aid.toLowerCase();
+    this.#serviceAid = groupServiceAid(p.aid);
     this.#matcher = p.matcher;
     this.#settings = p.settings;
     this.#window = createVitalityWindow({ windowMs: p.settings.vitalityWindowMs, maxEvents: p.settings.vitalityMaxEvents });
@@ -68,7 +72,8 @@ export class GroupIngest {
       return "self";
     }
     appendVitalityEvent(this.#window, m.timestamp, m.sender);
-    const isMention = this.#matcher(m.content) || this.#repliesToUs(m.metadata);
+    // The service's own events (someone joined, rules changed) name people without addressing us.
+    const isMention = !isServiceEvent(m, this.#serviceAid) && (this.#matcher(m.content) || this.#repliesToUs(m.metadata));
     let engaged = false;
     if (isMention) this.#engaged.engage(m.sender, m.timestamp + this.#settings.engagedWindowMs, m.timestamp);
     else if (this.#engaged.size > 0) engaged = this.#engaged.isEngaged(m.sender, m.timestamp);

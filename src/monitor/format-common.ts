@@ -1,11 +1,13 @@
 // Small helpers shared by both message formats.
+import { groupServiceAid, isServiceEvent } from "../group/service-event.ts";
 import type { GroupMessage } from "../types.ts";
 
-const EVENT_CONTENT_TYPES = new Set(["event", "system", "group_event"]);
-
-/** A group event (join, leave, rules changed…) carried as a message, not something a member said. */
-export function isGroupEvent(m: Pick<GroupMessage, "contentType" | "metadata">): boolean {
-  return EVENT_CONTENT_TYPES.has(m.contentType) || typeof m.metadata?.event_type === "string";
+/**
+ * A group event (join, leave, rules changed…) carried as a message by the group service of our
+ * access point. A member's event-shaped post is not one: it is shown as that member's words.
+ */
+export function isGroupEvent(m: Pick<GroupMessage, "sender" | "contentType" | "metadata">, selfAid: string): boolean {
+  return isServiceEvent(m, groupServiceAid(selfAid));
 }
 
 /** Human-readable text of a group event: its content, else `actor event_type target`. */

@@ -135,9 +135,9 @@ describe("replay --responder", () => {
     const report = await replayJson(dir.jsonl("resp-mention.jsonl", LOG), "--responder", "mention", "--reply-text", "ok");
     expect(outcomes(report)).toEqual([
       [T0 + 3000, "normal", ["n1"], { replyType: "short", sent: false, skipReason: "silent", text: null, budgetRatio: 0, modelCalled: true, detail: "no-reply-token" }],
-      [T0 + 60_000, "mention", ["m1"], { replyType: "short", sent: true, skipReason: null, text: "ok", budgetRatio: 0.296, modelCalled: true, detail: null }],
+      [T0 + 60_000, "mention", ["m1"], { replyType: "short", sent: true, skipReason: null, text: "ok", budgetRatio: 0.311, modelCalled: true, detail: null }],
       // Two calls in 5 min: unaddressed talk has used its share (floor(5 × 0.5)) — no model call.
-      [T0 + 123_000, "normal", ["n2"], { replyType: null, sent: false, skipReason: "over-budget", text: null, budgetRatio: 0.593, modelCalled: false, detail: "5m:messages" }],
+      [T0 + 123_000, "normal", ["n2"], { replyType: null, sent: false, skipReason: "over-budget", text: null, budgetRatio: 0.625, modelCalled: false, detail: "5m:messages" }],
     ]);
     // Our reply at T+60s is ours in the window of the next dispatch.
     expect(report.dispatches[2]!.vitality).toEqual({ state: "ACTIVE", messagesIn5m: 4, uniqueSpeakersIn5m: 3, myMessagesIn5m: 1 });
@@ -167,13 +167,13 @@ describe("replay --responder", () => {
         T0 + 60_000,
         "mention",
         ["m1"],
-        { replyType: "normal", sent: false, skipReason: "duplicate-of-recent-reply", text: null, budgetRatio: 0.295, modelCalled: true, detail: "same-hash:1.00" },
+        { replyType: "normal", sent: false, skipReason: "duplicate-of-recent-reply", text: null, budgetRatio: 0.311, modelCalled: true, detail: "same-hash:1.00" },
       ],
       [
         T0 + 123_000,
         "normal",
         ["n2"],
-        { replyType: null, sent: false, skipReason: "over-budget", text: null, budgetRatio: 0.593, modelCalled: false, detail: "5m:messages" },
+        { replyType: null, sent: false, skipReason: "over-budget", text: null, budgetRatio: 0.624, modelCalled: false, detail: "5m:messages" },
       ],
     ]);
     expect(report.summary.sent).toBe(1);
