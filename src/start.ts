@@ -11,6 +11,7 @@ import { createConversationRegistry } from "./host/conversation-store.ts";
 import { createOpenAIBackend, resolveLlmSettings } from "./host/standalone.ts";
 import { createJsonLogger, errorFields } from "./log.ts";
 import type { DispatchDecision } from "./monitor/monitor.ts";
+import { displaySafe } from "./monitor/outbound.ts"; // issue-10: terminal-safe transcript
 import { startIdentity, type RunningIdentity } from "./runtime.ts";
 import { startGroupServer, type GroupDefinition, type GroupServer } from "./server/group-server.ts";
 import { createFileStateStore, defaultStateDir } from "./state/file-store.ts";
@@ -114,7 +115,8 @@ export async function startCommand(args: string[], io: Io, opts: { signal?: Abor
     if (printed.has(key)) return;
     printed.add(key);
     const who = aidToName.has(m.sender) ? `${m.sender} (agent)` : m.sender;
-    io.out(`${new Date(m.timestamp).toISOString().slice(11, 19)} [${m.groupId}] #${m.msgId} ${who}: ${m.content}`);
+    // Member-written fields are shown, never obeyed by the terminal (escape sequences, bidi).
+    io.out(displaySafe(`${new Date(m.timestamp).toISOString().slice(11, 19)} [${m.groupId}] #${m.msgId} ${who}: ${m.content}`));
   };
   if (server) server.onMessage(printMessage);
 

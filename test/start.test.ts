@@ -99,6 +99,20 @@ describe("start", () => {
     expect(alice.data.replyHashes).toHaveLength(1);
   });
 
+  it("prints a member's escape sequences as visible text, never raw to the terminal", async () => {
+    const { configFile, stateDir } = setup();
+    const c = capture();
+    const code = await startCommand(
+      ["--config", configFile, "--state-dir", stateDir, "--say", "hi \u001b[2J\u001b]0;owned\u0007 \u202Eevil", "--duration-ms", "600", "--no-stdin"],
+      c.io,
+    );
+    expect(code).toBe(0);
+    const line = c.out.find((l) => / \[lobby\] #1 you: /.test(l));
+    expect(line).toBeDefined();
+    expect(line).not.toMatch(/[\u001b\u0007\u202E]/);
+    expect(line).toContain("hi ␛[2J␛]0;owned␇ \uFFFDevil");
+  });
+
   it("stops when its signal aborts, and a second start on the same state dir resumes the embedded history without repeating", async () => {
     const { configFile, stateDir } = setup();
     const first = capture();

@@ -25,6 +25,7 @@ import { checkAfterDelay, chooseDelayMs, delayHintFor } from "./delay.ts";
 import { DECIDE_INSTRUCTION, hasNoReplyToken, parseDecision, parseIntent } from "./intent.ts";
 import { buildHumanSet, checkLoopGuard, nextAgentChain } from "./loop-guard.ts";
 import { buildAcpSystemPrompt, type OwnReply } from "./prompt.ts";
+import { cleanOutboundText } from "./outbound.ts";
 import { minReplyType, toReaction, trimReply } from "./reply-policy.ts";
 import { decisionLogFields, type DispatchDecision } from "./decision.ts";
 
@@ -262,7 +263,8 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
     if (!intent.reply) return skip("silent", intent.reason);
 
     let replyType: ReplyType = record.replyType ?? parts.replyType;
-    let text = trimReply(intent.text, replyType, settings.replyPolicy);
+    // Outbound gets the inbound cleaning: no escape sequences, controls, bidi overrides or lone surrogates.
+    let text = trimReply(cleanOutboundText(intent.text), replyType, settings.replyPolicy);
     // Markdown stripping can join a token the model split ("NO_**REPLY**"): read the intent again.
     if (hasNoReplyToken(text)) {
       const again = parseIntent(text);
