@@ -1,12 +1,12 @@
 // The composition root for one identity: a transport connection, and per configured group a
 // group client (when to speak) feeding a monitor (what to say), with state loaded at start and
 // saved when it changes and at close. `start`, the OpenClaw plugin and createGroupAgent all use it.
-import PQueue from "p-queue";
 import { listGroupsForIdentity, resolveGroupSettings } from "./config/load.ts";
 import { closeGroupClientForIdentity, initGroupClientForIdentity } from "./group/group-client.ts";
 import type { GroupClient, GroupClientEvent } from "./group/group-client.ts";
 import { numericMsgId } from "./group/order.ts";
 import { childLogger, errorFields, silentLogger } from "./log.ts";
+import { createModelCallLimiter } from "./monitor/model-calls.ts";
 import { createGroupMonitor, type DispatchDecision, type GroupMonitor } from "./monitor/monitor.ts";
 import { createFileStateStore, defaultStateDir, type StateStore } from "./state/file-store.ts";
 import { createGroupConnection } from "./transport/connection.ts";
@@ -93,15 +93,10 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
   // calls run at once, so a burst in many groups cannot fan out into as many parallel calls. Only
   // the call itself takes a slot: a reply waiting out its human-like delay holds none, and a
   // mention's call goes ahead of unaddressed talk waiting for one.
-  const modelCalls = new PQueue({ concurrency: config.maxConcurrentDispatches });
-  const backend: AgentBackend = {
-    name: p.backend.name,
-    generate: (request) =>
-      modelCalls.add(() => p.backend.generate(request), {
-        priority: request.mentionInfo.mentioned ? 1 : 0,
-        ...(request.signal ? { signal: request.signal } : {}),
-      }),
-  };
+  // issue-10: slots now also time out (modelCallTimeoutMs) and are released at close even when a
+  // back-end ignores its abort signal (src/monitor/model-calls.ts).
+  const modelCalls = createModelCallLimiter({ backend: p.backend, concurrency: config.maxConcurrentDispatches, timeoutMs: config.modelCallTimeoutMs });
+  const backend: AgentBackend = modelCalls.backend;
   let closing: Promise<void> | undefined;
 
   const persistedOf = (g: GroupRuntime): PersistedGroupState => {
@@ -219,6 +214,7 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
       // end as "group-closed" (unsettled, answered next run), not as a failed send counted as
       // handled; and no group may wait on another group's model call for the dispatch slot.
       for (const g of runtimes.values()) g.monitor.close();
+      modelCalls.close(); // issue-10: no group waits on a back-end that ignores its abort signal
       // Then stop intake so nothing arrives while groups settle.
       await connection.close().catch((err) => logger.log("warn", "runtime.close_transport_failed", errorFields(err)));
       for (const g of runtimes.values()) {

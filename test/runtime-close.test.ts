@@ -115,3 +115,24 @@ describe("startIdentity close: a dispatch still working is not counted as handle
     expect([savedCursor(dir, "alice", "g1"), savedCursor(dir, "alice", "g2")]).toEqual([0, 0]);
   });
 });
+
+// Guard: held before the slot limiter too (the queue's signal released the slot); kept so the
+// limiter that replaced the queue cannot lose it.
+describe("startIdentity close: a back-end that never settles", () => {
+  it("close() resolves although the model call ignores its abort signal, and the mention stays for the next run", async () => {
+    const dir = fx.stateDir();
+    fx.server = await startLobbyServer(["alice"]);
+    const config = lobbyConfig({ serverUrl: fx.server.url, stateDir: dir, agents: ["alice"], lobby: HOLD });
+    // Never settles, never reads its signal: a hung host turn.
+    const calls: GenerateRequest[] = [];
+    const backend: AgentBackend = { name: "hung", generate: (r) => (calls.push(r), new Promise<GenerateResult>(() => {})) };
+    const run = startRecorded({ config, identityId: "alice", backend });
+    fx.track(run);
+    await run.ready;
+    fx.server.post({ groupId: GROUP, sender: HUMAN, content: "Alice, are you there?" });
+    await waitFor(() => calls.length === 1, "the model call");
+    await run.close();
+    expect(run.decisions.map((d) => [d.trigger, d.outcome.skipReason])).toEqual([["mention", "group-closed"]]);
+    expect(savedCursor(dir, "alice", GROUP)).toBe(0);
+  });
+});
