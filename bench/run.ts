@@ -1,6 +1,6 @@
 // Benchmarks for DESIGN §9. Prints figures and ratios; asserts nothing (targets are reported).
 //   npm run bench                 all
-//   npm run bench -- ingest       one of: ingest, memory, replay, prompt
+//   npm run bench -- ingest       one of: ingest, memory, replay, prompt, saves
 // Run on the project's Node (npm puts it first on PATH); `--expose-gc` is added by the script.
 import FakeTimers from "@sinonjs/fake-timers";
 import { readFileSync } from "node:fs";
@@ -12,6 +12,7 @@ import { buildAcpSystemPrompt } from "../src/monitor/prompt.ts";
 import { parseLog } from "../src/replay/log.ts";
 import { runReplay } from "../src/replay/replay.ts";
 import type { DispatchBatch, GroupMessage, InboundMessage } from "../src/types.ts";
+import { benchRuntimeGroupMemory, benchSaves } from "./safety.ts";
 
 const which = new Set(process.argv.slice(2));
 const want = (name: string) => which.size === 0 || which.has(name);
@@ -229,6 +230,10 @@ function benchPrompt(): void {
 
 console.log(`node ${process.version} · ${process.arch} · one process, one core for the engine`);
 if (want("ingest")) await benchIngest();
-if (want("memory")) await benchMemory();
+if (want("memory")) {
+  await benchMemory();
+  await benchRuntimeGroupMemory();
+}
 if (want("replay")) await benchReplay();
 if (want("prompt")) benchPrompt();
+if (want("saves")) await benchSaves();

@@ -9,6 +9,7 @@ import { childLogger, errorFields, silentLogger } from "./log.ts";
 import { createModelCallLimiter } from "./monitor/model-calls.ts";
 import { createGroupMonitor, type DispatchDecision, type GroupMonitor } from "./monitor/monitor.ts";
 import { createFileStateStore, defaultStateDir, type StateStore } from "./state/file-store.ts";
+import { createSaveScheduler } from "./state/save-scheduler.ts";
 import { createGroupConnection } from "./transport/connection.ts";
 import type { GroupConnection, GroupConnectionParams, GroupEvent } from "./transport/connection.ts";
 import type { AgentBackend, ChannelConfig, GroupMessage, Logger, PersistedGroupState } from "./types.ts";
@@ -70,7 +71,6 @@ interface GroupRuntime {
   unsettled: Set<number>;
   /** dispatchId → numeric ids in that batch. */
   inFlight: Map<number, number[]>;
-  saveTimer: ReturnType<typeof setTimeout> | undefined;
 }
 
 // A busy group moves its cursor on every message; state is written at most this often for that.
@@ -112,19 +112,20 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
       agentChain: snap.agentChain,
     };
   };
-  const saveNow = (g: GroupRuntime) => {
-    if (g.saveTimer) clearTimeout(g.saveTimer);
-    g.saveTimer = undefined;
-    try {
-      store.saveGroup(identityId, g.groupId, persistedOf(g));
-    } catch (err) {
-      logger.log("error", "runtime.save_failed", { group: g.groupId, ...errorFields(err) });
-    }
-  };
+  // issue-10: saves are asynchronous and coalesced (src/state/save-scheduler.ts): one write in
+  // flight per group, the state read when the write starts (latest wins), flushed by close().
+  const saves = createSaveScheduler({
+    logger,
+    save: async (groupId) => {
+      const g = runtimes.get(groupId);
+      if (!g) return;
+      if (store.saveGroupAsync) await store.saveGroupAsync(identityId, groupId, persistedOf(g));
+      else store.saveGroup(identityId, groupId, persistedOf(g));
+    },
+  });
+  const saveNow = (g: GroupRuntime) => saves.request(g.groupId, 0);
   const saveSoon = (g: GroupRuntime) => {
-    if (g.saveTimer || closing) return;
-    g.saveTimer = setTimeout(() => saveNow(g), SAVE_DEBOUNCE_MS);
-    g.saveTimer.unref?.();
+    if (!closing) saves.request(g.groupId, SAVE_DEBOUNCE_MS);
   };
 
   for (const groupId of groups) {
@@ -164,7 +165,7 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
         p.onGroupEvent?.(groupId, e);
       },
     });
-    g = { groupId, client, monitor, restoredCursor: restored?.cursor ?? 0, unsettled: new Set(), inFlight: new Map(), saveTimer: undefined };
+    g = { groupId, client, monitor, restoredCursor: restored?.cursor ?? 0, unsettled: new Set(), inFlight: new Map() };
     runtimes.set(groupId, g);
   }
 
@@ -223,6 +224,7 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
         );
         saveNow(g);
       }
+      await saves.flush(); // issue-10: every requested save is on disk before done
       logger.log("info", "runtime.closed", { groups: groups.length });
       resolveDone();
     })();

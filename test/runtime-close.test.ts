@@ -75,6 +75,8 @@ describe("startIdentity close: a dispatch still working is not counted as handle
     fx.track(run2);
     await run2.ready;
     await waitFor(() => fx.server!.history(GROUP).length === 2, "the answer from run 2");
+    // The server stores the answer before run 2 reads the send response and records its decision.
+    await waitFor(() => run2.decisions.length === 1, "run 2's decision");
     expect(run2.decisions.map((d) => [d.trigger, d.messageIds, d.outcome.sent])).toEqual([["mention", ["1"], true]]);
     expect(fx.server.history(GROUP).map((m) => m.content)).toEqual(["Alice, status?", "All green."]);
   });
