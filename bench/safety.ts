@@ -5,7 +5,8 @@ import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { DEFAULT_GROUP_SETTINGS } from "../src/config/load.ts";
 import { closeGroupClientForIdentity, initGroupClientForIdentity, type GroupClient } from "../src/group/group-client.ts";
-import { createGroupMonitor, type GroupMonitor } from "../src/monitor/monitor.ts";
+import { createLazyGroupMonitor } from "../src/monitor/lazy-monitor.ts";
+import type { GroupMonitor } from "../src/monitor/monitor.ts";
 import { createFileStateStore } from "../src/state/file-store.ts";
 import { createSaveScheduler } from "../src/state/save-scheduler.ts";
 import { GroupFeed } from "../src/transport/group-feed.ts";
@@ -99,7 +100,7 @@ export async function benchRuntimeGroupMemory(): Promise<void> {
   const before = process.memoryUsage().heapUsed;
   for (let i = 0; i < N; i++) {
     const groupId = `idle-${i}`;
-    const monitor = createGroupMonitor({ identityId: "alice", identity, groupId, settings: DEFAULT_GROUP_SETTINGS, humans: [], backend, sender, logger: silentLogger });
+    const monitor = createLazyGroupMonitor({ identityId: "alice", identity, groupId, settings: DEFAULT_GROUP_SETTINGS, humans: [], backend, sender, logger: silentLogger });
     const client = initGroupClientForIdentity({ identityId: "alice", groupId, identity, settings: DEFAULT_GROUP_SETTINGS, dispatch: monitor.handle, logger: silentLogger });
     const feed = new GroupFeed({
       groupId,

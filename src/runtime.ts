@@ -7,7 +7,8 @@ import type { GroupClient, GroupClientEvent } from "./group/group-client.ts";
 import { numericMsgId } from "./group/order.ts";
 import { childLogger, errorFields, silentLogger } from "./log.ts";
 import { createModelCallLimiter } from "./monitor/model-calls.ts";
-import { createGroupMonitor, type DispatchDecision, type GroupMonitor } from "./monitor/monitor.ts";
+import { createLazyGroupMonitor } from "./monitor/lazy-monitor.ts";
+import type { DispatchDecision, GroupMonitor } from "./monitor/monitor.ts";
 import { createFileStateStore, defaultStateDir, type StateStore } from "./state/file-store.ts";
 import { createSaveScheduler } from "./state/save-scheduler.ts";
 import { createGroupConnection } from "./transport/connection.ts";
@@ -134,7 +135,8 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
     const glog = childLogger(logger, { group: groupId });
     // The callbacks below only run once `g` is assigned (after the first message or dispatch).
     let g: GroupRuntime;
-    const monitor = createGroupMonitor({
+    // issue-10: built on first use (src/monitor/lazy-monitor.ts): idle groups stay small.
+    const monitor = createLazyGroupMonitor({
       identityId,
       identity,
       groupId,

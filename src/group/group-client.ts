@@ -21,7 +21,7 @@ import {
   type OwnMessage,
 } from "./group-client-types.ts";
 import { GroupIngest } from "./ingest.ts";
-import { buildMentionKeywords, compileMentionMatcher } from "./mention.ts";
+import { compileMentionMatcher, sharedMentionKeywords } from "./mention.ts";
 import { HeldMessages } from "./held.ts";
 import { compareMessages } from "./order.ts";
 
@@ -77,7 +77,7 @@ class GroupClientImpl implements GroupClient {
     this.identityId = p.identityId;
     this.groupId = p.groupId;
     this.settings = p.settings;
-    this.mentionKeywords = buildMentionKeywords(p.identity);
+    this.mentionKeywords = sharedMentionKeywords(p.identity); // issue-10: one list per identity, not per group
     this.#ingest = new GroupIngest({
       aid: p.identity.aid,
       matcher: compileMentionMatcher(this.mentionKeywords, p.settings.mentionMatch),

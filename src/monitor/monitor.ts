@@ -23,8 +23,9 @@ import { budgetUsageRatio, checkBudget, estimateTokens, pruneBudgetEvents, recor
 import { checkDuplicate, initDedup, rememberReply, type ReplyMemory } from "./dedup.ts";
 import { checkAfterDelay, chooseDelayMs, delayHintFor } from "./delay.ts";
 import { DECIDE_INSTRUCTION, hasNoReplyToken, parseDecision, parseIntent } from "./intent.ts";
-import { buildHumanSet, checkLoopGuard, nextAgentChain } from "./loop-guard.ts";
-import { buildAcpSystemPrompt, type OwnReply } from "./prompt.ts";
+import { sharedAcpSystemPrompt, sharedHumanSet } from "./identity-shared.ts";
+import { checkLoopGuard, nextAgentChain } from "./loop-guard.ts";
+import type { OwnReply } from "./prompt.ts";
 import { cleanOutboundText } from "./outbound.ts";
 import { minReplyType, toReaction, trimReply } from "./reply-policy.ts";
 import { decisionLogFields, type DispatchDecision } from "./decision.ts";
@@ -69,12 +70,14 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
   const logger = childLogger(p.logger ?? silentLogger, { identity: p.identityId, group: groupId });
   const random = p.random ?? Math.random;
   const localNow = p.clock ? () => p.clock!.now() : Date.now;
-  const humans = buildHumanSet(p.humans, identity.owner);
-  const stablePrefix = buildAcpSystemPrompt(identity);
+  // Per identity, not per group (shared across its groups: memory per runtime group).
+  const humans = sharedHumanSet(p.humans, identity.owner);
+  const stablePrefix = sharedAcpSystemPrompt(identity);
   // Aborted by close(): cancels in-flight model calls and pending send delays.
   const lifetime = new AbortController();
-  // One entry per dispatch waiting in the delay gate; cleared on settle and on close.
-  const delayTimers = new Set<ReturnType<typeof setTimeout>>();
+  // One entry per dispatch waiting in the delay gate; cleared on settle and on close. Created on
+  // first use: most groups are idle, and an empty Set per group adds up.
+  let delayTimers: Set<ReturnType<typeof setTimeout>> | undefined;
 
   let lastSelfSpeakAt = p.restored?.lastSelfSpeakAt ?? null;
   let memory: ReplyMemory = { hashes: p.restored?.replyHashes ?? [], texts: p.restored?.replyTexts ?? [] };
@@ -114,16 +117,16 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
     if (ms <= 0) return Promise.resolve();
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
-        delayTimers.delete(timer);
+        delayTimers?.delete(timer);
         lifetime.signal.removeEventListener("abort", onAbort);
         resolve();
       }, ms);
       // A reply waiting to look human must not keep a shutting-down process alive.
       timer.unref?.();
-      delayTimers.add(timer);
+      (delayTimers ??= new Set()).add(timer);
       const onAbort = () => {
         clearTimeout(timer);
-        delayTimers.delete(timer);
+        delayTimers?.delete(timer);
         resolve();
       };
       lifetime.signal.addEventListener("abort", onAbort, { once: true });
@@ -320,8 +323,8 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
     snapshot,
     buildPrompt: (batch) => buildPrompt(batch),
     close() {
-      for (const t of delayTimers) clearTimeout(t);
-      delayTimers.clear();
+      for (const t of delayTimers ?? []) clearTimeout(t);
+      delayTimers?.clear();
       lifetime.abort();
     },
   };
