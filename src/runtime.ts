@@ -90,6 +90,7 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
   const logger = childLogger(p.logger ?? silentLogger, { identity: identityId });
   const store = p.store ?? createFileStateStore({ dir: config.stateDir ?? defaultStateDir(), logger });
   const runtimes = new Map<string, GroupRuntime>();
+  const aidLower = identity.aid.toLowerCase();
   // Each group dispatches one batch at a time (its lock); across groups, at most this many model
   // calls run at once, so a burst in many groups cannot fan out into as many parallel calls. Only
   // the call itself takes a slot: a reply waiting out its human-like delay holds none, and a
@@ -197,6 +198,8 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
         // the observer would throw again, and the group would go deaf.
         logger.log("error", "runtime.on_messages_failed", { group: groupId, ...errorFields(err) });
       }
+      // issue-10: our own messages coming back restore the reply memory before the client sees them.
+      for (const m of messages) if (m.sender.toLowerCase() === aidLower) g.monitor.rememberOwnMessage(m);
       g.client.feedBufferGate(messages);
       saveSoon(g);
     },

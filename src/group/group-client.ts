@@ -21,6 +21,7 @@ import {
   type OwnMessage,
 } from "./group-client-types.ts";
 import { GroupIngest } from "./ingest.ts";
+import { allAnswered, answeredThroughOf } from "./answered.ts";
 import { compileMentionMatcher, sharedMentionKeywords } from "./mention.ts";
 import { HeldMessages } from "./held.ts";
 import { compareMessages } from "./order.ts";
@@ -124,6 +125,8 @@ class GroupClientImpl implements GroupClient {
       const inbound = this.#ingest.admit(m, now);
       if (typeof inbound === "string") {
         this.#drop(m, inbound, "arrival");
+        // issue-10: our own reply came back — what it answered is settled, not answered again.
+        if (inbound === "self" && this.#settleAnswered(answeredThroughOf(m.metadata)) && mention) mention = this.#held.holdsMention();
         continue;
       }
       if (inbound.isMention) {
@@ -427,6 +430,15 @@ class GroupClientImpl implements GroupClient {
     clearTimeout(this.#retryTimer);
     clearTimeout(this.#mentionTimer);
     this.#cooldownTimer = this.#retryTimer = this.#mentionTimer = undefined;
+  }
+
+  /** Drops held messages at or below `through` as `answered` (src/group/answered.ts). True if any. */
+  #settleAnswered(through: number | undefined): boolean {
+    if (through === undefined || this.#held.length === 0) return false;
+    const answered = this.#held.removeWhere((h) => allAnswered([h], through));
+    for (const h of answered) this.#drop(h, "answered", "held");
+    if (answered.length > 0) this.#log.log("info", "group.settled-answered", { messages: answered.length, through });
+    return answered.length > 0;
   }
 
   #drop(m: GroupMessage, reason: DropReason, stage: "arrival" | "held"): void {

@@ -55,6 +55,16 @@ export class HeldQueue<T> {
     return out;
   }
 
+  /** Removes and returns the items matching `predicate`, keeping the others in order. */
+  removeWhere(predicate: (item: T) => boolean): T[] {
+    if (!this.some(predicate)) return [];
+    const removed: T[] = [];
+    const kept: T[] = [];
+    for (const item of this.takeAll()) (predicate(item) ? removed : kept).push(item);
+    this.#items = kept;
+    return removed;
+  }
+
   some(predicate: (item: T) => boolean): boolean {
     for (let i = this.#head; i < this.#items.length; i++) if (predicate(this.#items[i] as T)) return true;
     return false;
@@ -103,6 +113,13 @@ export class HeldMessages<T extends { isMention: boolean }> {
     const dropped = this.pending.dropFront(excess);
     if (dropped.length < excess) for (const m of this.incoming.dropFront(excess - dropped.length)) dropped.push(m);
     return dropped;
+  }
+
+  /** Removes every held message matching `predicate` (pending first, then incoming). */
+  removeWhere(predicate: (m: T) => boolean): T[] {
+    const removed = this.pending.removeWhere(predicate);
+    for (const m of this.incoming.removeWhere(predicate)) removed.push(m);
+    return removed;
   }
 
   holdsMention(): boolean {

@@ -18,6 +18,7 @@ export function createLazyGroupMonitor(params: MonitorParams): GroupMonitor {
     handle: (batch) => real().handle(batch),
     snapshot: () => real().snapshot(),
     buildPrompt: (batch) => real().buildPrompt(batch),
+    rememberOwnMessage: (m) => real().rememberOwnMessage(m),
     close() {
       closed = true;
       monitor?.close();

@@ -10,6 +10,7 @@ import type {
   DispatchOutcome,
   GenerateRequest,
   GroupSender,
+  GroupMessage,
   GroupSettings,
   IdentityConfig,
   InboundMessage,
@@ -20,7 +21,9 @@ import type {
 } from "../types.ts";
 import { assembleDispatchPrompt, type PromptParts } from "./assemble.ts";
 import { budgetUsageRatio, checkBudget, estimateTokens, pruneBudgetEvents, recordBudgetEvent, type BudgetEvent } from "./budget.ts";
-import { checkDuplicate, initDedup, rememberReply, type ReplyMemory } from "./dedup.ts";
+import { allAnswered, answeredThroughFor, answeredThroughOf, ANSWERED_THROUGH_KEY } from "../group/answered.ts";
+import { checkDuplicate, hashNormalized, initDedup, normalizeForDedup, rememberReply, type ReplyMemory } from "./dedup.ts";
+import { stripControls } from "./sanitize.ts";
 import { checkAfterDelay, chooseDelayMs, delayHintFor } from "./delay.ts";
 import { DECIDE_INSTRUCTION, hasNoReplyToken, parseDecision, parseIntent } from "./intent.ts";
 import { sharedAcpSystemPrompt, sharedHumanSet } from "./identity-shared.ts";
@@ -61,6 +64,11 @@ export interface GroupMonitor {
   snapshot(): MonitorSnapshot;
   /** The exact prompt the next model call for `batch` would get, with the current state. No model call. */
   buildPrompt(batch: DispatchBatch): PromptParts;
+  /**
+   * One of our own messages came back (echo, or history after a restart): its text joins the
+   * reply memory, its time the last-speak time, and a dispatch of what it answered is skipped.
+   */
+  rememberOwnMessage(m: Pick<GroupMessage, "msgId" | "content" | "timestamp" | "metadata">): void;
   close(): void;
 }
 
@@ -84,6 +92,8 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
   let budgetEvents: BudgetEvent[] = [...(p.restored?.budgetEvents ?? [])].map((e) => [e[0], e[1], e[2]]);
   let agentChain = p.restored?.agentChain ?? 0;
   let ownReplies: OwnReply[] = [];
+  // issue-10: the newest msg id our own returning messages say they answered (src/group/answered.ts).
+  let answeredThrough: number | undefined;
 
   const snapshot = (): MonitorSnapshot => ({
     lastSelfSpeakAt,
@@ -179,6 +189,8 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
 
     if (lifetime.signal.aborted) return skip("group-closed");
     await initDedup();
+    // issue-10: answered before a restart (our reply came back in the history): never again.
+    if (allAnswered(batch.messages.filter((m) => m.sender !== selfAid), answeredThrough)) return skip("already-answered", `through:${answeredThrough}`);
     const others: InboundMessage[] = batch.messages.filter((m) => m.sender !== selfAid);
     if (others.length === 0) return skip("silent", "only-own-messages");
 
@@ -299,11 +311,15 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
       budget: checkBudget({ events: budgetEvents.filter((e) => !ownEvents.includes(e)), settings: settings.budget, now: nowAt(), mentioned }),
     });
     if (!after.ok) return skip(after.reason, "after-delay");
+    if (allAnswered(others, answeredThrough)) return skip("already-answered", `through:${answeredThrough}`);
 
     const replyTo = replyTarget(others, mentioned);
+    // answered_through: what a restart that lost our state save must not answer again.
+    const through = answeredThroughFor(others);
+    const metadata = { ...(replyTo ? { reply_to: replyTo } : {}), ...(through ? { [ANSWERED_THROUGH_KEY]: through } : {}) };
     let sent: { msgId: string; timestamp: number };
     try {
-      sent = await p.sender.sendMessage({ groupId, content: text, ...(replyTo ? { metadata: { reply_to: replyTo } } : {}) });
+      sent = await p.sender.sendMessage({ groupId, content: text, ...(replyTo || through ? { metadata } : {}) });
     } catch (err) {
       // Logged with its context, never posted: the group sees nothing of our failures.
       logger.log("warn", "monitor.send_failed", { dispatchId: batch.dispatchId, replyType, chars: text.length, ...errorFields(err) });
@@ -322,6 +338,27 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
     handle,
     snapshot,
     buildPrompt: (batch) => buildPrompt(batch),
+    rememberOwnMessage(m) {
+      const through = answeredThroughOf(m.metadata);
+      if (through !== undefined && (answeredThrough === undefined || through > answeredThrough)) answeredThrough = through;
+      const restore = () => {
+        const normalized = normalizeForDedup(stripControls(m.content));
+        const hash = hashNormalized(normalized);
+        const known = memory.hashes.includes(hash);
+        const later = Number.isFinite(m.timestamp) && m.timestamp > (lastSelfSpeakAt ?? 0);
+        if (known && !later) return;
+        if (!known) {
+          memory = rememberReply(memory, hash, normalized, settings.dedup.historySize);
+          ownReplies = [...ownReplies, { timestamp: m.timestamp, text: m.content, msgId: m.msgId }].slice(-settings.dedup.historySize);
+        }
+        if (later) lastSelfSpeakAt = m.timestamp;
+        emitState();
+      };
+      // Hashing needs the wasm module; at start-up the first pull may come before it is ready.
+      void initDedup()
+        .then(restore)
+        .catch((err: unknown) => logger.log("warn", "monitor.remember_own_failed", { msgId: m.msgId, ...errorFields(err) }));
+    },
     close() {
       for (const t of delayTimers ?? []) clearTimeout(t);
       delayTimers?.clear();

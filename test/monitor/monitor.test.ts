@@ -50,7 +50,7 @@ describe("monitor: a mention in a calm group", () => {
     const outcome = await handleGroupMessagesForIdentity(monitor, b);
 
     expect(outcome).toEqual({ sent: true, replyType: "short", text: "Sounds good. Let us ship it today.", budgetRatio: 0, sentMsgId: "1000", sentAt: T0, replyTo: "42" });
-    expect(sender.sent).toEqual([{ groupId: "g1", content: "Sounds good. Let us ship it today.", metadata: { reply_to: "42" }, at: T0 }]);
+    expect(sender.sent).toEqual([{ groupId: "g1", content: "Sounds good. Let us ship it today.", metadata: { reply_to: "42", answered_through: "42" }, at: T0 }]);
     const req = backend.calls![0]!;
     expect(backend.calls).toHaveLength(1);
     expect(req.stablePrefix).toBe(buildAcpSystemPrompt(ALICE));
@@ -105,7 +105,7 @@ describe("monitor: HEATED group", () => {
     expect(sender.sent).toEqual([]);
     await vi.advanceTimersByTimeAsync(1);
     expect(await p).toMatchObject({ sent: true, replyType: "reaction", text: "😂" });
-    expect(sender.sent).toEqual([{ groupId: "g1", content: "😂", at: T0 + 4000 }]);
+    expect(sender.sent).toEqual([{ groupId: "g1", content: "😂", metadata: { answered_through: "1" }, at: T0 + 4000 }]);
   });
 
   it("a mention gets a short reply without delay", async () => {
