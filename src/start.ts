@@ -14,6 +14,7 @@ import type { DispatchDecision } from "./monitor/monitor.ts";
 import { displaySafe } from "./monitor/outbound.ts"; // issue-10: terminal-safe transcript
 import { startIdentity, type RunningIdentity } from "./runtime.ts";
 import { startGroupServer, type GroupDefinition, type GroupServer } from "./server/group-server.ts";
+import { createFileHistoryStore } from "./server/index.ts";
 import { createFileStateStore, defaultStateDir } from "./state/file-store.ts";
 import type { AgentBackend, ChannelConfig, GroupMessage, LogLevel } from "./types.ts";
 
@@ -81,7 +82,10 @@ export async function startCommand(args: string[], io: Io, opts: { signal?: Abor
       for (const h of new Set([...config.humans, human])) members[h] = { human: true };
       groups[g] = { name: config.groups[g]?.subject ?? g, members };
     }
-    server = await startGroupServer({ groups, historyFile, logger });
+    // issue-10: the history store is built here so its skipped bad lines reach the log.
+    const history = createFileHistoryStore(historyFile);
+    if (history.skippedLines > 0) logger.log("warn", "server.history_lines_skipped", { file: historyFile, skipped: history.skippedLines });
+    server = await startGroupServer({ groups, history, logger });
     config.serverUrl = server.url.replace("http://", "ws://");
     io.out(`embedded group server on ${server.url} · groups: ${groupIds.join(", ")} · state: ${stateDir}`);
   } else if (values.say?.length) {

@@ -1,7 +1,7 @@
 // `start` end to end: the embedded group server, two identities over real sockets, the offline
 // responder, a file state dir — driven through startCommand and the CLI's main() with captured
 // output. Real time (sockets), with tiny timings in the config.
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { main } from "../src/cli.ts";
@@ -111,6 +111,16 @@ describe("start", () => {
     expect(line).toBeDefined();
     expect(line).not.toMatch(/[\u001b\u0007\u202E]/);
     expect(line).toContain("hi ␛[2J␛]0;owned␇ \uFFFDevil");
+  });
+
+  it("counts the embedded history's skipped bad lines in the log", async () => {
+    const { configFile, stateDir } = setup();
+    mkdirSync(join(stateDir, "embedded-server"), { recursive: true });
+    writeFileSync(join(stateDir, "embedded-server", "history.jsonl"), "not json\n{\"g\":\"lobby\"}\n{torn");
+    const c = capture();
+    expect(await startCommand(["--config", configFile, "--state-dir", stateDir, "--duration-ms", "300", "--no-stdin"], c.io)).toBe(0);
+    const skipped = c.err.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.event === "server.history_lines_skipped");
+    expect(skipped).toEqual([expect.objectContaining({ level: "warn", skipped: 3 })]);
   });
 
   it("stops when its signal aborts, and a second start on the same state dir resumes the embedded history without repeating", async () => {

@@ -148,7 +148,10 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
     try {
       return await runDispatch(batch);
     } catch (err) {
-      logger.log("error", "monitor.dispatch_failed", { dispatchId: batch.dispatchId, attempt: batch.attempt, ...errorFields(err) });
+      // A back-end failure handed to the group client's retry is its one warn line there
+      // (group.dispatch-failed, with the cause); anything else thrown here is a bug.
+      const level = retriedFailures.has(err as object) ? "debug" : "error";
+      logger.log(level, "monitor.dispatch_failed", { dispatchId: batch.dispatchId, attempt: batch.attempt, ...errorFields(err) });
       throw err;
     }
   }
@@ -236,10 +239,14 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
       } catch (err) {
         if (lifetime.signal.aborted) return undefined;
         const retryable = (err as { retryable?: unknown } | null)?.retryable !== false;
-        logger.log("warn", "monitor.backend_failed", { dispatchId: batch.dispatchId, phase: phase ?? "reply", retryable, ...errorFields(err) });
+        // One warn line per failure: a retried one is logged by the group client with its retry.
+        logger.log(retryable ? "debug" : "warn", "monitor.backend_failed", { dispatchId: batch.dispatchId, phase: phase ?? "reply", retryable, ...errorFields(err) });
         // A transient failure (timeout, 5xx, a busy host) is thrown so the group client re-queues
         // the batch with backoff; one that a retry cannot fix (bad request, auth) ends here.
-        if (retryable) throw err;
+        if (retryable) {
+          if (typeof err === "object" && err !== null) retriedFailures.add(err);
+          throw err;
+        }
         return undefined;
       }
       if (typeof result?.text !== "string") {
@@ -366,6 +373,9 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
     },
   };
 }
+
+// Back-end errors thrown on to the group client's retry (logged there, once).
+const retriedFailures = new WeakSet<object>();
 
 /** Our reply answers the newest mention (or engaged follow-up), so others can see it is a reply. */
 function replyTarget(messages: readonly InboundMessage[], mentioned: boolean): string | undefined {
