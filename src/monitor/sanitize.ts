@@ -38,9 +38,13 @@ const HAS_OPENER = new RegExp(OPEN, "u");
 // [group…]) or an [hh:mm] time (digits may fold to "i"/"o" look-alikes).
 const MARKER_SKELETON = /^(?:msgid|mention|engaged|event|group|[\dio]{1,2}:[\dio]{2})/;
 
+const PRINTABLE_ASCII = /^[\x20-\x7E]*$/;
+
 function markerSkeleton(inner: string): string {
+  // Plain ASCII (most brackets in real text) needs no Unicode folding.
+  const folded = PRINTABLE_ASCII.test(inner) ? inner.toLowerCase() : confusableSkeleton(inner, true);
   // None of the marker words holds an "l": folding l/1/| to "i" catches Greek Ι and friends.
-  return confusableSkeleton(inner, true)
+  return folded
     .replace(/rn/g, "m")
     .replace(/[l1|]/g, "i")
     .replace(/0/g, "o")
@@ -116,6 +120,19 @@ const SENDER_HIDDEN = /(?!\s)[\p{Default_Ignorable_Code_Point}\p{Cc}\p{Cf}\uFFFE
 export function sanitizeSender(sender: string): string {
   // Plain aids and nicks need no work: the common case is one regex test.
   if (sender.length <= 64 && SAFE_SENDER.test(sender)) return sender;
+  // Members post again and again under one name: the slow path runs once per name.
+  const known = senderCache.get(sender);
+  if (known !== undefined) return known;
+  const clean = sanitizeSenderUncached(sender);
+  if (senderCache.size >= SENDER_CACHE_LIMIT) senderCache.clear();
+  if (sender.length <= 256) senderCache.set(sender, clean);
+  return clean;
+}
+
+const SENDER_CACHE_LIMIT = 1024;
+const senderCache = new Map<string, string>();
+
+function sanitizeSenderUncached(sender: string): string {
   const head = sender.length > 256 ? sender.slice(0, 256) : sender;
   const clean = head.replace(SENDER_HIDDEN, "\uFFFD").replace(SENDER_UNSAFE, "_").replace(/^_+|_+$/g, "");
   const cut = clean.length <= 64 ? clean : [...clean].slice(0, 64).join("");
