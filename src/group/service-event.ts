@@ -17,6 +17,14 @@ export function groupServiceAid(selfAid: string): string | undefined {
 
 /** An event shaped message sent by the group service itself (`serviceAid` from {@link groupServiceAid}). */
 export function isServiceEvent(m: Pick<GroupMessage, "sender" | "contentType" | "metadata">, serviceAid: string | undefined): boolean {
-  if (serviceAid === undefined || m.sender.length !== serviceAid.length || m.sender.toLowerCase() !== serviceAid) return false;
+  return isEventShaped(m) && isFromService(m.sender, serviceAid);
+}
+
+/** Looks like an event (content type or `metadata.event_type`), whoever sent it. */
+export function isEventShaped(m: Pick<GroupMessage, "contentType" | "metadata">): boolean {
   return EVENT_CONTENT_TYPES.has(m.contentType) || typeof m.metadata?.event_type === "string";
+}
+
+function isFromService(sender: string, serviceAid: string | undefined): boolean {
+  return serviceAid !== undefined && sender.length === serviceAid.length && sender.toLowerCase() === serviceAid;
 }

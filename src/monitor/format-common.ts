@@ -1,5 +1,5 @@
 // Small helpers shared by both message formats.
-import { groupServiceAid, isServiceEvent } from "../group/service-event.ts";
+import { groupServiceAid, isEventShaped, isServiceEvent } from "../group/service-event.ts";
 import type { GroupMessage } from "../types.ts";
 
 /**
@@ -7,7 +7,8 @@ import type { GroupMessage } from "../types.ts";
  * access point. A member's event-shaped post is not one: it is shown as that member's words.
  */
 export function isGroupEvent(m: Pick<GroupMessage, "sender" | "contentType" | "metadata">, selfAid: string): boolean {
-  return isServiceEvent(m, groupServiceAid(selfAid));
+  // The type test first: the service aid is only worked out for event-shaped messages.
+  return isEventShaped(m) && isServiceEvent(m, groupServiceAid(selfAid));
 }
 
 /** Human-readable text of a group event: its content, else `actor event_type target`. */
