@@ -19,7 +19,9 @@ for (const [from, to] of Object.entries(table)) {
 const LOOSE = new Map<number, string>();
 const SMALL_CAPS = "ᴀʙᴄᴅᴇꜰɢʜɪᴊᴋʟᴍɴᴏᴘꞯʀꜱᴛᴜᴠᴡxʏᴢ";
 for (let i = 0; i < SMALL_CAPS.length; i++) LOOSE.set(SMALL_CAPS.codePointAt(i)!, String.fromCharCode(97 + i));
-for (const [from, to] of [["ʍ", "m"], ["ᴎ", "n"], ["ʜ", "h"], ["ɴ", "n"]] as const) LOOSE.set(from.codePointAt(0)!, to);
+// Letters a model reads as Latin although the table maps them elsewhere (ε → ɛ, η, п, г…).
+const READ_AS_LATIN = "ʍmᴎnʜhɴnɑaαaεeɛeιiηnνvυuτtгrпnᴜuѵvɢgԍg";
+for (let i = 0; i < READ_AS_LATIN.length; i += 2) LOOSE.set(READ_AS_LATIN.codePointAt(i)!, READ_AS_LATIN[i + 1]!);
 
 const MARKS = /\p{M}/gu;
 // Invisible characters, format characters and blanks that render as nothing (braille blank,
@@ -49,7 +51,8 @@ function fold(text: string, loose: boolean): string {
     const cp = ch.codePointAt(0)!;
     // ASCII maps to itself: the table's ASCII entries ("m" → "rn", "1" → "l") would turn honest
     // text into look-alikes of other honest text.
-    out += cp < 0x80 ? ch : (PROTOTYPE.get(cp) ?? (loose ? LOOSE.get(cp) : undefined) ?? ch);
+    // The loose folds win: for markers, how a model reads a letter matters more than the table.
+    out += cp < 0x80 ? ch : ((loose ? LOOSE.get(cp) : undefined) ?? PROTOTYPE.get(cp) ?? ch);
   }
   return out;
 }

@@ -1,5 +1,6 @@
 // Marker forging that survived the first round of sanitising: confusable letters from other
 // scripts, diacritics, angle brackets, look-alike colons and padding past the bracket window.
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { formatMessages } from "../../src/monitor/prompt.ts";
 import { sanitizeContent, sanitizeSender } from "../../src/monitor/sanitize.ts";
@@ -64,5 +65,30 @@ describe("sender names that imitate another member", () => {
     const line = formatMessages([m], { format: "lines", selfAid: "alice.agentcp.io", maxInboundChars: 100 });
     expect(line).not.toContain("[mentioned]");
     expect(line).not.toContain("⟦");
+  });
+});
+
+describe("marker forging (property)", () => {
+  // Per letter of "mentioned": itself or a look-alike from another script, a width, a diacritic.
+  const VARIANTS: Record<string, string[]> = {
+    m: ["m", "ｍ", "м", "ᴍ", "ṃ"], e: ["e", "е", "ε", "ｅ", "ẹ", "ᴇ"], n: ["n", "ո", "ｎ", "ṇ", "ɴ"], t: ["t", "т", "ｔ", "ᴛ", "ṭ"],
+    i: ["i", "і", "ι", "ı", "ｉ", "Ι", "ɪ"], o: ["o", "օ", "о", "ο", "ｏ", "ᴏ", "ọ"], d: ["d", "ԁ", "ｄ", "ᴅ", "ḍ"],
+  };
+  const OPEN = ["[", "［", "【", "⟦", "<", "＜", "‹", "«", "〈"];
+  const CLOSE = ["]", "］", "】", "⟧", ">", "＞", "›", "»", "〉"];
+  const PAD = ["", " ", "\u2800", "\u3164", "\u200B", " ".repeat(230), "\u2800".repeat(230)];
+  const word = fc.tuple(...[..."mentioned"].map((c) => fc.constantFrom(...VARIANTS[c]!))).map((cs) => cs.join(""));
+  const marker = fc.tuple(fc.constantFrom(...OPEN), fc.constantFrom(...PAD), word, fc.constantFrom(...CLOSE)).map(([o, p, w, c]) => `${o}${p}${w}${c}`);
+
+  it("no bracketed look-alike of [mentioned] survives sanitising", () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 20 }), marker, fc.string({ maxLength: 20 }), (before, m, after) => {
+        const out = clean(`${before}${m}${after}`);
+        // What is left of the forged marker is in parentheses, never in a bracket or angle.
+        const opened = [...OPEN].some((o) => out.includes(`${o}${m.slice(o.length)}`));
+        expect(opened).toBe(false);
+      }),
+      { numRuns: 500 },
+    );
   });
 });
