@@ -122,6 +122,15 @@ export async function benchRuntimeGroupMemory(): Promise<void> {
   const after = process.memoryUsage().heapUsed;
   console.log(`runtime memory: ${fmt(N)} idle runtime groups of one identity (client + monitor + feed)`);
   console.log(`  ${fmt((after - before) / N)} bytes per idle runtime group   (target ≤ 4,096)`);
+  // The same groups once used: one message held in each, and each monitor built (as by a dispatch).
+  for (const [i, g] of groups.entries()) {
+    g.client.feedBufferGate([{ msgId: "1", groupId: `idle-${i}`, sender: "bob.agentcp.io", content: "the build broke again after the merge", contentType: "text", timestamp: 1_767_600_000_000, metadata: null }]);
+    g.monitor.snapshot();
+  }
+  gc();
+  gc();
+  const used = process.memoryUsage().heapUsed;
+  console.log(`  ${fmt((used - before) / N)} bytes per runtime group holding one message, its monitor built`);
   for (const g of groups) {
     g.monitor.close();
     await closeGroupClientForIdentity(g.client);

@@ -17,7 +17,8 @@ export function groupServiceAid(selfAid: string): string | undefined {
 
 /** An event shaped message sent by the group service itself (`serviceAid` from {@link groupServiceAid}). */
 export function isServiceEvent(m: Pick<GroupMessage, "sender" | "contentType" | "metadata">, serviceAid: string | undefined): boolean {
-  return isEventShaped(m) && isFromService(m.sender, serviceAid);
+  // Sender first: a length compare rules out almost every message on the ingest hot path.
+  return isFromService(m.sender, serviceAid) && isEventShaped(m);
 }
 
 /** Looks like an event (content type or `metadata.event_type`), whoever sent it. */
