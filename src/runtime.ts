@@ -2,16 +2,18 @@
 // access point a group connection over the session with `group.<ap>`, and per configured group a
 // group client (when to speak) feeding a monitor (what to say), with state loaded at start and
 // saved when it changes and at close. `start`, the OpenClaw plugin and createGroupAgent all use it.
-import PQueue from "p-queue";
 import { listGroupsForIdentity, resolveGroupSettings } from "./config/load.ts";
 import { closeGroupClientForIdentity, initGroupClientForIdentity } from "./group/group-client.ts";
 import type { GroupClient, GroupClientEvent } from "./group/group-client.ts";
 import { numericMsgId } from "./group/order.ts";
 import { childLogger, errorFields, silentLogger } from "./log.ts";
-import { createGroupMonitor, type DispatchDecision, type GroupMonitor } from "./monitor/monitor.ts";
+import { createModelCallLimiter } from "./monitor/model-calls.ts";
+import { createLazyGroupMonitor } from "./monitor/lazy-monitor.ts";
+import type { DispatchDecision, GroupMonitor } from "./monitor/monitor.ts";
 import { createFileStateStore, defaultStateDir, type StateStore } from "./state/file-store.ts";
 import type { AgentLink } from "./network/peer-channel.ts";
 import { connectConfiguredIdentity } from "./runtime-link.ts";
+import { createSaveScheduler } from "./state/save-scheduler.ts";
 import { createGroupConnection } from "./transport/connection.ts";
 import type { GroupConnection, GroupConnectionParams, GroupEvent } from "./transport/connection.ts";
 import type { AgentBackend, ChannelConfig, GroupMessage, Logger, PersistedGroupState } from "./types.ts";
@@ -86,7 +88,6 @@ interface GroupRuntime {
   unsettled: Set<number>;
   /** dispatchId → numeric ids in that batch. */
   inFlight: Map<number, number[]>;
-  saveTimer: ReturnType<typeof setTimeout> | undefined;
 }
 
 // A busy group moves its cursor on every message; state is written at most this often for that.
@@ -104,19 +105,15 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
   const logger = childLogger(p.logger ?? silentLogger, { identity: identityId });
   const store = p.store ?? createFileStateStore({ dir: config.stateDir ?? defaultStateDir(), logger });
   const runtimes = new Map<string, GroupRuntime>();
+  const aidLower = identity.aid.toLowerCase();
   // Each group dispatches one batch at a time (its lock); across groups, at most this many model
   // calls run at once, so a burst in many groups cannot fan out into as many parallel calls. Only
   // the call itself takes a slot: a reply waiting out its human-like delay holds none, and a
   // mention's call goes ahead of unaddressed talk waiting for one.
-  const modelCalls = new PQueue({ concurrency: config.maxConcurrentDispatches });
-  const backend: AgentBackend = {
-    name: p.backend.name,
-    generate: (request) =>
-      modelCalls.add(() => p.backend.generate(request), {
-        priority: request.mentionInfo.mentioned ? 1 : 0,
-        ...(request.signal ? { signal: request.signal } : {}),
-      }),
-  };
+  // Slots also time out (modelCallTimeoutMs) and are released at close even when a
+  // back-end ignores its abort signal (src/monitor/model-calls.ts).
+  const modelCalls = createModelCallLimiter({ backend: p.backend, concurrency: config.maxConcurrentDispatches, timeoutMs: config.modelCallTimeoutMs });
+  const backend: AgentBackend = modelCalls.backend;
   let closing: Promise<void> | undefined;
 
   const persistedOf = (g: GroupRuntime): PersistedGroupState => {
@@ -132,19 +129,20 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
       agentChain: snap.agentChain,
     };
   };
-  const saveNow = (g: GroupRuntime) => {
-    if (g.saveTimer) clearTimeout(g.saveTimer);
-    g.saveTimer = undefined;
-    try {
-      store.saveGroup(identityId, g.groupId, persistedOf(g));
-    } catch (err) {
-      logger.log("error", "runtime.save_failed", { group: g.groupId, ...errorFields(err) });
-    }
-  };
+  // Saves are asynchronous and coalesced (src/state/save-scheduler.ts): one write in
+  // flight per group, the state read when the write starts (latest wins), flushed by close().
+  const saves = createSaveScheduler({
+    logger,
+    save: async (groupId) => {
+      const g = runtimes.get(groupId);
+      if (!g) return;
+      if (store.saveGroupAsync) await store.saveGroupAsync(identityId, groupId, persistedOf(g));
+      else store.saveGroup(identityId, groupId, persistedOf(g));
+    },
+  });
+  const saveNow = (g: GroupRuntime) => saves.request(g.groupId, 0);
   const saveSoon = (g: GroupRuntime) => {
-    if (g.saveTimer || closing) return;
-    g.saveTimer = setTimeout(() => saveNow(g), SAVE_DEBOUNCE_MS);
-    g.saveTimer.unref?.();
+    if (!closing) saves.request(g.groupId, SAVE_DEBOUNCE_MS);
   };
 
   for (const groupId of groups) {
@@ -153,7 +151,8 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
     const glog = childLogger(logger, { group: groupId });
     // The callbacks below only run once `g` is assigned (after the first message or dispatch).
     let g: GroupRuntime;
-    const monitor = createGroupMonitor({
+    // Built on first use (src/monitor/lazy-monitor.ts): idle groups stay small.
+    const monitor = createLazyGroupMonitor({
       identityId,
       identity,
       groupId,
@@ -187,7 +186,7 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
         p.onGroupEvent?.(groupId, e);
       },
     });
-    g = { groupId, client, monitor, restoredCursor: restored?.cursor ?? 0, unsettled: new Set(), inFlight: new Map(), saveTimer: undefined };
+    g = { groupId, client, monitor, restoredCursor: restored?.cursor ?? 0, unsettled: new Set(), inFlight: new Map() };
     runtimes.set(groupId, g);
   }
 
@@ -239,6 +238,8 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
           // the observer would throw again, and the group would go deaf.
           logger.log("error", "runtime.on_messages_failed", { group: groupId, ...errorFields(err) });
         }
+        // Our own messages coming back restore the reply memory before the client sees them.
+        for (const m of messages) if (m.sender.toLowerCase() === aidLower) g.monitor.rememberOwnMessage(m);
         g.client.feedBufferGate(messages);
         saveSoon(g);
       },
@@ -268,6 +269,7 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
       // end as "group-closed" (unsettled, answered next run), not as a failed send counted as
       // handled; and no group may wait on another group's model call for the dispatch slot.
       for (const g of runtimes.values()) g.monitor.close();
+      modelCalls.close(); // no group waits on a back-end that ignores its abort signal
       // Then stop intake so nothing arrives while groups settle.
       await Promise.all(
         [...connections.values()].map((c) => c.close().catch((err) => logger.log("warn", "runtime.close_transport_failed", { service: c.peer, ...errorFields(err) }))),
@@ -279,6 +281,7 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
         );
         saveNow(g);
       }
+      await saves.flush(); // every requested save is on disk before done
       logger.log("info", "runtime.closed", { groups: groups.length });
       resolveDone();
     })();

@@ -19,6 +19,7 @@ import type { NetworkAgent } from "./network/index.ts";
 import { startIdentity, type RunningIdentity } from "./runtime.ts";
 import type { GroupDefinition } from "./server/group-service.ts";
 import { createGroupConnection, type GroupConnection } from "./transport/connection.ts";
+import { displaySafe } from "./monitor/outbound.ts";
 import { createFileStateStore, defaultStateDir } from "./state/file-store.ts";
 import type { AgentBackend, ChannelConfig, GenerateRequest, GroupMessage, LogLevel } from "./types.ts";
 
@@ -135,7 +136,8 @@ export async function startCommand(args: string[], io: Io, opts: { signal?: Abor
     if (printed.has(key)) return;
     printed.add(key);
     const who = aidToName.has(m.sender) ? `${m.sender} (agent)` : m.sender;
-    io.out(`${new Date(m.timestamp).toISOString().slice(11, 19)} [${m.groupId}] #${m.msgId} ${who}: ${m.content}`);
+    // Member-written fields are shown, never obeyed by the terminal (escape sequences, bidi).
+    io.out(displaySafe(`${new Date(m.timestamp).toISOString().slice(11, 19)} [${m.groupId}] #${m.msgId} ${who}: ${m.content}`));
   };
   dev.service.onStored(printMessage);
 

@@ -115,7 +115,9 @@ export type SkipReason =
   | "send-failed"
   | "backend-failed"
   | "group-closed"
-  | "two-phase-declined";
+  | "two-phase-declined"
+  /** Our own reply to every message of the batch came back meanwhile (after a restart). */
+  | "already-answered";
 
 /** What the agent side did with a dispatch. A silent outcome is a success. */
 export interface DispatchOutcome {
@@ -136,7 +138,11 @@ export interface DispatchOutcome {
 /** The agent side of a dispatch, as the group client sees it. Throwing means "retry later". */
 export type DispatchHandler = (batch: DispatchBatch) => Promise<DispatchOutcome>;
 
-export type DropReason = "self" | "duplicate" | "over-capacity" | "group-closed" | "retries-exhausted" | "not-for-reply";
+/**
+ * `not-for-reply`: a reaction or no-reply-expected message with nothing to ride along with;
+ * `answered`: held when our own reply to it came back (echo or history after a restart).
+ */
+export type DropReason = "self" | "duplicate" | "over-capacity" | "group-closed" | "retries-exhausted" | "not-for-reply" | "answered";
 
 export interface Usage {
   promptTokens: number;

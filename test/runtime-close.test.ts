@@ -75,8 +75,9 @@ describe("startIdentity close: a dispatch still working is not counted as handle
     const run2 = startRecorded({ config, identityId: "alice", backend: createScriptedBackend({ mode: "mention", replyText: "All green." }) });
     fx.track(run2);
     await run2.ready;
-    // The server stores the reply before run 2 reads the send's ack (and records its decision): wait for both.
-    await waitFor(() => fx.server!.history(GROUP).length === 2 && run2.decisions.length > 0, "the answer from run 2");
+    await waitFor(() => fx.server!.history(GROUP).length === 2, "the answer from run 2");
+    // The server stores the answer before run 2 reads the send response and records its decision.
+    await waitFor(() => run2.decisions.length === 1, "run 2's decision");
     expect(run2.decisions.map((d) => [d.trigger, d.messageIds, d.outcome.sent])).toEqual([["mention", ["1"], true]]);
     expect(fx.server!.history(GROUP).map((m) => m.content)).toEqual(["Alice, status?", "All green."]);
   });
@@ -114,5 +115,26 @@ describe("startIdentity close: a dispatch still working is not counted as handle
     expect(fx.server!.history("g1")).toHaveLength(1);
     expect(fx.server!.history("g2")).toHaveLength(1);
     expect([savedCursor(dir, "alice", "g1"), savedCursor(dir, "alice", "g2")]).toEqual([0, 0]);
+  });
+});
+
+// Guard: held before the slot limiter too (the queue's signal released the slot); kept so the
+// limiter that replaced the queue cannot lose it.
+describe("startIdentity close: a back-end that never settles", () => {
+  it("close() resolves although the model call ignores its abort signal, and the mention stays for the next run", async () => {
+    const dir = fx.stateDir();
+    fx.server = await startLobbyServer(["alice"]);
+    const config = lobbyConfig({ stateDir: dir, agents: ["alice"], lobby: HOLD });
+    // Never settles, never reads its signal: a hung host turn.
+    const calls: GenerateRequest[] = [];
+    const backend: AgentBackend = { name: "hung", generate: (r) => (calls.push(r), new Promise<GenerateResult>(() => {})) };
+    const run = startRecorded({ config, identityId: "alice", backend });
+    fx.track(run);
+    await run.ready;
+    fx.server.post({ groupId: GROUP, sender: HUMAN, content: "Alice, are you there?" });
+    await waitFor(() => calls.length === 1, "the model call");
+    await run.close();
+    expect(run.decisions.map((d) => [d.trigger, d.outcome.skipReason])).toEqual([["mention", "group-closed"]]);
+    expect(savedCursor(dir, "alice", GROUP)).toBe(0);
   });
 });

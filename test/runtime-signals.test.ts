@@ -30,7 +30,7 @@ describe("network signals over the local group server", () => {
     await settle(fx.server, fx.running, 300);
     expect(fx.server.history(GROUP).slice(2).map((m) => [m.msgId, m.sender, m.content, m.metadata])).toEqual([
       ["3", HUMAN, "can you check the logs?", { group_meta: { mentions: [AGENTS.alice.aid] } }],
-      ["4", AGENTS.alice.aid, "Checking the logs now.", { reply_to: "3" }],
+      ["4", AGENTS.alice.aid, "Checking the logs now.", { reply_to: "3", answered_through: "3" }],
     ]);
     expect(alice.decisions.map((d) => [d.trigger, d.messageIds, d.outcome.sent])).toEqual([["mention", ["3"], true]]);
   });

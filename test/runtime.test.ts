@@ -53,7 +53,7 @@ describe("startIdentity: agents in one group over real sockets", () => {
     const history = fx.server.history(GROUP);
     expect(history.map((m) => [m.msgId, m.sender, m.content, m.metadata])).toEqual([
       ["1", HUMAN, "Alice, is the build green?", null],
-      ["2", AGENTS.alice.aid, "The build is green.", { reply_to: "1" }],
+      ["2", AGENTS.alice.aid, "The build is green.", { reply_to: "1", answered_through: "1" }],
     ]);
     expect(alice.decisions.map((d) => [d.trigger, d.messageIds, d.outcome.sent])).toEqual([["mention", ["1"], true]]);
     for (const other of [bob, carol]) {
@@ -75,7 +75,7 @@ describe("startIdentity: agents in one group over real sockets", () => {
     await settle(fx.server, fx.running, 300);
     expect(fx.server.history(GROUP).slice(2).map((m) => [m.msgId, m.sender, m.content, m.metadata])).toEqual([
       ["3", HUMAN, "Bob, any concerns about the new layout?", null],
-      ["4", AGENTS.bob.aid, "No concerns from design.", { reply_to: "3" }],
+      ["4", AGENTS.bob.aid, "No concerns from design.", { reply_to: "3", answered_through: "3" }],
     ]);
     expect(bob.decisions.filter((d) => d.outcome.sent).map((d) => [d.trigger, d.messageIds])).toEqual([["mention", ["3"]]]);
     expect(alice.decisions.filter((d) => d.outcome.sent)).toHaveLength(1);

@@ -2,7 +2,7 @@
 // two identities and the human signed in with keys its CA issued, over real sockets; the offline
 // responder, a file state dir — driven through startCommand and the CLI's main() with captured
 // output. Real time (sockets), with tiny timings in the config.
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { main } from "../src/cli.ts";
@@ -102,6 +102,30 @@ describe("start", () => {
     const alice = JSON.parse(readFileSync(stateFile(stateDir, "alice"), "utf8")) as { data: { cursor: number; replyHashes: string[] } };
     expect(alice.data).toMatchObject({ cursor: 2 });
     expect(alice.data.replyHashes).toHaveLength(1);
+  });
+
+  it("prints a member's escape sequences as visible text, never raw to the terminal", async () => {
+    const { configFile, stateDir } = setup();
+    const c = capture();
+    const code = await startCommand(
+      ["--config", configFile, "--state-dir", stateDir, "--say", "hi \u001b[2J\u001b]0;owned\u0007 \u202Eevil", "--duration-ms", "600", "--no-stdin"],
+      c.io,
+    );
+    expect(code).toBe(0);
+    const line = c.out.find((l) => / \[lobby\] #1 you\.acp\.local: /.test(l));
+    expect(line).toBeDefined();
+    expect(line).not.toMatch(/[\u001b\u0007\u202E]/);
+    expect(line).toContain("hi ␛[2J␛]0;owned␇ \uFFFDevil");
+  });
+
+  it("counts the embedded history's skipped bad lines in the log", async () => {
+    const { configFile, stateDir } = setup();
+    mkdirSync(join(stateDir, "local-network"), { recursive: true });
+    writeFileSync(join(stateDir, "local-network", "group-history.jsonl"), "not json\n{\"g\":\"lobby\"}\n{torn");
+    const c = capture();
+    expect(await startCommand(["--config", configFile, "--state-dir", stateDir, "--duration-ms", "300", "--no-stdin"], c.io)).toBe(0);
+    const skipped = c.err.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.event === "server.history-lines-skipped");
+    expect(skipped).toEqual([expect.objectContaining({ level: "warn", skipped: 3 })]);
   });
 
   it("stops when its signal aborts, and a second start on the same state dir resumes the embedded history without repeating", async () => {

@@ -301,6 +301,13 @@ export const channelConfigSchema = z
       .max(1000)
       .default(4)
       .describe("Model calls one identity runs at once across its groups; more wait their turn"),
+    modelCallTimeoutMs: z
+      .number()
+      .int()
+      .min(1000)
+      .max(3_600_000)
+      .default(180_000)
+      .describe("A model call (or host turn) holding a slot longer than this is abandoned and retried with backoff"),
     logLevel: z.enum(["debug", "info", "warn", "error"]).default("info"),
   })
   .strict();

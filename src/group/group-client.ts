@@ -20,7 +20,8 @@ import {
   type OwnMessage,
 } from "./group-client-types.ts";
 import { GroupIngest } from "./ingest.ts";
-import { buildMentionKeywords, compileMentionMatcher } from "./mention.ts";
+import { allAnswered, answeredThroughOf } from "./answered.ts";
+import { compileMentionMatcher, sharedMentionKeywords } from "./mention.ts";
 import { HeldMessages } from "./held.ts";
 import { RetryBook } from "./retry-book.ts";
 import { compareMessages } from "./order.ts";
@@ -84,7 +85,7 @@ class GroupClientImpl implements GroupClient {
     this.identityId = p.identityId;
     this.groupId = p.groupId;
     this.settings = p.settings;
-    this.mentionKeywords = buildMentionKeywords(p.identity);
+    this.mentionKeywords = sharedMentionKeywords(p.identity); // one list per identity, not per group
     this.#ingest = new GroupIngest({
       aid: p.identity.aid,
       keywords: this.mentionKeywords,
@@ -134,6 +135,8 @@ class GroupClientImpl implements GroupClient {
       const inbound = this.#ingest.admit(m, now);
       if (typeof inbound === "string") {
         this.#drop(m, inbound, "arrival");
+        // Our own reply came back — what it answered is settled, not answered again.
+        if (inbound === "self" && this.#settleAnswered(answeredThroughOf(m.metadata)) && mention) mention = this.#held.holdsMention();
         continue;
       }
       if (inbound.isMention) {
@@ -477,6 +480,15 @@ class GroupClientImpl implements GroupClient {
     clearTimeout(this.#retryTimer);
     clearTimeout(this.#mentionTimer);
     this.#cooldownTimer = this.#retryTimer = this.#mentionTimer = undefined;
+  }
+
+  /** Drops held messages at or below `through` as `answered` (src/group/answered.ts). True if any. */
+  #settleAnswered(through: number | undefined): boolean {
+    if (through === undefined || this.#held.length === 0) return false;
+    const answered = this.#held.removeWhere((h) => allAnswered([h], through));
+    for (const h of answered) this.#drop(h, "answered", "held");
+    if (answered.length > 0) this.#log.log("info", "group.settled-answered", { messages: answered.length, through });
+    return answered.length > 0;
   }
 
   #drop(m: GroupMessage, reason: DropReason, stage: "arrival" | "held"): void {

@@ -60,6 +60,16 @@ export class HeldQueue<T> {
     return this.#items.slice(this.#head);
   }
 
+  /** Removes and returns the items matching `predicate`, keeping the others in order. */
+  removeWhere(predicate: (item: T) => boolean): T[] {
+    if (!this.some(predicate)) return [];
+    const removed: T[] = [];
+    const kept: T[] = [];
+    for (const item of this.takeAll()) (predicate(item) ? removed : kept).push(item);
+    this.#items = kept;
+    return removed;
+  }
+
   some(predicate: (item: T) => boolean): boolean {
     for (let i = this.#head; i < this.#items.length; i++) if (predicate(this.#items[i] as T)) return true;
     return false;
@@ -113,6 +123,13 @@ export class HeldMessages<T extends { isMention: boolean }> {
   /** Everything held right now, oldest first (pending before incoming), as a copy. */
   snapshot(): T[] {
     return this.pending.toArray().concat(this.incoming.toArray());
+  }
+
+  /** Removes every held message matching `predicate` (pending first, then incoming). */
+  removeWhere(predicate: (m: T) => boolean): T[] {
+    const removed = this.pending.removeWhere(predicate);
+    for (const m of this.incoming.removeWhere(predicate)) removed.push(m);
+    return removed;
   }
 
   holdsMention(): boolean {

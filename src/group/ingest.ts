@@ -7,6 +7,7 @@ import { buildMentionKeywords, checkMention, replyTargetOf, type MentionMatcher 
 import { numericMsgId } from "./order.ts";
 import { RecentSenders, SeenIds } from "./seen-ids.ts";
 import { passiveKindOf, readMessageSignals, type MessageSignals } from "./signals.ts";
+import { groupServiceAid, isServiceEvent } from "./service-event.ts";
 import { createServerClock, observeServerTime, serverNow, type ServerClock } from "./server-clock.ts";
 import { EngagedSpeakers, OwnMessages } from "./social.ts";
 import {
@@ -49,6 +50,8 @@ export class GroupIngest {
   lastSelfSpeakAt: number | null;
   #aid: string;
   #aidLower: string;
+  /** `group.<our ap-domain>`: only its event-shaped messages are events. */
+  #serviceAid: string | undefined;
   #matcher: MentionMatcher;
   #settings: IngestSettings;
   #seen = new SeenIds();
@@ -79,6 +82,7 @@ export class GroupIngest {
   }) {
     this.#aid = p.aid;
     this.#aidLower = p.aid.toLowerCase();
+    this.#serviceAid = groupServiceAid(p.aid);
     this.#matcher = p.matcher;
     this.#settings = p.settings;
     this.#window = createVitalityWindow({ windowMs: p.settings.vitalityWindowMs, maxEvents: p.settings.vitalityMaxEvents });
@@ -143,8 +147,9 @@ export class GroupIngest {
    */
   #classify(m: GroupMessage, signals: MessageSignals): Classified {
     const ts = m.timestamp;
-    // Group events ("Alice joined", "Alice was made admin") name people without talking to them.
-    if (m.contentType === "event" || m.contentType === "system") return PLAIN;
+    // Group events ("Alice joined", "Alice was made admin") name people without talking to them;
+    // so do the group service's own events however they are typed.
+    if (m.contentType === "event" || m.contentType === "system" || isServiceEvent(m, this.#serviceAid)) return PLAIN;
     // The network's own mention list is the most precise signal there is.
     if (signals.mentionsUs) return this.#toUs(m, true, "metadata-mention");
     if (this.#matcher(m.content)) return this.#toUs(m, true, "mention");

@@ -30,6 +30,18 @@ export function buildMentionKeywords(p: { name?: string; aid: string; aliases?: 
   return out;
 }
 
+const sharedKeywords = new WeakMap<object, readonly string[]>();
+
+/**
+ * {@link buildMentionKeywords} once per identity object: every group of an identity holds the same
+ * frozen list instead of its own copy.
+ */
+export function sharedMentionKeywords(identity: { name?: string; aid: string; aliases?: readonly string[] }): readonly string[] {
+  let keywords = sharedKeywords.get(identity);
+  if (!keywords) sharedKeywords.set(identity, (keywords = Object.freeze(buildMentionKeywords(identity))));
+  return keywords;
+}
+
 function codePointLength(s: string): number {
   let n = 0;
   for (const _ of s) n++;

@@ -7,6 +7,7 @@
 // number. Dispatch ids restart at 1 with the process, turns never do, so rollback and range
 // removal go by turn.
 import { z } from "zod";
+import { sanitizeSender } from "../monitor/sanitize.ts";
 import type { Logger, TriggerType, Usage } from "../types.ts";
 import { silentLogger } from "../log.ts";
 
@@ -263,7 +264,8 @@ function shorten(text: string): string {
 // Mechanical summary, no model call: counts, who spoke, and our own last words. It costs
 // nothing, cannot fail, and is what the model most needs to avoid repeating itself.
 function renderSummary(s: SummaryInfo): string {
-  const shown = s.senders.slice(0, SENDERS_SHOWN).join(", ");
+  // Names as the prompt shows them: a raw name could open a line, forge a marker or pass for another aid.
+  const shown = s.senders.slice(0, SENDERS_SHOWN).map(sanitizeSender).join(", ");
   const more = s.senders.length > SENDERS_SHOWN ? ` and ${s.senders.length - SENDERS_SHOWN} more` : "";
   const triggers = Object.entries(s.triggers)
     .map(([k, v]) => `${v} ${k}`)

@@ -2,6 +2,7 @@
 // one identity per account, and outbound sends. Host-agnostic: the composition root (src/plugin.ts)
 // supplies `startIdentity` and the backend factory, so this file runs and tests without the host.
 import type { AgentBackend, ChannelConfig, IdentityConfig, Logger } from "../types.ts";
+import { cleanOutboundText } from "../monitor/outbound.ts";
 import { ConfigError, parseChannelConfig } from "../config/load.ts";
 import { childLogger, createJsonLogger, errorFields } from "../log.ts";
 import { accessPointUrlFor } from "../network/access-point.ts";
@@ -63,7 +64,7 @@ export type AcpGroupStatus = {
   lastError?: string | null;
 };
 
-export type OutboundErrorCode = "ACCOUNT_NOT_RUNNING" | "INVALID_TARGET";
+export type OutboundErrorCode = "ACCOUNT_NOT_RUNNING" | "INVALID_TARGET" | "EMPTY_TEXT";
 
 /** An outbound send the host asked for could not be made. */
 export class AcpGroupOutboundError extends Error {
@@ -220,7 +221,10 @@ export function createAcpGroupChannelAdapters<Cfg>(deps: {
     }
     const groupId = parseGroupTarget(ctx.to);
     if (!groupId) throw new AcpGroupOutboundError("INVALID_TARGET", `Expected a group target such as \`group:g1\`, got \`${ctx.to}\``, ctx);
-    const sent = await identityRun.sendText(groupId, ctx.text);
+    // The host's text is model output too: cleaned like the monitor's replies before it is posted.
+    const text = cleanOutboundText(ctx.text);
+    if (text === "") throw new AcpGroupOutboundError("EMPTY_TEXT", "Expected visible text to send, got only control characters or whitespace", ctx);
+    const sent = await identityRun.sendText(groupId, text);
     return { channel: ACP_GROUP_CHANNEL_ID, messageId: sent.msgId, timestamp: sent.timestamp };
   }
 

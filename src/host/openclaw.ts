@@ -5,7 +5,7 @@
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type { AgentBackend, GenerateRequest, GenerateResult, LogLevel, Logger } from "../types.ts";
-import { errorFields } from "../log.ts";
+import { errorFields, guardLogger } from "../log.ts";
 
 export const ACP_GROUP_CHANNEL_ID = "acp-group";
 
@@ -341,14 +341,15 @@ const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 4
 /** Our structured events into the host's log: `event {"field":…}` per line, at our configured level. */
 export function createHostLogger(sink: OpenClawLogSink, level: LogLevel = "info"): Logger {
   const min = RANK[level];
-  return {
+  // Flood-guarded like the JSON logger: repeated warnings summarised, stacks only at debug.
+  return guardLogger({
     log(lvl, event, fields) {
       if (RANK[lvl] < min) return;
       const line = fields && Object.keys(fields).length > 0 ? `${event} ${safeJson(fields)}` : event;
       if (lvl === "debug") (sink.debug ?? sink.info)(line);
       else sink[lvl](line);
     },
-  };
+  }, { level });
 }
 
 function safeJson(fields: Record<string, unknown>): string {

@@ -356,7 +356,8 @@ export function createOpenAIBackend(p: {
       stats.errors += 1;
       if (turn >= 0) conv.rollbackTo(turn);
       const e = toLlmError(err, request, timedOut);
-      log.log("error", "llm.failed", {
+      // Detail for debugging; the failure's one warn line is the group client's retry line.
+      log.log("debug", "llm.failed", {
         code: e.code,
         status: e.status,
         retryable: e.retryable,

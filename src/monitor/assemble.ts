@@ -63,7 +63,7 @@ export function assembleDispatchPrompt(p: AssembleParams): PromptParts {
       replyType: decided.replyType,
       maxChars: settings.replyPolicy.maxCharsPerMessage,
       noMarkdown: settings.replyPolicy.noMarkdown,
-      senders: senderTypes(batch.messages, p.identity.aid, p.memberTypes ?? new MemberDirectory({ owner: p.identity.owner }), isMemberMessage),
+      senders: senderTypes(batch.messages, p.identity.aid, p.memberTypes ?? new MemberDirectory({ owner: p.identity.owner }), (m) => !isGroupEvent(m, p.identity.aid)),
     },
     batch.mentionInfo,
   );
@@ -87,8 +87,6 @@ export function assembleDispatchPrompt(p: AssembleParams): PromptParts {
     budgetRatio,
   };
 }
-
-const isMemberMessage = (m: Parameters<typeof isGroupEvent>[0]) => !isGroupEvent(m);
 
 function latest(a: number | null, b: number | null): number | null {
   if (a === null) return b;

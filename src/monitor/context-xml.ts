@@ -49,7 +49,7 @@ export function formatXmlTimeline(messages: readonly InboundMessage[], opts: Xml
   const stackMs = opts.stackWindowMs ?? 5000;
   const raw: Entry[] = [];
   for (const m of messages) {
-    const kind = m.sender === opts.selfAid ? "b" : isGroupEvent(m) ? "s" : "m";
+    const kind = m.sender === opts.selfAid ? "b" : isGroupEvent(m, opts.selfAid) ? "s" : "m";
     raw.push({
       kind,
       ts: m.timestamp,

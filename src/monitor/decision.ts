@@ -48,7 +48,8 @@ export function decisionLogFields(d: DispatchDecision): Record<string, unknown> 
     mentionCount: d.mentionInfo.mentionCount,
     batchesMerged: d.mentionInfo.batchesMerged,
     replyType: d.replyType,
-    budgetRatio: Math.round(d.budgetRatio * 1000) / 1000,
+    // Clamped: a window overspent by a restart or a config change must not log 7.5 (or NaN).
+    budgetRatio: Number.isFinite(d.budgetRatio) ? Math.round(Math.min(1, Math.max(0, d.budgetRatio)) * 1000) / 1000 : 1,
     budgetPool: d.budgetPool,
     modelCalls: d.modelCalls,
     tokens: d.tokens,

@@ -84,8 +84,12 @@ export function checkDuplicate(p: { text: string; memory: ReplyMemory; threshold
 
 /** Adds a sent reply, keeping the newest `historySize`. Returns a new memory. */
 export function rememberReply(memory: ReplyMemory, hash: string, normalized: string, historySize: number): ReplyMemory {
+  // Once per reply: our echo can come back before the send is acknowledged, and both remember it.
+  const at = memory.hashes.indexOf(hash);
+  const hashes = at < 0 ? memory.hashes : memory.hashes.filter((_, i) => i !== at);
+  const texts = at < 0 ? memory.texts : memory.texts.filter((_, i) => i !== at);
   return {
-    hashes: [...memory.hashes, hash].slice(-historySize),
-    texts: [...memory.texts, normalized].slice(-historySize),
+    hashes: [...hashes, hash].slice(-historySize),
+    texts: [...texts, normalized].slice(-historySize),
   };
 }

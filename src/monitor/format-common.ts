@@ -1,15 +1,16 @@
 // Small helpers shared by both message formats.
+import { groupServiceAid, isEventShaped, isServiceEvent } from "../group/service-event.ts";
 import { readMessageSignals } from "../group/signals.ts";
 import type { GroupMessage } from "../types.ts";
 
-const EVENT_CONTENT_TYPES = new Set(["event", "system", "group_event"]);
-
 /**
- * A group event (join, leave, rules changed…) carried as a message, not something a member said.
- * A reaction (`group_meta.msg_type: "reaction"`) is shown the same way: activity, not text to answer.
+ * A group event (join, leave, rules changed…) carried as a message by the group service of our
+ * access point. A member's event-shaped post is not one: it is shown as that member's words. A
+ * reaction (`group_meta.msg_type: "reaction"`) is shown as an event too: activity, not text to answer.
  */
-export function isGroupEvent(m: Pick<GroupMessage, "contentType" | "metadata">): boolean {
-  return EVENT_CONTENT_TYPES.has(m.contentType) || typeof m.metadata?.event_type === "string" || isReaction(m);
+export function isGroupEvent(m: Pick<GroupMessage, "sender" | "contentType" | "metadata">, selfAid: string): boolean {
+  // The type test first: the service aid is only worked out for event-shaped messages.
+  return (isEventShaped(m) && isServiceEvent(m, groupServiceAid(selfAid))) || isReaction(m);
 }
 
 function isReaction(m: Pick<GroupMessage, "metadata">): boolean {

@@ -12,6 +12,7 @@ import type {
   DispatchOutcome,
   GenerateRequest,
   GroupSender,
+  GroupMessage,
   GroupSettings,
   IdentityConfig,
   InboundMessage,
@@ -22,11 +23,15 @@ import type {
 } from "../types.ts";
 import { assembleDispatchPrompt, type PromptParts } from "./assemble.ts";
 import { budgetUsageRatio, checkBudget, describeOverBudget, estimateTokens, pruneBudgetEvents, recordBudgetEvent, type BudgetEvent, type BudgetPool } from "./budget.ts";
-import { checkDuplicate, initDedup, rememberReply, type ReplyMemory } from "./dedup.ts";
+import { allAnswered, answeredThroughFor, answeredThroughOf, ANSWERED_THROUGH_KEY } from "../group/answered.ts";
+import { checkDuplicate, hashNormalized, initDedup, normalizeForDedup, rememberReply, type ReplyMemory } from "./dedup.ts";
+import { stripControls } from "./sanitize.ts";
 import { checkAfterDelay, chooseDelayMs, delayHintFor } from "./delay.ts";
 import { DECIDE_INSTRUCTION, hasNoReplyToken, parseDecision, parseIntent } from "./intent.ts";
+import { sharedAcpSystemPrompt } from "./identity-shared.ts";
 import { checkLoopGuard, nextAgentChain } from "./loop-guard.ts";
-import { buildAcpSystemPrompt, type OwnReply } from "./prompt.ts";
+import type { OwnReply } from "./prompt.ts";
+import { cleanOutboundText } from "./outbound.ts";
 import { minReplyType, toReaction, trimReply } from "./reply-policy.ts";
 import { decisionLogFields, type DispatchDecision } from "./decision.ts";
 import { checkOthersDuplicate, ReplyNotDeliveredError, sendPrepared, type PreparedReply } from "./send-gates.ts";
@@ -69,6 +74,11 @@ export interface GroupMonitor {
   snapshot(): MonitorSnapshot;
   /** The exact prompt the next model call for `batch` would get, with the current state. No model call. */
   buildPrompt(batch: DispatchBatch): PromptParts;
+  /**
+   * One of our own messages came back (echo, or history after a restart): its text joins the
+   * reply memory, its time the last-speak time, and a dispatch of what it answered is skipped.
+   */
+  rememberOwnMessage(m: Pick<GroupMessage, "msgId" | "content" | "timestamp" | "metadata">): void;
   close(): void;
 }
 
@@ -79,11 +89,13 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
   const random = p.random ?? Math.random;
   const localNow = p.clock ? () => p.clock!.now() : Date.now;
   const memberTypes = p.memberTypes ?? new MemberDirectory({ humans: p.humans, agents: p.agents ?? [], owner: identity.owner });
-  const stablePrefix = buildAcpSystemPrompt(identity);
+  // Per identity, not per group (shared across its groups: memory per runtime group).
+  const stablePrefix = sharedAcpSystemPrompt(identity);
   // Aborted by close(): cancels in-flight model calls and pending send delays.
   const lifetime = new AbortController();
-  // One entry per dispatch waiting in the delay gate; cleared on settle and on close.
-  const delayTimers = new Set<ReturnType<typeof setTimeout>>();
+  // One entry per dispatch waiting in the delay gate; cleared on settle and on close. Created on
+  // first use: most groups are idle, and an empty Set per group adds up.
+  let delayTimers: Set<ReturnType<typeof setTimeout>> | undefined;
 
   let lastSelfSpeakAt = p.restored?.lastSelfSpeakAt ?? null;
   let memory: ReplyMemory = { hashes: p.restored?.replyHashes ?? [], texts: p.restored?.replyTexts ?? [] };
@@ -96,6 +108,8 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
   let unsent: PreparedReply | undefined;
   /** Two-phase: the decision of a batch whose reply call failed, so its retry neither decides nor pays again. */
   let decided: { ids: ReadonlySet<string>; replyType: ReplyType; delayHint: ReturnType<typeof delayHintFor> } | undefined;
+  // The newest msg id our own returning messages say they answered (src/group/answered.ts).
+  let answeredThrough: number | undefined;
 
   const snapshot = (): MonitorSnapshot => ({
     lastSelfSpeakAt,
@@ -131,17 +145,17 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
     if (ms <= 0 || wake?.aborted) return Promise.resolve();
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
-        delayTimers.delete(timer);
+        delayTimers?.delete(timer);
         lifetime.signal.removeEventListener("abort", onAbort);
         wake?.removeEventListener("abort", onAbort);
         resolve();
       }, ms);
       // A reply waiting to look human must not keep a shutting-down process alive.
       timer.unref?.();
-      delayTimers.add(timer);
+      (delayTimers ??= new Set()).add(timer);
       const onAbort = () => {
         clearTimeout(timer);
-        delayTimers.delete(timer);
+        delayTimers?.delete(timer);
         resolve();
       };
       lifetime.signal.addEventListener("abort", onAbort, { once: true });
@@ -154,7 +168,10 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
     try {
       return await runDispatch(batch);
     } catch (err) {
-      logger.log("error", "monitor.dispatch_failed", { dispatchId: batch.dispatchId, attempt: batch.attempt, ...errorFields(err) });
+      // A back-end failure handed to the group client's retry is its one warn line there
+      // (group.dispatch-failed, with the cause); anything else thrown here is a bug.
+      const level = retriedFailures.has(err as object) ? "debug" : "error";
+      logger.log(level, "monitor.dispatch_failed", { dispatchId: batch.dispatchId, attempt: batch.attempt, ...errorFields(err) });
       throw err;
     }
   }
@@ -196,6 +213,8 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
 
     if (lifetime.signal.aborted) return skip("group-closed");
     await initDedup();
+    // Answered before a restart (our reply came back in the history): never again.
+    if (allAnswered(batch.messages.filter((m) => m.sender !== selfAid), answeredThrough)) return skip("already-answered", `through:${answeredThrough}`);
     const others: InboundMessage[] = batch.messages.filter((m) => m.sender !== selfAid);
     const batchIds = new Set(batch.messages.map((m) => m.msgId));
     if (unsent !== undefined) {
@@ -256,10 +275,14 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
       } catch (err) {
         if (lifetime.signal.aborted) return undefined;
         const retryable = (err as { retryable?: unknown } | null)?.retryable !== false;
-        logger.log("warn", "monitor.backend_failed", { dispatchId: batch.dispatchId, phase: phase ?? "reply", retryable, ...errorFields(err) });
+        // One warn line per failure: a retried one is logged by the group client with its retry.
+        logger.log(retryable ? "debug" : "warn", "monitor.backend_failed", { dispatchId: batch.dispatchId, phase: phase ?? "reply", retryable, ...errorFields(err) });
         // A transient failure (timeout, 5xx, a busy host) is thrown so the group client re-queues
         // the batch with backoff; one that a retry cannot fix (bad request, auth) ends here.
-        if (retryable) throw err;
+        if (retryable) {
+          if (typeof err === "object" && err !== null) retriedFailures.add(err);
+          throw err;
+        }
         return undefined;
       }
       if (typeof result?.text !== "string") {
@@ -306,7 +329,8 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
     if (!intent.reply) return skip("silent", intent.reason);
 
     let replyType: ReplyType = record.replyType ?? parts.replyType;
-    let text = trimReply(intent.text, replyType, settings.replyPolicy);
+    // Outbound gets the inbound cleaning: no escape sequences, controls, bidi overrides or lone surrogates.
+    let text = trimReply(cleanOutboundText(intent.text), replyType, settings.replyPolicy);
     // Markdown stripping can join a token the model split ("NO_**REPLY**"): read the intent again.
     if (hasNoReplyToken(text)) {
       const again = parseIntent(text);
@@ -352,6 +376,8 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
       dup = checkDuplicate({ text, memory, threshold: settings.dedup.similarityThreshold });
       if (text === "" || dup.duplicate) return skip("duplicate-of-other-member", detail);
     }
+    // Answered before a restart that lost our state (our reply came back in the history): never again.
+    if (allAnswered(others, answeredThrough)) return skip("already-answered", `through:${answeredThrough}`);
 
     const reactions = p.sender.reactions === true;
     // With reactions on, a reaction answers the message it reacts to even in unaddressed talk.
@@ -361,7 +387,8 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
       text,
       replyType,
       replyTo,
-      metadata: buildReplyMetadata({ replyType, text, replyTo, reactions }),
+      // answered_through: what a restart that lost our state save must not answer again.
+      metadata: withAnsweredThrough(buildReplyMetadata({ replyType, text, replyTo, reactions }), answeredThroughFor(others)),
       hash: dup.hash,
       normalized: dup.normalized,
       hasHuman: guard.hasHuman,
@@ -400,7 +427,8 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
     lastSelfSpeakAt = Math.max(lastSelfSpeakAt ?? 0, sentAt);
     memory = rememberReply(memory, r.hash, r.normalized, settings.dedup.historySize);
     agentChain = nextAgentChain(agentChain, r.hasHuman);
-    ownReplies = [...ownReplies, { timestamp: sentAt, text: r.text, msgId: sent.msgId }].slice(-settings.dedup.historySize);
+    // The echo may have been remembered already (it can arrive before the send's answer).
+    ownReplies = [...ownReplies.filter((o) => o.msgId !== sent.msgId), { timestamp: sentAt, text: r.text, msgId: sent.msgId }].slice(-settings.dedup.historySize);
     emitState();
     return finish(
       { sent: true, replyType: r.replyType, text: r.text, budgetRatio: r.ratio, sentMsgId: sent.msgId, sentAt, ...(r.replyTo ? { replyTo: r.replyTo } : {}) },
@@ -412,9 +440,30 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
     handle,
     snapshot,
     buildPrompt: (batch) => buildPrompt(batch),
+    rememberOwnMessage(m) {
+      const through = answeredThroughOf(m.metadata);
+      if (through !== undefined && (answeredThrough === undefined || through > answeredThrough)) answeredThrough = through;
+      const restore = () => {
+        const normalized = normalizeForDedup(stripControls(m.content));
+        const hash = hashNormalized(normalized);
+        const known = memory.hashes.includes(hash);
+        const later = Number.isFinite(m.timestamp) && m.timestamp > (lastSelfSpeakAt ?? 0);
+        if (known && !later) return;
+        if (!known) {
+          memory = rememberReply(memory, hash, normalized, settings.dedup.historySize);
+          ownReplies = [...ownReplies, { timestamp: m.timestamp, text: m.content, msgId: m.msgId }].slice(-settings.dedup.historySize);
+        }
+        if (later) lastSelfSpeakAt = m.timestamp;
+        emitState();
+      };
+      // Hashing needs the wasm module; at start-up the first pull may come before it is ready.
+      void initDedup()
+        .then(restore)
+        .catch((err: unknown) => logger.log("warn", "monitor.remember_own_failed", { msgId: m.msgId, ...errorFields(err) }));
+    },
     close() {
-      for (const t of delayTimers) clearTimeout(t);
-      delayTimers.clear();
+      for (const t of delayTimers ?? []) clearTimeout(t);
+      delayTimers?.clear();
       lifetime.abort();
     },
   };
@@ -424,6 +473,9 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
 function poolOf(batch: DispatchBatch): BudgetPool {
   return batch.mentionInfo.mentioned || batch.mentionInfo.triggerType === "engaged" ? "addressed" : "unaddressed";
 }
+
+// Back-end errors thrown on to the group client's retry (logged there, once).
+const retriedFailures = new WeakSet<object>();
 
 /** Our reply answers the newest mention (or engaged follow-up), so others can see it is a reply. */
 function replyTarget(messages: readonly InboundMessage[], mentioned: boolean): string | undefined {
@@ -443,4 +495,9 @@ function lastAnswerable(messages: readonly InboundMessage[]): string | undefined
 /** The seed's entry point: hand one batch to an identity's monitor for that group. */
 export function handleGroupMessagesForIdentity(monitor: GroupMonitor, batch: DispatchBatch): Promise<DispatchOutcome> {
   return monitor.handle(batch);
+}
+
+/** Adds `answered_through` (the newest msg id a reply answers) to a reply's metadata. */
+function withAnsweredThrough(metadata: Record<string, unknown> | undefined, through: string | undefined): Record<string, unknown> | undefined {
+  return through === undefined ? metadata : { ...metadata, [ANSWERED_THROUGH_KEY]: through };
 }

@@ -1,5 +1,6 @@
 // Inbound text is written by other agents and people: before it reaches the model it must not be
-// able to forge a line, a sender or one of our markers. Pure; imports nothing.
+// able to forge a line, a sender or one of our markers. Pure; imports only the confusables table.
+import { asciiLookalikeOf, confusableSkeleton } from "./confusables.ts";
 
 // C0/C1 controls except the whitespace we collapse below, bidi overrides/isolates that make text
 // render in another order than the model reads it, and invisible characters that could hide
@@ -24,30 +25,29 @@ export function stripControls(text: string): string {
   return out;
 }
 
-// Any opening bracket (ASCII, fullwidth, CJK, mathematical…) except the parentheses we turn
-// markers into; then up to 200 characters of the group, so padding with invisible characters
-// cannot push a marker word out of sight.
-const BRACKET_GROUP = /(?![({（])\p{Ps}([^\p{Ps}\p{Pe}]{0,200})(\p{Pe}?)/gu;
-const HAS_OPENER = /(?![({（])\p{Ps}/u;
-// What a bracket group reads as once invisible characters, width and look-alike letters are
-// folded away: one of our markers ([msg_id:…], [mentioned], [engaged], [event], [group…]) or an
-// [hh:mm] time.
-const MARKER_SKELETON = /^(?:msgid|mention|engaged|event|group|\d{1,2}:\d{2})/;
-const INVISIBLE = /[\p{Default_Ignorable_Code_Point}\p{Cc}\p{Cf}]/gu;
-// Cyrillic/Greek/small-capital letters that render like the Latin letters of our markers.
-const LOOKALIKES: Record<string, string> = {
-  а: "a", ɑ: "a", α: "a", е: "e", ё: "e", ε: "e", ᴇ: "e", і: "i", ı: "i", ι: "i", ɪ: "i", о: "o", ο: "o", ᴏ: "o",
-  р: "p", с: "c", ѕ: "s", т: "t", τ: "t", ᴛ: "t", м: "m", ᴍ: "m", п: "n", η: "n", ո: "n", ɴ: "n", ԁ: "d", ᴅ: "d",
-  ɡ: "g", ɢ: "g", ԍ: "g", ν: "v", ѵ: "v", у: "y", г: "r", ᴜ: "u", υ: "u",
-};
-const LOOKALIKE = new RegExp(`[${Object.keys(LOOKALIKES).join("")}]`, "gu");
+// Any opening bracket (ASCII, fullwidth, CJK, mathematical…) or angle (`<`, `＜`, `‹`, `«`) except
+// the parentheses we turn markers into; then any run of blanks (spaces, braille blanks, fillers)
+// and up to 200 characters of the group, so padding cannot push a marker word out of sight.
+const OPEN = String.raw`(?![({（])[\p{Ps}<＜‹«﹤]`;
+const CLOSE = String.raw`[\p{Pe}>＞›»﹥]`;
+const BLANKS = String.raw`[\s\p{Default_Ignorable_Code_Point}\u2800\u3164\u115F\u1160\uFFA0]*`;
+const BRACKET_GROUP = new RegExp(`${OPEN}(${BLANKS}[^\\p{Ps}\\p{Pe}<>＜＞‹›«»﹤﹥]{0,200})(${CLOSE}?)`, "gu");
+const HAS_OPENER = new RegExp(OPEN, "u");
+// What a bracket group reads as once invisible characters, width, diacritics and look-alike
+// letters are folded away: one of our markers ([msg_id:…], [mentioned], [engaged], [event],
+// [group…]) or an [hh:mm] time (digits may fold to "i"/"o" look-alikes).
+const MARKER_SKELETON = /^(?:msgid|mention|engaged|event|group|[\dio]{1,2}:[\dio]{2})/;
+
+const PRINTABLE_ASCII = /^[\x20-\x7E]*$/;
 
 function markerSkeleton(inner: string): string {
-  return inner
-    .replace(INVISIBLE, "")
-    .normalize("NFKC")
-    .toLowerCase()
-    .replace(LOOKALIKE, (c) => LOOKALIKES[c] ?? c)
+  // Plain ASCII (most brackets in real text) needs no Unicode folding.
+  const folded = PRINTABLE_ASCII.test(inner) ? inner.toLowerCase() : confusableSkeleton(inner, true);
+  // None of the marker words holds an "l": folding l/1/| to "i" catches Greek Ι and friends.
+  return folded
+    .replace(/rn/g, "m")
+    .replace(/[l1|]/g, "i")
+    .replace(/0/g, "o")
     .replace(/[^a-z0-9:]/g, "");
 }
 
@@ -55,9 +55,10 @@ function markerSkeleton(inner: string): string {
 export function neutraliseMarkers(text: string): string {
   if (!HAS_OPENER.test(text)) return text;
   return text.replace(BRACKET_GROUP, (group: string, inner: string, close: string) =>
-    MARKER_SKELETON.test(markerSkeleton(inner)) ? `(${inner.trimStart()}${close ? ")" : ""}` : group,
+    MARKER_SKELETON.test(markerSkeleton(inner)) ? `(${inner.replace(LEADING_BLANKS, "")}${close ? ")" : ""}` : group,
   );
 }
+const LEADING_BLANKS = new RegExp(`^${BLANKS}`, "u");
 
 /**
  * Cuts `text` to at most `maxChars` code points at a grapheme boundary and appends `mark`.
@@ -109,7 +110,7 @@ export function sanitizeContent(text: string, maxChars: number): string {
 
 // Sender names come from the wire: a name with a colon, a bracket or a line break could start a
 // forged "sender: text" line, so those become "_".
-const SENDER_UNSAFE = /[\s:：[\]［］【】<>"'`]+/gu;
+const SENDER_UNSAFE = /[\s:：\p{Ps}\p{Pe}<>＜＞‹›«»"'`]+/gu;
 
 // Invisible and control characters in a name are shown, not removed: dropping them would turn
 // "owner.agentcp.io\u200B" into a perfect copy of the owner's aid.
@@ -119,10 +120,27 @@ const SENDER_HIDDEN = /(?!\s)[\p{Default_Ignorable_Code_Point}\p{Cc}\p{Cf}\uFFFE
 export function sanitizeSender(sender: string): string {
   // Plain aids and nicks need no work: the common case is one regex test.
   if (sender.length <= 64 && SAFE_SENDER.test(sender)) return sender;
+  // Members post again and again under one name: the slow path runs once per name.
+  const known = senderCache.get(sender);
+  if (known !== undefined) return known;
+  const clean = sanitizeSenderUncached(sender);
+  if (senderCache.size >= SENDER_CACHE_LIMIT) senderCache.clear();
+  if (sender.length <= 256) senderCache.set(sender, clean);
+  return clean;
+}
+
+const SENDER_CACHE_LIMIT = 1024;
+const senderCache = new Map<string, string>();
+
+function sanitizeSenderUncached(sender: string): string {
   const head = sender.length > 256 ? sender.slice(0, 256) : sender;
   const clean = head.replace(SENDER_HIDDEN, "\uFFFD").replace(SENDER_UNSAFE, "_").replace(/^_+|_+$/g, "");
   const cut = clean.length <= 64 ? clean : [...clean].slice(0, 64).join("");
-  return cut === "" ? "unknown" : cut;
+  if (cut === "") return "unknown";
+  // "yоu" with a Cyrillic о, "оwner.agentcp.io": shown with what they imitate, so the model can
+  // tell them from the real member ("yоu(≈you)").
+  const imitates = asciiLookalikeOf(cut);
+  return imitates === undefined ? cut : `${cut}(≈${imitates.replace(SENDER_UNSAFE, "_")})`;
 }
 const SAFE_SENDER = /^[A-Za-z0-9][A-Za-z0-9._@|^{}-]*$/;
 const SAFE_ID = /^[A-Za-z0-9:._-]{1,64}$/;

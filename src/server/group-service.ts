@@ -93,7 +93,7 @@ export function createGroupService(options: GroupServiceOptions): GroupService {
   const push = options.delivery?.push ?? "batch";
   const notify = options.delivery?.notify ?? false;
   const echo = options.delivery?.echo ?? true;
-  const store = options.history ?? (options.historyFile ? createFileHistoryStore(options.historyFile) : createMemoryHistoryStore());
+  const store = options.history ?? openHistory(options.historyFile, log);
   const rateLimit = options.rateLimit === undefined ? { messages: 10, perMs: 10_000 } : options.rateLimit;
   const membership = new Membership(options.groups, store);
   const listeners = new Set<(m: GroupMessage) => void>();
@@ -326,4 +326,12 @@ function validateOptions(o: GroupServiceOptions): void {
   }
   if (o.history && o.historyFile) problems.push("history, historyFile: expected at most one of them");
   if (problems.length > 0) throw new GroupServiceError("INVALID_OPTIONS", `invalid group service options\n  ${problems.join("\n  ")}`);
+}
+
+/** The history file, or memory; bad lines in the file are skipped and counted in the log. */
+function openHistory(file: string | undefined, log: Logger): GroupHistoryStore {
+  if (!file) return createMemoryHistoryStore();
+  const store = createFileHistoryStore(file);
+  if (store.skippedLines > 0) log.log("warn", "server.history-lines-skipped", { file, skipped: store.skippedLines });
+  return store;
 }

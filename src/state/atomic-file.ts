@@ -1,6 +1,7 @@
 import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { randomBytes } from "node:crypto";
+import { mkdir, open, rename, rm, type FileHandle } from "node:fs/promises";
 
 /** Marker inside temporary file names; readers ignore anything carrying it. */
 export const TMP_MARKER = ".tmp-";
@@ -43,5 +44,56 @@ function syncDir(dir: string): void {
     // best effort
   } finally {
     if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/**
+ * {@link writeFileAtomicSync} off the main thread: the same temp file, fsync, rename and
+ * directory fsync, each through `fs/promises` (libuv's thread pool), so a save never blocks the
+ * event loop. Two writes to one file must not overlap: the save scheduler serialises them.
+ */
+export async function writeFileAtomic(file: string, data: string): Promise<void> {
+  const dir = dirname(file);
+  // One mkdir per directory and process: a busy group saves every second into the same folder.
+  if (!knownDirs.has(dir)) {
+    await mkdir(dir, { recursive: true });
+    knownDirs.add(dir);
+  }
+  const tmp = join(dir, `${basename(file)}${TMP_MARKER}${process.pid}-${randomBytes(4).toString("hex")}`);
+  let handle: FileHandle | undefined;
+  try {
+    handle = await open(tmp, "w", 0o600).catch(async (err: NodeJS.ErrnoException) => {
+      // The folder went away since we made it (someone cleared the state dir): make it again once.
+      if (err.code !== "ENOENT") throw err;
+      knownDirs.delete(dir);
+      await mkdir(dir, { recursive: true });
+      knownDirs.add(dir);
+      return open(tmp, "w", 0o600);
+    });
+    await handle.writeFile(data, "utf8");
+    await handle.sync();
+    await handle.close();
+    handle = undefined;
+    await rename(tmp, file);
+  } catch (err) {
+    await handle?.close().catch(() => {});
+    await rm(tmp, { force: true }).catch(() => {});
+    throw err;
+  }
+  await syncDirAsync(dir);
+}
+
+const knownDirs = new Set<string>();
+
+async function syncDirAsync(dir: string): Promise<void> {
+  // Best effort, as in syncDir: the rename itself already succeeded.
+  let handle: FileHandle | undefined;
+  try {
+    handle = await open(dir, "r");
+    await handle.sync();
+  } catch {
+    // best effort
+  } finally {
+    await handle?.close().catch(() => {});
   }
 }

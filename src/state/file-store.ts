@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { z } from "zod";
 import type { Logger, PersistedGroupState } from "../types.ts";
 import { silentLogger } from "../log.ts";
-import { writeFileAtomicSync } from "./atomic-file.ts";
+import { writeFileAtomic, writeFileAtomicSync } from "./atomic-file.ts";
 import { encodeSafeName } from "./safe-name.ts";
 
 export interface StateStore {
@@ -15,6 +15,8 @@ export interface StateStore {
   loadGroup(identityId: string, groupId: string): PersistedGroupState | undefined;
   /** Atomic: a crash leaves either the previous state or this one. */
   saveGroup(identityId: string, groupId: string, s: PersistedGroupState): void;
+  /** As saveGroup, off the event loop. Callers keep at most one in flight per group (the save scheduler). */
+  saveGroupAsync?(identityId: string, groupId: string, s: PersistedGroupState): Promise<void>;
   loadConversation(identityId: string, groupId: string): unknown | undefined;
   saveConversation(identityId: string, groupId: string, data: unknown): void;
   readonly dir: string;
@@ -79,8 +81,9 @@ const SUFFIX: Record<Kind, string> = { "group-state": ".group.json", conversatio
 
 /**
  * File-backed {@link StateStore}: `<dir>/<identity>/<group>.group.json` and
- * `<group>.conversation.json`, names encoded so that any id is safe. Synchronous on purpose:
- * the files are small and a save must be complete before `close()` returns.
+ * `<group>.conversation.json`, names encoded so that any id is safe. Group state has an
+ * asynchronous save too (the runtime's frequent saves go through it and a save scheduler);
+ * loads and conversation saves are synchronous: rare, and at start or close.
  */
 export function createFileStateStore(p: { dir: string; logger?: Logger; now?: () => number }): StateStore {
   const logger = p.logger ?? silentLogger;
@@ -142,9 +145,12 @@ export function createFileStateStore(p: { dir: string; logger?: Logger; now?: ()
     return { data: env.data.data, file };
   }
 
+  const encode = (identityId: string, groupId: string, kind: Kind, data: unknown): string =>
+    JSON.stringify({ kind, identityId, groupId, savedAt: new Date(now()).toISOString(), data });
+
   function write(identityId: string, groupId: string, kind: Kind, data: unknown): void {
     const file = fileFor(identityId, groupId, kind);
-    const text = JSON.stringify({ kind, identityId, groupId, savedAt: new Date(now()).toISOString(), data });
+    const text = encode(identityId, groupId, kind, data);
     try {
       writeFileAtomicSync(file, text);
     } catch (err) {
@@ -167,6 +173,14 @@ export function createFileStateStore(p: { dir: string; logger?: Logger; now?: ()
     },
     saveGroup(identityId, groupId, s) {
       write(identityId, groupId, "group-state", s);
+    },
+    async saveGroupAsync(identityId, groupId, s) {
+      const file = fileFor(identityId, groupId, "group-state");
+      try {
+        await writeFileAtomic(file, encode(identityId, groupId, "group-state", s));
+      } catch (err) {
+        throw new StateError({ code: "STATE_WRITE_FAILED", identityId, groupId, file, cause: err });
+      }
     },
     loadConversation(identityId, groupId) {
       return read(identityId, groupId, "conversation")?.data;

@@ -235,6 +235,20 @@ describe("outbound.sendText", () => {
     expect(err).toMatchObject({ code: "ACCOUNT_NOT_RUNNING", accountId: "bot", to: "room-1" });
   });
 
+  it("cleans the host's text like a model reply: escapes, controls and bidi overrides never reach the group", async () => {
+    const { a, rt } = adapters();
+    const abort = new AbortController();
+    const running = a.gateway.startAccount(gatewayContext(resolveAcpGroupAccount(hostCfg(), "bot"), abort).ctx);
+    await settle();
+    await a.outbound.sendText({ to: "room-1", text: "\u001b[31mdone\u001b[0m \u202Eok 👍", accountId: "bot" });
+    expect(rt.sent).toEqual([["bot", "room-1", "done ok 👍"]]);
+    const err = await a.outbound.sendText({ to: "room-1", text: "\u001b[2J\u0007", accountId: "bot" }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: "EMPTY_TEXT" });
+    expect(rt.sent).toHaveLength(1);
+    abort.abort();
+    await running;
+  });
+
   it("rejects an empty target", async () => {
     const { a } = adapters();
     const abort = new AbortController();

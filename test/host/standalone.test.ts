@@ -242,7 +242,7 @@ describe("createOpenAIBackend against a local OpenAI-compatible mock server (rea
     expect(mock.chatRequests()).toHaveLength(1); // not retried
     expect(backend.stats()).toMatchObject({ calls: 1, errors: 1 });
     const failed = logger.entries.find((e) => e.event === "llm.failed");
-    expect(failed).toMatchObject({ level: "error", fields: { identityId: "alice.agentcp.io", groupId: "g1", dispatchId: 7, code: "LLM_BAD_REQUEST", status: 400 } });
+    expect(failed).toMatchObject({ level: "debug", fields: { identityId: "alice.agentcp.io", groupId: "g1", dispatchId: 7, code: "LLM_BAD_REQUEST", status: 400 } });
 
     // The group client retries the batch: it must appear once, not twice.
     await backend.generate(request(7, "the failing batch"));

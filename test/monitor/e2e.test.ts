@@ -76,7 +76,7 @@ describe("monitor end to end with the group client", () => {
       [8500, "😂"],
       [20_000, "Yes, I looked at it. The fix is in the config."],
     ]);
-    expect(sender.sent[1]!.metadata).toEqual({ reply_to: "17" });
+    expect(sender.sent[1]!.metadata).toEqual({ reply_to: "17", answered_through: "17" });
 
     // T+30s: another mention → dispatch 3, the model repeats itself → suppressed.
     await at(30_000);

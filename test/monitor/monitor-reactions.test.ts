@@ -23,15 +23,15 @@ async function runHeated(reactions: boolean) {
 }
 
 describe("reaction replies", () => {
-  it("default: a HEATED group's reaction is a plain message without reply metadata", async () => {
+  it("default: a HEATED group's reaction is a plain message, no reply_to (only what it answered through)", async () => {
     const { outcome, sent } = await runHeated(false);
     expect(outcome).toMatchObject({ sent: true, replyType: "reaction", text: "👍" });
-    expect(sent.map((s) => [s.content, s.metadata])).toEqual([["👍", undefined]]);
+    expect(sent.map((s) => [s.content, s.metadata])).toEqual([["👍", { answered_through: "8" }]]);
   });
 
   it("with reactions supported: sent as a reaction to the newest message that is not itself a reaction", async () => {
     const { outcome, sent } = await runHeated(true);
     expect(outcome).toMatchObject({ sent: true, replyType: "reaction", replyTo: "7" });
-    expect(sent.map((s) => [s.content, s.metadata])).toEqual([["👍", { reply_to: "7", group_meta: { msg_type: "reaction", reply_to: "7", reaction: "👍" } }]]);
+    expect(sent.map((s) => [s.content, s.metadata])).toEqual([["👍", { reply_to: "7", group_meta: { msg_type: "reaction", reply_to: "7", reaction: "👍" }, answered_through: "8" }]]);
   });
 });

@@ -50,7 +50,7 @@ describe("monitor: a mention in a calm group", () => {
     const outcome = await handleGroupMessagesForIdentity(monitor, b);
 
     expect(outcome).toEqual({ sent: true, replyType: "short", text: "Sounds good. Let us ship it today.", budgetRatio: 0, sentMsgId: "1000", sentAt: T0, replyTo: "42" });
-    expect(sender.sent).toEqual([{ groupId: "g1", content: "Sounds good. Let us ship it today.", metadata: { reply_to: "42" }, at: T0 }]);
+    expect(sender.sent).toEqual([{ groupId: "g1", content: "Sounds good. Let us ship it today.", metadata: { reply_to: "42", answered_through: "42" }, at: T0 }]);
     const req = backend.calls![0]!;
     expect(backend.calls).toHaveLength(1);
     expect(req.stablePrefix).toBe(buildAcpSystemPrompt(ALICE));
@@ -105,7 +105,7 @@ describe("monitor: HEATED group", () => {
     expect(sender.sent).toEqual([]);
     await vi.advanceTimersByTimeAsync(1);
     expect(await p).toMatchObject({ sent: true, replyType: "reaction", text: "😂" });
-    expect(sender.sent).toEqual([{ groupId: "g1", content: "😂", at: T0 + 4000 }]);
+    expect(sender.sent).toEqual([{ groupId: "g1", content: "😂", metadata: { answered_through: "1" }, at: T0 + 4000 }]);
   });
 
   it("a mention gets a short reply without delay", async () => {
@@ -224,8 +224,8 @@ describe("monitor: budget", () => {
     expect(backend.calls).toHaveLength(3);
   });
 
-  it("counts prompt + completion tokens: ~600-token calls fill a 2000-token window after three; the fourth would overrun it", async () => {
-    const { monitor, backend, decisions } = setup({ backend: distinct(), settings: { budget: { unaddressed: { "5m": { messages: 100, tokens: 2000 } } } } });
+  it("counts prompt + completion tokens: ~680-token calls fill a 2100-token window after three; the fourth would overrun it", async () => {
+    const { monitor, backend, decisions } = setup({ backend: distinct(), settings: { budget: { unaddressed: { "5m": { messages: 100, tokens: 2100 } } } } });
     const outcomes: string[] = [];
     for (let i = 1; i <= 5; i++) {
       const p = monitor.handle(batch({ dispatchId: i, now: Date.now(), messages: [msg(String(i), BOB, `talk ${i}`, Date.now())] }));
@@ -233,11 +233,11 @@ describe("monitor: budget", () => {
       const o = await p;
       outcomes.push(o.sent ? `sent ${o.replyType}` : o.skipReason!);
     }
-    expect(monitor.snapshot().budgetEvents.map((e) => e[1]).every((t) => t > 550 && t < 650)).toBe(true);
-    // ~1800 tokens used after three calls: a fourth ~600-token prompt would cross 2000, so it is
+    expect(monitor.snapshot().budgetEvents.map((e) => e[1]).every((t) => t > 630 && t < 700)).toBe(true);
+    // ~2040 tokens used after three calls: a fourth ~680-token prompt would cross 2100, so it is
     // refused before the model is called (a window is never overrun by the call that crosses it).
     expect(outcomes).toEqual(["sent short", "sent short", "sent short", "over-budget", "over-budget"]);
-    expect(decisions[3]!.detail).toMatch(/^unaddressed:5m:tokens 1\d{3}\/2000 \+\d+$/);
+    expect(decisions[3]!.detail).toMatch(/^unaddressed:5m:tokens 2\d{3}\/2100 \+\d+$/);
     expect(backend.calls).toHaveLength(3);
   });
 

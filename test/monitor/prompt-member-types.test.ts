@@ -22,7 +22,7 @@ describe("[Senders]", () => {
         msg("4", "zed.agentcp.io", "yo", T0 + 3),
         msg("5", "alice.agentcp.io", "my own", T0 + 4),
         msg("6", "bob.agentcp.io", "again", T0 + 5),
-        msg("7", "sys.agentcp.io", "", T0 + 6, { contentType: "event", metadata: { event_type: "member_joined" } }),
+        msg("7", "group.agentcp.io", "", T0 + 6, { contentType: "event", metadata: { event_type: "member_joined" } }),
       ],
     });
     const parts = assembleDispatchPrompt({ identity: ALICE, settings, batch: b, memberTypes: d });

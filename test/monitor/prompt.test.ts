@@ -136,7 +136,7 @@ describe("formatMessages, lines", () => {
 
   it("renders group events and the subject", () => {
     const body = formatMessages(
-      [msg("7", "carol.agentcp.io", "", 0, { contentType: "event", metadata: { event_type: "member_joined", actor: "carol.agentcp.io" } })],
+      [msg("7", "group.agentcp.io", "", 0, { contentType: "event", metadata: { event_type: "member_joined", actor: "carol.agentcp.io" } })],
       { ...opts, subject: "Rust async" },
     );
     expect(body).toBe("[group] subject: Rust async\n[msg_id:7] [14:30:05] [event] carol.agentcp.io member_joined");
@@ -183,7 +183,7 @@ describe("formatMessages, xml", () => {
         msg("48", "carol", "spam", 10_000),
         msg("49", "carol", "spam", 11_000),
         msg("50", "carol", "spam", 12_000),
-        msg("51", "dan", "", 12 * 60_000 + 12_000, { contentType: "event", metadata: { event_type: "member_left" } }),
+        msg("51", "group.agentcp.io", "", 12 * 60_000 + 12_000, { contentType: "event", metadata: { event_type: "member_left", actor: "dan" } }),
         msg("52", "erin", "back?", 12 * 60_000 + 13_000, { engaged: true }),
       ],
       { ...opts, ownReplies: [{ timestamp: T0 + 8000, text: "挺好的", msgId: "46" }] },

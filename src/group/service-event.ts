@@ -1,0 +1,31 @@
+// Which messages are the group service's own events (join, leave, rules changed…). Only the
+// service can say so: a member's post with `content_type: "system"` or `metadata.event_type` is
+// that member's words, shown with their name, never an event line. Pure; imports only types.
+import type { GroupMessage } from "../types.ts";
+
+const EVENT_CONTENT_TYPES = new Set(["event", "system", "group_event"]);
+
+/**
+ * The group service of our access point, `group.<ap-domain>` (`alice.agentcp.io` →
+ * `group.agentcp.io`), lower-cased; undefined for a name without a domain (replayed nicks).
+ */
+export function groupServiceAid(selfAid: string): string | undefined {
+  const dot = selfAid.indexOf(".");
+  if (dot <= 0 || dot === selfAid.length - 1) return undefined;
+  return `group.${selfAid.slice(dot + 1).toLowerCase()}`;
+}
+
+/** An event shaped message sent by the group service itself (`serviceAid` from {@link groupServiceAid}). */
+export function isServiceEvent(m: Pick<GroupMessage, "sender" | "contentType" | "metadata">, serviceAid: string | undefined): boolean {
+  // Sender first: a length compare rules out almost every message on the ingest hot path.
+  return isFromService(m.sender, serviceAid) && isEventShaped(m);
+}
+
+/** Looks like an event (content type or `metadata.event_type`), whoever sent it. */
+export function isEventShaped(m: Pick<GroupMessage, "contentType" | "metadata">): boolean {
+  return EVENT_CONTENT_TYPES.has(m.contentType) || typeof m.metadata?.event_type === "string";
+}
+
+function isFromService(sender: string, serviceAid: string | undefined): boolean {
+  return serviceAid !== undefined && sender.length === serviceAid.length && sender.toLowerCase() === serviceAid;
+}

@@ -1,0 +1,51 @@
+import { describe, expect, it } from "vitest";
+import { allAnswered, answeredThroughFor, answeredThroughOf } from "../../src/group/answered.ts";
+import { initGroupClientForIdentity } from "../../src/group/group-client.ts";
+import { DEFAULT_GROUP_SETTINGS } from "../../src/config/load.ts";
+import type { DispatchBatch, GroupMessage } from "../../src/types.ts";
+
+describe("answered_through", () => {
+  it("reads answered_through, else reply_to; ignores what is not a msg id", () => {
+    expect(answeredThroughOf({ answered_through: "42", reply_to: "40" })).toBe(42);
+    expect(answeredThroughOf({ answered_through: 43 })).toBe(43);
+    expect(answeredThroughOf({ reply_to: "40" })).toBe(40);
+    expect(answeredThroughOf({ answered_through: "x", reply_to: "y" })).toBeUndefined();
+    expect(answeredThroughOf({ answered_through: -1 })).toBeUndefined();
+    expect(answeredThroughOf(null)).toBeUndefined();
+  });
+
+  it("names the newest numeric id of a batch, and tells when a batch is wholly answered", () => {
+    expect(answeredThroughFor([{ msgId: "7" }, { msgId: "12" }, { msgId: "9" }])).toBe("12");
+    expect(answeredThroughFor([{ msgId: "irc:1" }])).toBeUndefined();
+    expect(allAnswered([{ msgId: "7" }, { msgId: "12" }], 12)).toBe(true);
+    expect(allAnswered([{ msgId: "7" }, { msgId: "13" }], 12)).toBe(false);
+    expect(allAnswered([], 12)).toBe(false);
+    expect(allAnswered([{ msgId: "7" }], undefined)).toBe(false);
+  });
+});
+
+describe("group client: our reply coming back settles what it answered", () => {
+  const T0 = 1_767_600_000_000;
+  const msg = (id: number, sender: string, content: string, metadata: GroupMessage["metadata"] = null): GroupMessage => ({
+    msgId: String(id), groupId: "g1", sender, content, contentType: "text", timestamp: T0 + id, metadata,
+  });
+
+  it("held messages up to answered_through are dropped as `answered`; a later one still dispatches", async () => {
+    const batches: DispatchBatch[] = [];
+    const client = initGroupClientForIdentity({
+      identityId: "alice", groupId: "g1", identity: { aid: "alice.agentcp.io", name: "Alice", aliases: [] },
+      settings: { ...DEFAULT_GROUP_SETTINGS, bufferGateMs: 10, bufferGateMaxWaitMs: 20, cooldownMs: 0 },
+      dispatch: async (b) => (batches.push(b), { sent: false, skipReason: "silent" }),
+    });
+    client.feedBufferGate([
+      msg(1, "bob.agentcp.io", "Alice, ready?"),
+      msg(2, "alice.agentcp.io", "Ready.", { reply_to: "1", answered_through: "1" }),
+      msg(3, "carol.agentcp.io", "and me?"),
+    ]);
+    await new Promise((r) => setTimeout(r, 60));
+    expect(client.stats().dropped).toMatchObject({ answered: 1, self: 1 });
+    expect(batches.map((b) => b.messages.map((m) => m.msgId))).toEqual([["3"]]);
+    expect(batches[0]!.mentionInfo.mentioned).toBe(false);
+    await client.close();
+  });
+});
