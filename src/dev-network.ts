@@ -63,7 +63,8 @@ export async function startDevNetwork(p: StartDevNetworkParams): Promise<DevNetw
     service,
     lines,
     // Demo identities are for this machine only: stored without a passphrase, next to the CA that issued them.
-    identity: (aid) => ensureIdentity({ aid, stateDir: root, accessPointUrl: net.localUrl, noPassphrase: true, tls }),
+    // A saved key whose certificate came from an older CA (the ca folder was deleted) is certified again.
+    identity: (aid) => ensureIdentity({ aid, stateDir: root, accessPointUrl: net.localUrl, noPassphrase: true, tls, issuerCaPem: net.caPem }),
     connect: (identity, logger, options) => connectAgent({ ...options, identity, accessPointUrl: net.localUrl, tls, ...(logger ? { logger } : {}) }),
     close: () => net.close(),
   };

@@ -15,6 +15,7 @@ import type { AgentLink } from "./network/peer-channel.ts";
 import { connectConfiguredIdentity } from "./runtime-link.ts";
 import { createSaveScheduler } from "./state/save-scheduler.ts";
 import { createGroupConnection } from "./transport/connection.ts";
+import { TransportError } from "./transport/errors.ts";
 import type { GroupConnection, GroupConnectionParams, GroupEvent } from "./transport/connection.ts";
 import type { AgentBackend, ChannelConfig, GroupMessage, Logger, PersistedGroupState } from "./types.ts";
 
@@ -161,7 +162,7 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
       // Member types from config; the network client replaces this with createIdentityMemberTypes(…).types.
       agents: config.agents,
       backend,
-      sender: { sendMessage: (m) => connectionOf(groupId).sendMessage(m) },
+      sender: { sendMessage: (m) => sendWhenConnected(connectionOf(groupId), m, logger) },
       logger: glog,
       ...(p.random ? { random: p.random } : {}),
       ...(restored ? { restored } : {}),
@@ -306,12 +307,33 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
       const g = runtimes.get(groupId);
       if (!g) throw new RuntimeError("GROUP_UNKNOWN", identityId, `group ${groupId} is not configured for identity ${identityId}`);
       if (closing) throw new RuntimeError("CLOSED", identityId, "identity is closed");
-      const sent = await connectionOf(groupId).sendMessage({ groupId, content: text });
+      const sent = await sendWhenConnected(connectionOf(groupId), { groupId, content: text }, logger);
       g.client.recordOwnMessage({ msgId: sent.msgId, timestamp: sent.timestamp, content: text });
       return sent;
     },
     close,
   };
+}
+
+/**
+ * NOT_CONNECTED means nothing left (no session came within the request timeout): waiting for the
+ * next session and sending again cannot post twice, so a reply survives a short outage. Any other
+ * failure (a lost session, a timeout) may have been stored and is not retried.
+ */
+const SEND_ATTEMPTS_WITHOUT_SESSION = 3;
+async function sendWhenConnected(
+  connection: GroupConnection,
+  message: { groupId: string; content: string; metadata?: Record<string, unknown> },
+  logger: Logger,
+): Promise<{ msgId: string; timestamp: number }> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await connection.sendMessage(message);
+    } catch (err) {
+      if (!(err instanceof TransportError && err.code === "NOT_CONNECTED") || attempt >= SEND_ATTEMPTS_WITHOUT_SESSION || connection.status === "closed") throw err;
+      logger.log("info", "runtime.send_waiting_for_session", { group: message.groupId, attempt });
+    }
+  }
 }
 
 /** `group.<domain>` of the access point that issued `aid` (the part after its first dot). */

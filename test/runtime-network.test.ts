@@ -9,6 +9,7 @@ import { createScriptedBackend } from "../src/host/deterministic.ts";
 import { createHttpClient, signInToNetwork } from "../src/network/index.ts";
 import type { GroupDefinition } from "../src/server/group-service.ts";
 import { createGroupConnection, type GroupConnection } from "../src/transport/connection.ts";
+import { RuntimeError, startIdentity } from "../src/runtime.ts";
 import type { AgentBackend } from "../src/types.ts";
 import {
   AGENTS,
@@ -116,6 +117,34 @@ describe("the runtime on the local network (real sockets, real keys)", () => {
     } finally {
       await l.close();
       await elsewhere.close();
+    }
+  });
+
+  it("without an injected link the runtime signs in from the config; a missing key is one RuntimeError naming the aid", async () => {
+    const l = await lobby(["alice"]);
+    try {
+      // The identity as a user configures it: aid, its access point URL, the local CA to trust.
+      const identity = await l.dev.identity(AGENTS.alice.aid);
+      const config = lobbyConfig({ stateDir: `${l.stateDir}/local-network`, agents: ["alice"], lobby: FAST });
+      const configured = { ...config, network: { ...config.network, caFile: l.dev.net.caFile } };
+      configured.identities.alice = { ...configured.identities.alice!, accessPointUrl: l.dev.net.localUrl };
+      const alice = fx.track(startIdentity({ config: configured, identityId: "alice", backend: createScriptedBackend({ mode: "silent" }), connection: { heartbeatMs: 0 } }) as RecordedIdentity);
+      await alice.ready;
+      expect(identity.dir).toContain("local-network");
+      expect(l.dev.service.onlineAids(GROUP)).toContain(AGENTS.alice.aid);
+
+      const missing = { ...configured, stateDir: fx.stateDir("empty") };
+      let thrown: unknown;
+      try {
+        startIdentity({ config: missing, identityId: "alice", backend: createScriptedBackend({ mode: "silent" }) });
+      } catch (err) {
+        thrown = err;
+      }
+      expect(thrown).toBeInstanceOf(RuntimeError);
+      expect(thrown).toMatchObject({ code: "NO_NETWORK", identityId: "alice" });
+      expect(String((thrown as Error).message)).toContain(AGENTS.alice.aid);
+    } finally {
+      await l.close();
     }
   });
 

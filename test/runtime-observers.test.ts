@@ -29,7 +29,8 @@ describe("startIdentity onMessages", () => {
     const dir = fx.stateDir();
     let stamp: number | undefined;
     const members = { [HUMAN]: { human: true }, [AGENTS.alice.aid]: {} };
-    fx.server = serveGroups({ groups: { [GROUP]: { members } }, rateLimit: null, now: () => stamp ?? Date.now() });
+    // The server clock jumps to the far future for one message: no online TTL may expire on it.
+    fx.server = serveGroups({ groups: { [GROUP]: { members } }, rateLimit: null, onlineTtlMs: Number.POSITIVE_INFINITY, now: () => stamp ?? Date.now() });
     const config = lobbyConfig({
       stateDir: dir,
       agents: ["alice"],

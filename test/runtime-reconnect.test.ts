@@ -124,4 +124,26 @@ describe("startIdentity: the sessions drop mid-stream and the group service rest
       ["mention", "15"],
     ]);
   });
+
+  it("a reply sent while no session is up waits for the next one (NOT_CONNECTED left nothing behind) and is posted once", async () => {
+    const history = createMemoryHistoryStore();
+    fx.server = lobby(history);
+    const dir = fx.stateDir();
+    const config = lobbyConfig({ stateDir: dir, agents: ["alice"], lobby: FAST });
+    const alice = fx.track(startRecorded({ config, identityId: "alice", backend: createScriptedBackend({ mode: "silent" }), connection: { heartbeatMs: 0, requestTimeoutMs: 100 } }));
+    await alice.ready;
+    crash();
+    const sent = alice.sendText(GROUP, "posted after the outage");
+    // Two attempts of 100 ms each find no session; the service is back before the third.
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(fx.server!.history(GROUP)).toEqual([]);
+    fx.server = lobby(history);
+    await expect(sent).resolves.toMatchObject({ msgId: "1" });
+    expect(fx.server!.history(GROUP).map((m) => [m.sender, m.content])).toEqual([[AGENTS.alice.aid, "posted after the outage"]]);
+
+    // An outage longer than every attempt: refused as NOT_CONNECTED, nothing stored.
+    crash();
+    await expect(alice.sendText(GROUP, "never")).rejects.toMatchObject({ code: "NOT_CONNECTED" });
+    expect(fx.server!.history(GROUP)).toHaveLength(1);
+  });
 });

@@ -33,7 +33,12 @@ export interface GroupServiceOptions {
    */
   delivery?: { push?: "batch" | "message" | "none"; notify?: boolean; echo?: boolean };
   logger?: Logger;
-  /** Server clock for message timestamps and rate limits. Default Date.now. */
+  /**
+   * A registration not refreshed by `heartbeat` (or a new `register_online`) for this long is
+   * offline: no more pushes to it. Default 5 minutes, like the real service; clients beat every 3.
+   */
+  onlineTtlMs?: number;
+  /** Server clock for message timestamps, rate limits and the online TTL. Default Date.now. */
   now?: () => number;
   /** Keep history in this store (pass the same one to a restarted service). */
   history?: GroupHistoryStore;
@@ -97,8 +102,18 @@ export function createGroupService(options: GroupServiceOptions): GroupService {
   const rateLimit = options.rateLimit === undefined ? { messages: 10, perMs: 10_000 } : options.rateLimit;
   const membership = new Membership(options.groups, store);
   const listeners = new Set<(m: GroupMessage) => void>();
-  /** aid → its sessions registered online (an aid may run several processes). */
-  const online = new Map<string, Set<string>>();
+  const onlineTtlMs = options.onlineTtlMs ?? 300_000;
+  /** aid → its sessions registered online (an aid may run several processes) → last register/heartbeat (server time). */
+  const online = new Map<string, Map<string, number>>();
+  /** Sessions of `aid` still online at `now`; expired ones are pruned here, on read, not by a timer. */
+  const liveSessions = (aid: string): string[] => {
+    const sessions = online.get(aid);
+    if (!sessions) return [];
+    const t = now();
+    for (const [sessionId, seen] of sessions) if (t - seen > onlineTtlMs) sessions.delete(sessionId);
+    if (sessions.size === 0) online.delete(aid);
+    return [...sessions.keys()];
+  };
   /** Messages stored in this turn, per group, pushed together in one batch per receiver. */
   let outbox = new Map<string, GroupMessage[]>();
   let flushQueued = false;
@@ -147,8 +162,8 @@ export function createGroupService(options: GroupServiceOptions): GroupService {
     outbox = new Map();
     for (const [groupId, messages] of batches) {
       for (const member of membership.members(groupId).keys()) {
-        const sessions = online.get(member);
-        if (!sessions || sessions.size === 0) continue;
+        const sessions = liveSessions(member);
+        if (sessions.length === 0) continue;
         const mine = echo ? messages : messages.filter((m) => m.sender !== member);
         if (mine.length === 0) continue;
         const wire = mine.map(toWireMessage);
@@ -174,7 +189,7 @@ export function createGroupService(options: GroupServiceOptions): GroupService {
             timestamp: last.timestamp,
           });
         }
-        for (const sessionId of [...sessions]) for (const frame of frames) sendTo(member, sessionId, frame);
+        for (const sessionId of sessions) for (const frame of frames) sendTo(member, sessionId, frame);
       }
     }
   };
@@ -199,9 +214,13 @@ export function createGroupService(options: GroupServiceOptions): GroupService {
   const handleOnline = (from: string, sessionId: string, action: string): ActionResult => {
     if (action === "register_online") {
       let sessions = online.get(from);
-      if (!sessions) online.set(from, (sessions = new Set()));
-      sessions.add(sessionId);
+      if (!sessions) online.set(from, (sessions = new Map()));
+      sessions.set(sessionId, now());
       log.log("info", "group-service.online", { aid: from, sessionId });
+    } else if (action === "heartbeat") {
+      // Keeps a registration alive; a heartbeat never registers by itself.
+      const seen = online.get(from)?.get(sessionId);
+      if (seen !== undefined && now() - seen <= onlineTtlMs) online.get(from)!.set(sessionId, now());
     } else if (action === "unregister_online") {
       online.get(from)?.delete(sessionId);
       log.log("info", "group-service.offline", { aid: from, sessionId });
@@ -290,8 +309,8 @@ export function createGroupService(options: GroupServiceOptions): GroupService {
     members: (groupId) => [...membership.members(groupId).keys()].sort(),
     onlineAids(groupId) {
       const out: string[] = [];
-      for (const [member, sessions] of online) {
-        if (sessions.size === 0) continue;
+      for (const member of [...online.keys()]) {
+        if (liveSessions(member).length === 0) continue;
         if (groupId === undefined || membership.isMember(groupId, member)) out.push(member);
       }
       return out.sort();

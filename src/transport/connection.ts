@@ -240,10 +240,12 @@ class ChannelGroupConnection implements GroupConnection {
     this.#start?.resolve();
   }
 
-  async #register(sessionId: string): Promise<void> {
+  async #register(sessionId: string, catchUp = false): Promise<void> {
     try {
       await this.#call("register_online");
-      if (this.#session === sessionId) this.#registered = true;
+      if (this.#session !== sessionId) return;
+      this.#registered = true;
+      if (catchUp) for (const feed of this.#feeds.values()) void feed.sync();
     } catch (err) {
       if (this.#session !== sessionId) return;
       // Pulls still work unregistered; the next heartbeat tries to register again.
@@ -343,13 +345,16 @@ class ChannelGroupConnection implements GroupConnection {
   /** One group heartbeat (or a retried register_online). A failure is logged and never drops anything: liveness is the socket's ping. */
   async #beat(sessionId: string): Promise<void> {
     if (this.#session !== sessionId) return;
-    if (!this.#registered) await this.#register(sessionId);
+    if (!this.#registered) await this.#register(sessionId, true);
     else {
       try {
         await this.#call("heartbeat");
       } catch (err) {
         if (this.#session !== sessionId) return;
         this.#counters.heartbeatFailures++;
+        // The service may have let our registration lapse meanwhile (its online TTL): the next
+        // slot registers again, and a pull catches up on whatever it did not push.
+        this.#registered = false;
         this.#log.log("warn", "transport.heartbeat-failed", { peer: this.#channel.peer, ...errorFields(err) });
       }
     }

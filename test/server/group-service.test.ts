@@ -119,6 +119,29 @@ describe("createGroupService", () => {
     expect(bob.frames).toEqual([]);
   });
 
+  it("a registration lives 5 minutes past its last register/heartbeat (server time): T+299s pushed, T+300.001s not", async () => {
+    let t = 0;
+    serve({ now: () => t });
+    const bob = await connect(BOB); // registered at T+0
+    const alice = await connect(ALICE);
+    t = 200_000;
+    expect((await alice.request("heartbeat")).code).toBe(0); // alice refreshed at T+200s
+    t = 299_000;
+    server!.post({ groupId: "g1", sender: CAROL, content: "still there?" });
+    await waitFor(() => bob.frames.length === 1 && alice.frames.length === 1, "both pushed");
+    t = 300_001;
+    server!.post({ groupId: "g1", sender: CAROL, content: "anyone?" });
+    await waitFor(() => alice.frames.length === 2, "alice pushed");
+    await ioSettle(10);
+    expect(bob.frames).toHaveLength(1);
+    expect(server!.onlineAids()).toEqual([ALICE]);
+    // A heartbeat does not bring an expired registration back; register_online does.
+    expect((await bob.request("heartbeat")).code).toBe(0);
+    expect(server!.onlineAids()).toEqual([ALICE]);
+    expect((await bob.request("register_online")).code).toBe(0);
+    expect(server!.onlineAids()).toEqual([ALICE, BOB]);
+  });
+
   it("can push the deprecated message_push, or notify only", async () => {
     serve({ delivery: { push: "message", notify: false } });
     const bob = await connect(BOB);
