@@ -11,7 +11,9 @@ import { childLogger, errorFields, silentLogger } from "./log.ts";
 import { createGroupMonitor, type DispatchDecision, type GroupMonitor } from "./monitor/monitor.ts";
 import { createFileStateStore, defaultStateDir, type StateStore } from "./state/file-store.ts";
 import type { AgentLink } from "./network/peer-channel.ts";
+import type { FetchLike } from "./profile/publish.ts";
 import { connectConfiguredIdentity } from "./runtime-link.ts";
+import { createIdentityProfile, resolveProfileFetch } from "./runtime-profile.ts";
 import { createGroupConnection } from "./transport/connection.ts";
 import type { GroupConnection, GroupConnectionParams, GroupEvent } from "./transport/connection.ts";
 import type { AgentBackend, ChannelConfig, GroupMessage, Logger, PersistedGroupState } from "./types.ts";
@@ -52,6 +54,12 @@ export interface StartIdentityParams {
   link?: AgentLink;
   /** Builds the link when none is injected. Default: connectConfiguredIdentity. */
   connect?: (params: { config: ChannelConfig; identityId: string; logger: Logger }) => AgentLink & { close(): Promise<void> | void };
+  /**
+   * Where agent.md requests go (`https://<aid>/agent.md`: publishing ours after sign-in, reading
+   * unknown senders'). Default: built from the config (see profileFetchFromConfig) when the
+   * runtime connects the identity itself; none when a `link` or `connect` is injected. null: none.
+   */
+  profileFetch?: FetchLike | null;
   /** Transport tuning (heartbeat, retry backoff, timeouts). */
   connection?: Pick<GroupConnectionParams, "heartbeatMs" | "requestTimeoutMs" | "reconnect" | "sendRetry" | "pageSize">;
 }
@@ -104,6 +112,16 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
   const logger = childLogger(p.logger ?? silentLogger, { identity: identityId });
   const store = p.store ?? createFileStateStore({ dir: config.stateDir ?? defaultStateDir(), logger });
   const runtimes = new Map<string, GroupRuntime>();
+  const stateDir = config.stateDir ?? defaultStateDir();
+  const profile = createIdentityProfile({
+    config,
+    identityId,
+    identity,
+    fetch: resolveProfileFetch({ ...p, identity, logger }),
+    stateDir,
+    logger,
+    now: Date.now,
+  });
   // Each group dispatches one batch at a time (its lock); across groups, at most this many model
   // calls run at once, so a burst in many groups cannot fan out into as many parallel calls. Only
   // the call itself takes a slot: a reply waiting out its human-like delay holds none, and a
@@ -159,10 +177,16 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
       groupId,
       settings,
       humans: config.humans,
-      // Member types from config; the network client replaces this with createIdentityMemberTypes(…).types.
-      agents: config.agents,
+      // Config first, then the group service's get_members, then senders' own agent.md.
+      memberTypes: profile.memberTypes,
       backend,
-      sender: { sendMessage: (m) => connectionOf(groupId).sendMessage(m) },
+      sender: {
+        // Reactions only where the group service says it takes them (none advertises it today).
+        get reactions() {
+          return connectionOf(groupId).reactions === true;
+        },
+        sendMessage: (m) => connectionOf(groupId).sendMessage(m),
+      },
       logger: glog,
       ...(p.random ? { random: p.random } : {}),
       ...(restored ? { restored } : {}),
@@ -179,6 +203,7 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
       restored: { cursor: restored?.cursor ?? 0, lastSelfSpeakAt: restored?.lastSelfSpeakAt ?? null },
       onEvent: (e) => {
         track(g, e);
+        if (e.type === "accepted") profile.noteSender(e.message.sender);
         if (e.type === "dispatch-end") {
           saveNow(g);
           if (!closing) connectionOf(groupId).acknowledge(groupId);
@@ -241,7 +266,11 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
         g.client.feedBufferGate(messages);
         saveSoon(g);
       },
-      ...(p.onTransportEvent ? { onEvent: p.onTransportEvent } : {}),
+      onEvent: (groupId, event) => {
+        // A newcomer's type comes with the members list: read it again.
+        if (event.event === "member_joined" && !closing) void profile.refreshMembers(connectionOf(groupId), groupId);
+        p.onTransportEvent?.(groupId, event);
+      },
     }));
   }
   const connectionOf = (groupId: string): GroupConnection => connections.get(serviceOf(groupId))!;
@@ -250,11 +279,16 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
   // A link that says when it is signed in (the network's agent) fails `ready` at once when its
   // key or certificate is refused, instead of leaving it waiting for a session that never comes.
   const linkReady = (link as { ready?: unknown }).ready;
+  // After sign-in, never in the way of joining: a failure is one warn line.
+  void profile
+    .publishAfterSignIn(link as { token?: () => string | undefined }, linkReady instanceof Promise ? linkReady : undefined)
+    .catch((err: unknown) => logger.log("warn", "profile.publish_failed", { aid: identity.aid, ...errorFields(err) }));
   const ready = Promise.all([
     ...(linkReady instanceof Promise ? [linkReady] : []),
     ...[...connections.values()].map(async (c) => {
       await c.start();
-      await reportMemberships(c, byService.get(c.peer) ?? [], logger);
+      const served = byService.get(c.peer) ?? [];
+      await Promise.all([reportMemberships(c, served, logger), ...served.map((groupId) => profile.refreshMembers(c, groupId))]);
     }),
   ]).then(() => undefined);
   let resolveDone!: () => void;
@@ -267,6 +301,7 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
       // end as "group-closed" (unsettled, answered next run), not as a failed send counted as
       // handled; and no group may wait on another group's model call for the dispatch slot.
       for (const g of runtimes.values()) g.monitor.close();
+      profile.close();
       // Then stop intake so nothing arrives while groups settle.
       await Promise.all(
         [...connections.values()].map((c) => c.close().catch((err) => logger.log("warn", "runtime.close_transport_failed", { service: c.peer, ...errorFields(err) }))),
