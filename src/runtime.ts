@@ -6,6 +6,7 @@ import PQueue from "p-queue";
 import { listGroupsForIdentity, resolveGroupSettings } from "./config/load.ts";
 import { closeGroupClientForIdentity, initGroupClientForIdentity } from "./group/group-client.ts";
 import type { GroupClient, GroupClientEvent } from "./group/group-client.ts";
+import type { MemberTypes } from "./group/member-types.ts";
 import { numericMsgId } from "./group/order.ts";
 import { childLogger, errorFields, silentLogger } from "./log.ts";
 import { createGroupMonitor, type DispatchDecision, type GroupMonitor } from "./monitor/monitor.ts";
@@ -80,6 +81,8 @@ export interface RunningIdentity {
   connectionFor(groupId: string): GroupConnection | undefined;
   groupClient(groupId: string): GroupClient | undefined;
   monitor(groupId: string): GroupMonitor | undefined;
+  /** Who is a human or an agent as this identity knows it (config, group service, agent.md). */
+  readonly memberTypes: MemberTypes;
   /** Posts as this identity (the host's outbound path). Counted as our own message. */
   sendText(groupId: string, text: string): Promise<{ msgId: string; timestamp: number }>;
   close(): Promise<void>;
@@ -333,6 +336,7 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
     connectionFor: (groupId) => (runtimes.has(groupId) ? connectionOf(groupId) : undefined),
     groupClient: (groupId) => runtimes.get(groupId)?.client,
     monitor: (groupId) => runtimes.get(groupId)?.monitor,
+    memberTypes: profile.memberTypes,
     async sendText(groupId, text) {
       const g = runtimes.get(groupId);
       if (!g) throw new RuntimeError("GROUP_UNKNOWN", identityId, `group ${groupId} is not configured for identity ${identityId}`);

@@ -51,10 +51,12 @@ describe("acp-group id (real local network over TLS, real files)", () => {
     const s = capture();
     expect(await idCommand(["show", "alice.acp.cli", "--state-dir", state()], s.io, env)).toBe(0);
     expect(s.out[0]).toBe("aid:         alice.acp.cli");
-    expect(s.out.at(-2)).toBe(`key:         ${join(state(), "identities", "alice.acp.cli", "private", "alice.acp.cli.key")} (key opens and matches the certificate)`);
+    // The last line is now the published agent.md (none before the first sign-in), so the key line moved up one.
+    expect(s.out.at(-3)).toBe(`key:         ${join(state(), "identities", "alice.acp.cli", "private", "alice.acp.cli.key")} (key opens and matches the certificate)`);
+    expect(s.out.at(-1)).toBe("agent.md: not published yet (it is published after the next sign-in)");
     const wrong = capture();
     await idCommand(["show", "alice.acp.cli", "--state-dir", state()], wrong.io, { ACP_SEED_PASSWORD: "nope" });
-    expect(wrong.out.at(-2)).toContain("The seed password does not open the key of alice.acp.cli");
+    expect(wrong.out.at(-3)).toContain("The seed password does not open the key of alice.acp.cli");
   });
 
   it("import an SDK folder; show of an unknown aid is a usage error", async () => {
