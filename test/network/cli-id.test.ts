@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { writePublishedProfile } from "../../src/profile/profile-sync.ts";
 import { main } from "../../src/cli.ts";
 import { idCommand } from "../../src/cli-id.ts";
 import { startLocalNetwork, type LocalNetwork } from "../../src/server/network/index.ts";
@@ -57,6 +58,12 @@ describe("acp-group id (real local network over TLS, real files)", () => {
     const wrong = capture();
     await idCommand(["show", "alice.acp.cli", "--state-dir", state()], wrong.io, { ACP_SEED_PASSWORD: "nope" });
     expect(wrong.out.at(-3)).toContain("The seed password does not open the key of alice.acp.cli");
+
+    // After a publish (recorded by whichever identity id ran it), show prints what was published.
+    writePublishedProfile(state(), "alice", { version: 1, aid: "alice.acp.cli", hash: "ab".repeat(32), publishedAt: Date.UTC(2026, 0, 2), text: "---\naid: alice.acp.cli\ntype: agent\n---\n# Alice\n" });
+    const shown = capture();
+    expect(await idCommand(["show", "alice.acp.cli", "--state-dir", state()], shown.io, env)).toBe(0);
+    expect(shown.out.at(-1)).toBe("agent.md published 2026-01-02T00:00:00.000Z (sha256 abababababab):\n---\naid: alice.acp.cli\ntype: agent\n---\n# Alice");
   });
 
   it("import an SDK folder; show of an unknown aid is a usage error", async () => {
