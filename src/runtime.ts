@@ -271,7 +271,7 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
       },
       onEvent: (groupId, event) => {
         // A newcomer's type comes with the members list: read it again.
-        if (event.event === "member_joined" && !closing) void profile.refreshMembers(connectionOf(groupId), groupId);
+        if (event.event === "member_joined" && !closing && runtimes.has(groupId)) void profile.refreshMembers(connectionOf(groupId), groupId);
         p.onTransportEvent?.(groupId, event);
       },
     }));

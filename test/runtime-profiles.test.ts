@@ -158,6 +158,37 @@ describe("agent.md on the local network (real sockets, real keys)", () => {
     }
   });
 
+  it("a profile host that cannot be reached: one warn line, and the identity joins and answers anyway", async () => {
+    const n = await network([]);
+    try {
+      identityOf.set(n.dev, await n.dev.identity(AGENTS.alice.aid));
+      const config = lobbyConfig({ stateDir: n.stateDir, agents: ["alice"], lobby: FAST });
+      const logger = createMemoryLogger();
+      const alice = fx.track(
+        startRecorded({
+          config,
+          identityId: "alice",
+          backend: recording("mention"),
+          logger,
+          profileFetch: () => Promise.reject(new Error("connect ECONNREFUSED 127.0.0.1:9")),
+          connect: ({ logger: l }) => n.dev.connect(identityOf.get(n.dev)!, l, QUICK),
+        }),
+      );
+      await alice.ready;
+      await waitFor(() => events(logger, "profile.publish_failed").length === 1, "the warn line");
+      expect(events(logger, "profile.publish_failed")[0]).toMatchObject({ level: "warn", fields: { aid: AGENTS.alice.aid, reason: "network" } });
+      const you = await member(n.dev, HUMAN, [GROUP]);
+      await you.say("Alice, are you there?");
+      await waitFor(() => n.dev.service.history(GROUP).length === 2, "alice's answer");
+      expect(n.dev.service.history(GROUP)[1]).toMatchObject({ sender: AGENTS.alice.aid });
+      expect(events(logger, "profile.publish_failed")).toHaveLength(1);
+      await you.conn.close();
+      await you.agent.close();
+    } finally {
+      await n.close();
+    }
+  });
+
   it("a stranger agent is known as an agent from its profile with no config: the loop guard stops the agent-only exchange; a human stranger resets it", async () => {
     const n = await network([DAVE]);
     try {
