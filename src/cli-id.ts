@@ -1,6 +1,6 @@
 // `acp-group id create | list | show | import`: identities on disk, in the official SDK's layout.
 import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { parse, UsageError } from "./cli-args.ts";
 import { loadConfigFile } from "./config/load.ts";
 import { defaultStateDir } from "./state/file-store.ts";
@@ -120,7 +120,10 @@ export async function idCommand(args: string[], io: Io, env: NodeJS.ProcessEnv =
       }
       // What is published: by the config's identity of this aid when a config is given, else any identity in the state dir.
       const configured = Object.entries(config?.identities ?? {}).find(([, i]) => i.aid.toLowerCase() === aid.toLowerCase());
-      const published = configured ? readPublishedProfile(stateDir, configured[0]) : findPublishedProfile(stateDir, aid);
+      // `start` keeps the local network's identities in <state>/local-network and records publishes in <state>.
+      const published = configured
+        ? readPublishedProfile(stateDir, configured[0])
+        : (findPublishedProfile(stateDir, aid) ?? (basename(stateDir) === "local-network" ? findPublishedProfile(dirname(stateDir), aid) : undefined));
       const profile = configured ? describePublishedProfile({ stateDir, identityId: configured[0], identity: configured[1] }) : describeProfile(published);
       if (values.json) {
         io.out(JSON.stringify({ aid, ...paths, certificate: s, status: statusOf(certPem, now), key, agentMd: published ?? null }));

@@ -66,6 +66,19 @@ describe("acp-group id (real local network over TLS, real files)", () => {
     expect(shown.out.at(-1)).toBe("agent.md published 2026-01-02T00:00:00.000Z (sha256 abababababab):\n---\naid: alice.acp.cli\ntype: agent\n---\n# Alice");
   });
 
+  it("show in npm start's <state>/local-network finds what the runtime recorded in <state>", async () => {
+    const root = `${tmp.dir}/demo`;
+    const c = capture();
+    expect(await idCommand(["create", "dora.acp.cli", "--ap-url", net.localUrl, "--ca-file", net.caFile, "--no-passphrase", "--state-dir", join(root, "local-network")], c.io, {})).toBe(0);
+    const s = capture();
+    expect(await idCommand(["show", "dora.acp.cli", "--state-dir", join(root, "local-network")], s.io, {})).toBe(0);
+    expect(s.out.at(-1)).toBe("agent.md: not published yet (it is published after the next sign-in)");
+    writePublishedProfile(root, "dora", { version: 1, aid: "dora.acp.cli", hash: "cd".repeat(32), publishedAt: Date.UTC(2026, 0, 3), text: "---\naid: dora.acp.cli\ntype: agent\n---\n# Dora\n" });
+    const again = capture();
+    expect(await idCommand(["show", "dora.acp.cli", "--state-dir", join(root, "local-network"), "--json"], again.io, {})).toBe(0);
+    expect(JSON.parse(again.out[0]!)).toMatchObject({ aid: "dora.acp.cli", agentMd: { aid: "dora.acp.cli", hash: "cd".repeat(32), text: "---\naid: dora.acp.cli\ntype: agent\n---\n# Dora\n" } });
+  });
+
   it("import an SDK folder; show of an unknown aid is a usage error", async () => {
     const env = { ACP_SEED_PASSWORD: "pw" };
     const other = `${tmp.dir}/sdk`;
