@@ -1,11 +1,12 @@
 // `acp-group id create | list | show | import`: identities on disk, in the official SDK's layout.
 import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { parse, UsageError } from "./cli-args.ts";
 import { loadConfigFile } from "./config/load.ts";
 import { defaultStateDir } from "./state/file-store.ts";
 import { accessPointUrlFor, createIdentity, importIdentity, listIdentities, loadIdentity, summarizeCertificate, type CertificateSummary, type TlsOptions } from "./network/index.ts";
 import { checkCertificateExpiry, identityPaths } from "./network/identity-store.ts";
+import { describeProfile, describePublishedProfile, findPublishedProfile, readPublishedProfile } from "./profile/profile-sync.ts";
 
 type Io = { out: (s: string) => void; err: (s: string) => void };
 
@@ -17,7 +18,8 @@ export const ID_USAGE = `Usage: acp-group id <create|list|show|import> [options]
          The key is encrypted with ACP_SEED_PASSWORD (or network.seedPassword in --config);
          without one, --no-passphrase is required to store it unencrypted.
   list   [--json]                 Identities in the state dir with their certificate's validity.
-  show   <aid> [--json]           Subject, issuer, validity, SHA-256 fingerprint, files.
+  show   <aid> [--json]           Subject, issuer, validity, SHA-256 fingerprint, files, and the
+                                  agent.md last published for it (or why none is).
   import (--key FILE --cert FILE [--aid AID] | --sdk-dir DIR) [--no-passphrase]
          Copy an existing key + certificate (or an official SDK folder <aid>/private,public).
 
@@ -116,14 +118,22 @@ export async function idCommand(args: string[], io: Io, env: NodeJS.ProcessEnv =
       } catch (err) {
         key = (err as Error).message;
       }
+      // What is published: by the config's identity of this aid when a config is given, else any identity in the state dir.
+      const configured = Object.entries(config?.identities ?? {}).find(([, i]) => i.aid.toLowerCase() === aid.toLowerCase());
+      // `start` keeps the local network's identities in <state>/local-network and records publishes in <state>.
+      const published = configured
+        ? readPublishedProfile(stateDir, configured[0])
+        : (findPublishedProfile(stateDir, aid) ?? (basename(stateDir) === "local-network" ? findPublishedProfile(dirname(stateDir), aid) : undefined));
+      const profile = configured ? describePublishedProfile({ stateDir, identityId: configured[0], identity: configured[1] }) : describeProfile(published);
       if (values.json) {
-        io.out(JSON.stringify({ aid, ...paths, certificate: s, status: statusOf(certPem, now), key }));
+        io.out(JSON.stringify({ aid, ...paths, certificate: s, status: statusOf(certPem, now), key, agentMd: published ?? null }));
         return 0;
       }
       io.out(`aid:         ${aid}`);
       for (const line of certLines(s, statusOf(certPem, now))) io.out(line);
       io.out(`key:         ${paths.key} (${key})`);
       io.out(`certificate: ${paths.cert}`);
+      io.out(profile);
       return 0;
     }
     case "import": {

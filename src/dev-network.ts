@@ -4,6 +4,9 @@
 // onto the local domain (`alice.agentcp.io` → `alice.<domain>`), and issues their certificates.
 import { join } from "node:path";
 import { connectAgent, ensureIdentity, type ConnectAgentOptions, type Identity, type NetworkAgent } from "./network/index.ts";
+import { createAgentMdFetch } from "./profile/agent-md-fetch.ts";
+import type { FetchLike } from "./profile/publish.ts";
+import { createFileAgentMdStore, memberTypeFromStore } from "./server/agent-md-store.ts";
 import { createGroupService, type GroupDefinition, type GroupService } from "./server/group-service.ts";
 import type { RateLimit } from "./server/rate-limit.ts";
 import { DEFAULT_LOCAL_DOMAIN, networkBanner, startLocalNetwork, type LocalNetwork } from "./server/network/index.ts";
@@ -18,6 +21,11 @@ export interface DevNetwork {
   readonly lines: string[];
   /** Issues (or reloads) an identity of this network, kept in the state dir. */
   identity(aid: string): Promise<Identity>;
+  /**
+   * Reaches `https://<aid>/agent.md` of this network's identities: the request goes to this
+   * server by address, the aid as Host header (the aid's host name resolves nowhere here).
+   */
+  readonly profileFetch: FetchLike;
   /** Signs an issued identity in over this process's loopback address (no DNS needed). */
   connect(identity: Identity, logger?: Logger, options?: Omit<ConnectAgentOptions, "identity" | "accessPointUrl" | "tls" | "logger">): NetworkAgent;
   close(): Promise<void>;
@@ -39,7 +47,18 @@ export interface StartDevNetworkParams {
 export async function startDevNetwork(p: StartDevNetworkParams): Promise<DevNetwork> {
   const domain = p.domain ?? DEFAULT_LOCAL_DOMAIN;
   const root = join(p.stateDir, "local-network");
+  // One profile store for both roles: the server's `/agent.md` writes it, the group service reads member types from it.
+  const agentMd = createFileAgentMdStore(join(root, "agent-md"));
+  const log = p.logger;
   const service = createGroupService({
+    memberProfile(aid) {
+      try {
+        return memberTypeFromStore(agentMd, aid);
+      } catch (err) {
+        log?.log("warn", "group-service.agent_md_read_failed", { aid, error: err instanceof Error ? err.message : String(err) });
+        return { type: "unknown", code: 1024 };
+      }
+    },
     domain,
     groups: p.groups,
     historyFile: join(root, "group-history.jsonl"),
@@ -52,6 +71,7 @@ export async function startDevNetwork(p: StartDevNetworkParams): Promise<DevNetw
     ...(p.port !== undefined ? { port: p.port } : {}),
     ...(p.tls ? { tls: true } : {}),
     serviceAgents: [service],
+    agentMd,
     ...(p.logger ? { logger: p.logger } : {}),
     ...(p.tokenTtlMs !== undefined ? { tokenTtlMs: p.tokenTtlMs } : {}),
   });
@@ -62,6 +82,7 @@ export async function startDevNetwork(p: StartDevNetworkParams): Promise<DevNetw
     net,
     service,
     lines,
+    profileFetch: createAgentMdFetch({ tls, via: net.localUrl }),
     // Demo identities are for this machine only: stored without a passphrase, next to the CA that issued them.
     // A saved key whose certificate came from an older CA (the ca folder was deleted) is certified again.
     identity: (aid) => ensureIdentity({ aid, stateDir: root, accessPointUrl: net.localUrl, noPassphrase: true, tls, issuerCaPem: net.caPem }),

@@ -5,6 +5,7 @@
 import { listGroupsForIdentity, resolveGroupSettings } from "./config/load.ts";
 import { closeGroupClientForIdentity, initGroupClientForIdentity } from "./group/group-client.ts";
 import type { GroupClient, GroupClientEvent } from "./group/group-client.ts";
+import type { MemberTypes } from "./group/member-types.ts";
 import { numericMsgId } from "./group/order.ts";
 import { childLogger, errorFields, silentLogger } from "./log.ts";
 import { createModelCallLimiter } from "./monitor/model-calls.ts";
@@ -12,8 +13,10 @@ import { createLazyGroupMonitor } from "./monitor/lazy-monitor.ts";
 import type { DispatchDecision, GroupMonitor } from "./monitor/monitor.ts";
 import { createFileStateStore, defaultStateDir, type StateStore } from "./state/file-store.ts";
 import type { AgentLink } from "./network/peer-channel.ts";
+import type { FetchLike } from "./profile/publish.ts";
 import { connectConfiguredIdentity } from "./runtime-link.ts";
 import { createSaveScheduler } from "./state/save-scheduler.ts";
+import { createIdentityProfile, resolveProfileFetch } from "./runtime-profile.ts";
 import { createGroupConnection } from "./transport/connection.ts";
 import { TransportError } from "./transport/errors.ts";
 import type { GroupConnection, GroupConnectionParams, GroupEvent } from "./transport/connection.ts";
@@ -55,6 +58,12 @@ export interface StartIdentityParams {
   link?: AgentLink;
   /** Builds the link when none is injected. Default: connectConfiguredIdentity. */
   connect?: (params: { config: ChannelConfig; identityId: string; logger: Logger }) => AgentLink & { close(): Promise<void> | void };
+  /**
+   * Where agent.md requests go (`https://<aid>/agent.md`: publishing ours after sign-in, reading
+   * unknown senders'). Default: built from the config (see profileFetchFromConfig) when the
+   * runtime connects the identity itself; none when a `link` or `connect` is injected. null: none.
+   */
+  profileFetch?: FetchLike | null;
   /** Transport tuning (heartbeat, retry backoff, timeouts). */
   connection?: Pick<GroupConnectionParams, "heartbeatMs" | "requestTimeoutMs" | "reconnect" | "sendRetry" | "pageSize">;
 }
@@ -75,6 +84,8 @@ export interface RunningIdentity {
   connectionFor(groupId: string): GroupConnection | undefined;
   groupClient(groupId: string): GroupClient | undefined;
   monitor(groupId: string): GroupMonitor | undefined;
+  /** Who is a human or an agent as this identity knows it (config, group service, agent.md). */
+  readonly memberTypes: MemberTypes;
   /** Posts as this identity (the host's outbound path). Counted as our own message. */
   sendText(groupId: string, text: string): Promise<{ msgId: string; timestamp: number }>;
   close(): Promise<void>;
@@ -107,6 +118,16 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
   const store = p.store ?? createFileStateStore({ dir: config.stateDir ?? defaultStateDir(), logger });
   const runtimes = new Map<string, GroupRuntime>();
   const aidLower = identity.aid.toLowerCase();
+  const stateDir = config.stateDir ?? defaultStateDir();
+  const profile = createIdentityProfile({
+    config,
+    identityId,
+    identity,
+    fetch: resolveProfileFetch({ ...p, identity, logger }),
+    stateDir,
+    logger,
+    now: Date.now,
+  });
   // Each group dispatches one batch at a time (its lock); across groups, at most this many model
   // calls run at once, so a burst in many groups cannot fan out into as many parallel calls. Only
   // the call itself takes a slot: a reply waiting out its human-like delay holds none, and a
@@ -159,10 +180,16 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
       groupId,
       settings,
       humans: config.humans,
-      // Member types from config; the network client replaces this with createIdentityMemberTypes(…).types.
-      agents: config.agents,
+      // Config first, then the group service's get_members, then senders' own agent.md.
+      memberTypes: profile.memberTypes,
       backend,
-      sender: { sendMessage: (m) => sendWhenConnected(connectionOf(groupId), m, logger) },
+      sender: {
+        // Reactions only where the group service says it takes them (none advertises it today).
+        get reactions() {
+          return connectionOf(groupId).reactions === true;
+        },
+        sendMessage: (m) => sendWhenConnected(connectionOf(groupId), m, logger),
+      },
       logger: glog,
       ...(p.random ? { random: p.random } : {}),
       ...(restored ? { restored } : {}),
@@ -180,6 +207,7 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
       restored: { cursor: restored?.cursor ?? 0, lastSelfSpeakAt: restored?.lastSelfSpeakAt ?? null },
       onEvent: (e) => {
         track(g, e);
+        if (e.type === "accepted") profile.noteSender(e.message.sender);
         if (e.type === "dispatch-end") {
           saveNow(g);
           if (!closing) connectionOf(groupId).acknowledge(groupId);
@@ -244,7 +272,11 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
         g.client.feedBufferGate(messages);
         saveSoon(g);
       },
-      ...(p.onTransportEvent ? { onEvent: p.onTransportEvent } : {}),
+      onEvent: (groupId, event) => {
+        // A newcomer's type comes with the members list: read it again.
+        if (event.event === "member_joined" && !closing && runtimes.has(groupId)) void profile.refreshMembers(connectionOf(groupId), groupId);
+        p.onTransportEvent?.(groupId, event);
+      },
     }));
   }
   const connectionOf = (groupId: string): GroupConnection => connections.get(serviceOf(groupId))!;
@@ -253,11 +285,16 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
   // A link that says when it is signed in (the network's agent) fails `ready` at once when its
   // key or certificate is refused, instead of leaving it waiting for a session that never comes.
   const linkReady = (link as { ready?: unknown }).ready;
+  // After sign-in, never in the way of joining: a failure is one warn line.
+  void profile
+    .publishAfterSignIn(link as { token?: () => string | undefined }, linkReady instanceof Promise ? linkReady : undefined)
+    .catch((err: unknown) => logger.log("warn", "profile.publish_failed", { aid: identity.aid, ...errorFields(err) }));
   const ready = Promise.all([
     ...(linkReady instanceof Promise ? [linkReady] : []),
     ...[...connections.values()].map(async (c) => {
       await c.start();
-      await reportMemberships(c, byService.get(c.peer) ?? [], logger);
+      const served = byService.get(c.peer) ?? [];
+      await Promise.all([reportMemberships(c, served, logger), ...served.map((groupId) => profile.refreshMembers(c, groupId))]);
     }),
   ]).then(() => undefined);
   let resolveDone!: () => void;
@@ -271,6 +308,7 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
       // handled; and no group may wait on another group's model call for the dispatch slot.
       for (const g of runtimes.values()) g.monitor.close();
       modelCalls.close(); // no group waits on a back-end that ignores its abort signal
+      profile.close();
       // Then stop intake so nothing arrives while groups settle.
       await Promise.all(
         [...connections.values()].map((c) => c.close().catch((err) => logger.log("warn", "runtime.close_transport_failed", { service: c.peer, ...errorFields(err) }))),
@@ -303,6 +341,7 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
     connectionFor: (groupId) => (runtimes.has(groupId) ? connectionOf(groupId) : undefined),
     groupClient: (groupId) => runtimes.get(groupId)?.client,
     monitor: (groupId) => runtimes.get(groupId)?.monitor,
+    memberTypes: profile.memberTypes,
     async sendText(groupId, text) {
       const g = runtimes.get(groupId);
       if (!g) throw new RuntimeError("GROUP_UNKNOWN", identityId, `group ${groupId} is not configured for identity ${identityId}`);

@@ -206,6 +206,8 @@ export async function startCommand(args: string[], io: Io, opts: { signal?: Abor
           abortSignal: stop.signal,
           onDecision: printDecision,
           connect: ({ logger: l }) => dev.connect(identities.get(config.identities[id]!.aid)!, l),
+          // agent.md of the local network's identities lives on the local server.
+          profileFetch: dev.profileFetch,
         }),
       );
     }

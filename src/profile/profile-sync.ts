@@ -1,7 +1,7 @@
 // After sign-in, each identity publishes its agent.md — but only when the text changed since the
 // last successful publish, remembered per identity in `<stateDir>/<identity>/profile.json`.
 // Never throws: a bad file or a failed upload is one warn line and the identity carries on.
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { errorFields } from "../log.ts";
@@ -33,9 +33,30 @@ export function profileStateFile(stateDir: string, identityId: string): string {
 
 /** The last published profile, or undefined when none was recorded or the file is unreadable. */
 export function readPublishedProfile(stateDir: string, identityId: string): PublishedProfile | undefined {
+  return readPublishedFile(profileStateFile(stateDir, identityId));
+}
+
+/** The last published profile of `aid` by any identity kept in `stateDir` (for `id show` without a config). */
+export function findPublishedProfile(stateDir: string, aid: string): PublishedProfile | undefined {
+  let dirs: string[];
+  try {
+    dirs = readdirSync(stateDir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+  } catch {
+    return undefined;
+  }
+  const want = aid.toLowerCase();
+  let best: PublishedProfile | undefined;
+  for (const dir of dirs) {
+    const found = readPublishedFile(join(stateDir, dir, "profile.json"));
+    if (found && found.aid.toLowerCase() === want && (!best || found.publishedAt > best.publishedAt)) best = found;
+  }
+  return best;
+}
+
+function readPublishedFile(file: string): PublishedProfile | undefined {
   let raw: string;
   try {
-    raw = readFileSync(profileStateFile(stateDir, identityId), "utf8");
+    raw = readFileSync(file, "utf8");
   } catch {
     return undefined;
   }
@@ -127,8 +148,12 @@ export async function publishProfileIfChanged(p: {
 
 /** What `acp-group id show` prints about an identity's profile: the last published text, or why there is none. */
 export function describePublishedProfile(p: { stateDir: string; identityId: string; identity: ProfileIdentity }): string {
-  const published = readPublishedProfile(p.stateDir, p.identityId);
   if (p.identity.profile?.publish === false) return "agent.md: not published (profile.publish is false)";
+  return describeProfile(readPublishedProfile(p.stateDir, p.identityId));
+}
+
+/** The text of {@link describePublishedProfile} for a record found some other way (or none). */
+export function describeProfile(published: PublishedProfile | undefined): string {
   if (!published) return "agent.md: not published yet (it is published after the next sign-in)";
   const head = `agent.md published ${new Date(published.publishedAt).toISOString()} (sha256 ${published.hash.slice(0, 12)}):`;
   return `${head}\n${published.text.trimEnd()}`;

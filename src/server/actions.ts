@@ -28,6 +28,11 @@ export interface ActionContext {
   maxPullLimit: number;
   /** Configured and joined members of an existing group. */
   members(groupId: string): ReadonlyMap<string, GroupMember>;
+  /**
+   * A member's type as read from its published agent.md (0 read, 1024 none, 1025 invalid).
+   * Absent: the service reads no profiles and `refresh_member_types` is not implemented.
+   */
+  memberProfile?(aid: string): { type: "human" | "agent" | "unknown"; code: 0 | 1024 | 1025 };
   /** Stores a message with the next msg id; the service fans it out. */
   storeMessage(params: { groupId: string; sender: string; content: string; contentType: string; metadata: Plain | null }): GroupMessage;
 }
@@ -118,9 +123,9 @@ export function handleAction(ctx: ActionContext, caller: Caller, action: string,
         tags: [],
       });
     case "get_members":
-      return ok({
-        members: [...members].map(([aid, m]) => ({ agent_id: aid, role: "member", human: m.human === true })),
-      });
+      return ok({ members: [...members].map(([aid, m]) => memberEntry(ctx, aid, m)) });
+    case "refresh_member_types":
+      return refreshMemberTypes(ctx, members, params);
     case "get_rules":
       return ok({ max_members: 1000, max_message_size: ctx.maxMessageChars });
     case "pull_events":
@@ -137,10 +142,42 @@ const GROUP_ACTIONS = new Set([
   "get_cursor",
   "get_group_info",
   "get_members",
+  "refresh_member_types",
   "get_rules",
   "pull_events",
   "ack_events",
 ]);
+
+/**
+ * A `get_members` entry: `type` from the member's agent.md when it published a valid one, else
+ * `human` when the group's definition says so, else `unknown` — and `human` only when the type
+ * is known, so a client never reads "not marked human" as "agent".
+ */
+function memberEntry(ctx: ActionContext, aid: string, m: GroupMember): Plain {
+  const fromProfile = ctx.memberProfile?.(aid).type;
+  const type = fromProfile !== undefined && fromProfile !== "unknown" ? fromProfile : m.human === true ? "human" : "unknown";
+  return { agent_id: aid, role: "member", type, ...(type !== "unknown" ? { human: type === "human" } : {}) };
+}
+
+/**
+ * Reads members' agent.md again. With `agent_id`: that member's code (0, 1024 not found, 1025
+ * invalid) is the response code. Without: 0, and each member's type and code in `members`.
+ */
+function refreshMemberTypes(ctx: ActionContext, members: ReadonlyMap<string, GroupMember>, params: Plain): ActionResult {
+  const read = ctx.memberProfile;
+  if (!read) return fail(RESULT_CODES.NOT_IMPLEMENTED, "action not implemented: refresh_member_types");
+  const one = params.agent_id;
+  if (one !== undefined) {
+    if (typeof one !== "string" || one === "") return fail(RESULT_CODES.INVALID_PARAMS, `agent_id: expected a non-empty string, got ${describe(one)}`);
+    if (!members.has(one)) return fail(RESULT_CODES.NOT_MEMBER, "not a member of this group");
+    const r = read(one);
+    const data = { members: [{ agent_id: one, type: r.type, code: r.code }] };
+    if (r.code === RESULT_CODES.AGENT_MD_NOT_FOUND) return fail(r.code, "agent.md not found", data);
+    if (r.code === RESULT_CODES.AGENT_MD_INVALID) return fail(r.code, "agent.md invalid", data);
+    return ok(data);
+  }
+  return ok({ members: [...members.keys()].map((aid) => ({ agent_id: aid, ...read(aid) })) });
+}
 
 function sendMessage(ctx: ActionContext, caller: Caller, groupId: string, params: Plain): ActionResult {
   const { content, content_type: contentType = "text", metadata = null } = params;

@@ -44,6 +44,11 @@ export interface GroupServiceOptions {
   history?: GroupHistoryStore;
   /** Or in this JSON-lines file. */
   historyFile?: string;
+  /**
+   * Reads a member's published agent.md (e.g. `memberTypeFromStore` over the local network's
+   * store): `get_members` then carries each member's `type`, and `refresh_member_types` answers.
+   */
+  memberProfile?: (aid: string) => { type: "human" | "agent" | "unknown"; code: 0 | 1024 | 1025 };
 }
 
 export interface GroupServiceCounters {
@@ -128,6 +133,7 @@ export function createGroupService(options: GroupServiceOptions): GroupService {
     maxMessageChars: options.maxMessageChars ?? 10_000,
     maxPullLimit: options.maxPullLimit ?? 100,
     members: (groupId) => membership.members(groupId),
+    ...(options.memberProfile ? { memberProfile: options.memberProfile } : {}),
     storeMessage({ groupId, sender, content, contentType, metadata }) {
       const list = store.messages(groupId);
       const last = list[list.length - 1];
@@ -211,6 +217,12 @@ export function createGroupService(options: GroupServiceOptions): GroupService {
     }
   };
 
+  /** `group_notify member_joined` to the group's members online (the newcomer included), so clients re-read members. */
+  const announceJoined = (groupId: string, member: string): void => {
+    const frame = { action: "group_notify", group_id: groupId, event: "member_joined", data: { agent_id: member }, timestamp: now() };
+    for (const to of membership.members(groupId).keys()) for (const sessionId of [...(online.get(to) ?? [])]) sendTo(to, sessionId, frame);
+  };
+
   const handleOnline = (from: string, sessionId: string, action: string): ActionResult => {
     if (action === "register_online") {
       let sessions = online.get(from);
@@ -270,7 +282,10 @@ export function createGroupService(options: GroupServiceOptions): GroupService {
     if (!host?.send({ sessionId, to: from, payload: JSON.stringify(response) })) {
       log.log("debug", "group-service.response-lost", { aid: from, action, sessionId });
     }
-    if (result.joined) log.log("info", "group-service.member-joined", { groupId: raw.group_id, aid: result.joined, via: action });
+    if (result.joined) {
+      log.log("info", "group-service.member-joined", { groupId: raw.group_id, aid: result.joined, via: action });
+      if (typeof raw.group_id === "string") announceJoined(raw.group_id, result.joined);
+    }
     if (result.stored) publish(result.stored);
   };
 
@@ -323,7 +338,11 @@ export function createGroupService(options: GroupServiceOptions): GroupService {
     joinLink(groupId) {
       return `https://${aid}/${encodeURIComponent(groupId)}?code=${encodeURIComponent(service.inviteCode(groupId))}`;
     },
-    addMember: (groupId, member) => membership.add(groupId, member),
+    addMember(groupId, member) {
+      const added = membership.add(groupId, member);
+      if (added) announceJoined(groupId, member);
+      return added;
+    },
     pendingJoinRequests: (groupId) => membership.pendingRequests(groupId),
     counters: () => ({ ...counters }),
   };

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { writePublishedProfile } from "../../src/profile/profile-sync.ts";
 import { main } from "../../src/cli.ts";
 import { idCommand } from "../../src/cli-id.ts";
 import { startLocalNetwork, type LocalNetwork } from "../../src/server/network/index.ts";
@@ -51,10 +52,31 @@ describe("acp-group id (real local network over TLS, real files)", () => {
     const s = capture();
     expect(await idCommand(["show", "alice.acp.cli", "--state-dir", state()], s.io, env)).toBe(0);
     expect(s.out[0]).toBe("aid:         alice.acp.cli");
-    expect(s.out.at(-2)).toBe(`key:         ${join(state(), "identities", "alice.acp.cli", "private", "alice.acp.cli.key")} (key opens and matches the certificate)`);
+    // The last line is now the published agent.md (none before the first sign-in), so the key line moved up one.
+    expect(s.out.at(-3)).toBe(`key:         ${join(state(), "identities", "alice.acp.cli", "private", "alice.acp.cli.key")} (key opens and matches the certificate)`);
+    expect(s.out.at(-1)).toBe("agent.md: not published yet (it is published after the next sign-in)");
     const wrong = capture();
     await idCommand(["show", "alice.acp.cli", "--state-dir", state()], wrong.io, { ACP_SEED_PASSWORD: "nope" });
-    expect(wrong.out.at(-2)).toContain("The seed password does not open the key of alice.acp.cli");
+    expect(wrong.out.at(-3)).toContain("The seed password does not open the key of alice.acp.cli");
+
+    // After a publish (recorded by whichever identity id ran it), show prints what was published.
+    writePublishedProfile(state(), "alice", { version: 1, aid: "alice.acp.cli", hash: "ab".repeat(32), publishedAt: Date.UTC(2026, 0, 2), text: "---\naid: alice.acp.cli\ntype: agent\n---\n# Alice\n" });
+    const shown = capture();
+    expect(await idCommand(["show", "alice.acp.cli", "--state-dir", state()], shown.io, env)).toBe(0);
+    expect(shown.out.at(-1)).toBe("agent.md published 2026-01-02T00:00:00.000Z (sha256 abababababab):\n---\naid: alice.acp.cli\ntype: agent\n---\n# Alice");
+  });
+
+  it("show in npm start's <state>/local-network finds what the runtime recorded in <state>", async () => {
+    const root = `${tmp.dir}/demo`;
+    const c = capture();
+    expect(await idCommand(["create", "dora.acp.cli", "--ap-url", net.localUrl, "--ca-file", net.caFile, "--no-passphrase", "--state-dir", join(root, "local-network")], c.io, {})).toBe(0);
+    const s = capture();
+    expect(await idCommand(["show", "dora.acp.cli", "--state-dir", join(root, "local-network")], s.io, {})).toBe(0);
+    expect(s.out.at(-1)).toBe("agent.md: not published yet (it is published after the next sign-in)");
+    writePublishedProfile(root, "dora", { version: 1, aid: "dora.acp.cli", hash: "cd".repeat(32), publishedAt: Date.UTC(2026, 0, 3), text: "---\naid: dora.acp.cli\ntype: agent\n---\n# Dora\n" });
+    const again = capture();
+    expect(await idCommand(["show", "dora.acp.cli", "--state-dir", join(root, "local-network"), "--json"], again.io, {})).toBe(0);
+    expect(JSON.parse(again.out[0]!)).toMatchObject({ aid: "dora.acp.cli", agentMd: { aid: "dora.acp.cli", hash: "cd".repeat(32), text: "---\naid: dora.acp.cli\ntype: agent\n---\n# Dora\n" } });
   });
 
   it("import an SDK folder; show of an unknown aid is a usage error", async () => {

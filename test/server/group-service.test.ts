@@ -6,6 +6,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createGroupService, type GroupService, type GroupServiceOptions } from "../../src/server/group-service.ts";
+import { createMemoryAgentMdStore, memberTypeFromStore } from "../../src/server/agent-md-store.ts";
 import { createMemoryHistoryStore } from "../../src/server/history-store.ts";
 import { createLoopback, type Loopback } from "../support/loopback.ts";
 import { ioSettle, rawClient, waitFor } from "../transport/helpers.ts";
@@ -209,9 +210,10 @@ describe("createGroupService", () => {
     expect((await bob.request("get_group_info", "g1")).data).toMatchObject({ group_id: "g1", name: "Tea room", member_count: 3 });
     expect((await bob.request("get_members", "g1")).data).toEqual({
       members: [
-        { agent_id: ALICE, role: "member", human: false },
-        { agent_id: BOB, role: "member", human: false },
-        { agent_id: CAROL, role: "member", human: true },
+        // Without a profile store only the definition's `human: true` is known; the rest stay unknown.
+        { agent_id: ALICE, role: "member", type: "unknown" },
+        { agent_id: BOB, role: "member", type: "unknown" },
+        { agent_id: CAROL, role: "member", type: "human", human: true },
       ],
     });
     expect((await bob.request("get_rules", "g1")).data).toEqual({ max_members: 1000, max_message_size: 10000 });
@@ -276,7 +278,9 @@ describe("createGroupService", () => {
     expect(((await dave.request("get_members", "g1")).data as { members: Array<{ agent_id: string }> }).members.map((m) => m.agent_id)).toContain("dave.acp.local");
     // Registered and now a member: pushes reach dave.
     server!.post({ groupId: "g1", sender: CAROL, content: "welcome" });
-    await waitFor(() => dave.frames.length === 1, "push to the new member");
+    // Joining announced itself first (group_notify member_joined); then the push.
+    expect(dave.frames[0]).toMatchObject({ action: "group_notify", group_id: "g1", event: "member_joined", data: { agent_id: "dave.acp.local" } });
+    await waitFor(() => dave.frames.some((f) => f.action === "message_batch_push"), "push to the new member");
     expect((await dave.request("request_join", "g2", { message: "let me in" })).data).toEqual({ group_id: "g2", status: "pending" });
     expect(await code("request_join", "g2")).toBe(1012);
     expect(server!.pendingJoinRequests("g2")).toEqual(["dave.acp.local"]);
@@ -290,6 +294,36 @@ describe("createGroupService", () => {
     });
     expect(server!.addMember("g2", "dave.acp.local")).toBe(true);
     expect(server!.pendingJoinRequests("g2")).toEqual([]);
+  });
+
+  it("member types from stored agent.md: get_members carries each type, refresh_member_types answers 0 / 1024 / 1025", async () => {
+    const store = createMemoryAgentMdStore();
+    store.put(ALICE, `---\naid: ${ALICE}\nname: Alice\ntype: agent\n---\n# Alice\n`);
+    store.put(BOB, "no front matter at all");
+    serve({ memberProfile: (aid) => memberTypeFromStore(store, aid) });
+    const bob = await connect(BOB);
+    expect((await bob.request("get_members", "g1")).data).toEqual({
+      members: [
+        { agent_id: ALICE, role: "member", type: "agent", human: false },
+        { agent_id: BOB, role: "member", type: "unknown" },
+        { agent_id: CAROL, role: "member", type: "human", human: true },
+      ],
+    });
+    const refresh = (params?: unknown) => bob.request("refresh_member_types", "g1", params);
+    expect(await refresh({ agent_id: ALICE })).toMatchObject({ code: 0, data: { members: [{ agent_id: ALICE, type: "agent", code: 0 }] } });
+    expect(await refresh({ agent_id: BOB })).toMatchObject({ code: 1025, data: { members: [{ agent_id: BOB, type: "unknown", code: 1025 }] } });
+    expect(await refresh({ agent_id: CAROL })).toMatchObject({ code: 1024 });
+    expect((await refresh({ agent_id: "dave.acp.local" })).code).toBe(1006);
+    expect(await refresh()).toMatchObject({ code: 0, data: { members: [{ agent_id: ALICE, code: 0 }, { agent_id: BOB, code: 1025 }, { agent_id: CAROL, code: 1024 }] } });
+    // A member who publishes later is read on the next request.
+    store.put(CAROL, `---\naid: ${CAROL}\ntype: human\n---\n# Carol\n`);
+    expect((await refresh({ agent_id: CAROL })).code).toBe(0);
+  });
+
+  it("without a profile reader refresh_member_types is not implemented (1099)", async () => {
+    serve();
+    const bob = await connect(BOB);
+    expect((await bob.request("refresh_member_types", "g1")).code).toBe(1099);
   });
 
   it("a random invite code is made once per group and kept in the history file", () => {

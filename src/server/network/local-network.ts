@@ -8,6 +8,7 @@ import { join } from "node:path";
 import type { Logger } from "../../types.ts";
 import { silentLogger } from "../../log.ts";
 import type { ServiceAgent } from "../service-agent.ts";
+import { createFileAgentMdStore, handleAgentMdRequest, type AgentMdStore } from "../agent-md-store.ts";
 import { openLocalCa } from "./local-ca.ts";
 import { createApiHandler, type ApiContext } from "./access-point-api.ts";
 import { MessageService, SESSION_PATHS, type MessageServiceCounters } from "./message-service.ts";
@@ -33,6 +34,11 @@ export interface LocalNetworkOptions {
   tokenTtlMs?: number;
   logger?: Logger;
   now?: () => number;
+  /**
+   * Where members' agent.md live (`POST/GET /agent.md`, the aid as Host header). Default: files
+   * in `<stateDir>/agent-md`. Pass the same store to the group service for member types.
+   */
+  agentMd?: AgentMdStore;
   /** Default true. False: sockets never answer pings, like a half-open connection (liveness tests). */
   answerPings?: boolean;
 }
@@ -56,6 +62,8 @@ export interface LocalNetwork {
   readonly caFile: string;
   readonly caPem: string;
   readonly tls: boolean;
+  /** The members' agent.md this server serves. */
+  readonly agentMd: AgentMdStore;
   addServiceAgent(agent: ServiceAgent): void;
   /** Expires the tokens of `aid` (or all) now and closes their sockets with code 4001. */
   expireTokens(aid?: string): void;
@@ -98,7 +106,18 @@ export async function startLocalNetwork(options: LocalNetworkOptions): Promise<L
     secure: tls,
   };
   const handler = createApiHandler(ctx);
-  const onRequest = (req: Parameters<typeof handler>[0], res: Parameters<typeof handler>[1]) => void handler(req, res).catch(() => res.destroy());
+  const agentMd = {
+    store: options.agentMd ?? createFileAgentMdStore(join(options.stateDir, "agent-md")),
+    // Publishing takes the aid's current message-service token, as on the real network.
+    verifyToken: (aid: string, token: string) => messageTokens.owner(token, now())?.toLowerCase() === aid.toLowerCase(),
+  };
+  const onRequest = (req: Parameters<typeof handler>[0], res: Parameters<typeof handler>[1]) =>
+    void handleAgentMdRequest(req, res, agentMd)
+      .then((handled) => (handled ? undefined : handler(req, res)))
+      .catch((err: unknown) => {
+        logger.log("error", "network.request_failed", { path: req.url?.split("?")[0], error: err instanceof Error ? err.message : String(err) });
+        res.destroy();
+      });
   let server: Server;
   if (tls) {
     const { certPem, keyPem } = await ca.issueServerCertificate({ dnsNames: [`acp3.${domain}`, `*.${domain}`, domain, "localhost"], ips: ["127.0.0.1"], now: now() });
@@ -133,6 +152,7 @@ export async function startLocalNetwork(options: LocalNetworkOptions): Promise<L
     caFile: ca.certFile,
     caPem: ca.certPem,
     tls,
+    agentMd: agentMd.store,
     addServiceAgent: (agent) => messages.addServiceAgent(agent),
     expireTokens(aid) {
       messageTokens.expire(aid, now());

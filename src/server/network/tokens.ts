@@ -24,6 +24,11 @@ export class TokenStore {
     if (entry.expiresAt <= now) return { ok: false, reason: "expired-token" };
     return { ok: true, expiresAt: entry.expiresAt };
   }
+  /** The aid a current token belongs to, or undefined (unknown or expired). */
+  owner(token: string, now: number): string | undefined {
+    const entry = this.#tokens.get(token);
+    return entry && entry.expiresAt > now ? entry.aid : undefined;
+  }
   /** Ends every token of `aid` (or every token) now. */
   expire(aid: string | undefined, now: number): void {
     for (const entry of this.#tokens.values()) if (aid === undefined || entry.aid === aid) entry.expiresAt = Math.min(entry.expiresAt, now);

@@ -1,0 +1,74 @@
+// The HTTP(S) client for agent.md with the network's TLS rules (a private CA, the insecure opt-out):
+// Node's global fetch ignores a custom CA, so this is a plain node:http/https request. By default
+// `https://<aid>/agent.md` goes to the aid's own host name. With `via` (an access point URL that
+// hosts its identities' profiles itself, such as the local network) every request goes to that
+// server instead, with the aid as Host header and TLS server name — the aid's host name resolves
+// nowhere there. Bodies are read only up to a limit: a stranger's server decides what it sends.
+import { request as httpRequest, type IncomingMessage } from "node:http";
+import { request as httpsRequest } from "node:https";
+import { tlsConnectOptions, type TlsOptions } from "../network/http-client.ts";
+import { AGENT_MD_MAX_BYTES } from "./agent-md.ts";
+import type { FetchLike } from "./publish.ts";
+
+export interface AgentMdFetchOptions {
+  tls?: TlsOptions;
+  /** Send every agent.md request to this server (`http(s)://host:port`), the aid as Host. */
+  via?: string | undefined;
+  /** Stop reading a body past this many bytes (what is read is returned; the caller sees it is too large). Default 4 KB + 1. */
+  maxBodyBytes?: number;
+}
+
+export function createAgentMdFetch(o: AgentMdFetchOptions = {}): FetchLike {
+  const tls = tlsConnectOptions(o.tls);
+  const via = o.via ? new URL(o.via) : undefined;
+  const maxBody = o.maxBodyBytes ?? AGENT_MD_MAX_BYTES + 1;
+  return (url, init) =>
+    new Promise((resolve, reject) => {
+      const target = new URL(url);
+      const server = via ?? target;
+      const secure = server.protocol === "https:";
+      const send = secure ? httpsRequest : httpRequest;
+      const headers: Record<string, string | number> = { ...init.headers, Host: target.hostname };
+      if (init.body !== undefined) headers["Content-Length"] = Buffer.byteLength(init.body, "utf8");
+      const req = send(
+        {
+          protocol: server.protocol,
+          hostname: server.hostname.replace(/^\[|\]$/g, ""),
+          port: server.port || (secure ? 443 : 80),
+          method: init.method,
+          path: `${target.pathname}${target.search}`,
+          headers,
+          agent: false,
+          ...(secure ? { ...tls, servername: target.hostname } : tls.lookup ? { lookup: tls.lookup } : {}),
+          ...(init.signal ? { signal: init.signal } : {}),
+        },
+        (res: IncomingMessage) => {
+          const chunks: Buffer[] = [];
+          let size = 0;
+          const finish = () => {
+            const status = res.statusCode ?? 0;
+            const body = Buffer.concat(chunks).toString("utf8");
+            const get = (name: string) => {
+              const v = res.headers[name.toLowerCase()];
+              return v === undefined ? null : String(v);
+            };
+            resolve({ ok: status >= 200 && status < 300, status, headers: { get }, text: () => Promise.resolve(body) });
+          };
+          res.on("data", (c: Buffer) => {
+            if (size > maxBody) return;
+            size += c.length;
+            chunks.push(c);
+            if (size > maxBody) {
+              // Enough to know it is too large; the rest is not worth reading.
+              res.destroy();
+              finish();
+            }
+          });
+          res.on("error", (err) => (size > maxBody ? undefined : reject(err)));
+          res.on("end", () => (size > maxBody ? undefined : finish()));
+        },
+      );
+      req.on("error", reject);
+      req.end(init.body);
+    });
+}
