@@ -220,7 +220,7 @@ export function createGroupService(options: GroupServiceOptions): GroupService {
   /** `group_notify member_joined` to the group's members online (the newcomer included), so clients re-read members. */
   const announceJoined = (groupId: string, member: string): void => {
     const frame = { action: "group_notify", group_id: groupId, event: "member_joined", data: { agent_id: member }, timestamp: now() };
-    for (const to of membership.members(groupId).keys()) for (const sessionId of [...(online.get(to) ?? [])]) sendTo(to, sessionId, frame);
+    for (const to of membership.members(groupId).keys()) for (const sessionId of liveSessions(to)) sendTo(to, sessionId, frame);
   };
 
   const handleOnline = (from: string, sessionId: string, action: string): ActionResult => {
