@@ -122,8 +122,8 @@ export class GroupIngest {
     else this.#memberKeys = null;
     // A reaction or a line that expects no reply is never ours to answer: it only rides along.
     const { isMention, engaged, maybeOurs, addressing }: Classified = passive === undefined ? this.#classify(m, signals) : PLAIN;
+    // One object literal of a fixed shape (no spread): this runs for every message.
     const out: InboundMessage = {
-      ...(passive !== undefined ? { passive } : {}),
       msgId: m.msgId,
       groupId: m.groupId,
       sender: m.sender,
@@ -134,6 +134,7 @@ export class GroupIngest {
       isMention,
       engaged,
     };
+    if (passive !== undefined) out.passive = passive;
     if (addressing !== undefined) out.addressing = addressing;
     if (maybeOurs) out.maybeOurs = true;
     return out;
