@@ -10,7 +10,7 @@ import { silentLogger } from "../../log.ts";
 import type { ServiceAgent } from "../service-agent.ts";
 import { openLocalCa } from "./local-ca.ts";
 import { createApiHandler, type ApiContext } from "./access-point-api.ts";
-import { MessageService, SESSION_PATHS, type MessageServiceCounters } from "./message-service.ts";
+import { MessageService, SESSION_PATHS, type MessageServiceCounters, type SocketLimits } from "./message-service.ts";
 import { NonceStore, TokenStore } from "./tokens.ts";
 
 import { DEFAULT_LOCAL_DOMAIN } from "./defaults.ts";
@@ -35,6 +35,10 @@ export interface LocalNetworkOptions {
   now?: () => number;
   /** Default true. False: sockets never answer pings, like a half-open connection (liveness tests). */
   answerPings?: boolean;
+  /** Per-socket and total limits of the message service (defaults in DEFAULT_SOCKET_LIMITS). */
+  socketLimits?: Partial<SocketLimits>;
+  /** How often sockets are pinged; one missed pong drops a socket. Default 30000; 0 disables. */
+  pingIntervalMs?: number;
 }
 
 export interface LocalNetworkCounters extends MessageServiceCounters {
@@ -81,7 +85,14 @@ export async function startLocalNetwork(options: LocalNetworkOptions): Promise<L
   const ttl = options.tokenTtlMs ?? 3600_000;
   const messageTokens = new TokenStore(ttl);
   const accessPointTokens = new TokenStore(ttl);
-  const messages = new MessageService({ tokens: messageTokens, now, logger, ...(options.answerPings === false ? { answerPings: false } : {}) });
+  const messages = new MessageService({
+    tokens: messageTokens,
+    now,
+    logger,
+    ...(options.answerPings === false ? { answerPings: false } : {}),
+    ...(options.socketLimits ? { limits: options.socketLimits } : {}),
+    ...(options.pingIntervalMs !== undefined ? { pingIntervalMs: options.pingIntervalMs } : {}),
+  });
   for (const agent of options.serviceAgents ?? []) messages.addServiceAgent(agent);
   const apiCounters = { refusedSignIns: 0, issuedCertificates: 0, refusedCertificates: 0 };
   const ctx: ApiContext = {
