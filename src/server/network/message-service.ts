@@ -35,6 +35,8 @@ export interface SocketLimits {
   maxConnections: number;
   /** A frame larger than clients read (the client's socket limit) is not sent but counted. */
   maxOutboundFrameBytes: number;
+  /** Frames of a paused socket held unserved (they were read before the pause took hold); past it the socket is closed. Default 256 KiB. */
+  maxBacklogBytes: number;
 }
 
 export const DEFAULT_SOCKET_LIMITS: SocketLimits = {
@@ -43,6 +45,7 @@ export const DEFAULT_SOCKET_LIMITS: SocketLimits = {
   maxBufferedBytes: 8 * 1024 * 1024,
   maxConnections: 1000,
   maxOutboundFrameBytes: MAX_SOCKET_FRAME_BYTES,
+  maxBacklogBytes: 256 * 1024,
 };
 
 export interface MessageServiceCounters {
@@ -81,6 +84,9 @@ interface Connection {
   paused: boolean;
   /** Unsent bytes at the previous sweep while paused: no progress by the next one closes it. */
   pausedBuffered: number;
+  /** Frames that arrived after the pause (already read off the socket): served on resume, in order. */
+  backlog: string[];
+  backlogBytes: number;
 }
 
 const str = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
@@ -167,7 +173,7 @@ export class MessageService {
       this.#endSessionsOf(aid);
       previous.ws.close(CLOSE_REPLACED, "replaced by a newer connection");
     }
-    const conn: Connection = { aid, ws, alive: true, expiryTimer: undefined, paused: false, pausedBuffered: 0 };
+    const conn: Connection = { aid, ws, alive: true, expiryTimer: undefined, paused: false, pausedBuffered: 0, backlog: [], backlogBytes: 0 };
     ws.on("pong", () => {
       conn.alive = true;
     });
@@ -182,7 +188,15 @@ export class MessageService {
     this.#logger.log("info", "msg.connected", { aid });
     ws.on("message", (data: RawData, isBinary: boolean) => {
       if (isBinary) return this.#refuse(conn, "binary frame");
-      this.#onFrame(conn, data.toString());
+      const text = data.toString();
+      if (conn.paused) {
+        // Not served while its output is stuck: held, and past a limit the socket is closed.
+        conn.backlog.push(text);
+        conn.backlogBytes += text.length;
+        if (conn.backlogBytes > this.#limits.maxBacklogBytes) this.#closeSlow(conn, "backlog limit");
+        return;
+      }
+      this.#onFrame(conn, text);
     });
     ws.on("close", () => {
       if (conn.expiryTimer) clearTimeout(conn.expiryTimer);
@@ -281,12 +295,25 @@ export class MessageService {
     if (conn.ws.bufferedAmount > this.#limits.pauseBufferedBytes / 2) return;
     conn.paused = false;
     conn.alive = true;
+    const held = conn.backlog.splice(0);
+    conn.backlogBytes = 0;
+    for (let i = 0; i < held.length; i++) {
+      if (conn.paused) {
+        // Paused again midway: the rest waits for the next drain.
+        conn.backlog.push(...held.slice(i));
+        conn.backlogBytes = conn.backlog.reduce((n, t) => n + t.length, 0);
+        return;
+      }
+      this.#onFrame(conn, held[i]!);
+    }
     conn.ws.resume();
   }
 
   #closeSlow(conn: Connection, why: string): void {
     this.counters.slowClosed++;
     this.#logger.log("warn", "msg.socket.slow", { aid: conn.aid, why, buffered: conn.ws.bufferedAmount });
+    conn.backlog = [];
+    conn.backlogBytes = 0;
     // terminate, not close: a close frame would queue behind everything it did not read.
     conn.ws.terminate();
   }
