@@ -59,6 +59,11 @@ export interface GroupServiceCounters {
 export interface GroupService extends ServiceAgent {
   /** Stores a message as `sender` and fans it out (tests and tools; members post by send_message). Not rate limited. */
   post(params: { groupId: string; sender: string; content: string; contentType?: string; metadata?: Plain | null }): GroupMessage;
+  /**
+   * A group event spoken by the service itself (sender `group.<domain>`, content type `event`,
+   * `metadata.event_type`): the only way an event line enters a group — members' posts never are.
+   */
+  postEvent(params: { groupId: string; eventType: string; content?: string; actor?: string; target?: string }): GroupMessage;
   history(groupId: string): GroupMessage[];
   /** Observes every stored message; returns an unsubscribe function. */
   onStored(listener: (message: GroupMessage) => void): () => void;
@@ -292,6 +297,10 @@ export function createGroupService(options: GroupServiceOptions): GroupService {
       const message = ctx.storeMessage({ groupId, sender, content, contentType, metadata });
       publish(message);
       return message;
+    },
+    postEvent({ groupId, eventType, content, actor, target }) {
+      const metadata: Plain = { event_type: eventType, ...(actor ? { actor } : {}), ...(target ? { target } : {}) };
+      return service.post({ groupId, sender: aid, content: content || [actor, eventType, target].filter(Boolean).join(" "), contentType: "event", metadata });
     },
     history: (groupId) => [...store.messages(groupId)],
     onStored(listener) {

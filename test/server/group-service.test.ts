@@ -61,8 +61,9 @@ describe("createGroupService", () => {
     // What it pushes and what a pull returns are the same ordinary words.
     const page = (await alice.request("pull_messages", "g1", { after_msg_id: 0 })).data as { messages: Array<{ content_type: string; metadata: unknown }> };
     expect(page.messages.map((m) => m.content_type)).toEqual(["text", "text", "text"]);
-    // The service's own post (tools, tests) keeps its content type: only it speaks events.
-    expect(server!.post({ groupId: "g1", sender: SERVICE, content: "dan joined", contentType: "event", metadata: { event_type: "member_joined" } }).contentType).toBe("event");
+    // The service's own events come from its aid.
+    const event = server!.postEvent({ groupId: "g1", eventType: "member_joined", actor: "dan.acp.local" });
+    expect([event.sender, event.contentType, event.content, event.metadata]).toEqual([SERVICE, "event", "dan.acp.local member_joined", { event_type: "member_joined", actor: "dan.acp.local" }]);
   });
 
   it("answers with the protocol's result codes", async () => {

@@ -10,7 +10,7 @@ import { silentLogger } from "../../log.ts";
 import type { ServiceAgent } from "../service-agent.ts";
 import { openLocalCa } from "./local-ca.ts";
 import { createApiHandler, type ApiContext } from "./access-point-api.ts";
-import { MessageService, SESSION_PATHS, type MessageServiceCounters, type SocketLimits } from "./message-service.ts";
+import { DEFAULT_SOCKET_LIMITS, MessageService, SESSION_PATHS, type MessageServiceCounters, type SocketLimits } from "./message-service.ts";
 import { NonceStore, TokenStore } from "./tokens.ts";
 
 import { DEFAULT_LOCAL_DOMAIN } from "./defaults.ts";
@@ -117,6 +117,9 @@ export async function startLocalNetwork(options: LocalNetworkOptions): Promise<L
   } else {
     server = createHttpServer(onRequest);
   }
+  // Sockets in all (signed-in ones plus room for sign-ins and upgrades in flight); the message
+  // service also limits its own sockets, answering 503 past it.
+  server.maxConnections = (options.socketLimits?.maxConnections ?? DEFAULT_SOCKET_LIMITS.maxConnections) + 256;
   server.on("upgrade", (req, socket, head) => {
     const path = new URL(req.url ?? "/", "http://x").pathname;
     if (!SESSION_PATHS.has(path)) {
