@@ -32,7 +32,8 @@ function ask<T>(child: ChildProcess, msg: string, pick: (m: Record<string, unkno
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length - 1) * p))]!;
 
 export async function benchServer(fmt: (n: number, digits?: number) => string): Promise<void> {
-  const aids = [...Array.from({ length: FLOODERS }, (_, i) => `flood${i}.acp.local`), "good.acp.local"];
+  const BIG_AIDS = Array.from({ length: 8 }, (_, i) => `big${i}.acp.local`);
+  const aids = [...Array.from({ length: FLOODERS }, (_, i) => `flood${i}.acp.local`), "good.acp.local", ...BIG_AIDS];
   const child = fork(fileURLToPath(new URL("./server-child.ts", import.meta.url)), [], {
     execArgv: ["--expose-gc"],
     env: { ...process.env, BENCH_MEMBERS: JSON.stringify(aids) },
@@ -48,7 +49,7 @@ export async function benchServer(fmt: (n: number, digits?: number) => string): 
     const good = await openRawSession({ localUrl, identity: goodId, service: "group.acp.local" });
     sessions.push(good);
     flood = fork(fileURLToPath(new URL("./flood-child.ts", import.meta.url)), [], {
-      env: { ...process.env, BENCH_URL: localUrl, BENCH_FLOOD_AIDS: JSON.stringify(aids.slice(0, FLOODERS)) },
+      env: { ...process.env, BENCH_URL: localUrl, BENCH_FLOOD_AIDS: JSON.stringify(aids.slice(0, FLOODERS)), BENCH_BIG_AIDS: JSON.stringify(BIG_AIDS) },
       stdio: ["ignore", "inherit", "inherit", "ipc"],
     });
     await new Promise((resolve) => flood!.once("message", resolve));
@@ -81,8 +82,24 @@ export async function benchServer(fmt: (n: number, digits?: number) => string): 
       await new Promise((r) => setTimeout(r, 10));
     }
     clearInterval(sampler);
-    const { sent } = await ask<{ sent: number }>(flood, "stop", (m) => "sent" in m);
     const end = await ask<Stats>(child, "stats", (m) => "rss" in m);
+    // Then, the flood stopped, 8 sockets send one 60 MB frame each: refused from the header, never buffered whole.
+    await ask(flood, "halt", (m) => m.halted === true);
+    await ask(child, "gc", (m) => m.gc === true);
+    const beforeBig = await ask<Stats>(child, "stats", (m) => "rss" in m);
+    let bigPeak = beforeBig.rss;
+    let bigHeap = beforeBig.heapUsed + beforeBig.external;
+    const bigSampler = setInterval(
+      () =>
+        void ask<Stats>(child, "stats", (m) => "rss" in m).then((s) => {
+          bigPeak = Math.max(bigPeak, s.rss);
+          bigHeap = Math.max(bigHeap, s.heapUsed + s.external);
+        }),
+      100,
+    );
+    const { bigClosed } = await ask<{ bigClosed: number[] }>(flood, "big", (m) => "bigClosed" in m);
+    clearInterval(bigSampler);
+    const { sent } = await ask<{ sent: number }>(flood, "stop", (m) => "sent" in m);
     latencies.sort((a, b) => a - b);
     const c = end.counters;
     console.log(
@@ -90,6 +107,9 @@ export async function benchServer(fmt: (n: number, digits?: number) => string): 
     );
     console.log(
       `server: memory rss ${fmt(base.rss / MB)} MB idle → peak ${fmt(peak.rss / MB)} MB, heap peak ${fmt(peak.heapUsed / MB)} MB   (target: bounded, not growing with requests)`,
+    );
+    console.log(
+      `server: 8 sockets × one 60 MB frame: rss ${fmt(beforeBig.rss / MB)} MB → peak ${fmt(bigPeak / MB)} MB, heap+buffers ${fmt((beforeBig.heapUsed + beforeBig.external) / MB)} → ${fmt(bigHeap / MB)} MB; close codes ${[...new Set(bigClosed)].join(", ")}   (target: refused from the header, not buffered)`,
     );
     console.log(`server: sockets paused ${c.pausedSockets}, closed as slow ${c.slowClosed}, closed as dead ${c.deadClosed}`);
     console.log(
