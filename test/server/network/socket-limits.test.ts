@@ -63,6 +63,8 @@ describe("slow and silent sockets (real sockets)", () => {
     await waitFor(() => net!.counters().slowClosed >= 1, "the flooding socket closed", 10_000);
     // (The flooder itself notices only when it reads again: its socket is paused.)
     expect(service.counters().requests).toBeLessThan(1000);
+    // Its close event follows the terminate: wait for it; the good socket stays.
+    await waitFor(() => net!.connectedAids().length === 1, "the flooding socket gone", 5000);
     expect(net!.connectedAids()).toEqual([AIDS[1]]);
   }, 30_000);
 
