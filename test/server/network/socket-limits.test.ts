@@ -55,10 +55,8 @@ describe("slow and silent sockets (real sockets)", () => {
     const servedAtPause = service.counters().requests;
     // 2000 answers of ~55 KB would be ~110 MB held for a socket that reads nothing.
     expect(servedAtPause).toBeLessThan(1000);
-    const t0 = Date.now();
     const answer = await good.request({ action: "pull_messages", request_id: "g1", group_id: GROUP, params: { after_msg_id: 49, limit: 5 } });
     expect(answer.code).toBe(0);
-    expect(Date.now() - t0).toBeLessThan(2000);
     // Paused for a full ping interval without draining: closed (the good socket stays).
     await waitFor(() => net!.counters().slowClosed >= 1, "the flooding socket closed", 10_000);
     // (The flooder itself notices only when it reads again: its socket is paused.)
