@@ -99,7 +99,7 @@ export async function benchRuntimeGroupMemory(): Promise<void> {
   const identity: IdentityConfig = { aid: "alice.agentcp.io", name: "Alice", aliases: ["ali"], owner: "owner.agentcp.io", enabled: true, groups: [] } as unknown as IdentityConfig;
   const backend = { name: "none", generate: async () => ({ text: "" }) };
   const sender = { sendMessage: async () => ({ msgId: "1", timestamp: 1 }) };
-  const counters = { handlerErrors: 0, pullFailures: 0, messagesFed: 0, heldOverflows: 0, gapResyncs: 0 };
+  const counters = { handlerErrors: 0, pullFailures: 0, messagesFed: 0, heldOverflows: 0, gapResyncs: 0, pageShrinks: 0, droppedOversize: 0 };
   const groups: Array<{ client: GroupClient; monitor: GroupMonitor; feed: GroupFeed }> = [];
   gc();
   gc();

@@ -128,6 +128,19 @@ describe("start", () => {
     expect(skipped).toEqual([expect.objectContaining({ level: "warn", skipped: 3 })]);
   });
 
+  it("a 1.1 MB line is refused with a message and wedges nothing: the next line is answered, once", async () => {
+    const { configFile, stateDir } = setup();
+    const c = capture();
+    const huge = "A".repeat(1_100_000);
+    const code = await startCommand(["--config", configFile, "--state-dir", stateDir, "--say", huge, "--say", "Alice, ping", "--duration-ms", "1500", "--no-stdin"], c.io);
+    expect(code).toBe(0);
+    expect(c.err.filter((l) => l.startsWith("could not post as you.acp.local: message too large: 1100002 bytes"))).toHaveLength(1);
+    // The refused line was never stored: the next one is #1, and Alice answers it once.
+    expect(c.out.filter((l) => / \[lobby\] #1 you\.acp\.local: Alice, ping$/.test(l))).toHaveLength(1);
+    expect(c.out.filter((l) => / \[lobby\] #2 alice\.acp\.local \(agent\): /.test(l))).toHaveLength(1);
+    expect(c.out.join("\n")).not.toContain("AAAAAAAAAA");
+  });
+
   it("stops when its signal aborts, and a second start on the same state dir resumes the embedded history without repeating", async () => {
     const { configFile, stateDir } = setup();
     const first = capture();

@@ -2,6 +2,7 @@
 // message socket with ping/pong liveness, redials with backoff after a drop or a refused token,
 // and stops for good — one typed IDENTITY_REJECTED naming the aid — when its key or certificate
 // is refused. Peer channels ride on the socket; session_messages from anyone else are counted.
+import { MAX_SOCKET_FRAME_BYTES } from "../transport/limits.ts";
 import { randomBytes } from "node:crypto";
 import WebSocket from "ws";
 import type { Logger } from "../types.ts";
@@ -195,7 +196,7 @@ export class NetworkAgent implements AgentLink {
   }
 
   #dial(url: string): void {
-    const ws = new WebSocket(url, { ...tlsConnectOptions(this.#o.tls), handshakeTimeout: 15_000, maxPayload: 4 * 1024 * 1024 });
+    const ws = new WebSocket(url, { ...tlsConnectOptions(this.#o.tls), handshakeTimeout: 15_000, maxPayload: MAX_SOCKET_FRAME_BYTES });
     this.#ws = ws;
     let opened = false;
     ws.on("unexpected-response", (_req, res) => {

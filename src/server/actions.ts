@@ -2,6 +2,7 @@
 // protocol's result codes. No sessions here; the service wires the results to frames.
 import type { GroupMessage } from "../types.ts";
 import { RESULT_CODES, describe, isPlain, toWireMessage, type Plain } from "../transport/protocol.ts";
+import { messageBytes } from "../transport/limits.ts";
 import type { GroupHistoryStore } from "./history-store.ts";
 import type { RateLimiter } from "./rate-limit.ts";
 
@@ -25,6 +26,10 @@ export interface ActionContext {
   limiter: RateLimiter | undefined;
   now(): number;
   maxMessageChars: number;
+  /** Content plus metadata as JSON, in bytes; larger send_message answers 1009. */
+  maxMessageBytes: number;
+  /** A pull page stops before this many bytes of messages (always at least one message). */
+  maxPageBytes: number;
   maxPullLimit: number;
   /** Configured and joined members of an existing group. */
   members(groupId: string): ReadonlyMap<string, GroupMember>;
@@ -86,7 +91,7 @@ export function handleAction(ctx: ActionContext, caller: Caller, action: string,
       // after_msg_id 0 (or absent) means "from the member's server-side cursor" (protocol).
       const from = after === 0 ? ctx.store.cursor(groupId, caller.aid) : after;
       const start = firstAfter(messages, from);
-      const page = messages.slice(start, start + Math.min(limit, ctx.maxPullLimit));
+      const page = pageWithin(messages.slice(start, start + Math.min(limit, ctx.maxPullLimit)), ctx.maxPageBytes);
       return ok({
         messages: page.map(toWireMessage),
         has_more: start + page.length < messages.length,
@@ -127,7 +132,7 @@ export function handleAction(ctx: ActionContext, caller: Caller, action: string,
     case "refresh_member_types":
       return refreshMemberTypes(ctx, members, params);
     case "get_rules":
-      return ok({ max_members: 1000, max_message_size: ctx.maxMessageChars });
+      return ok({ max_members: 1000, max_message_size: ctx.maxMessageChars, max_message_bytes: ctx.maxMessageBytes });
     case "pull_events":
       return ok({ events: [], has_more: false, latest_event_id: 0 });
     default: // ack_events: the local server has no membership changes to report.
@@ -196,15 +201,48 @@ function sendMessage(ctx: ActionContext, caller: Caller, groupId: string, params
   if (metadata !== null && nestedDeeperThan(metadata, MAX_METADATA_DEPTH)) {
     return fail(RESULT_CODES.INVALID_PARAMS, `metadata: expected at most ${MAX_METADATA_DEPTH} levels of nesting`);
   }
+  const bytes = messageBytes(content, metadata);
+  if (bytes > ctx.maxMessageBytes) {
+    return fail(RESULT_CODES.INVALID_PARAMS, `message too large: ${bytes} bytes of content and metadata as JSON, at most ${ctx.maxMessageBytes}`, {
+      max_message_bytes: ctx.maxMessageBytes,
+      bytes,
+    });
+  }
   if (ctx.limiter) {
     const decision = ctx.limiter.take(`${groupId}\u0000${caller.aid}`, ctx.now());
     if (!decision.ok) return fail(RESULT_CODES.RATE_LIMITED, "rate limited", { retry_after_ms: decision.retryAfterMs });
   }
-  const stored = ctx.storeMessage({ groupId, sender: caller.aid, content, contentType: contentType || "text", metadata });
+  // A member's post is that member's words: only the service's own messages are events.
+  const stored = ctx.storeMessage({ groupId, sender: caller.aid, content, contentType: memberContentType(contentType), metadata: memberMetadata(metadata) });
   return { ...ok({ msg_id: Number(stored.msgId), timestamp: stored.timestamp }), stored };
 }
 
 const MAX_METADATA_DEPTH = 32;
+
+/** Content types the prompt shows as events; a member's post never carries one. */
+const EVENT_CONTENT_TYPES = new Set(["event", "system", "group_event"]);
+
+function memberContentType(contentType: string): string {
+  return contentType === "" || EVENT_CONTENT_TYPES.has(contentType.toLowerCase()) ? "text" : contentType;
+}
+
+function memberMetadata(metadata: Plain | null): Plain | null {
+  if (metadata === null || !Object.hasOwn(metadata, "event_type")) return metadata;
+  const { event_type: _dropped, ...rest } = metadata;
+  return rest;
+}
+
+/** The longest prefix within `maxBytes` of messages as JSON, never empty when `page` is not. */
+export function pageWithin<T extends GroupMessage>(page: readonly T[], maxBytes: number): T[] {
+  let used = 0;
+  const out: T[] = [];
+  for (const m of page) {
+    used += Buffer.byteLength(JSON.stringify(toWireMessage(m)), "utf8") + 1;
+    if (out.length > 0 && used > maxBytes) break;
+    out.push(m);
+  }
+  return out;
+}
 
 /** True when objects/arrays in `value` nest deeper than `max`. Iterative: the input may be very deep. */
 function nestedDeeperThan(value: unknown, max: number): boolean {

@@ -6,7 +6,8 @@
 import type { GroupMessage, Logger } from "../types.ts";
 import { errorFields, silentLogger } from "../log.ts";
 import { RESULT_CODES, isPlain, toWireMessage, type Plain, type WireResponse } from "../transport/protocol.ts";
-import { handleAction, isMessageAction, type ActionContext, type ActionResult, type GroupDefinition } from "./actions.ts";
+import { MAX_MESSAGE_BYTES, MAX_PAGE_BYTES, messageBytes } from "../transport/limits.ts";
+import { handleAction, isMessageAction, pageWithin, type ActionContext, type ActionResult, type GroupDefinition } from "./actions.ts";
 import { createFileHistoryStore, createMemoryHistoryStore, type GroupHistoryStore } from "./history-store.ts";
 import { MEMBERSHIP_ACTIONS, Membership } from "./membership.ts";
 import { RateLimiter, type RateLimit } from "./rate-limit.ts";
@@ -24,6 +25,10 @@ export interface GroupServiceOptions {
   maxFrameBytes?: number;
   /** Longer send_message content answers 1009. Default 10000. */
   maxMessageChars?: number;
+  /** Content plus metadata as JSON above this many bytes answers 1009. Default MAX_MESSAGE_BYTES (64 KiB). */
+  maxMessageBytes?: number;
+  /** A pull page or push batch stops before this many bytes of messages (at least one message). Default MAX_PAGE_BYTES (512 KiB). */
+  maxPageBytes?: number;
   /** Largest pull_messages page. Default 100. */
   maxPullLimit?: number;
   /**
@@ -64,6 +69,11 @@ export interface GroupServiceCounters {
 export interface GroupService extends ServiceAgent {
   /** Stores a message as `sender` and fans it out (tests and tools; members post by send_message). Not rate limited. */
   post(params: { groupId: string; sender: string; content: string; contentType?: string; metadata?: Plain | null }): GroupMessage;
+  /**
+   * A group event spoken by the service itself (sender `group.<domain>`, content type `event`,
+   * `metadata.event_type`): the only way an event line enters a group — members' posts never are.
+   */
+  postEvent(params: { groupId: string; eventType: string; content?: string; actor?: string; target?: string }): GroupMessage;
   history(groupId: string): GroupMessage[];
   /** Observes every stored message; returns an unsubscribe function. */
   onStored(listener: (message: GroupMessage) => void): () => void;
@@ -131,6 +141,8 @@ export function createGroupService(options: GroupServiceOptions): GroupService {
     limiter: rateLimit ? new RateLimiter(rateLimit) : undefined,
     now,
     maxMessageChars: options.maxMessageChars ?? 10_000,
+    maxMessageBytes: options.maxMessageBytes ?? MAX_MESSAGE_BYTES,
+    maxPageBytes: options.maxPageBytes ?? MAX_PAGE_BYTES,
     maxPullLimit: options.maxPullLimit ?? 100,
     members: (groupId) => membership.members(groupId),
     ...(options.memberProfile ? { memberProfile: options.memberProfile } : {}),
@@ -174,14 +186,15 @@ export function createGroupService(options: GroupServiceOptions): GroupService {
         if (mine.length === 0) continue;
         const wire = mine.map(toWireMessage);
         const frames: unknown[] = [];
-        if (push === "batch") {
-          const first = wire[0]!.msg_id;
-          const latest = wire[wire.length - 1]!.msg_id;
+        // Split like a pull page: no batch outgrows what a client reads.
+        for (let i = 0; push === "batch" && i < mine.length; ) {
+          const part = pageWithin(mine.slice(i), ctx.maxPageBytes).map(toWireMessage);
+          i += part.length;
           frames.push({
             action: "message_batch_push",
             group_id: groupId,
             code: 0,
-            data: { messages: wire, start_msg_id: first, latest_msg_id: latest, count: wire.length },
+            data: { messages: part, start_msg_id: part[0]!.msg_id, latest_msg_id: part[part.length - 1]!.msg_id, count: part.length },
           });
         }
         if (push === "message") for (const w of wire) frames.push({ action: "message_push", group_id: groupId, data: w });
@@ -311,9 +324,17 @@ export function createGroupService(options: GroupServiceOptions): GroupService {
       if (typeof sender !== "string" || sender === "" || typeof content !== "string" || content === "") {
         throw new GroupServiceError("INVALID_MESSAGE", "Expected `sender` and `content` to be non-empty strings", groupId);
       }
+      const bytes = messageBytes(content, metadata);
+      if (bytes > ctx.maxMessageBytes) {
+        throw new GroupServiceError("INVALID_MESSAGE", `message too large: ${bytes} bytes of content and metadata as JSON, at most ${ctx.maxMessageBytes}`, groupId);
+      }
       const message = ctx.storeMessage({ groupId, sender, content, contentType, metadata });
       publish(message);
       return message;
+    },
+    postEvent({ groupId, eventType, content, actor, target }) {
+      const metadata: Plain = { event_type: eventType, ...(actor ? { actor } : {}), ...(target ? { target } : {}) };
+      return service.post({ groupId, sender: aid, content: content || [actor, eventType, target].filter(Boolean).join(" "), contentType: "event", metadata });
     },
     history: (groupId) => [...store.messages(groupId)],
     onStored(listener) {

@@ -46,8 +46,10 @@ export interface GroupConnectionParams {
   sendRetry?: BackoffSettings & { maxAttempts: number };
   /** pull_messages page size. Default 50. */
   pageSize?: number;
-  /** Larger inbound frames are counted and dropped; the connection stays up. Default 1 MiB. */
+  /** Larger inbound frames are counted and dropped (a pull answered so is retried smaller); the connection stays up. Default 2 MiB (limits.ts). */
   maxFrameBytes?: number;
+  /** send_message with more content plus metadata (as JSON bytes) fails with MESSAGE_TOO_LARGE before sending. Default 64 KiB (limits.ts). */
+  maxMessageBytes?: number;
   random?: () => number;
   /** Clock for the request-id prefix (unique across restarts). Default Date.now. */
   now?: () => number;

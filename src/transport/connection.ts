@@ -18,6 +18,7 @@ import { TypedEmitter } from "./emitter.ts";
 import { TransportError } from "./errors.ts";
 import type { GroupFeed, GroupFeedStatus } from "./group-feed.ts";
 import { GroupFeeds } from "./group-feeds.ts";
+import { MAX_INBOUND_PAYLOAD_BYTES, MAX_MESSAGE_BYTES, messageBytes } from "./limits.ts";
 import { handleInboundFrame, type InboundDeps } from "./inbound.ts";
 import type { ResponseFrame } from "./pending-requests.ts";
 import { RESULT_CODES, isPlain, parseSendData, type Plain } from "./protocol.ts";
@@ -42,6 +43,7 @@ class ChannelGroupConnection implements GroupConnection {
   readonly #random: () => number;
   readonly #requestTimeoutMs: number;
   readonly #heartbeatMs: number;
+  readonly #maxMessageBytes: number;
   readonly #inbound: InboundDeps;
   readonly #retry: BackoffSettings;
   readonly #sendRetry: BackoffSettings & { maxAttempts: number };
@@ -51,6 +53,7 @@ class ChannelGroupConnection implements GroupConnection {
     framesIn: 0, malformedFrames: 0, malformedMessages: 0, unknownActions: 0, oversizeFrames: 0,
     unmatchedResponses: 0, unknownGroups: 0, reconnects: 0, requestTimeouts: 0, heartbeatFailures: 0,
     rateLimitedRetries: 0, handlerErrors: 0, pullFailures: 0, messagesFed: 0, heldOverflows: 0, gapResyncs: 0,
+    pageShrinks: 0, droppedOversize: 0,
     registerFailures: 0, staleFrames: 0,
   };
   readonly #requests: SessionRequests;
@@ -78,6 +81,7 @@ class ChannelGroupConnection implements GroupConnection {
     this.#random = p.random ?? Math.random;
     this.#requestTimeoutMs = p.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     this.#heartbeatMs = p.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
+    this.#maxMessageBytes = p.maxMessageBytes ?? MAX_MESSAGE_BYTES;
     this.#retry = p.reconnect ?? { baseMs: 500, maxMs: 30_000, jitter: 0.3 };
     this.#sendRetry = p.sendRetry ?? { maxAttempts: 5, baseMs: 1000, maxMs: 30_000, jitter: 0.3 };
     this.#requests = new SessionRequests({
@@ -101,7 +105,7 @@ class ChannelGroupConnection implements GroupConnection {
     this.#inbound = {
       counters: this.#counters,
       logger: this.#log,
-      maxFrameBytes: p.maxFrameBytes ?? 1024 * 1024,
+      maxFrameBytes: p.maxFrameBytes ?? MAX_INBOUND_PAYLOAD_BYTES,
       pending: this.#requests.pending,
       feeds: this.#feeds,
       onEvent: p.onEvent?.bind(p),
@@ -178,6 +182,13 @@ class ChannelGroupConnection implements GroupConnection {
     if (typeof content !== "string" || content === "") {
       throw new TransportError("INVALID_ARGUMENT", "Expected `content` to be a non-empty string", { groupId });
     }
+    const bytes = messageBytes(content, metadata ?? null);
+    if (bytes > this.#maxMessageBytes) {
+      // Refused here with a code, not by the message service closing the socket on a huge frame.
+      throw new TransportError("MESSAGE_TOO_LARGE", `message too large: ${bytes} bytes of content and metadata as JSON, at most ${this.#maxMessageBytes}`, {
+        action: "send_message", groupId, bytes, limit: this.#maxMessageBytes,
+      });
+    }
     const body: Plain = { content, ...(metadata ? { metadata } : {}) };
     for (let attempt = 0; ; attempt++) {
       await this.#whenConnected("send_message", groupId);
@@ -233,6 +244,8 @@ class ChannelGroupConnection implements GroupConnection {
       [...this.#feeds.values()].map(async (feed) => {
         const cursor = await this.#startCursor(feed.groupId, sessionId);
         if (this.#session === sessionId) await feed.connect(cursor);
+        // Ready means fed: a group whose pull failed is waited for through its retries.
+        if (this.#session === sessionId) await feed.whenLive();
       }),
     );
     if (this.#session !== sessionId || this.#status !== "syncing") return;

@@ -4,6 +4,10 @@ export type TransportErrorCode =
   | "CONNECTION_LOST"
   | "CLOSED"
   | "REQUEST_TIMEOUT"
+  /** The response was larger than the client reads; `msgIds` are the message ids found in it. */
+  | "RESPONSE_TOO_LARGE"
+  /** A send_message whose content and metadata exceed the message size limit; nothing was sent. */
+  | "MESSAGE_TOO_LARGE"
   | "REQUEST_FAILED"
   | "RATE_LIMITED"
   | "BAD_RESPONSE"
@@ -20,6 +24,10 @@ export interface TransportErrorContext {
   /** HTTP status of a refused WebSocket upgrade. */
   httpStatus?: number;
   attempts?: number;
+  /** Message ids found in a response too large to read (at most 100). */
+  msgIds?: number[];
+  bytes?: number;
+  limit?: number;
 }
 
 /** A transport failure. Log it; never post its text into a group. */

@@ -13,6 +13,10 @@ export interface GroupFeedCounters {
   heldOverflows: number;
   /** Pushes that skipped an id (a message we never saw) and were replaced by a pull. */
   gapResyncs: number;
+  /** Pulls retried with a smaller page after a timeout or a response too large to read. */
+  pageShrinks: number;
+  /** Messages too large to receive even alone: skipped (the cursor moves past them), logged with their id. */
+  droppedOversize: number;
 }
 
 export interface GroupFeedParams {
@@ -62,6 +66,8 @@ export class GroupFeed {
   #failures = 0;
   /** Armed after a handler or pull failure; cleared on disconnect, reconnect and close. */
   #retryTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Waiting for the feed to be live (caught up with the service); resolved then, or on close. */
+  #liveWaiters: Array<() => void> = [];
 
   constructor(params: GroupFeedParams) {
     this.groupId = params.groupId;
@@ -98,6 +104,8 @@ export class GroupFeed {
     this.#held = [];
     this.#syncPromise = undefined;
     this.#status = "offline";
+    // The session that waited is gone; the next one waits again.
+    this.#wakeLiveWaiters();
   }
 
   close(): void {
@@ -106,6 +114,17 @@ export class GroupFeed {
     this.#held = [];
     this.#syncPromise = undefined;
     this.#status = "closed";
+    this.#wakeLiveWaiters();
+  }
+
+  /** Resolves once a pull caught up with the service (now, if it has), or when the feed closes. */
+  whenLive(): Promise<void> {
+    if (this.#status === "live" || this.#status === "closed") return Promise.resolve();
+    return new Promise((resolve) => this.#liveWaiters.push(resolve));
+  }
+
+  #wakeLiveWaiters(): void {
+    for (const wake of this.#liveWaiters.splice(0)) wake();
   }
 
   /** Pull everything after lastFed. While a pull runs, a second call makes it go round once more. */
@@ -208,6 +227,8 @@ export class GroupFeed {
         this.#p.counters.pullFailures++;
         this.#p.logger.log("warn", "transport.pull-failed", { groupId: this.groupId, after: this.#lastFed, ...errorFields(err) });
         this.#scheduleRetry();
+        // A group that refuses us (not a member, gone) will not be fed by waiting: ready goes on without it.
+        if (isRefusal(err)) this.#wakeLiveWaiters();
       }
     } finally {
       if (epoch === this.#epoch) {
@@ -215,6 +236,7 @@ export class GroupFeed {
         const held = this.#held.splice(0);
         if (ok) {
           this.#status = "live";
+          this.#wakeLiveWaiters();
           // Accepted before any later push: the chain keeps wire order.
           if (held.length > 0) this.#acceptPush(held);
         }
@@ -229,9 +251,30 @@ export class GroupFeed {
     // The chain is drained: whatever was queued has been fed or dropped.
     this.#lastQueued = this.#lastFed;
     let after = this.#lastFed;
+    let limit = this.#p.pageSize;
     for (;;) {
-      const page = await this.#p.pull(after, this.#p.pageSize);
+      let page: PullPage;
+      try {
+        page = await this.#p.pull(after, limit);
+      } catch (err) {
+        if (epoch !== this.#epoch) return false;
+        const code = (err as { code?: unknown }).code;
+        const tooLarge = code === "RESPONSE_TOO_LARGE";
+        if (limit > 1 && (tooLarge || code === "REQUEST_TIMEOUT")) {
+          // A page too large to carry (or to answer in time): the same pull, half the page.
+          limit = Math.max(1, Math.floor(limit / 2));
+          this.#p.counters.pageShrinks++;
+          this.#p.logger.log("info", "transport.pull-page-shrunk", { groupId: this.groupId, after, limit, cause: code });
+          continue;
+        }
+        if (!tooLarge) throw err;
+        // One message too large to receive at all: skip it, counted and logged with its id.
+        after = this.#skipOversize(after, err);
+        continue;
+      }
       if (epoch !== this.#epoch) return false;
+      // A page that came through: grow back towards the configured size.
+      limit = Math.min(this.#p.pageSize, limit * 2);
       if (page.latestMsgId !== undefined && page.latestMsgId < after) {
         // The server's history restarted below our cursor (e.g. a local server without a history
         // file): everything up to our cursor will be ignored. Say so loudly; never re-feed.
@@ -250,6 +293,25 @@ export class GroupFeed {
       }
       after = last;
     }
+  }
+
+  /**
+   * The smallest id above `after` named in the oversize response (a metadata key may name another
+   * id, but never one below the message's own), else the next id. lastFed moves past it and is
+   * acked, so neither this run nor a restart asks for it again.
+   */
+  #skipOversize(after: number, err: unknown): number {
+    const ids = ((err as { context?: { msgIds?: unknown } }).context?.msgIds ?? []) as unknown[];
+    const above = ids.filter((id): id is number => typeof id === "number" && Number.isSafeInteger(id) && id > after);
+    const skipped = above.length > 0 ? Math.min(...above) : after + 1;
+    const bytes = (err as { context?: { bytes?: unknown } }).context?.bytes;
+    this.#p.counters.droppedOversize++;
+    this.#p.logger.log("warn", "transport.message-dropped", { groupId: this.groupId, reason: "oversize", msgId: String(skipped), bytes });
+    this.#lastFed = Math.max(this.#lastFed, skipped);
+    this.#lastQueued = Math.max(this.#lastQueued, this.#lastFed);
+    this.#highestSeen = Math.max(this.#highestSeen, skipped);
+    this.#p.ack(this.#lastFed);
+    return skipped;
   }
 
   #enqueue(messages: readonly GroupMessage[]): Promise<boolean> {
@@ -315,6 +377,14 @@ export class GroupFeed {
     if (this.#retryTimer !== undefined) clearTimeout(this.#retryTimer);
     this.#retryTimer = undefined;
   }
+}
+
+/** Result codes that say the group will not serve this member (not found, dissolved, suspended, not a member, banned). */
+const REFUSAL_CODES = new Set([1001, 1003, 1004, 1006, 1007]);
+
+function isRefusal(err: unknown): boolean {
+  const code = (err as { context?: { resultCode?: unknown } }).context?.resultCode;
+  return typeof code === "number" && REFUSAL_CODES.has(code);
 }
 
 /** Messages above `after`, each id once, in id order. */

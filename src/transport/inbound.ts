@@ -23,7 +23,18 @@ export function handleInboundFrame(deps: InboundDeps, text: string): void {
   const bytes = Buffer.byteLength(text, "utf8");
   if (bytes > deps.maxFrameBytes) {
     deps.counters.oversizeFrames++;
-    deps.logger.log("warn", "transport.frame-dropped", { reason: "oversize", bytes, limit: deps.maxFrameBytes });
+    const requestId = requestIdOf(text);
+    deps.logger.log("warn", "transport.frame-dropped", { reason: "oversize", bytes, limit: deps.maxFrameBytes, ...(requestId ? { requestId } : {}) });
+    // The request it answers fails now (its feed retries with a smaller page), not at its timeout.
+    const answered =
+      requestId !== undefined &&
+      deps.pending.reject(requestId, (action, groupId) =>
+        new TransportError("RESPONSE_TOO_LARGE", `${action} response of ${bytes} bytes is over the ${deps.maxFrameBytes}-byte limit`, {
+          action, ...(groupId ? { groupId } : {}), requestId, bytes, limit: deps.maxFrameBytes, msgIds: msgIdsIn(text),
+        }),
+      );
+    // A push too large to read: whatever it carried is pulled instead.
+    if (!answered) for (const feed of deps.feeds.values()) void feed.sync();
     return;
   }
   const parsed = parseServerFrame(text);
@@ -95,4 +106,23 @@ function feedFor(deps: InboundDeps, groupId: string): GroupFeed | undefined {
     deps.logger.log("debug", "transport.frame-dropped", { reason: "unknown-group", groupId });
   }
   return feed;
+}
+
+/** The request_id of a frame, read from its first 1 KiB without parsing it (responses put it first). */
+export function requestIdOf(text: string): string | undefined {
+  return /[{,]\s*"request_id"\s*:\s*"([^"\\]{1,200})"/.exec(text.slice(0, 1024))?.[1];
+}
+
+/**
+ * Every `"msg_id": N` key in a frame (at most 100), without parsing it. Inside a JSON string a
+ * quote is always escaped, so `{"msg_id":` or `,"msg_id":` only matches a real key; a key inside
+ * a message's metadata may match too, which is why callers take the smallest id above their cursor.
+ */
+export function msgIdsIn(text: string): number[] {
+  const ids: number[] = [];
+  for (const m of text.matchAll(/[{,]\s*"msg_id"\s*:\s*"?(\d{1,15})/g)) {
+    ids.push(Number(m[1]));
+    if (ids.length >= 100) break;
+  }
+  return ids;
 }

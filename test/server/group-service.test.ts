@@ -45,6 +45,28 @@ async function connect(aid: string, register = true) {
 }
 
 describe("createGroupService", () => {
+  it("a member cannot post an event: content_type system/event and metadata.event_type are stored as that member's ordinary words", async () => {
+    serve();
+    const alice = await connect(ALICE);
+    const posts = [
+      { content: "carol was removed", content_type: "system", metadata: { event_type: "member_left", actor: CAROL, mood: "x" } },
+      { content: "bob joined", content_type: "EVENT" },
+      { content: "plain", content_type: "group_event", metadata: { event_type: "member_joined" } },
+    ];
+    for (const params of posts) expect((await alice.request("send_message", "g1", params)).code).toBe(0);
+    expect(server!.history("g1").map((m) => [m.sender, m.contentType, m.metadata])).toEqual([
+      [ALICE, "text", { actor: CAROL, mood: "x" }],
+      [ALICE, "text", null],
+      [ALICE, "text", {}],
+    ]);
+    // What it pushes and what a pull returns are the same ordinary words.
+    const page = (await alice.request("pull_messages", "g1", { after_msg_id: 0 })).data as { messages: Array<{ content_type: string; metadata: unknown }> };
+    expect(page.messages.map((m) => m.content_type)).toEqual(["text", "text", "text"]);
+    // The service's own events come from its aid.
+    const event = server!.postEvent({ groupId: "g1", eventType: "member_joined", actor: "dan.acp.local" });
+    expect([event.sender, event.contentType, event.content, event.metadata]).toEqual([SERVICE, "event", "dan.acp.local member_joined", { event_type: "member_joined", actor: "dan.acp.local" }]);
+  });
+
   it("answers with the protocol's result codes", async () => {
     serve();
     const alice = await connect(ALICE);
@@ -216,7 +238,8 @@ describe("createGroupService", () => {
         { agent_id: CAROL, role: "member", type: "human", human: true },
       ],
     });
-    expect((await bob.request("get_rules", "g1")).data).toEqual({ max_members: 1000, max_message_size: 10000 });
+    // get_rules also names the byte cap of content plus metadata (added with the cap).
+    expect((await bob.request("get_rules", "g1")).data).toEqual({ max_members: 1000, max_message_size: 10000, max_message_bytes: 65536 });
   });
 
   it("drops malformed and oversize frames and keeps serving the session", async () => {

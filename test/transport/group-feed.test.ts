@@ -16,7 +16,7 @@ const m = (id: number): GroupMessage => ({
   metadata: null,
 });
 const ids = (list: readonly GroupMessage[]) => list.map((x) => Number(x.msgId));
-const counters = (): GroupFeedCounters => ({ handlerErrors: 0, pullFailures: 0, messagesFed: 0, heldOverflows: 0, gapResyncs: 0 });
+const counters = (): GroupFeedCounters => ({ handlerErrors: 0, pullFailures: 0, messagesFed: 0, heldOverflows: 0, gapResyncs: 0, pageShrinks: 0, droppedOversize: 0 });
 const turns = async (n = 5) => {
   for (let i = 0; i < n; i++) await new Promise<void>((r) => setImmediate(r));
 };

@@ -11,7 +11,7 @@ import type { ServiceAgent } from "../service-agent.ts";
 import { createFileAgentMdStore, handleAgentMdRequest, type AgentMdStore } from "../agent-md-store.ts";
 import { openLocalCa } from "./local-ca.ts";
 import { createApiHandler, type ApiContext } from "./access-point-api.ts";
-import { MessageService, SESSION_PATHS, type MessageServiceCounters } from "./message-service.ts";
+import { DEFAULT_SOCKET_LIMITS, MessageService, SESSION_PATHS, type MessageServiceCounters, type SocketLimits } from "./message-service.ts";
 import { NonceStore, TokenStore } from "./tokens.ts";
 
 import { DEFAULT_LOCAL_DOMAIN } from "./defaults.ts";
@@ -41,6 +41,10 @@ export interface LocalNetworkOptions {
   agentMd?: AgentMdStore;
   /** Default true. False: sockets never answer pings, like a half-open connection (liveness tests). */
   answerPings?: boolean;
+  /** Per-socket and total limits of the message service (defaults in DEFAULT_SOCKET_LIMITS). */
+  socketLimits?: Partial<SocketLimits>;
+  /** How often sockets are pinged; one missed pong drops a socket. Default 30000; 0 disables. */
+  pingIntervalMs?: number;
 }
 
 export interface LocalNetworkCounters extends MessageServiceCounters {
@@ -89,7 +93,14 @@ export async function startLocalNetwork(options: LocalNetworkOptions): Promise<L
   const ttl = options.tokenTtlMs ?? 3600_000;
   const messageTokens = new TokenStore(ttl);
   const accessPointTokens = new TokenStore(ttl);
-  const messages = new MessageService({ tokens: messageTokens, now, logger, ...(options.answerPings === false ? { answerPings: false } : {}) });
+  const messages = new MessageService({
+    tokens: messageTokens,
+    now,
+    logger,
+    ...(options.answerPings === false ? { answerPings: false } : {}),
+    ...(options.socketLimits ? { limits: options.socketLimits } : {}),
+    ...(options.pingIntervalMs !== undefined ? { pingIntervalMs: options.pingIntervalMs } : {}),
+  });
   for (const agent of options.serviceAgents ?? []) messages.addServiceAgent(agent);
   const apiCounters = { refusedSignIns: 0, issuedCertificates: 0, refusedCertificates: 0 };
   const ctx: ApiContext = {
@@ -125,6 +136,9 @@ export async function startLocalNetwork(options: LocalNetworkOptions): Promise<L
   } else {
     server = createHttpServer(onRequest);
   }
+  // Sockets in all (signed-in ones plus room for sign-ins and upgrades in flight); the message
+  // service also limits its own sockets, answering 503 past it.
+  server.maxConnections = (options.socketLimits?.maxConnections ?? DEFAULT_SOCKET_LIMITS.maxConnections) + 256;
   server.on("upgrade", (req, socket, head) => {
     const path = new URL(req.url ?? "/", "http://x").pathname;
     if (!SESSION_PATHS.has(path)) {

@@ -1,7 +1,11 @@
 // The local message service: the `/session` WebSocket (token checked at the upgrade), sessions
 // (`create_session_req`, `invite_agent_req`) and `session_message` routing between connected
 // agents and in-process service agents. Refuses a frame outside a session, a sender that is not
-// the signed-in aid, and a socket whose token has expired.
+// the signed-in aid, and a socket whose token has expired. Every socket is bounded: frames in are
+// refused past SocketLimits.maxFrameBytes before being buffered whole, a socket whose unsent output
+// passes pauseBufferedBytes is not read until it drains (and is closed past maxBufferedBytes or
+// when it stops draining), silent sockets are pinged and dropped, one socket per aid (a newer one
+// replaces the older) and at most maxConnections in all.
 import { randomBytes } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
@@ -10,12 +14,39 @@ import type { Logger } from "../../types.ts";
 import type { ServiceAgent, ServiceAgentHost } from "../service-agent.ts";
 import type { TokenStore } from "./tokens.ts";
 import { nextMessageId } from "../../network/message-id.ts";
+import { MAX_SOCKET_FRAME_BYTES } from "../../transport/limits.ts";
 
 export const SESSION_PATHS = new Set(["/api/message/session", "/session"]);
 /** Close code when the token behind a socket expires: the client must sign in again. */
 export const CLOSE_TOKEN_EXPIRED = 4001;
 /** Close code when the same aid opened a newer socket. */
 export const CLOSE_REPLACED = 4002;
+/** Close code of a socket that stopped reading what it is sent. */
+export const CLOSE_TOO_SLOW = 4008;
+
+export interface SocketLimits {
+  /** Largest frame a socket may send; a larger one closes it (1009) before it is buffered. Default 1 MiB. */
+  maxFrameBytes: number;
+  /** Unsent output past which the socket is not read (no new requests) until it drains. Default 1 MiB. */
+  pauseBufferedBytes: number;
+  /** Unsent output past which the socket is closed (4008). Default 8 MiB. */
+  maxBufferedBytes: number;
+  /** Sockets open at once; further upgrades answer 503. One per aid: a newer one replaces the older. Default 1000. */
+  maxConnections: number;
+  /** A frame larger than clients read (the client's socket limit) is not sent but counted. */
+  maxOutboundFrameBytes: number;
+  /** Frames of a paused socket held unserved (they were read before the pause took hold); past it the socket is closed. Default 256 KiB. */
+  maxBacklogBytes: number;
+}
+
+export const DEFAULT_SOCKET_LIMITS: SocketLimits = {
+  maxFrameBytes: 1024 * 1024,
+  pauseBufferedBytes: 1024 * 1024,
+  maxBufferedBytes: 8 * 1024 * 1024,
+  maxConnections: 1000,
+  maxOutboundFrameBytes: MAX_SOCKET_FRAME_BYTES,
+  maxBacklogBytes: 256 * 1024,
+};
 
 export interface MessageServiceCounters {
   connections: number;
@@ -24,6 +55,16 @@ export interface MessageServiceCounters {
   sessionsCreated: number;
   messagesRouted: number;
   undeliverable: number;
+  /** Upgrades refused because maxConnections sockets were open. */
+  refusedFull: number;
+  /** Times a socket was not read because its unsent output passed pauseBufferedBytes. */
+  pausedSockets: number;
+  /** Sockets closed for not reading (maxBufferedBytes, or no progress while paused). */
+  slowClosed: number;
+  /** Sockets dropped for not answering a ping. */
+  deadClosed: number;
+  /** Frames not sent because they were larger than clients read. */
+  oversizeOutbound: number;
 }
 
 interface Session {
@@ -39,6 +80,13 @@ interface Connection {
   alive: boolean;
   /** Closes the socket when its token expires; cleared on close. */
   expiryTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Not read while its unsent output drains. */
+  paused: boolean;
+  /** Unsent bytes at the previous sweep while paused: no progress by the next one closes it. */
+  pausedBuffered: number;
+  /** Frames that arrived after the pause (already read off the socket): served on resume, in order. */
+  backlog: string[];
+  backlogBytes: number;
 }
 
 const str = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
@@ -52,14 +100,20 @@ export class MessageService {
   readonly #connections = new Map<string, Connection>();
   readonly #sessions = new Map<string, Session>();
   #lastMessageId = 0;
-  readonly counters: MessageServiceCounters = { connections: 0, refusedUpgrades: 0, refusedFrames: 0, sessionsCreated: 0, messagesRouted: 0, undeliverable: 0 };
+  readonly #limits: SocketLimits;
+  readonly counters: MessageServiceCounters = {
+    connections: 0, refusedUpgrades: 0, refusedFrames: 0, sessionsCreated: 0, messagesRouted: 0, undeliverable: 0,
+    refusedFull: 0, pausedSockets: 0, slowClosed: 0, deadClosed: 0, oversizeOutbound: 0,
+  };
 
   /** Pings every socket and drops the ones that did not answer the previous ping; cleared on close. */
   readonly #sweepTimer: ReturnType<typeof setInterval> | undefined;
 
-  constructor(params: { tokens: TokenStore; now: () => number; logger: Logger; answerPings?: boolean; pingIntervalMs?: number }) {
+  constructor(params: { tokens: TokenStore; now: () => number; logger: Logger; answerPings?: boolean; pingIntervalMs?: number; limits?: Partial<SocketLimits> }) {
+    this.#limits = { ...DEFAULT_SOCKET_LIMITS, ...params.limits };
+    // maxPayload: ws refuses a larger frame from its header, before buffering it.
     // answerPings false simulates a half-open connection: the socket stays, pongs never come.
-    this.#wss = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024, autoPong: params.answerPings !== false });
+    this.#wss = new WebSocketServer({ noServer: true, maxPayload: this.#limits.maxFrameBytes, autoPong: params.answerPings !== false });
     if (params.pingIntervalMs !== 0) {
       this.#sweepTimer = setInterval(() => this.#sweep(), params.pingIntervalMs ?? 30_000);
       this.#sweepTimer.unref?.();
@@ -102,6 +156,12 @@ export class MessageService {
       socket.end(`HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${JSON.stringify({ error: check.reason })}`);
       return;
     }
+    if (this.#connections.size >= this.#limits.maxConnections && !this.#connections.has(aid)) {
+      this.counters.refusedFull++;
+      this.#logger.log("warn", "msg.upgrade.refused", { aid, reason: "full", limit: this.#limits.maxConnections });
+      socket.end(`HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 5\r\nConnection: close\r\n\r\n${JSON.stringify({ error: "too many connections" })}`);
+      return;
+    }
     this.#wss.handleUpgrade(req, socket, head, (ws) => this.#accept(aid, ws, check.expiresAt));
   }
 
@@ -113,7 +173,7 @@ export class MessageService {
       this.#endSessionsOf(aid);
       previous.ws.close(CLOSE_REPLACED, "replaced by a newer connection");
     }
-    const conn: Connection = { aid, ws, alive: true, expiryTimer: undefined };
+    const conn: Connection = { aid, ws, alive: true, expiryTimer: undefined, paused: false, pausedBuffered: 0, backlog: [], backlogBytes: 0 };
     ws.on("pong", () => {
       conn.alive = true;
     });
@@ -128,7 +188,15 @@ export class MessageService {
     this.#logger.log("info", "msg.connected", { aid });
     ws.on("message", (data: RawData, isBinary: boolean) => {
       if (isBinary) return this.#refuse(conn, "binary frame");
-      this.#onFrame(conn, data.toString());
+      const text = data.toString();
+      if (conn.paused) {
+        // Not served while its output is stuck: held, and past a limit the socket is closed.
+        conn.backlog.push(text);
+        conn.backlogBytes += text.length;
+        if (conn.backlogBytes > this.#limits.maxBacklogBytes) this.#closeSlow(conn, "backlog limit");
+        return;
+      }
+      this.#onFrame(conn, text);
     });
     ws.on("close", () => {
       if (conn.expiryTimer) clearTimeout(conn.expiryTimer);
@@ -144,7 +212,18 @@ export class MessageService {
 
   #sweep(): void {
     for (const conn of this.#connections.values()) {
+      if (conn.paused) {
+        // Its pongs wait unread behind the pause: judge it by whether its output drains.
+        const buffered = conn.ws.bufferedAmount;
+        if (buffered >= conn.pausedBuffered) {
+          this.#closeSlow(conn, "not draining");
+          continue;
+        }
+        conn.pausedBuffered = buffered;
+        continue;
+      }
       if (!conn.alive) {
+        this.counters.deadClosed++;
         this.#logger.log("info", "msg.socket.dead", { aid: conn.aid });
         conn.ws.terminate();
         continue;
@@ -184,9 +263,59 @@ export class MessageService {
   }
 
   #send(conn: Connection, cmd: string, data: Record<string, unknown>): boolean {
-    if (conn.ws.readyState !== WebSocket.OPEN) return false;
-    conn.ws.send(JSON.stringify({ cmd, data }));
+    const ws = conn.ws;
+    if (ws.readyState !== WebSocket.OPEN) return false;
+    const text = JSON.stringify({ cmd, data });
+    const bytes = Buffer.byteLength(text, "utf8");
+    if (bytes > this.#limits.maxOutboundFrameBytes) {
+      this.counters.oversizeOutbound++;
+      this.#logger.log("warn", "msg.frame.not_sent", { aid: conn.aid, cmd, reason: "oversize", bytes, limit: this.#limits.maxOutboundFrameBytes });
+      return false;
+    }
+    if (ws.bufferedAmount + bytes > this.#limits.maxBufferedBytes) {
+      this.#closeSlow(conn, "output limit");
+      return false;
+    }
+    ws.send(text, () => this.#drained(conn));
+    if (!conn.paused && ws.bufferedAmount > this.#limits.pauseBufferedBytes) {
+      // Stop serving it: no new requests are read until what it was sent has gone out.
+      conn.paused = true;
+      // Judged from the next sweep on: a full ping interval without progress closes it.
+      conn.pausedBuffered = Number.POSITIVE_INFINITY;
+      this.counters.pausedSockets++;
+      this.#logger.log("debug", "msg.socket.paused", { aid: conn.aid, buffered: ws.bufferedAmount });
+      ws.pause();
+    }
     return true;
+  }
+
+  /** A write went out: a paused socket is read again once half its pause limit is left. */
+  #drained(conn: Connection): void {
+    if (!conn.paused || conn.ws.readyState !== WebSocket.OPEN) return;
+    if (conn.ws.bufferedAmount > this.#limits.pauseBufferedBytes / 2) return;
+    conn.paused = false;
+    conn.alive = true;
+    const held = conn.backlog.splice(0);
+    conn.backlogBytes = 0;
+    for (let i = 0; i < held.length; i++) {
+      if (conn.paused) {
+        // Paused again midway: the rest waits for the next drain.
+        conn.backlog.push(...held.slice(i));
+        conn.backlogBytes = conn.backlog.reduce((n, t) => n + t.length, 0);
+        return;
+      }
+      this.#onFrame(conn, held[i]!);
+    }
+    conn.ws.resume();
+  }
+
+  #closeSlow(conn: Connection, why: string): void {
+    this.counters.slowClosed++;
+    this.#logger.log("warn", "msg.socket.slow", { aid: conn.aid, why, buffered: conn.ws.bufferedAmount });
+    conn.backlog = [];
+    conn.backlogBytes = 0;
+    // terminate, not close: a close frame would queue behind everything it did not read.
+    conn.ws.terminate();
   }
 
   #refuse(conn: Connection, why: string, requestId?: string): void {

@@ -1,0 +1,125 @@
+// `npm run bench -- server`: the local network's message service under 100 sockets that flood
+// pull requests and never read, in a child process so its memory is its own. Prints the server's
+// peak memory and a well-behaved member's request latency (p50/p99) during the flood. Bounded:
+// a fixed flood time, loopback only, the child is stopped at the end.
+import { fork, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createIdentity } from "../src/network/index.ts";
+import { openRawSession, type RawSession } from "./raw-session.ts";
+
+const FLOODERS = Number(process.env.BENCH_FLOODERS ?? 100);
+const progress = (what: string) => process.env.BENCH_DEBUG && console.error(`[${new Date().toISOString()}] ${what}`);
+const FLOOD_MS = 8000;
+const MB = 1024 * 1024;
+
+type Stats = { rss: number; heapUsed: number; external: number; requests: number; counters: Record<string, number> };
+
+function ask<T>(child: ChildProcess, msg: string, pick: (m: Record<string, unknown>) => boolean): Promise<T> {
+  return new Promise((resolve) => {
+    const on = (m: Record<string, unknown>) => {
+      if (!pick(m)) return;
+      child.off("message", on);
+      resolve(m as T);
+    };
+    child.on("message", on);
+    child.send(msg);
+  });
+}
+
+const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length - 1) * p))]!;
+
+export async function benchServer(fmt: (n: number, digits?: number) => string): Promise<void> {
+  const BIG_AIDS = Array.from({ length: 8 }, (_, i) => `big${i}.acp.local`);
+  const aids = [...Array.from({ length: FLOODERS }, (_, i) => `flood${i}.acp.local`), "good.acp.local", ...BIG_AIDS];
+  const child = fork(fileURLToPath(new URL("./server-child.ts", import.meta.url)), [], {
+    execArgv: ["--expose-gc"],
+    env: { ...process.env, BENCH_MEMBERS: JSON.stringify(aids) },
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
+  const dir = mkdtempSync(join(tmpdir(), "acp-bench-clients-"));
+  const sessions: RawSession[] = [];
+  let flood: ChildProcess | undefined;
+  try {
+    const { localUrl } = await new Promise<{ localUrl: string }>((resolve) => child.once("message", (m) => resolve(m as { localUrl: string })));
+    progress("server up");
+    const goodId = await createIdentity({ aid: "good.acp.local", stateDir: dir, accessPointUrl: localUrl, noPassphrase: true });
+    const good = await openRawSession({ localUrl, identity: goodId, service: "group.acp.local" });
+    sessions.push(good);
+    flood = fork(fileURLToPath(new URL("./flood-child.ts", import.meta.url)), [], {
+      env: { ...process.env, BENCH_URL: localUrl, BENCH_FLOOD_AIDS: JSON.stringify(aids.slice(0, FLOODERS)), BENCH_BIG_AIDS: JSON.stringify(BIG_AIDS) },
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+    });
+    await new Promise((resolve) => flood!.once("message", resolve));
+    progress("sessions open");
+    await ask(child, "gc", (m) => m.gc === true);
+    const base = await ask<Stats>(child, "stats", (m) => "rss" in m);
+    flood.send("go");
+    let peak = base;
+    const sampler = setInterval(() => {
+      void ask<Stats>(child, "stats", (m) => "rss" in m).then((s) => {
+        if (s.rss > peak.rss) peak = { ...s, heapUsed: Math.max(s.heapUsed, peak.heapUsed) };
+        else peak = { ...peak, heapUsed: Math.max(s.heapUsed, peak.heapUsed) };
+      });
+    }, 250);
+    progress("flooding");
+    const latencies: number[] = [];
+    const until = Date.now() + FLOOD_MS;
+    let g = 0;
+    let unanswered = 0;
+    while (Date.now() < until) {
+      const t0 = process.hrtime.bigint();
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const answered = await Promise.race([
+        good.request({ action: "pull_messages", request_id: `g${++g}`, group_id: "bench", params: { after_msg_id: 45, limit: 5 } }).then(() => true),
+        new Promise<boolean>((r) => (timer = setTimeout(() => r(false), 5000))),
+      ]);
+      clearTimeout(timer);
+      if (!answered) unanswered++;
+      latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    clearInterval(sampler);
+    const end = await ask<Stats>(child, "stats", (m) => "rss" in m);
+    // Then, the flood stopped, 8 sockets send one 60 MB frame each: refused from the header, never buffered whole.
+    await ask(flood, "halt", (m) => m.halted === true);
+    await ask(child, "gc", (m) => m.gc === true);
+    const beforeBig = await ask<Stats>(child, "stats", (m) => "rss" in m);
+    let bigPeak = beforeBig.rss;
+    let bigHeap = beforeBig.heapUsed + beforeBig.external;
+    const bigSampler = setInterval(
+      () =>
+        void ask<Stats>(child, "stats", (m) => "rss" in m).then((s) => {
+          bigPeak = Math.max(bigPeak, s.rss);
+          bigHeap = Math.max(bigHeap, s.heapUsed + s.external);
+        }),
+      100,
+    );
+    const { bigClosed } = await ask<{ bigClosed: number[] }>(flood, "big", (m) => "bigClosed" in m);
+    clearInterval(bigSampler);
+    const { sent } = await ask<{ sent: number }>(flood, "stop", (m) => "sent" in m);
+    latencies.sort((a, b) => a - b);
+    const c = end.counters;
+    console.log(
+      `server: ${FLOODERS} sockets flooding pull requests (~55 KB answers) without reading for ${FLOOD_MS / 1000} s: ${fmt(sent)} requests queued by them, ${fmt(end.requests)} served`,
+    );
+    console.log(
+      `server: memory rss ${fmt(base.rss / MB)} MB idle → peak ${fmt(peak.rss / MB)} MB, heap peak ${fmt(peak.heapUsed / MB)} MB   (target: bounded, not growing with requests)`,
+    );
+    console.log(
+      `server: 8 sockets × one 60 MB frame: rss ${fmt(beforeBig.rss / MB)} MB → peak ${fmt(bigPeak / MB)} MB, heap+buffers ${fmt((beforeBig.heapUsed + beforeBig.external) / MB)} → ${fmt(bigHeap / MB)} MB; close codes ${[...new Set(bigClosed)].join(", ")}   (target: refused from the header, not buffered)`,
+    );
+    console.log(`server: sockets paused ${c.pausedSockets}, closed as slow ${c.slowClosed}, closed as dead ${c.deadClosed}`);
+    console.log(
+      `server: well-behaved member's request latency during the flood: p50 ${fmt(pct(latencies, 0.5), 1)} ms, p99 ${fmt(pct(latencies, 0.99), 1)} ms, max ${fmt(latencies[latencies.length - 1]!, 1)} ms over ${latencies.length} requests, ${unanswered} unanswered in 5 s   (target p99 ≤ 50 ms)`,
+    );
+  } finally {
+    for (const s of sessions) s.close();
+    await Promise.race([ask(child, "stop", () => false), new Promise((r) => child.once("exit", r)), new Promise((r) => setTimeout(r, 3000))]);
+    if (child.exitCode === null) child.kill();
+    if (flood && flood.exitCode === null) flood.kill();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
