@@ -201,6 +201,7 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
       groupId,
       identity,
       humans: config.humans,
+      memberTypes: profile.memberTypes,
       settings,
       dispatch: monitor.handle,
       logger: glog,

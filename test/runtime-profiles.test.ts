@@ -267,7 +267,8 @@ describe("agent.md on the local network (real sockets, real keys)", () => {
       expect(n.dev.service.history(GROUP).map((m) => m.sender)).toEqual([ZED]);
 
       await zed.say("Any news on the deploy?", { group_meta: { msg_type: "text", mentions: [AGENTS.alice.aid] } });
-      await waitFor(() => n.dev.service.history(GROUP).length === 3, "alice's answer to the metadata mention");
+      // Zed's type is unknown (no profile): not known as a person, its mention waits the agent gap (5 s) first.
+      await waitFor(() => n.dev.service.history(GROUP).length === 3, "alice's answer to the metadata mention", 10_000);
       expect(n.dev.service.history(GROUP)[2]).toMatchObject({ sender: AGENTS.alice.aid });
       expect(backend.requests.at(-1)!.mentionInfo.mentioned).toBe(true);
       expect(backend.requests.at(-1)!.body).toContain("Any news on the deploy?");

@@ -20,6 +20,11 @@ export interface GroupClientParams {
    * agent — waits `agentMentionGapMs`. Absent: every sender counts as a person.
    */
   humans?: readonly string[];
+  /**
+   * Member types beyond `humans` (the group service, senders' agent.md): a sender known there as
+   * a person is answered without the agent gap too. Config `agents` still wins (it is in them).
+   */
+  memberTypes?: { typeOf(aid: string): { type: "human" | "agent" | "unknown" } };
   /** Effective settings of this (identity, group), from `resolveGroupSettings`. */
   settings: GroupSettings;
   /** The agent side (the monitor). Throwing means "retry later". */

@@ -59,6 +59,7 @@ class GroupClientImpl implements GroupClient {
   #lastMentionDispatchLocal: number | null = null;
   /** People, lower-cased (null: everyone is). An agent's mention waits agentMentionGapMs. */
   #humans: ReadonlySet<string> | null;
+  readonly #memberTypes: GroupClientParams["memberTypes"];
   /** Only agents' mentions wait: the earliest local time they may dispatch; null otherwise. */
   #agentGapUntil: number | null = null;
   /** Aborted when a mention arrives during the running dispatch (ends its send delay). */
@@ -94,6 +95,7 @@ class GroupClientImpl implements GroupClient {
       restored: p.restored,
     });
     this.#handler = p.dispatch;
+    this.#memberTypes = p.memberTypes;
     this.#humans = p.humans ? new Set([...p.humans, ...(p.identity.owner ? [p.identity.owner] : [])].map((h) => h.toLowerCase())) : null;
     this.#log = childLogger(p.logger ?? silentLogger, { identity: p.identityId, group: p.groupId });
     // Not `Date.now` itself: fake timers replace Date after this module may have been loaded.
@@ -299,7 +301,8 @@ class GroupClientImpl implements GroupClient {
   }
 
   #isHuman(sender: string): boolean {
-    return this.#humans === null || this.#humans.has(sender.toLowerCase());
+    if (this.#humans === null || this.#humans.has(sender.toLowerCase())) return true;
+    return this.#memberTypes?.typeOf(sender).type === "human";
   }
 
 

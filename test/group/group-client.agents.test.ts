@@ -33,6 +33,20 @@ describe("agent mention gap", () => {
     expect(t.calls[0]!.ids).toEqual(["1", "2"]);
   });
 
+  it("a sender the member types know as a person (group service, agent.md) is instant too; unknown waits", async () => {
+    const types = { typeOf: (aid: string) => ({ type: aid === "eve.agentcp.io" ? ("human" as const) : ("unknown" as const) }) };
+    const t = setup({ humans: [DAN], memberTypes: types });
+    t.client.feedBufferGate([msg(1, 0, "Alice, a question", "eve.agentcp.io")]);
+    await at(0);
+    expect(t.dispatchTimes()).toEqual([0]);
+    await at(1000);
+    t.client.feedBufferGate([msg(2, 1000, "Alice, me too", "zed.agentcp.io")]);
+    await at(5999);
+    expect(t.dispatchTimes()).toEqual([0]);
+    await at(6000);
+    expect(t.dispatchTimes()).toEqual([0, 6000]);
+  });
+
   it("an agent's reply to our message waits the gap too (3 s here)", async () => {
     const t = setup({ humans: [], settings: { agentMentionGapMs: 3000 } });
     t.client.recordOwnMessage({ msgId: "m1", timestamp: T0, content: "ship it?" });

@@ -1,7 +1,7 @@
 // Test harness for the group client: a fixed epoch, literal offsets, a scripted agent side.
 import { vi } from "vitest";
 import { DEFAULT_GROUP_SETTINGS } from "../../src/config/load.ts";
-import { initGroupClientForIdentity, type GroupClient, type GroupClientEvent } from "../../src/group/group-client.ts";
+import { initGroupClientForIdentity, type GroupClient, type GroupClientEvent, type GroupClientParams } from "../../src/group/group-client.ts";
 import { createMemoryLogger } from "../../src/log.ts";
 import type { DispatchBatch, DispatchOutcome, GroupMessage, GroupSettings } from "../../src/types.ts";
 
@@ -33,7 +33,7 @@ export interface Call {
 export type Script = (batch: DispatchBatch, callIndex: number) => { latencyMs?: number; outcome?: DispatchOutcome; throws?: unknown };
 
 export function setup(
-  params: { settings?: Partial<GroupSettings>; script?: Script; identity?: { aid: string; name?: string; aliases?: string[] }; humans?: string[] } = {},
+  params: { settings?: Partial<GroupSettings>; script?: Script; identity?: { aid: string; name?: string; aliases?: string[] }; humans?: string[]; memberTypes?: GroupClientParams["memberTypes"] } = {},
 ) {
   const settings: GroupSettings = { ...DEFAULT_GROUP_SETTINGS, ...params.settings };
   const calls: Call[] = [];
@@ -47,6 +47,7 @@ export function setup(
     groupId: "g1",
     identity: params.identity ?? ALICE,
     ...(params.humans ? { humans: params.humans } : {}),
+    ...(params.memberTypes ? { memberTypes: params.memberTypes } : {}),
     settings,
     logger,
     onEvent: (e) => events.push(e),
