@@ -55,7 +55,7 @@ export async function startDevNetwork(p: StartDevNetworkParams): Promise<DevNetw
       try {
         return memberTypeFromStore(agentMd, aid);
       } catch (err) {
-        log?.log("warn", "group-service.agent_md_read_failed", { aid, error: err instanceof Error ? err.message : String(err) });
+        log?.log("warn", "group-service.agent-md-read-failed", { aid, error: err instanceof Error ? err.message : String(err) });
         return { type: "unknown", code: 1024 };
       }
     },

@@ -60,7 +60,7 @@ export function resolveProfileFetch(p: {
   try {
     return profileFetchFromConfig(p.config, p.identity);
   } catch (err) {
-    p.logger.log("warn", "profile.fetch_unavailable", { aid: p.identity.aid, ...errorFields(err) });
+    p.logger.log("warn", "profile.fetch-unavailable", { aid: p.identity.aid, ...errorFields(err) });
     return undefined;
   }
 }
@@ -89,10 +89,10 @@ export function createIdentityProfile(p: {
       const data = await connection.request("get_members", { groupId });
       const members = data && typeof data === "object" && Array.isArray((data as { members?: unknown }).members) ? (data as { members: unknown[] }).members : [];
       const typed = mt.recordServiceMembers(members);
-      logger.log("debug", "runtime.member_types", { group: groupId, members: members.length, typed });
+      logger.log("debug", "runtime.member-types", { group: groupId, members: members.length, typed });
       return typed;
     } catch (err) {
-      if (!abort.signal.aborted) logger.log("warn", "runtime.get_members_failed", { group: groupId, service: connection.peer, ...errorFields(err) });
+      if (!abort.signal.aborted) logger.log("warn", "runtime.get-members-failed", { group: groupId, service: connection.peer, ...errorFields(err) });
       return 0;
     }
   };
@@ -101,7 +101,7 @@ export function createIdentityProfile(p: {
     if (!fetch) return undefined;
     if (typeof link.token !== "function") {
       // A link that does not sign in (an in-process test network) has no token to publish with.
-      logger.log("debug", "profile.publish_skipped", { aid: p.identity.aid, reason: "link-without-sign-in" });
+      logger.log("debug", "profile.publish-skipped", { aid: p.identity.aid, reason: "link-without-sign-in" });
       return undefined;
     }
     try {

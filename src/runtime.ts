@@ -266,7 +266,7 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
         } catch (err) {
           // A display observer's failure must not refuse the batch: the transport would re-pull it,
           // the observer would throw again, and the group would go deaf.
-          logger.log("error", "runtime.on_messages_failed", { group: groupId, ...errorFields(err) });
+          logger.log("error", "runtime.on-messages-failed", { group: groupId, ...errorFields(err) });
         }
         // Our own messages coming back restore the reply memory before the client sees them.
         for (const m of messages) if (m.sender.toLowerCase() === aidLower) g.monitor.rememberOwnMessage(m);
@@ -289,7 +289,7 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
   // After sign-in, never in the way of joining: a failure is one warn line.
   void profile
     .publishAfterSignIn(link as { token?: () => string | undefined }, linkReady instanceof Promise ? linkReady : undefined)
-    .catch((err: unknown) => logger.log("warn", "profile.publish_failed", { aid: identity.aid, ...errorFields(err) }));
+    .catch((err: unknown) => logger.log("warn", "profile.publish-failed", { aid: identity.aid, ...errorFields(err) }));
   const ready = Promise.all([
     ...(linkReady instanceof Promise ? [linkReady] : []),
     ...[...connections.values()].map(async (c) => {
@@ -312,12 +312,12 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
       profile.close();
       // Then stop intake so nothing arrives while groups settle.
       await Promise.all(
-        [...connections.values()].map((c) => c.close().catch((err) => logger.log("warn", "runtime.close_transport_failed", { service: c.peer, ...errorFields(err) }))),
+        [...connections.values()].map((c) => c.close().catch((err) => logger.log("warn", "runtime.close-transport-failed", { service: c.peer, ...errorFields(err) }))),
       );
-      await Promise.resolve(ownedLink?.close()).catch((err: unknown) => logger.log("warn", "runtime.close_link_failed", errorFields(err)));
+      await Promise.resolve(ownedLink?.close()).catch((err: unknown) => logger.log("warn", "runtime.close-link-failed", errorFields(err)));
       for (const g of runtimes.values()) {
         await closeGroupClientForIdentity(g.client).catch((err) =>
-          logger.log("warn", "runtime.close_group_failed", { group: g.groupId, ...errorFields(err) }),
+          logger.log("warn", "runtime.close-group-failed", { group: g.groupId, ...errorFields(err) }),
         );
         saveNow(g);
       }
@@ -371,7 +371,7 @@ async function sendWhenConnected(
       return await connection.sendMessage(message);
     } catch (err) {
       if (!(err instanceof TransportError && err.code === "NOT_CONNECTED") || attempt >= SEND_ATTEMPTS_WITHOUT_SESSION || connection.status === "closed") throw err;
-      logger.log("info", "runtime.send_waiting_for_session", { group: message.groupId, attempt });
+      logger.log("info", "runtime.send-waiting-for-session", { group: message.groupId, attempt });
     }
   }
 }
@@ -388,11 +388,11 @@ async function reportMemberships(connection: GroupConnection, configured: readon
     const data = await connection.request("list_my_groups");
     const list = data && typeof data === "object" && Array.isArray((data as { groups?: unknown }).groups) ? (data as { groups: unknown[] }).groups : [];
     const ids = list.flatMap((g) => (g && typeof g === "object" && typeof (g as { group_id?: unknown }).group_id === "string" ? [(g as { group_id: string }).group_id] : []));
-    logger.log("info", "runtime.my_groups", { service: connection.peer, groups: ids });
+    logger.log("info", "runtime.my-groups", { service: connection.peer, groups: ids });
     const missing = configured.filter((g) => !ids.includes(g));
-    if (missing.length > 0) logger.log("warn", "runtime.not_a_member", { service: connection.peer, groups: missing, hint: "join with `acp-group join <link>`" });
+    if (missing.length > 0) logger.log("warn", "runtime.not-a-member", { service: connection.peer, groups: missing, hint: "join with `acp-group join <link>`" });
   } catch (err) {
-    logger.log("warn", "runtime.list_my_groups_failed", { service: connection.peer, ...errorFields(err) });
+    logger.log("warn", "runtime.list-my-groups-failed", { service: connection.peer, ...errorFields(err) });
   }
 }
 

@@ -163,12 +163,12 @@ export async function startCommand(args: string[], io: Io, opts: { signal?: Abor
         stop.abort();
         await Promise.all(running.map((r) => r.done));
         saveConversations();
-        await backend.close?.().catch((err: unknown) => logger.log("warn", "start.backend_close_failed", errorFields(err)));
+        await backend.close?.().catch((err: unknown) => logger.log("warn", "start.backend-close-failed", errorFields(err)));
         await humanConnection?.close();
         await humanAgent?.close();
         await dev.close();
       } catch (err) {
-        logger.log("error", "start.shutdown_failed", errorFields(err));
+        logger.log("error", "start.shutdown-failed", errorFields(err));
       } finally {
         // Resolved here, not from an abort listener: `stopping` is not assigned yet while
         // stop.abort() runs its listeners synchronously.
@@ -245,7 +245,7 @@ export async function startCommand(args: string[], io: Io, opts: { signal?: Abor
     posting = posting.then(() =>
       connection.sendMessage({ groupId: sayGroup, content }).catch((err: unknown) => {
         io.err(`could not post as ${human}: ${err instanceof Error ? err.message : String(err)}`);
-        logger.log("warn", "start.post_failed", { group: sayGroup, ...errorFields(err) });
+        logger.log("warn", "start.post-failed", { group: sayGroup, ...errorFields(err) });
       }),
     );
   };

@@ -52,7 +52,7 @@ describe("startIdentity with groups on two access points", () => {
     const config = parseChannelConfig({ stateDir: fx.stateDir(), identities: { alice: { aid: ALICE } }, groups: { lobby: FAST, closed: FAST } });
     const alice = fx.track(startRecorded({ config, identityId: "alice", backend: createScriptedBackend({ mode: "silent" }), link: net.link(ALICE), logger }));
     await alice.ready;
-    expect(logger.entries.find((e) => e.event === "runtime.my_groups")?.fields).toMatchObject({ service: "group.acp.local", groups: ["lobby"] });
-    expect(logger.entries.find((e) => e.event === "runtime.not_a_member")).toMatchObject({ level: "warn", fields: { groups: ["closed"] } });
+    expect(logger.entries.find((e) => e.event === "runtime.my-groups")?.fields).toMatchObject({ service: "group.acp.local", groups: ["lobby"] });
+    expect(logger.entries.find((e) => e.event === "runtime.not-a-member")).toMatchObject({ level: "warn", fields: { groups: ["closed"] } });
   });
 });

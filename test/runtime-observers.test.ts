@@ -66,7 +66,7 @@ describe("startIdentity onMessages", () => {
     // Each once (inside a dispatch the far-future message sorts last, by server timestamp).
     expect([...dispatchedIds(alice)].sort()).toEqual(["1", "2", "3"]);
     expect(printed.map((line) => line.slice(25))).toEqual(["first", "third"]);
-    expect(logger.entries.filter((e) => e.event === "runtime.on_messages_failed")).toHaveLength(1);
+    expect(logger.entries.filter((e) => e.event === "runtime.on-messages-failed")).toHaveLength(1);
     expect(alice.connection.counters().handlerErrors).toBe(0);
   });
 });

@@ -175,13 +175,13 @@ describe("agent.md on the local network (real sockets, real keys)", () => {
         }),
       );
       await alice.ready;
-      await waitFor(() => events(logger, "profile.publish_failed").length === 1, "the warn line");
-      expect(events(logger, "profile.publish_failed")[0]).toMatchObject({ level: "warn", fields: { aid: AGENTS.alice.aid, reason: "network" } });
+      await waitFor(() => events(logger, "profile.publish-failed").length === 1, "the warn line");
+      expect(events(logger, "profile.publish-failed")[0]).toMatchObject({ level: "warn", fields: { aid: AGENTS.alice.aid, reason: "network" } });
       const you = await member(n.dev, HUMAN, [GROUP]);
       await you.say("Alice, are you there?");
       await waitFor(() => n.dev.service.history(GROUP).length === 2, "alice's answer");
       expect(n.dev.service.history(GROUP)[1]).toMatchObject({ sender: AGENTS.alice.aid });
-      expect(events(logger, "profile.publish_failed")).toHaveLength(1);
+      expect(events(logger, "profile.publish-failed")).toHaveLength(1);
       await you.conn.close();
       await you.agent.close();
     } finally {

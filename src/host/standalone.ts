@@ -341,7 +341,7 @@ export function createOpenAIBackend(p: {
       try {
         p.onRequest(params(messages), request);
       } catch (err) {
-        log.log("warn", "llm.on_request_failed", { error: String(err) });
+        log.log("warn", "llm.on-request-failed", { error: String(err) });
       }
     }
     stats.calls += 1;

@@ -118,7 +118,7 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
     budgetEvents: budgetEvents.map((e) => [e[0], e[1], e[2]]),
     agentChain,
   });
-  const emitState = () => safeCall(() => p.onStateChange?.(snapshot()), "monitor.on_state_change_failed");
+  const emitState = () => safeCall(() => p.onStateChange?.(snapshot()), "monitor.on-state-change-failed");
   function safeCall(fn: () => void, event: string): void {
     try {
       fn();
@@ -171,7 +171,7 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
       // A back-end failure handed to the group client's retry is its one warn line there
       // (group.dispatch-failed, with the cause); anything else thrown here is a bug.
       const level = retriedFailures.has(err as object) ? "debug" : "error";
-      logger.log(level, "monitor.dispatch_failed", { dispatchId: batch.dispatchId, attempt: batch.attempt, ...errorFields(err) });
+      logger.log(level, "monitor.dispatch-failed", { dispatchId: batch.dispatchId, attempt: batch.attempt, ...errorFields(err) });
       throw err;
     }
   }
@@ -205,7 +205,7 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
       record.agentChain = agentChain;
       const level = outcome.skipReason === "send-failed" || outcome.skipReason === "backend-failed" ? "warn" : "info";
       logger.log(level, "monitor.dispatch", decisionLogFields(record));
-      safeCall(() => p.onDecision?.(record), "monitor.on_decision_failed");
+      safeCall(() => p.onDecision?.(record), "monitor.on-decision-failed");
       return outcome;
     };
     const skip = (reason: SkipReason, detail?: string): DispatchOutcome =>
@@ -276,7 +276,7 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
         if (lifetime.signal.aborted) return undefined;
         const retryable = (err as { retryable?: unknown } | null)?.retryable !== false;
         // One warn line per failure: a retried one is logged by the group client with its retry.
-        logger.log(retryable ? "debug" : "warn", "monitor.backend_failed", { dispatchId: batch.dispatchId, phase: phase ?? "reply", retryable, ...errorFields(err) });
+        logger.log(retryable ? "debug" : "warn", "monitor.backend-failed", { dispatchId: batch.dispatchId, phase: phase ?? "reply", retryable, ...errorFields(err) });
         // A transient failure (timeout, 5xx, a busy host) is thrown so the group client re-queues
         // the batch with backoff; one that a retry cannot fix (bad request, auth) ends here.
         if (retryable) {
@@ -286,7 +286,7 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
         return undefined;
       }
       if (typeof result?.text !== "string") {
-        logger.log("warn", "monitor.backend_failed", { dispatchId: batch.dispatchId, phase: phase ?? "reply", error: "back-end returned no text" });
+        logger.log("warn", "monitor.backend-failed", { dispatchId: batch.dispatchId, phase: phase ?? "reply", error: "back-end returned no text" });
         return undefined;
       }
       const tokens = result.usage
@@ -416,7 +416,7 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
     const sent = await sendPrepared({ reply: r, groupId, sender: p.sender, findOwnEcho: batch.findOwnEcho });
     if (!sent.ok) {
       // Logged with its context, never posted: the group sees nothing of our failures.
-      logger.log("warn", "monitor.send_failed", { dispatchId: batch.dispatchId, replyType: r.replyType, chars: r.text.length, kind: sent.kind, ...errorFields(sent.error) });
+      logger.log("warn", "monitor.send-failed", { dispatchId: batch.dispatchId, replyType: r.replyType, chars: r.text.length, kind: sent.kind, ...errorFields(sent.error) });
       if (sent.kind === "failed" || lifetime.signal.aborted) return skip("send-failed");
       unsent = { ...r, maybeSent: r.maybeSent || sent.kind === "maybe-sent" };
       finish({ sent: false, skipReason: "send-failed", budgetRatio: r.ratio, replyType: r.replyType }, `retry-with-batch:${sent.kind}`);
@@ -459,7 +459,7 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
       // Hashing needs the wasm module; at start-up the first pull may come before it is ready.
       void initDedup()
         .then(restore)
-        .catch((err: unknown) => logger.log("warn", "monitor.remember_own_failed", { msgId: m.msgId, ...errorFields(err) }));
+        .catch((err: unknown) => logger.log("warn", "monitor.remember-own-failed", { msgId: m.msgId, ...errorFields(err) }));
     },
     close() {
       for (const t of delayTimers ?? []) clearTimeout(t);

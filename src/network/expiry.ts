@@ -13,7 +13,7 @@ export function warnExpiringCertificates(params: {
   for (const identity of params.identities) {
     const check = checkCertificateExpiry({ certPem: identity.certPem, now: params.now, ...(params.warnDays !== undefined ? { warnDays: params.warnDays } : {}) });
     out.push({ aid: identity.aid, ...check });
-    if (check.warn) params.logger.log("warn", "identity.certificate." + check.reason, { aid: identity.aid, daysLeft: check.daysLeft });
+    if (check.warn) params.logger.log("warn", "identity.certificate-" + check.reason, { aid: identity.aid, daysLeft: check.daysLeft });
   }
   return out;
 }

@@ -98,7 +98,7 @@ export class NetworkAgent implements AgentLink {
     this.#now = options.now ?? Date.now;
     this.#random = options.random ?? Math.random;
     this.#control = new ControlRequests({ aid: this.aid, timeoutMs: options.ackTimeoutMs ?? 15_000 });
-    this.#events = new TypedEmitter((err, event) => this.#logger.log("error", "network.listener_failed", { aid: this.aid, event, ...errorFields(err) }));
+    this.#events = new TypedEmitter((err, event) => this.#logger.log("error", "network.listener-failed", { aid: this.aid, event, ...errorFields(err) }));
     this.ready = new Promise<void>((resolve, reject) => {
       this.#readyResolve = resolve;
       this.#readyReject = reject;
@@ -123,7 +123,7 @@ export class NetworkAgent implements AgentLink {
     // Callers may never await `ready`; its rejection is reported through `rejected` and the log.
     this.ready.catch(() => {});
     if (options.tls?.insecureTls) {
-      this.#logger.log("warn", "network.tls.insecure", { aid: this.aid, accessPointUrl: options.accessPointUrl, note: "TLS certificates are NOT verified (network.insecureTls)" });
+      this.#logger.log("warn", "network.tls-insecure", { aid: this.aid, accessPointUrl: options.accessPointUrl, note: "TLS certificates are NOT verified (network.insecureTls)" });
     }
     this.#connectSafely();
   }
@@ -201,7 +201,7 @@ export class NetworkAgent implements AgentLink {
     let opened = false;
     ws.on("unexpected-response", (_req, res) => {
       // A refused token (401) or a server problem: either way sign in again after the backoff.
-      this.#logger.log("warn", "network.socket.refused", { aid: this.aid, status: res.statusCode });
+      this.#logger.log("warn", "network.socket-refused", { aid: this.aid, status: res.statusCode });
       res.resume();
       ws.terminate();
     });
@@ -212,7 +212,7 @@ export class NetworkAgent implements AgentLink {
       this.#counters.socketsOpened++;
       this.#setStatus("open");
       this.#armPing(ws);
-      this.#logger.log("info", "network.socket.open", { aid: this.aid });
+      this.#logger.log("info", "network.socket-open", { aid: this.aid });
       this.#readyResolve();
       for (const ch of this.#channels.values()) ch.socketUp();
     });
@@ -222,7 +222,7 @@ export class NetworkAgent implements AgentLink {
     ws.on("pong", () => {
       this.#awaitingPong = false;
     });
-    ws.on("error", (err) => this.#logger.log("debug", "network.socket.error", { aid: this.aid, error: err.message }));
+    ws.on("error", (err) => this.#logger.log("debug", "network.socket-error", { aid: this.aid, error: err.message }));
     ws.on("close", (code, reasonBuf) => {
       if (this.#ws !== ws) return;
       this.#ws = undefined;
@@ -233,7 +233,7 @@ export class NetworkAgent implements AgentLink {
       if (this.#status === "closed" || this.#status === "rejected") return;
       const stable = opened && this.#openedAt !== undefined && this.#now() - this.#openedAt >= (this.#o.stableMs ?? 30_000);
       if (stable) this.#failures = 0;
-      this.#logger.log(opened ? "info" : "warn", "network.socket.closed", { aid: this.aid, code, reason: reasonBuf.toString() || reason });
+      this.#logger.log(opened ? "info" : "warn", "network.socket-closed", { aid: this.aid, code, reason: reasonBuf.toString() || reason });
       if (stable) {
         this.#setStatus("waiting");
         this.#connectSafely();
@@ -256,7 +256,7 @@ export class NetworkAgent implements AgentLink {
 
   #reject(err: NetworkError): void {
     this.#setStatus("rejected");
-    this.#logger.log("error", "network.identity.rejected", { aid: this.aid, code: err.code, error: err.message });
+    this.#logger.log("error", "network.identity-rejected", { aid: this.aid, code: err.code, error: err.message });
     for (const ch of this.#channels.values()) ch.socketDown("identity-rejected");
     this.#readyReject(err);
     this.#events.emit("rejected", { error: err });
@@ -267,7 +267,7 @@ export class NetworkAgent implements AgentLink {
     this.#awaitingPong = false;
     this.#pingTimer = setInterval(() => {
       if (this.#awaitingPong) {
-        this.#logger.log("warn", "network.socket.dead", { aid: this.aid, note: "no pong since the last ping" });
+        this.#logger.log("warn", "network.socket-dead", { aid: this.aid, note: "no pong since the last ping" });
         ws.terminate();
         return;
       }
@@ -294,7 +294,7 @@ export class NetworkAgent implements AgentLink {
     try {
       frame = JSON.parse(text) as typeof frame;
     } catch {
-      this.#logger.log("debug", "network.frame.malformed", { aid: this.aid });
+      this.#logger.log("debug", "network.frame-malformed", { aid: this.aid });
       return;
     }
     const data = (frame?.data !== null && typeof frame?.data === "object" ? frame.data : {}) as Record<string, unknown>;
@@ -306,7 +306,7 @@ export class NetworkAgent implements AgentLink {
       case "session_message":
         return this.#onSessionMessage(data);
       default:
-        this.#logger.log("debug", "network.frame.other", { aid: this.aid, cmd: typeof frame?.cmd === "string" ? frame.cmd : undefined });
+        this.#logger.log("debug", "network.frame-other", { aid: this.aid, cmd: typeof frame?.cmd === "string" ? frame.cmd : undefined });
     }
   }
 
@@ -318,12 +318,12 @@ export class NetworkAgent implements AgentLink {
     if (ch?.owns(sessionId)) return ch.deliver(payload, sessionId);
     if (ch) {
       this.#counters.staleMessages++;
-      this.#logger.log("debug", "network.message.stale", { aid: this.aid, sender, sessionId });
+      this.#logger.log("debug", "network.message-stale", { aid: this.aid, sender, sessionId });
       return;
     }
     // Not group chat: someone talking to us directly. Counted and logged, never fed to a group.
     this.#counters.directMessages++;
-    this.#logger.log("debug", "network.message.direct", { aid: this.aid, sender, sessionId, chars: payload.length });
+    this.#logger.log("debug", "network.message-direct", { aid: this.aid, sender, sessionId, chars: payload.length });
     this.#events.emit("direct", { sender, sessionId, payload });
   }
 

@@ -46,7 +46,7 @@ export class SessionChannel implements PeerChannel {
   constructor(peer: string, host: SessionHost) {
     this.peer = peer;
     this.#host = host;
-    this.#events = new TypedEmitter((err, event) => host.logger.log("error", "network.channel.listener_failed", { peer, event, error: (err as Error).message }));
+    this.#events = new TypedEmitter((err, event) => host.logger.log("error", "network.channel-listener-failed", { peer, event, error: (err as Error).message }));
   }
 
   get status(): PeerChannelStatus {
@@ -111,7 +111,7 @@ export class SessionChannel implements PeerChannel {
       this.#setStatus("up");
       const reconnect = this.#everUp;
       this.#everUp = true;
-      this.#host.logger.log("info", "network.session.up", { aid: this.#host.aid, peer: this.peer, sessionId, reconnect });
+      this.#host.logger.log("info", "network.session-up", { aid: this.#host.aid, peer: this.peer, sessionId, reconnect });
       this.#events.emit("up", { sessionId, reconnect });
       const early = this.#early;
       this.#early = [];
@@ -123,7 +123,7 @@ export class SessionChannel implements PeerChannel {
       this.#setStatus("down");
       this.#failures++;
       const delay = backoffDelayMs(this.#failures, this.#host.random(), this.#host.backoff);
-      this.#host.logger.log("warn", "network.session.failed", { aid: this.#host.aid, peer: this.peer, error: (err as Error).message, retryInMs: delay });
+      this.#host.logger.log("warn", "network.session-failed", { aid: this.#host.aid, peer: this.peer, error: (err as Error).message, retryInMs: delay });
       this.#events.emit("down", { reason: "session-refused" });
       if (!this.#host.socketOpen()) return;
       this.#retryTimer = setTimeout(() => {

@@ -29,7 +29,7 @@ export class ProfileLookup {
 
   /** Call for each inbound sender; starts a fetch when worth it. */
   noteSender(aid: string): void {
-    void this.lookup(aid).catch((err: unknown) => this.#logger.log("error", "profile.lookup_failed", { aid, ...errorFields(err) }));
+    void this.lookup(aid).catch((err: unknown) => this.#logger.log("error", "profile.lookup-failed", { aid, ...errorFields(err) }));
   }
 
   /** Resolves when the fetch this call started (or joined) is done; at once when none is needed. */
@@ -50,7 +50,7 @@ export class ProfileLookup {
         // A profile that names another aid says nothing about this one.
         if (r.profile.aid !== undefined && r.profile.aid.toLowerCase() !== key) return;
         this.#directory.recordProfile(key, r.profile.type);
-        this.#logger.log("debug", "profile.member_type", { aid: key, type: r.profile.type });
+        this.#logger.log("debug", "profile.member-type", { aid: key, type: r.profile.type });
       })
       .finally(() => this.#inFlight.delete(key));
     this.#inFlight.set(key, task);

@@ -117,7 +117,7 @@ export async function publishProfileIfChanged(p: {
   const fields = { identity: p.identityId, aid: identity.aid };
   if (identity.profile?.publish === false) return { action: "skipped", reason: "disabled" };
   if (!p.token) {
-    logger.log("warn", "profile.publish_failed", { ...fields, reason: "no-token" });
+    logger.log("warn", "profile.publish-failed", { ...fields, reason: "no-token" });
     return { action: "skipped", reason: "no-token" };
   }
   let resolved: { text: string; source: "file" | "generated" };
@@ -125,7 +125,7 @@ export async function publishProfileIfChanged(p: {
     resolved = resolveProfileText(identity, p.version);
   } catch (err) {
     const detail = err instanceof ProfileError ? { code: err.code, error: err.message } : { error: errorFields(err).error };
-    logger.log("warn", "profile.publish_failed", { ...fields, reason: "invalid-file", ...detail });
+    logger.log("warn", "profile.publish-failed", { ...fields, reason: "invalid-file", ...detail });
     return { action: "skipped", reason: "invalid-file" };
   }
   const hash = agentMdHash(resolved.text);
@@ -140,7 +140,7 @@ export async function publishProfileIfChanged(p: {
     writePublishedProfile(p.stateDir, p.identityId, { version: 1, aid: identity.aid, hash, publishedAt: p.now(), text: resolved.text });
   } catch (err) {
     // Published, but we will publish again next start: harmless, so a warning.
-    logger.log("warn", "profile.state_write_failed", { ...fields, ...errorFields(err) });
+    logger.log("warn", "profile.state-write-failed", { ...fields, ...errorFields(err) });
   }
   logger.log("info", "profile.published", { ...fields, hash, source: resolved.source, bytes: Buffer.byteLength(resolved.text, "utf8") });
   return { action: "published", hash, source: resolved.source };

@@ -22,7 +22,7 @@ export type PublishResult = { ok: true; status: number } | { ok: false; reason: 
 
 /**
  * `POST https://<aid>/agent.md` with the message-service token. On failure: one `warn` line
- * (`profile.publish_failed`, with the aid and status or error) and `{ ok: false }`; never throws.
+ * (`profile.publish-failed`, with the aid and status or error) and `{ ok: false }`; never throws.
  */
 export async function publishAgentMd(p: {
   aid: string;
@@ -34,7 +34,7 @@ export async function publishAgentMd(p: {
   timeoutMs?: number;
 }): Promise<PublishResult> {
   const url = p.url ?? agentMdUrl(p.aid);
-  const warn = (fields: Record<string, unknown>) => p.logger?.log("warn", "profile.publish_failed", { aid: p.aid, url, ...fields });
+  const warn = (fields: Record<string, unknown>) => p.logger?.log("warn", "profile.publish-failed", { aid: p.aid, url, ...fields });
   const bytes = byteLength(p.text);
   if (bytes > AGENT_MD_MAX_BYTES) {
     warn({ reason: "too-large", bytes, max: AGENT_MD_MAX_BYTES });
@@ -75,7 +75,7 @@ export async function fetchAgentMd(p: { aid: string; fetch: FetchLike; url?: str
     const res = await p.fetch(url, { method: "GET", headers: { Accept: "text/markdown" }, signal: AbortSignal.timeout(p.timeoutMs ?? DEFAULT_TIMEOUT_MS) });
     if (res.status === 404) return { ok: false, reason: "not-found", status: 404 };
     if (!res.ok) {
-      p.logger?.log("debug", "profile.fetch_failed", { aid: p.aid, status: res.status });
+      p.logger?.log("debug", "profile.fetch-failed", { aid: p.aid, status: res.status });
       return { ok: false, reason: "http-status", status: res.status };
     }
     // A stranger's server decides what it sends: refuse a declared oversize body before reading it.
@@ -85,7 +85,7 @@ export async function fetchAgentMd(p: { aid: string; fetch: FetchLike; url?: str
     if (byteLength(text) > AGENT_MD_MAX_BYTES) return { ok: false, reason: "too-large" };
     return { ok: true, text, profile: parseAgentMd(text) };
   } catch (err) {
-    p.logger?.log("debug", "profile.fetch_failed", { aid: p.aid, error: errorFields(err).error });
+    p.logger?.log("debug", "profile.fetch-failed", { aid: p.aid, error: errorFields(err).error });
     return { ok: false, reason: "network" };
   }
 }

@@ -69,7 +69,7 @@ export function createSaveScheduler(p: {
     writing++;
     e.inFlight = Promise.resolve()
       .then(() => p.save(key))
-      .catch((err: unknown) => logger.log("warn", "state.save_failed", { key, ...errorFields(err) }))
+      .catch((err: unknown) => logger.log("warn", "state.save-failed", { key, ...errorFields(err) }))
       .finally(() => {
         writing--;
         e.inFlight = undefined;

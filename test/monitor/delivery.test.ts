@@ -168,7 +168,7 @@ describe("sends that fail", () => {
     await at(10_000);
     expect(attempts).toHaveLength(1);
     expect(w.decisions.map((d) => d.outcome.skipReason)).toEqual(["send-failed"]);
-    expect(w.logger.entries.some((l) => l.event === "monitor.send_failed" && l.fields["kind"] === "failed")).toBe(true);
+    expect(w.logger.entries.some((l) => l.event === "monitor.send-failed" && l.fields["kind"] === "failed")).toBe(true);
   });
 });
 

@@ -293,7 +293,7 @@ describe("monitor: delay gate re-check", () => {
     monitor.close();
     expect((await p).skipReason).toBe("group-closed");
     expect(sender.sent).toEqual([]);
-    expect(logger.entries.filter((e) => e.event === "monitor.backend_failed")).toEqual([]);
+    expect(logger.entries.filter((e) => e.event === "monitor.backend-failed")).toEqual([]);
   });
 });
 
@@ -304,7 +304,7 @@ describe("monitor: failures never reach the group", () => {
     const outcome: DispatchOutcome = await monitor.handle(batch({ dispatchId: 3, now: T0, messages: [msg("1", OWNER, "Alice?", T0, { isMention: true })] }));
     expect(outcome).toEqual({ sent: false, skipReason: "send-failed", budgetRatio: 0, replyType: "short" });
     expect(sender.sent).toEqual([]);
-    const entry = logger.entries.find((e) => e.event === "monitor.send_failed")!;
+    const entry = logger.entries.find((e) => e.event === "monitor.send-failed")!;
     expect(entry.level).toBe("warn");
     expect(entry.fields).toMatchObject({ identity: "alice", group: "g1", dispatchId: 3, error: "rate limited", code: "GROUP_RATE_LIMITED" });
     expect(monitor.snapshot()).toMatchObject({ replyHashes: [], lastSelfSpeakAt: null });
@@ -318,7 +318,7 @@ describe("monitor: failures never reach the group", () => {
     expect(outcome.skipReason).toBe("backend-failed");
     expect(sender.sent).toEqual([]);
     expect(monitor.snapshot().budgetEvents).toEqual([]);
-    expect(logger.entries.find((e) => e.event === "monitor.backend_failed")!.fields).toMatchObject({ error: "400 bad request", dispatchId: 1, retryable: false });
+    expect(logger.entries.find((e) => e.event === "monitor.backend-failed")!.fields).toMatchObject({ error: "400 bad request", dispatchId: 1, retryable: false });
   });
 
   it("a transient back-end failure is thrown, so the group client re-queues the batch; nothing sent or budgeted", async () => {
@@ -327,7 +327,7 @@ describe("monitor: failures never reach the group", () => {
     await expect(monitor.handle(batch({ dispatchId: 1, now: T0, messages: [msg("1", OWNER, "Alice?", T0, { isMention: true })] }))).rejects.toThrow("upstream 500");
     expect(sender.sent).toEqual([]);
     expect(monitor.snapshot().budgetEvents).toEqual([]);
-    expect(logger.entries.find((e) => e.event === "monitor.backend_failed")!.fields).toMatchObject({ error: "upstream 500", dispatchId: 1, retryable: true });
+    expect(logger.entries.find((e) => e.event === "monitor.backend-failed")!.fields).toMatchObject({ error: "upstream 500", dispatchId: 1, retryable: true });
   });
 });
 
@@ -340,7 +340,7 @@ describe("monitor: bugs surface as a throw (the group client retries), logged wi
     await vi.advanceTimersByTimeAsync(6000);
     await assertion;
     expect(sender.sent).toEqual([]);
-    expect(logger.entries.find((e) => e.event === "monitor.dispatch_failed")!.fields).toMatchObject({ identity: "alice", group: "g1", dispatchId: 5, error: "boom" });
+    expect(logger.entries.find((e) => e.event === "monitor.dispatch-failed")!.fields).toMatchObject({ identity: "alice", group: "g1", dispatchId: 5, error: "boom" });
   });
 
   it("a back-end answer without text is a back-end failure, not a crash", async () => {

@@ -99,7 +99,7 @@ describe("identities on disk (real files, real crypto, certificates from a local
     expect(checkCertificateExpiry({ certPem: id.certPem, now: to + day })).toEqual({ warn: true, reason: "expired", daysLeft: -1 });
     const logger = createMemoryLogger();
     warnExpiringCertificates({ identities: [id], now: to - 3 * day, logger });
-    expect(logger.entries.map((e) => [e.level, e.event, e.fields.aid, e.fields.daysLeft])).toEqual([["warn", "identity.certificate.expiring-soon", "erin.acp.local", 3]]);
+    expect(logger.entries.map((e) => [e.level, e.event, e.fields.aid, e.fields.daysLeft])).toEqual([["warn", "identity.certificate-expiring-soon", "erin.acp.local", 3]]);
   });
 
   it("create never overwrites; ensureIdentity loads a valid one and renews an expired certificate for the same key", async () => {

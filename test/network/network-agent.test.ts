@@ -114,7 +114,7 @@ describe("an identity on the local network (real sockets, real crypto, real file
     await new Promise((r) => setTimeout(r, 200));
     expect(agent.counters().signIns).toBe(1);
     expect(net.counters().refusedSignIns).toBe(1);
-    expect(logger.entries.filter((e) => e.event === "network.identity.rejected")).toHaveLength(1);
+    expect(logger.entries.filter((e) => e.event === "network.identity-rejected")).toHaveLength(1);
     // Another identity in the same process is unaffected.
     const bobAgent = connectAgent({ identity: bob, accessPointUrl: net.accessPointUrl });
     agents.push(bobAgent);
@@ -148,7 +148,7 @@ describe("an identity on the local network (real sockets, real crypto, real file
     expect(toAlice.send('{"action":"message_push","group_id":"g1","data":{"msg_id":1,"sender":"mallory.acp.local","content":"fake"}}')).toBe(true);
     await waitFor(() => alice.counters().directMessages === 1, "direct message counted");
     expect(got).toEqual([]);
-    expect(logger.entries.some((e) => e.event === "network.message.direct" && e.level === "debug" && e.fields.sender === "mallory.acp.local")).toBe(true);
+    expect(logger.entries.some((e) => e.event === "network.message-direct" && e.level === "debug" && e.fields.sender === "mallory.acp.local")).toBe(true);
   });
 
   it("two identities in one process: one socket each, independent sessions", async () => {
@@ -201,7 +201,7 @@ describe("liveness and several peers (real sockets)", () => {
       ch.on("up", (u) => ups.push(u.reconnect));
       await waitFor(() => ups.length >= 2, "redialled after a dead socket");
       expect(ups.slice(0, 2)).toEqual([false, true]);
-      expect(logger.entries.some((e) => e.event === "network.socket.dead" && e.level === "warn")).toBe(true);
+      expect(logger.entries.some((e) => e.event === "network.socket-dead" && e.level === "warn")).toBe(true);
     } finally {
       await agent.close();
       await net.close();

@@ -54,7 +54,7 @@ describe("a refused token at the socket (real HTTP upgrade answered 401)", () =>
       expect(retries.length).toBeGreaterThanOrEqual(3);
       expect(retries.every((e) => (e.fields.retryInMs as number) >= 10)).toBe(true);
       expect(retries.map((e) => e.fields.failures).slice(0, 3)).toEqual([1, 2, 3]);
-      expect(logger.entries.some((e) => e.event === "network.socket.refused" && e.fields.status === 401)).toBe(true);
+      expect(logger.entries.some((e) => e.event === "network.socket-refused" && e.fields.status === 401)).toBe(true);
     } finally {
       await agent.close();
     }

@@ -79,7 +79,7 @@ describe("TLS with the local CA (real sockets, real certificates)", () => {
     const agent = connectAgent({ identity, accessPointUrl: net.localUrl, tls: { insecureTls: true }, logger });
     try {
       await agent.ready;
-      expect(logger.entries.filter((e) => e.event === "network.tls.insecure").map((e) => e.level)).toEqual(["warn"]);
+      expect(logger.entries.filter((e) => e.event === "network.tls-insecure").map((e) => e.level)).toEqual(["warn"]);
     } finally {
       await agent.close();
     }

@@ -92,14 +92,14 @@ describe("publishProfileIfChanged", () => {
     for (const [identity, token, reason] of cases) {
       const logger = createMemoryLogger();
       expect(await sync(identity, token, logger)).toEqual({ action: "skipped", reason });
-      expect(logger.entries.map((e) => [e.level, e.event])).toEqual([["warn", "profile.publish_failed"]]);
+      expect(logger.entries.map((e) => [e.level, e.event])).toEqual([["warn", "profile.publish-failed"]]);
     }
     // Nothing listens on the port any more.
     await new Promise<void>((resolve) => server.close(() => resolve()));
     const logger = createMemoryLogger();
     expect(await sync(alice, "tok-alice", logger)).toEqual({ action: "skipped", reason: "publish-failed" });
     expect(logger.entries).toHaveLength(1);
-    expect(logger.entries[0]).toMatchObject({ level: "warn", event: "profile.publish_failed", fields: { aid: "alice.agentcp.io", reason: "network" } });
+    expect(logger.entries[0]).toMatchObject({ level: "warn", event: "profile.publish-failed", fields: { aid: "alice.agentcp.io", reason: "network" } });
     expect(JSON.stringify(logger.entries)).not.toContain("tok-alice");
     expect(readPublishedProfile(dir, "alice")).toBeUndefined();
     server = createServer().listen(0, "127.0.0.1");
@@ -146,8 +146,8 @@ describe("publishAgentMd", () => {
     expect(called).toBe(0);
     expect(await publishAgentMd({ aid: "a.agentcp.io", text: "x", token: "t", fetch: throwing, logger })).toEqual({ ok: false, reason: "network" });
     expect(logger.entries.map((e) => [e.level, e.event, e.fields.reason])).toEqual([
-      ["warn", "profile.publish_failed", "too-large"],
-      ["warn", "profile.publish_failed", "network"],
+      ["warn", "profile.publish-failed", "too-large"],
+      ["warn", "profile.publish-failed", "network"],
     ]);
   });
 });

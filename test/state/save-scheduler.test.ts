@@ -88,7 +88,7 @@ describe("createSaveScheduler (fake timers)", () => {
     });
     s.request("g1", 0);
     await s.flush();
-    expect(entries.map(([l, e]) => [l, e])).toEqual([["warn", "state.save_failed"]]);
+    expect(entries.map(([l, e]) => [l, e])).toEqual([["warn", "state.save-failed"]]);
     expect(entries[0]![2]).toMatchObject({ key: "g1", error: "disk full", code: "ENOSPC" });
     fail = false;
     s.request("g1", 0);

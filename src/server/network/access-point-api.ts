@@ -80,7 +80,7 @@ export function createApiHandler(ctx: ApiContext): (req: IncomingMessage, res: S
     const pem = str(body.csr);
     const refuse = (status: number, error: string) => {
       ctx.counters.refusedCertificates++;
-      ctx.logger.log("info", "ap.sign_cert.refused", { aid, error });
+      ctx.logger.log("info", "access-point.sign-cert-refused", { aid, error });
       send(res, status, { error });
     };
     if (!aid || !pem) return refuse(400, "expected id and csr");
@@ -101,7 +101,7 @@ export function createApiHandler(ctx: ApiContext): (req: IncomingMessage, res: S
     const certificate = await ctx.ca.issue({ aid, publicKey: csr.publicKey, subject: csr.subject, now: ctx.now() });
     if (owner === undefined) registry.register(aid.toLowerCase(), keyId);
     ctx.counters.issuedCertificates++;
-    ctx.logger.log("info", "ap.sign_cert.issued", { aid });
+    ctx.logger.log("info", "access-point.sign-cert-issued", { aid });
     send(res, 200, { certificate });
   }
 
@@ -119,7 +119,7 @@ export function createApiHandler(ctx: ApiContext): (req: IncomingMessage, res: S
     const now = ctx.now();
     const refuse = (status: number, error: string) => {
       ctx.counters.refusedSignIns++;
-      ctx.logger.log("info", "ap.sign_in.refused", { where, aid, error });
+      ctx.logger.log("info", "access-point.sign-in-refused", { where, aid, error });
       send(res, status, { error });
     };
     if (!aid || !requestId) return refuse(400, "expected agent_id and request_id");
@@ -153,7 +153,7 @@ export function createApiHandler(ctx: ApiContext): (req: IncomingMessage, res: S
     }
     if (!good) return refuse(401, "signature does not verify against the certificate's key");
     const { token, expiresAt } = tokens.issue(aid, now);
-    ctx.logger.log("debug", "ap.sign_in.ok", { where, aid });
+    ctx.logger.log("debug", "access-point.sign-in-ok", { where, aid });
     send(res, 200, { signature: token, agent_id: aid, expires_at: expiresAt });
   }
 
@@ -184,7 +184,7 @@ export function createApiHandler(ctx: ApiContext): (req: IncomingMessage, res: S
           return send(res, 404, { error: "not found" });
       }
     } catch (err) {
-      ctx.logger.log("error", "ap.request.failed", { path, error: (err as Error).message });
+      ctx.logger.log("error", "access-point.request-failed", { path, error: (err as Error).message });
       if (!res.headersSent) send(res, 500, { error: "internal error" });
     }
   };

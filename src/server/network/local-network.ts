@@ -126,7 +126,7 @@ export async function startLocalNetwork(options: LocalNetworkOptions): Promise<L
     void handleAgentMdRequest(req, res, agentMd)
       .then((handled) => (handled ? undefined : handler(req, res)))
       .catch((err: unknown) => {
-        logger.log("error", "network.request_failed", { path: req.url?.split("?")[0], error: err instanceof Error ? err.message : String(err) });
+        logger.log("error", "network.request-failed", { path: req.url?.split("?")[0], error: err instanceof Error ? err.message : String(err) });
         res.destroy();
       });
   let server: Server;

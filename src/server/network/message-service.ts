@@ -152,13 +152,13 @@ export class MessageService {
     const check = aid && token ? this.#tokens.check(aid, token, this.#now()) : ({ ok: false, reason: "unknown-token" } as const);
     if (!check.ok) {
       this.counters.refusedUpgrades++;
-      this.#logger.log("info", "msg.upgrade.refused", { aid, reason: check.reason });
+      this.#logger.log("info", "message-service.upgrade-refused", { aid, reason: check.reason });
       socket.end(`HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${JSON.stringify({ error: check.reason })}`);
       return;
     }
     if (this.#connections.size >= this.#limits.maxConnections && !this.#connections.has(aid)) {
       this.counters.refusedFull++;
-      this.#logger.log("warn", "msg.upgrade.refused", { aid, reason: "full", limit: this.#limits.maxConnections });
+      this.#logger.log("warn", "message-service.upgrade-refused", { aid, reason: "full", limit: this.#limits.maxConnections });
       socket.end(`HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 5\r\nConnection: close\r\n\r\n${JSON.stringify({ error: "too many connections" })}`);
       return;
     }
@@ -185,7 +185,7 @@ export class MessageService {
     conn.expiryTimer.unref?.();
     this.#connections.set(aid, conn);
     this.counters.connections++;
-    this.#logger.log("info", "msg.connected", { aid });
+    this.#logger.log("info", "message-service.connected", { aid });
     ws.on("message", (data: RawData, isBinary: boolean) => {
       if (isBinary) return this.#refuse(conn, "binary frame");
       const text = data.toString();
@@ -205,9 +205,9 @@ export class MessageService {
         this.#connections.delete(aid);
         this.#endSessionsOf(aid);
       }
-      this.#logger.log("info", "msg.disconnected", { aid });
+      this.#logger.log("info", "message-service.disconnected", { aid });
     });
-    ws.on("error", (err) => this.#logger.log("debug", "msg.socket.error", { aid, error: err.message }));
+    ws.on("error", (err) => this.#logger.log("debug", "message-service.socket-error", { aid, error: err.message }));
   }
 
   #sweep(): void {
@@ -224,7 +224,7 @@ export class MessageService {
       }
       if (!conn.alive) {
         this.counters.deadClosed++;
-        this.#logger.log("info", "msg.socket.dead", { aid: conn.aid });
+        this.#logger.log("info", "message-service.socket-dead", { aid: conn.aid });
         conn.ws.terminate();
         continue;
       }
@@ -258,7 +258,7 @@ export class MessageService {
     try {
       fn();
     } catch (err) {
-      this.#logger.log("error", "msg.service_agent.failed", { agent: agent.aid, what, error: (err as Error).message });
+      this.#logger.log("error", "message-service.service-agent-failed", { agent: agent.aid, what, error: (err as Error).message });
     }
   }
 
@@ -269,7 +269,7 @@ export class MessageService {
     const bytes = Buffer.byteLength(text, "utf8");
     if (bytes > this.#limits.maxOutboundFrameBytes) {
       this.counters.oversizeOutbound++;
-      this.#logger.log("warn", "msg.frame.not_sent", { aid: conn.aid, cmd, reason: "oversize", bytes, limit: this.#limits.maxOutboundFrameBytes });
+      this.#logger.log("warn", "message-service.frame-not-sent", { aid: conn.aid, cmd, reason: "oversize", bytes, limit: this.#limits.maxOutboundFrameBytes });
       return false;
     }
     if (ws.bufferedAmount + bytes > this.#limits.maxBufferedBytes) {
@@ -283,7 +283,7 @@ export class MessageService {
       // Judged from the next sweep on: a full ping interval without progress closes it.
       conn.pausedBuffered = Number.POSITIVE_INFINITY;
       this.counters.pausedSockets++;
-      this.#logger.log("debug", "msg.socket.paused", { aid: conn.aid, buffered: ws.bufferedAmount });
+      this.#logger.log("debug", "message-service.socket-paused", { aid: conn.aid, buffered: ws.bufferedAmount });
       ws.pause();
     }
     return true;
@@ -311,7 +311,7 @@ export class MessageService {
 
   #closeSlow(conn: Connection, why: string): void {
     this.counters.slowClosed++;
-    this.#logger.log("warn", "msg.socket.slow", { aid: conn.aid, why, buffered: conn.ws.bufferedAmount });
+    this.#logger.log("warn", "message-service.socket-slow", { aid: conn.aid, why, buffered: conn.ws.bufferedAmount });
     conn.backlog = [];
     conn.backlogBytes = 0;
     // terminate, not close: a close frame would queue behind everything it did not read.
@@ -320,7 +320,7 @@ export class MessageService {
 
   #refuse(conn: Connection, why: string, requestId?: string): void {
     this.counters.refusedFrames++;
-    this.#logger.log("info", "msg.frame.refused", { aid: conn.aid, why });
+    this.#logger.log("info", "message-service.frame-refused", { aid: conn.aid, why });
     this.#send(conn, "error", { ...(requestId ? { request_id: requestId } : {}), status_code: 400, message: why });
   }
 
