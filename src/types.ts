@@ -28,7 +28,11 @@ export interface GroupMessage {
   metadata: Readonly<Record<string, unknown>> | null;
 }
 
-/** A message accepted by the group client, with the flags the engine computed for it. */
+/**
+ * A message accepted by the group client, with the flags the engine computed for it. The client
+ * builds every one with all fields present (the optional ones undefined when they do not apply),
+ * so they share one shape on the per-message path.
+ */
 export interface InboundMessage extends GroupMessage {
   /** Named us (keywords) or replied to one of our messages. */
   isMention: boolean;
@@ -42,7 +46,7 @@ export interface InboundMessage extends GroupMessage {
   /**
    * Why the line is or is not ours, when there is something to say: `mention`, `reply-to-us`,
    * `named-us:<name>` (`jacob: …` for `jacob_`), `engaged`, `addressed-other:<name>` (an engaged
-   * speaker's line that opens by addressing another member). Absent for plain talk.
+   * speaker's line that opens by addressing another member). Undefined for plain talk.
    */
   addressing?: string;
   /**

@@ -8,6 +8,7 @@ import { numericMsgId } from "./order.ts";
 import { RecentSenders, SeenIds } from "./seen-ids.ts";
 import { passiveKindOf, readMessageSignals, type MessageSignals } from "./signals.ts";
 import { groupServiceAid, isServiceEvent } from "./service-event.ts";
+import { equalsLower } from "./same-lower.ts";
 import { createServerClock, observeServerTime, serverNow, type ServerClock } from "./server-clock.ts";
 import { EngagedSpeakers, OwnMessages } from "./social.ts";
 import {
@@ -23,10 +24,10 @@ import {
 
 export type IngestSettings = Pick<GroupSettings, "engagedWindowMs" | "continuationMs" | "vitalityWindowMs" | "vitalityMaxEvents">;
 
-const PLAIN = { isMention: false, engaged: false } as const;
+/** Whether a line is ours, and why (see #classify). Always all four fields: one shape. */
+type Classified = { isMention: boolean; engaged: boolean; maybeOurs: true | undefined; addressing: string | undefined };
 
-/** Whether a line is ours, and why (see #classify). */
-type Classified = { isMention: boolean; engaged: boolean; maybeOurs?: boolean; addressing?: string };
+const PLAIN: Classified = Object.freeze({ isMention: false, engaged: false, maybeOurs: undefined, addressing: undefined });
 
 // Groups of one identity share its keywords: build the key set once, not once per group.
 const selfKeysCache = new Map<string, { keys: ReadonlySet<string>; variants: boolean }>();
@@ -103,7 +104,7 @@ export class GroupIngest {
     this.#senders.add(m.msgId, m.sender);
     observeServerTime(this.#clock, m.timestamp, localNow);
     if (num !== undefined && num > this.cursor) this.cursor = num;
-    if (m.sender === this.#aid || (m.sender.length === this.#aid.length && m.sender.toLowerCase() === this.#aidLower)) {
+    if (m.sender === this.#aid || equalsLower(m.sender, this.#aidLower)) {
       // Ours, echoed by the group: counts as ours unless the send was already recorded.
       this.#own.noteEcho(m.msgId, m.content, m.timestamp);
       if (!this.#own.confirmEcho(m.msgId, m.content)) {
@@ -122,8 +123,9 @@ export class GroupIngest {
     else this.#memberKeys = null;
     // A reaction or a line that expects no reply is never ours to answer: it only rides along.
     const { isMention, engaged, maybeOurs, addressing }: Classified = passive === undefined ? this.#classify(m, signals) : PLAIN;
-    // One object literal of a fixed shape (no spread): this runs for every message.
-    const out: InboundMessage = {
+    // One object literal of one fixed shape for every accepted message (no spread, no property
+    // added afterwards): the optional fields are present, undefined when they do not apply.
+    return {
       msgId: m.msgId,
       groupId: m.groupId,
       sender: m.sender,
@@ -133,11 +135,10 @@ export class GroupIngest {
       metadata: m.metadata,
       isMention,
       engaged,
+      passive,
+      addressing,
+      maybeOurs,
     };
-    if (passive !== undefined) out.passive = passive;
-    if (addressing !== undefined) out.addressing = addressing;
-    if (maybeOurs) out.maybeOurs = true;
-    return out;
   }
 
   /**
@@ -171,11 +172,11 @@ export class GroupIngest {
         this.#engaged.share((speaker) => memberKeys(speaker).includes(key));
       }
       this.#setTarget(m.sender, "other", ts);
-      return { isMention: false, engaged: false, addressing: `addressed-other:${lead.name}` };
+      return { isMention: false, engaged: false, maybeOurs: undefined, addressing: `addressed-other:${lead.name}` };
     }
     if (prev === "other") {
       this.#setTarget(m.sender, "other", ts);
-      return { isMention: false, engaged: false, addressing: "continues-addressed-other" };
+      return { isMention: false, engaged: false, maybeOurs: undefined, addressing: "continues-addressed-other" };
     }
     if (prev === "us") return this.#toUs(m, false, "continues");
     const state = this.#engaged.size > 0 ? this.#engaged.stateOf(m.sender, ts) : null;
@@ -186,10 +187,10 @@ export class GroupIngest {
   }
 
   /** The line is for us: the sender is (still) engaged, and their next lines continue it. */
-  #toUs(m: GroupMessage, isMention: boolean, addressing: string): { isMention: boolean; engaged: boolean; addressing: string } {
+  #toUs(m: GroupMessage, isMention: boolean, addressing: string): Classified {
     this.#engaged.engage(m.sender, m.timestamp + this.#settings.engagedWindowMs, m.timestamp);
     this.#setTarget(m.sender, "us", m.timestamp);
-    return { isMention, engaged: !isMention, addressing };
+    return { isMention, engaged: !isMention, maybeOurs: undefined, addressing };
   }
 
   #previousTarget(sender: string, ts: number): "us" | "other" | undefined {

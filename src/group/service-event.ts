@@ -1,7 +1,8 @@
 // Which messages are the group service's own events (join, leave, rules changed…). Only the
 // service can say so: a member's post with `content_type: "system"` or `metadata.event_type` is
-// that member's words, shown with their name, never an event line. Pure; imports only types.
+// that member's words, shown with their name, never an event line. Pure.
 import type { GroupMessage } from "../types.ts";
+import { equalsLower } from "./same-lower.ts";
 
 const EVENT_CONTENT_TYPES = new Set(["event", "system", "group_event"]);
 
@@ -27,5 +28,5 @@ export function isEventShaped(m: Pick<GroupMessage, "contentType" | "metadata">)
 }
 
 function isFromService(sender: string, serviceAid: string | undefined): boolean {
-  return serviceAid !== undefined && sender.length === serviceAid.length && sender.toLowerCase() === serviceAid;
+  return serviceAid !== undefined && equalsLower(sender, serviceAid);
 }
