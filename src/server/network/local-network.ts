@@ -141,6 +141,9 @@ export async function startLocalNetwork(options: LocalNetworkOptions): Promise<L
   server.maxConnections = (options.socketLimits?.maxConnections ?? DEFAULT_SOCKET_LIMITS.maxConnections) + 256;
   server.on("upgrade", (req, socket, head) => {
     const path = new URL(req.url ?? "/", "http://x").pathname;
+    // Node hands an upgrade's socket over with no error listener: a peer that resets it (after a
+    // refusal, or mid-handshake) would otherwise be an uncaught exception that ends the server.
+    socket.on("error", (err) => logger.log("debug", "network.upgrade-socket-error", { path, error: err.message }));
     if (!SESSION_PATHS.has(path)) {
       socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n");
       return;
