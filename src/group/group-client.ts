@@ -31,18 +31,28 @@ export type { GroupClient, GroupClientEvent, GroupClientParams, GroupClientStats
 type Timer = ReturnType<typeof setTimeout>;
 
 class GroupClientImpl implements GroupClient {
-  readonly identityId: string;
-  readonly groupId: string;
-  readonly settings: GroupSettings;
-  readonly mentionKeywords: readonly string[];
-  #ingest: GroupIngest;
-  #handler: DispatchHandler;
-  #log: Logger;
+  // What every feedBufferGate call reads comes first: fields sit in memory in declaration order,
+  // so these share one or two cache lines of a client that is otherwise cold among thousands.
+  #closed = false;
   #localNow: () => number;
-  #onEvent: ((e: GroupClientEvent) => void) | undefined;
-
+  #stats: GroupClientStats = emptyStats();
+  #batchSeq = 0;
+  #ingest: GroupIngest;
   /** Accepted, not yet dispatched: buffer gate (incoming) + dispatch gate (pending). */
   #held = new HeldMessages<InboundMessage>();
+  #onEvent: ((e: GroupClientEvent) => void) | undefined;
+  readonly settings: GroupSettings;
+  // Timers hold pending messages, so they keep the process alive until close() clears them.
+  /** Buffer gate: trailing debounce (bufferGateMs) capped at bufferGateMaxWaitMs. */
+  #bufferGate: CappedDebounce;
+  /** Engaged follow-up: armed while a message from an engaged speaker waits. */
+  #engagedGate: CappedDebounce;
+
+  readonly identityId: string;
+  readonly groupId: string;
+  readonly mentionKeywords: readonly string[];
+  #handler: DispatchHandler;
+  #log: Logger;
   /** True from the first over-capacity drop until a dispatch takes what is held (one log line). */
   #overloaded = false;
   #overloadDrops = 0;
@@ -54,7 +64,6 @@ class GroupClientImpl implements GroupClient {
   /** Failed tries per held message (each gets its own maxRetries) and the backoff. */
   #retries = new RetryBook<InboundMessage>();
   #dispatchSeq = 0;
-  #batchSeq = 0;
   #lastDispatchEndLocal: number | null = null;
   #lastMentionDispatchLocal: number | null = null;
   /** People, lower-cased (null: everyone is). An agent's mention waits agentMentionGapMs. */
@@ -65,11 +74,6 @@ class GroupClientImpl implements GroupClient {
   /** Aborted when a mention arrives during the running dispatch (ends its send delay). */
   #mentionController: AbortController | null = null;
 
-  // Timers hold pending messages, so they keep the process alive until close() clears them.
-  /** Buffer gate: trailing debounce (bufferGateMs) capped at bufferGateMaxWaitMs. */
-  #bufferGate: CappedDebounce;
-  /** Engaged follow-up: armed while a message from an engaged speaker waits. */
-  #engagedGate: CappedDebounce;
   /** Armed when pending messages wait out the cooldown after the last dispatch. */
   #cooldownTimer: Timer | undefined;
   /** Armed after a failed dispatch; the retry takes everything held. */
@@ -77,10 +81,8 @@ class GroupClientImpl implements GroupClient {
   /** Armed when a mention must wait for mentionMinIntervalMs. */
   #mentionTimer: Timer | undefined;
 
-  #closed = false;
   #closing: Promise<void> | null = null;
   #idleWaiters: Array<() => void> = [];
-  #stats: GroupClientStats = emptyStats();
 
   constructor(p: GroupClientParams) {
     this.identityId = p.identityId;
@@ -149,7 +151,7 @@ class GroupClientImpl implements GroupClient {
         engagedSeen = true;
         stats.engaged++;
       } else if (inbound.maybeOurs) engagedSeen = true;
-      this.#held.incoming.push(inbound);
+      this.#held.add(inbound);
       added++;
       if (this.#onEvent) this.#emit({ type: "accepted", message: inbound, batchSeq, atLocal: now });
     }

@@ -3,7 +3,14 @@
 
 const COMPACT_AT = 256;
 
-export class HeldQueue<T> {
+/** What a holder may read of a queue without changing it. */
+export interface ReadonlyHeldQueue<T> {
+  readonly length: number;
+  some(predicate: (item: T) => boolean): boolean;
+  toArray(): T[];
+}
+
+export class HeldQueue<T> implements ReadonlyHeldQueue<T> {
   #items: T[] = [];
   #head = 0;
 
@@ -82,18 +89,36 @@ export class HeldQueue<T> {
  * number of feed batches behind them. Every dispatch takes everything held.
  */
 export class HeldMessages<T extends { isMention: boolean }> {
-  readonly incoming = new HeldQueue<T>();
-  readonly pending = new HeldQueue<T>();
+  readonly #incoming = new HeldQueue<T>();
+  readonly #pending = new HeldQueue<T>();
+  /** Everything held, counted here so the per-message capacity check reads one field, not two queues. */
+  #count = 0;
   /** Feed batches (or re-queued batches' counts) behind what is held: `batchesMerged`. */
   batches = 0;
 
+  /** Held behind the buffer gate (read-only: messages enter through {@link add}). */
+  get incoming(): ReadonlyHeldQueue<T> {
+    return this.#incoming;
+  }
+
+  /** Held behind the dispatch gate (read-only: they enter through {@link flush} and {@link requeue}). */
+  get pending(): ReadonlyHeldQueue<T> {
+    return this.#pending;
+  }
+
   get length(): number {
-    return this.incoming.length + this.pending.length;
+    return this.#count;
+  }
+
+  /** A message arrives behind the buffer gate. */
+  add(item: T): void {
+    this.#incoming.push(item);
+    this.#count++;
   }
 
   /** The buffer gate opened: incoming → pending. */
   flush(): void {
-    this.pending.moveFrom(this.incoming);
+    this.#pending.moveFrom(this.#incoming);
   }
 
   /** Everything held, in arrival order (re-queued first), and how many batches it merges. */
@@ -101,12 +126,14 @@ export class HeldMessages<T extends { isMention: boolean }> {
     this.flush();
     const batchesMerged = Math.max(1, this.batches);
     this.batches = 0;
-    return { messages: this.pending.takeAll(), batchesMerged };
+    this.#count = 0;
+    return { messages: this.#pending.takeAll(), batchesMerged };
   }
 
   /** A failed dispatch goes back in front of whatever arrived meanwhile. */
   requeue(messages: readonly T[], batchesMerged: number): void {
-    this.pending.prepend(messages);
+    this.#pending.prepend(messages);
+    this.#count += messages.length;
     this.batches += batchesMerged;
   }
 
@@ -115,26 +142,28 @@ export class HeldMessages<T extends { isMention: boolean }> {
     const excess = this.length - max;
     // Runs per feed call: no allocation when nothing is dropped.
     if (excess <= 0) return NOTHING;
-    const dropped = this.pending.dropFront(excess);
-    if (dropped.length < excess) for (const m of this.incoming.dropFront(excess - dropped.length)) dropped.push(m);
+    const dropped = this.#pending.dropFront(excess);
+    if (dropped.length < excess) for (const m of this.#incoming.dropFront(excess - dropped.length)) dropped.push(m);
+    this.#count -= dropped.length;
     return dropped;
   }
 
   /** Everything held right now, oldest first (pending before incoming), as a copy. */
   snapshot(): T[] {
-    return this.pending.toArray().concat(this.incoming.toArray());
+    return this.#pending.toArray().concat(this.#incoming.toArray());
   }
 
   /** Removes every held message matching `predicate` (pending first, then incoming). */
   removeWhere(predicate: (m: T) => boolean): T[] {
-    const removed = this.pending.removeWhere(predicate);
-    for (const m of this.incoming.removeWhere(predicate)) removed.push(m);
+    const removed = this.#pending.removeWhere(predicate);
+    for (const m of this.#incoming.removeWhere(predicate)) removed.push(m);
+    this.#count -= removed.length;
     return removed;
   }
 
   holdsMention(): boolean {
     const isMention = (m: T) => m.isMention;
-    return this.incoming.some(isMention) || this.pending.some(isMention);
+    return this.#incoming.some(isMention) || this.#pending.some(isMention);
   }
 }
 

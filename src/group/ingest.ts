@@ -47,31 +47,34 @@ const TARGETS_CAPACITY = 128;
 const MEMBERS_CAPACITY = 256;
 
 export class GroupIngest {
-  cursor: number;
-  lastSelfSpeakAt: number | null;
-  #aid: string;
-  #aidLower: string;
-  /** `group.<our ap-domain>`: only its event-shaped messages are events. */
-  #serviceAid: string | undefined;
-  #matcher: MentionMatcher;
-  #settings: IngestSettings;
+  // Fields sit in memory in declaration order: what admit() reads for every message comes first.
   #seen = new SeenIds();
   #senders = new RecentSenders();
   #clock: ServerClock = createServerClock();
+  cursor: number;
+  #aid: string;
+  #aidLower: string;
   #window: VitalityWindow;
-  #ownTimes: number[] = [];
-  #engaged = new EngagedSpeakers();
-  #own = new OwnMessages();
-  /** nickKeys of our own names (name, aid user part, aid, aliases). */
-  #selfKeys: ReadonlySet<string>;
   /** Some own name has a variant the keyword matcher does not catch (`jacob` for `jacob_`). */
   #selfVariants: boolean;
-  /** Senders seen lately (raw, insertion-ordered, bounded): who counts as another member. */
-  #members: Set<string> | null = null;
-  /** Per sender, whom their last addressed line was for: their next lines may continue it. */
-  #targets: Map<string, { to: "us" | "other"; ts: number }> | null = null;
+  /** Created on the first engagement: until then no per-message read touches it. */
+  #engaged: EngagedSpeakers | null = null;
   /** nickKeys of #members, built on demand (only when a line's addressee is asked about). */
   #memberKeys: Set<string> | null = null;
+  /** `group.<our ap-domain>`: only its event-shaped messages are events. */
+  #serviceAid: string | undefined;
+  #matcher: MentionMatcher;
+  /** Per sender, whom their last addressed line was for: their next lines may continue it. */
+  #targets: Map<string, { to: "us" | "other"; ts: number }> | null = null;
+  #own = new OwnMessages();
+
+  lastSelfSpeakAt: number | null;
+  #settings: IngestSettings;
+  #ownTimes: number[] = [];
+  /** nickKeys of our own names (name, aid user part, aid, aliases). */
+  #selfKeys: ReadonlySet<string>;
+  /** Senders seen lately (raw, insertion-ordered, bounded): who counts as another member. */
+  #members: Set<string> | null = null;
 
   constructor(p: {
     aid: string;
@@ -119,7 +122,7 @@ export class GroupIngest {
     const passive = passiveKindOf(signals);
     // Members are tracked only while addressees matter (an engagement, or a name with variants);
     // before that, the vitality window's senders stand in for them.
-    if (this.#selfVariants || this.#engaged.size > 0) this.#addMember(m.sender);
+    if (this.#selfVariants || this.#engagedCount() > 0) this.#addMember(m.sender);
     else this.#memberKeys = null;
     // A reaction or a line that expects no reply is never ours to answer: it only rides along.
     const { isMention, engaged, maybeOurs, addressing }: Classified = passive === undefined ? this.#classify(m, signals) : PLAIN;
@@ -157,7 +160,7 @@ export class GroupIngest {
     if (this.#matcher(m.content)) return this.#toUs(m, true, "mention");
     if (this.#repliesToUs(m.metadata) || (signals.replyTo !== undefined && this.#own.hasId(signals.replyTo))) return this.#toUs(m, true, "reply-to-us");
     const prev = this.#previousTarget(m.sender, ts);
-    if (!this.#selfVariants && this.#engaged.size === 0 && prev === undefined) return PLAIN;
+    if (!this.#selfVariants && this.#engagedCount() === 0 && prev === undefined) return PLAIN;
     const lead = this.#leadingAddress(m.content);
     if (lead.to === "us") return this.#toUs(m, true, `named-us:${lead.name}`);
     if (lead.to === "other") {
@@ -165,11 +168,12 @@ export class GroupIngest {
       // conversation with us ends (a mention opens it again). A line addressed *to* an engaged
       // speaker makes the conversation shared (unless we addressed them last and they have not
       // answered yet): their next lines may be for either of us.
-      if (this.#engaged.size > 0) {
+      const engaged = this.#engaged;
+      if (engaged !== null && engaged.size > 0) {
         const senderLower = m.sender.toLowerCase();
-        this.#engaged.disengage((speaker) => speaker === senderLower);
+        engaged.disengage((speaker) => speaker === senderLower);
         const key = nickKey(lead.name);
-        this.#engaged.share((speaker) => memberKeys(speaker).includes(key));
+        engaged.share((speaker) => memberKeys(speaker).includes(key));
       }
       this.#setTarget(m.sender, "other", ts);
       return { isMention: false, engaged: false, maybeOurs: undefined, addressing: `addressed-other:${lead.name}` };
@@ -179,7 +183,7 @@ export class GroupIngest {
       return { isMention: false, engaged: false, maybeOurs: undefined, addressing: "continues-addressed-other" };
     }
     if (prev === "us") return this.#toUs(m, false, "continues");
-    const state = this.#engaged.size > 0 ? this.#engaged.stateOf(m.sender, ts) : null;
+    const state = this.#engaged !== null && this.#engaged.size > 0 ? this.#engaged.stateOf(m.sender, ts) : null;
     if (state === "engaged") return this.#toUs(m, false, "engaged");
     // Not marked [engaged], but it may be for us: it goes to the model as promptly as a follow-up.
     if (state === "shared") return { isMention: false, engaged: false, maybeOurs: true, addressing: "shared-conversation" };
@@ -188,9 +192,17 @@ export class GroupIngest {
 
   /** The line is for us: the sender is (still) engaged, and their next lines continue it. */
   #toUs(m: GroupMessage, isMention: boolean, addressing: string): Classified {
-    this.#engaged.engage(m.sender, m.timestamp + this.#settings.engagedWindowMs, m.timestamp);
+    this.#engage(m.sender, m.timestamp + this.#settings.engagedWindowMs, m.timestamp);
     this.#setTarget(m.sender, "us", m.timestamp);
     return { isMention, engaged: !isMention, maybeOurs: undefined, addressing };
+  }
+
+  #engagedCount(): number {
+    return this.#engaged === null ? 0 : this.#engaged.size;
+  }
+
+  #engage(sender: string, until: number, now: number, owesAnswer = false): void {
+    (this.#engaged ??= new EngagedSpeakers()).engage(sender, until, now, owesAnswer);
   }
 
   #previousTarget(sender: string, ts: number): "us" | "other" | undefined {
@@ -258,7 +270,7 @@ export class GroupIngest {
   }
 
   engagedSpeakers(localNow: number): string[] {
-    return this.#engaged.list(serverNow(this.#clock, localNow));
+    return this.#engaged === null ? [] : this.#engaged.list(serverNow(this.#clock, localNow));
   }
 
   #repliesToUs(metadata: Readonly<Record<string, unknown>> | null): boolean {
@@ -277,12 +289,12 @@ export class GroupIngest {
     const until = ts + s.engagedWindowMs;
     if (replyTo !== undefined) {
       const to = this.#senders.senderOf(replyTo);
-      if (to !== undefined && to.toLowerCase() !== this.#aidLower) this.#engaged.engage(to, until, ts, true);
+      if (to !== undefined && to.toLowerCase() !== this.#aidLower) this.#engage(to, until, ts, true);
     }
     // Naming someone in our message starts a conversation with them (DESIGN §4, engaged speakers).
     for (const sender of windowSenders(this.#window)) {
       if (sender.toLowerCase() === this.#aidLower) continue;
-      if (checkMention(content, buildMentionKeywords({ aid: sender }), "smart")) this.#engaged.engage(sender, until, ts, true);
+      if (checkMention(content, buildMentionKeywords({ aid: sender }), "smart")) this.#engage(sender, until, ts, true);
     }
   }
 }

@@ -12,11 +12,13 @@ export function numericMsgId(id: string): number | undefined {
   if (len === 0 || len > 16) return undefined;
   const first = id.charCodeAt(0);
   if (first < 48 || first > 57 || (first === 48 && len > 1)) return undefined;
+  // The value is built digit by digit (exact below 2^53), so no string-to-number conversion runs.
+  let n = first - 48;
   for (let i = 1; i < len; i++) {
     const c = id.charCodeAt(i);
     if (c < 48 || c > 57) return undefined;
+    n = n * 10 + (c - 48);
   }
-  const n = Number(id);
   return len < 16 || Number.isSafeInteger(n) ? n : undefined;
 }
 

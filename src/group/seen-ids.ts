@@ -80,23 +80,29 @@ const REPLY_INDEX_CAPACITY = 64;
 
 /** Who sent each of the last 64 messages: resolves `replyTo` on our own messages. */
 export class RecentSenders {
-  #ids: string[] = [];
-  #senders: string[] = [];
+  /** Pairs `[msgId, sender]` side by side in one ring: a message writes one place, not two. */
+  #ring: string[] = [];
   #next = 0;
 
   add(msgId: string, sender: string): void {
-    if (this.#ids.length < REPLY_INDEX_CAPACITY) {
-      this.#ids.push(msgId);
-      this.#senders.push(sender);
-    } else {
-      this.#ids[this.#next] = msgId;
-      this.#senders[this.#next] = sender;
-      this.#next = (this.#next + 1) % REPLY_INDEX_CAPACITY;
+    const ring = this.#ring;
+    if (ring.length < 2 * REPLY_INDEX_CAPACITY) ring.push(msgId, sender);
+    else {
+      const at = this.#next;
+      ring[at] = msgId;
+      ring[at + 1] = sender;
+      this.#next = at + 2 === 2 * REPLY_INDEX_CAPACITY ? 0 : at + 2;
     }
   }
 
   senderOf(msgId: string): string | undefined {
-    const i = this.#ids.lastIndexOf(msgId);
-    return i < 0 ? undefined : this.#senders[i];
+    // Newest first: from just before the next write position backwards, wrapping once.
+    const ring = this.#ring;
+    const n = ring.length;
+    for (let k = 2; k <= n; k += 2) {
+      const at = (this.#next - k + n) % n;
+      if (ring[at] === msgId) return ring[at + 1];
+    }
+    return undefined;
   }
 }

@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { compareMessages, compareMsgIds, numericMsgId } from "../../src/group/order.ts";
 import type { GroupMessage } from "../../src/types.ts";
@@ -11,6 +12,18 @@ describe("msg ids", () => {
     expect(numericMsgId("1234567890123456")).toBe(1234567890123456);
     expect(numericMsgId("9007199254740991")).toBe(Number.MAX_SAFE_INTEGER);
     for (const id of ["", "042", "4e2", "-1", "1.5", " 1", "abc", "9007199254740992", "12345678901234567"]) expect(numericMsgId(id)).toBeUndefined();
+    for (const id of ["9007199254740993", "9999999999999999"]) expect(numericMsgId(id)).toBeUndefined();
+  });
+
+  it("numericMsgId agrees with Number() on every canonical id up to 16 digits that is a safe integer", () => {
+    const canonical = fc.oneof(fc.bigInt({ min: 0n, max: 9_999_999_999_999_999n }), fc.integer({ min: 0, max: 1_000_000 }).map(BigInt)).map(String);
+    fc.assert(
+      fc.property(canonical, (id) => {
+        const n = Number(id);
+        expect(numericMsgId(id)).toBe(Number.isSafeInteger(n) && BigInt(n) === BigInt(id) ? n : undefined);
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it("compares decimal ids as numbers, others as strings", () => {

@@ -67,4 +67,18 @@ describe("RecentSenders", () => {
     expect(r.senderOf("6")).toBe("s6");
     expect(r.senderOf("5")).toBeUndefined();
   });
+
+  it("answers the newest sender of an id seen twice, before and after the ring wraps", () => {
+    const r = new RecentSenders();
+    expect(r.senderOf("1")).toBeUndefined();
+    r.add("1", "old");
+    r.add("2", "x");
+    r.add("1", "new");
+    expect(r.senderOf("1")).toBe("new");
+    expect(r.senderOf("2")).toBe("x");
+    for (let i = 0; i < 61; i++) r.add(`f${i}`, "filler"); // 64 entries: full
+    r.add("1", "newest"); // overwrites the oldest slot ("1" → "old")
+    expect(r.senderOf("1")).toBe("newest");
+    expect(r.senderOf("2")).toBe("x");
+  });
 });

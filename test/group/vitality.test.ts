@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   appendOwnTime,
@@ -5,6 +6,7 @@ import {
   classifyVitality,
   computeVitality,
   createVitalityWindow,
+  windowEvents,
   pruneVitalityWindow,
   vitalityWindowSize,
 } from "../../src/group/vitality.ts";
@@ -67,7 +69,7 @@ describe("computeVitality", () => {
     expect(vitalityWindowSize(w)).toBe(2);
     pruneVitalityWindow(w, NOW + 300_000);
     expect(vitalityWindowSize(w)).toBe(0);
-    expect(w.ts).toEqual([]);
+    expect(w.ev).toEqual([]);
   });
 
   it("counts our own messages in the same window", () => {
@@ -82,16 +84,15 @@ describe("computeVitality", () => {
       [NOW - 200, "c"],
       [NOW - 300, "d"],
     ]);
-    expect(w.ts.slice(w.start)).toEqual([NOW - 300, NOW - 300, NOW - 200, NOW - 100]);
-    expect(w.senders.slice(w.start)).toEqual(["b", "d", "c", "a"]);
+    expect(windowEvents(w)).toEqual({ ts: [NOW - 300, NOW - 300, NOW - 200, NOW - 100], senders: ["b", "d", "c", "a"] });
   });
 
   it("keeps at most maxEvents (the newest)", () => {
     const w = createVitalityWindow({ windowMs: FIVE_MIN, maxEvents: 200 });
     for (let i = 0; i < 1000; i++) appendVitalityEvent(w, NOW - 1000 + i, `s${i}`);
     expect(vitalityWindowSize(w)).toBe(200);
-    expect(w.ts.length).toBeLessThanOrEqual(400);
-    expect(w.ts[w.start]).toBe(NOW - 1000 + 800);
+    expect(w.ev.length).toBeLessThanOrEqual(2 * 400);
+    expect(windowEvents(w).ts[0]).toBe(NOW - 1000 + 800);
     expect(computeVitality(w, NOW, [])).toMatchObject({ state: "HEATED", messagesIn5m: 200, uniqueSpeakersIn5m: 200 });
   });
 });
@@ -103,5 +104,42 @@ describe("appendOwnTime", () => {
     expect(times).toEqual([]);
     for (let i = 0; i < 5; i++) appendOwnTime(times, NOW - 10 + i, NOW, FIVE_MIN, 3);
     expect(times).toEqual([NOW - 8, NOW - 7, NOW - 6]);
+  });
+});
+
+describe("vitality window against a plain list (property)", () => {
+  it("holds exactly the newest maxEvents in order through late arrivals, prunes and weeks-long gaps (offset rebases)", () => {
+    type Op = { kind: "add"; dt: number; late: number; sender: string } | { kind: "prune"; dt: number };
+    const DAY = 86_400_000;
+    const op: fc.Arbitrary<Op> = fc.oneof(
+      { weight: 8, arbitrary: fc.record({ kind: fc.constant("add" as const), dt: fc.oneof(fc.integer({ min: 0, max: 5_000 }), fc.integer({ min: 0, max: 20 * DAY })), late: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 600_000 })), sender: fc.constantFrom("a", "b", "c", "d") }) },
+      { weight: 1, arbitrary: fc.record({ kind: fc.constant("prune" as const), dt: fc.integer({ min: 0, max: 400_000 }) }) },
+    );
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 400 }), fc.integer({ min: 1, max: 50 }), (ops, maxEvents) => {
+        const w = createVitalityWindow({ windowMs: FIVE_MIN, maxEvents });
+        let model: Array<{ ts: number; sender: string }> = [];
+        let now = NOW;
+        for (const o of ops) {
+          now += o.dt;
+          if (o.kind === "add") {
+            const ts = now - o.late;
+            appendVitalityEvent(w, ts, o.sender);
+            // Insert after every event with ts <= the new one (stable), keep the newest maxEvents.
+            let at = model.length;
+            while (at > 0 && model[at - 1]!.ts > ts) at--;
+            model.splice(at, 0, { ts, sender: o.sender });
+            if (model.length > maxEvents) model = model.slice(model.length - maxEvents);
+          } else {
+            pruneVitalityWindow(w, now);
+            model = model.filter((e) => e.ts >= now - FIVE_MIN);
+          }
+          expect(windowEvents(w)).toEqual({ ts: model.map((e) => e.ts), senders: model.map((e) => e.sender) });
+          const live = model.filter((e) => e.ts >= now - FIVE_MIN);
+          expect(computeVitality(w, now, [])).toMatchObject({ messagesIn5m: live.length, uniqueSpeakersIn5m: new Set(live.map((e) => e.sender)).size });
+        }
+      }),
+      { numRuns: 300 },
+    );
   });
 });
