@@ -19,6 +19,7 @@ import { createSaveScheduler } from "./state/save-scheduler.ts";
 import { createIdentityProfile, resolveProfileFetch } from "./runtime-profile.ts";
 import { createGroupConnection } from "./transport/connection.ts";
 import { TransportError } from "./transport/errors.ts";
+import { findSentMessage } from "./transport/sent-check.ts";
 import type { GroupConnection, GroupConnectionParams, GroupEvent } from "./transport/connection.ts";
 import type { AgentBackend, ChannelConfig, GroupMessage, Logger, PersistedGroupState } from "./types.ts";
 
@@ -189,6 +190,13 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
           return connectionOf(groupId).reactions === true;
         },
         sendMessage: (m) => sendWhenConnected(connectionOf(groupId), m, logger),
+        findSent: async ({ content, afterMsgId }) => {
+          const found = await findSentMessage(connectionOf(groupId), { groupId, selfAid: identity.aid, content, afterMsgId });
+          if (found.found) return { msgId: found.msgId, timestamp: found.timestamp };
+          // Hundreds of messages since: not among them as far as we read; sending is the lesser risk.
+          if (!found.complete) logger.log("warn", "runtime.sent-check-incomplete", { group: groupId, afterMsgId, pagesRead: found.pagesRead });
+          return undefined;
+        },
       },
       logger: glog,
       ...(p.random ? { random: p.random } : {}),

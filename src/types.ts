@@ -106,6 +106,8 @@ export interface DispatchBatch {
   heldNow?(): readonly InboundMessage[];
   /** Our own message with exactly this text, seen coming back from the group since `sinceServerTs`. */
   findOwnEcho?(content: string, sinceServerTs: number): { msgId: string; timestamp: number } | undefined;
+  /** The newest numeric msg id the group client had seen when this batch was taken (0: none). */
+  newestMsgId?: number;
 }
 
 export type SkipReason =
@@ -201,6 +203,12 @@ export interface GroupSender {
     content: string;
     metadata?: Record<string, unknown>;
   }): Promise<{ msgId: string; timestamp: number }>;
+  /**
+   * Looks in the group's history (after `afterMsgId`) for our own message with exactly this text:
+   * asked before sending again a reply whose last send may have been stored. Resolves undefined
+   * when it is not there; rejects when the history cannot be read (then nothing is sent).
+   */
+  findSent?(params: { groupId: string; content: string; afterMsgId: number }): Promise<{ msgId: string; timestamp: number } | undefined>;
 }
 
 export type LogLevel = "debug" | "info" | "warn" | "error";

@@ -376,6 +376,7 @@ class GroupClientImpl implements GroupClient {
       // What arrived since this dispatch took its batch (the monitor remembers earlier batches).
       heldNow: () => this.#held.snapshot(),
       findOwnEcho: (content, since) => this.#ingest.findOwnEcho(content, since),
+      newestMsgId: this.#ingest.cursor,
     };
     this.#dispatching = true;
     this.#stats.dispatches++;

@@ -396,6 +396,7 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
       maybeSent: false,
       // A minute of slack for clock estimates: our dedup never lets the same text out twice that close.
       since: nowAt() - 60_000,
+      afterMsgId: batch.newestMsgId,
     };
     return deliver(prepared, batch, record, finish, skip, nowAt);
   }
@@ -422,7 +423,7 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
       finish({ sent: false, skipReason: "send-failed", budgetRatio: r.ratio, replyType: r.replyType }, `retry-with-batch:${sent.kind}`);
       throw new ReplyNotDeliveredError({ groupId, dispatchId: batch.dispatchId, sendError: String((sent.error as { code?: unknown })?.code ?? "unknown") });
     }
-    if (sent.viaEcho) record.detail = "delivered-before:echo";
+    if (sent.via !== "send") record.detail = `delivered-before:${sent.via}`;
     const sentAt = Number.isFinite(sent.timestamp) && sent.timestamp > 0 ? sent.timestamp : nowAt();
     lastSelfSpeakAt = Math.max(lastSelfSpeakAt ?? 0, sentAt);
     memory = rememberReply(memory, r.hash, r.normalized, settings.dedup.historySize);

@@ -71,15 +71,20 @@ export interface PreparedReply {
   maybeSent: boolean;
   /** Server time before the first send attempt: an echo is no older. */
   since: number;
+  /** Newest msg id known before the first send attempt: a stored copy has a higher id. */
+  afterMsgId: number | undefined;
 }
 
 export type SendResult =
-  | { ok: true; msgId: string; timestamp: number; viaEcho: boolean }
+  /** `via`: sent now, or found already delivered (our echo came back, or the server's history holds it). */
+  | { ok: true; msgId: string; timestamp: number; via: "send" | "echo" | "history" }
   | { ok: false; kind: "not-sent" | "maybe-sent" | "failed"; error: unknown };
 
 /**
  * Sends a prepared reply once: after a send that may have reached the server, our own echo is
- * looked for first, and found means sent. Never throws; a failure comes back classified.
+ * looked for first, then the server's history (when the sender can read it); found means sent,
+ * and history that cannot be read means not now (the batch is retried). Never throws; a failure
+ * comes back classified.
  */
 export async function sendPrepared(p: {
   reply: PreparedReply;
@@ -90,11 +95,20 @@ export async function sendPrepared(p: {
   const r = p.reply;
   if (r.maybeSent) {
     const echo = p.findOwnEcho?.(r.text, r.since);
-    if (echo) return { ok: true, msgId: echo.msgId, timestamp: echo.timestamp, viaEcho: true };
+    if (echo) return { ok: true, msgId: echo.msgId, timestamp: echo.timestamp, via: "echo" };
+    if (p.sender.findSent && r.afterMsgId !== undefined) {
+      try {
+        const stored = await p.sender.findSent({ groupId: p.groupId, content: r.text, afterMsgId: r.afterMsgId });
+        if (stored) return { ok: true, msgId: stored.msgId, timestamp: stored.timestamp, via: "history" };
+      } catch (error) {
+        // Cannot tell whether it was stored: sending now could post it twice. Still maybe-sent.
+        return { ok: false, kind: "maybe-sent", error };
+      }
+    }
   }
   try {
     const sent = await p.sender.sendMessage({ groupId: p.groupId, content: r.text, ...(r.metadata ? { metadata: r.metadata } : {}) });
-    return { ok: true, msgId: sent.msgId, timestamp: sent.timestamp, viaEcho: false };
+    return { ok: true, msgId: sent.msgId, timestamp: sent.timestamp, via: "send" };
   } catch (error) {
     return { ok: false, kind: classifySendError(error), error };
   }

@@ -149,6 +149,51 @@ describe("sends that fail", () => {
     expect(w.client.stats()).toMatchObject({ ownMessages: 0, dropped: { self: 1 } });
   });
 
+  it("CONNECTION_LOST after the server stored it, echo not back yet: the server's history is read first, so it is not sent again", async () => {
+    const backend = createScriptedBackend({ mode: "mention", latencyMs: 1000, replyText: "All green." });
+    const { sender, attempts } = scriptedSender(["CONNECTION_LOST"]);
+    const lookups: Array<{ content: string; afterMsgId: number; at: number }> = [];
+    sender.findSent = async ({ content, afterMsgId }) => {
+      lookups.push({ content, afterMsgId, at: Date.now() - T0 });
+      return { msgId: "2", timestamp: T0 + 1000 };
+    };
+    const w = wire({ settings: settingsWith(), backend, sender });
+    w.client.feedBufferGate([mention()]);
+    await at(10_000);
+    // T+1 the send fails; T+3 the retry finds it stored after msg 1 (the newest known) and sends nothing.
+    expect(attempts).toHaveLength(1);
+    expect(lookups).toEqual([{ content: "All green.", afterMsgId: 1, at: 3000 }]);
+    expect(w.decisions.map((d) => [d.dispatchId, d.outcome.sent, d.detail ?? null])).toEqual([
+      [1, false, "retry-with-batch:maybe-sent"],
+      [2, true, "delivered-before:history"],
+    ]);
+    expect(w.decisions[1]!.outcome.sentMsgId).toBe("2");
+    expect(backend.calls).toHaveLength(1);
+  });
+
+  it("REQUEST_TIMEOUT and the history cannot be read: nothing is sent until it can; then, not there, it is sent once", async () => {
+    const backend = createScriptedBackend({ mode: "mention", latencyMs: 1000, replyText: "All green." });
+    const { sender, attempts } = scriptedSender(["REQUEST_TIMEOUT"]);
+    const lookups: number[] = [];
+    sender.findSent = async () => {
+      lookups.push(Date.now() - T0);
+      if (lookups.length === 1) throw new TransportError("NOT_CONNECTED", "pull: no session", { action: "pull_messages", groupId: "g1" });
+      return undefined;
+    };
+    const w = wire({ settings: settingsWith(), backend, sender });
+    w.client.feedBufferGate([mention()]);
+    await at(20_000);
+    // T+1 times out; T+3 the history is unreadable (no send); T+7 (backoff 4 s) it is read, not there: sent.
+    expect(lookups).toEqual([3000, 7000]);
+    expect(attempts.map((a) => a.at)).toEqual([1000, 7000]);
+    expect(w.decisions.map((d) => [d.dispatchId, d.outcome.sent, d.detail ?? null])).toEqual([
+      [1, false, "retry-with-batch:maybe-sent"],
+      [2, false, "retry-with-batch:maybe-sent"],
+      [3, true, null],
+    ]);
+    expect(backend.calls).toHaveLength(1);
+  });
+
   it("REQUEST_TIMEOUT and no echo: sent again on the retry, once", async () => {
     const backend = createScriptedBackend({ mode: "mention", latencyMs: 1000, replyText: "All green." });
     const { sender, attempts } = scriptedSender(["REQUEST_TIMEOUT"]);
