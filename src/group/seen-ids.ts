@@ -1,5 +1,6 @@
 // Bounded dedup of msg ids. ACP ids increase per group, so the ids near the newest one live in a
-// 1024-bit circular bitmap (128 bytes, O(1), no allocation per message). Everything else — ids
+// 1024-bit circular bitmap (128 bytes, O(1), no allocation per message), except the current run
+// of consecutive ids up to the newest, which needs no bits at all. Everything else — ids
 // far below the newest (a reconnect backlog arriving after newer pushes) and non-numeric ids
 // (replay logs) — goes to a Set bounded by a ring of the most recent 512. Nothing is allocated
 // until the first message.
@@ -11,6 +12,12 @@ export const SEEN_OTHER_CAPACITY = 512;
 export class SeenIds {
   /** Highest numeric id seen, or -1. */
   #top = -1;
+  /**
+   * Every id from here to #top has been seen, and the bitmap is not kept for them: ids arriving
+   * one after another (the usual case) touch nothing but #top. The bitmap answers for the ids of
+   * the window below this point; a gap writes the run into it and starts a new run.
+   */
+  #runFrom = 0;
   #bits: Uint32Array | null = null;
   #other: Set<string | number> | null = null;
   #ring: Array<string | number> = [];
@@ -22,12 +29,15 @@ export class SeenIds {
    */
   checkAndAdd(msgId: string, num: number | undefined): boolean {
     if (num === undefined) return this.#otherCheckAndAdd(msgId);
-    if (num > this.#top) {
-      this.#advance(num);
+    const top = this.#top;
+    if (num > top) {
+      if (num === top + 1 && top >= 0) this.#top = num;
+      else this.#jump(num);
       return false;
     }
-    if (num <= this.#top - WINDOW_BITS) return this.#otherCheckAndAdd(num);
-    const bits = this.#bits as Uint32Array;
+    if (num <= top - WINDOW_BITS) return this.#otherCheckAndAdd(num);
+    if (num >= this.#runFrom) return true;
+    const bits = this.#bitmap();
     const slot = num % WINDOW_BITS;
     const word = slot >>> 5;
     const mask = 1 << (slot & 31);
@@ -36,13 +46,28 @@ export class SeenIds {
     return false;
   }
 
-  /** Moves the window's top to `num`, clearing the slots of ids skipped over (never seen). */
-  #advance(num: number): void {
-    const bits = (this.#bits ??= new Uint32Array(WINDOW_WORDS));
-    if (this.#top < 0 || num - this.#top >= WINDOW_BITS) bits.fill(0);
-    else {
-      // Clear the skipped slots: bit by bit up to a word boundary, then whole words.
-      let id = this.#top + 1;
+  #bitmap(): Uint32Array {
+    return (this.#bits ??= new Uint32Array(WINDOW_WORDS));
+  }
+
+  /**
+   * A new top that skips ids (or the first id): the run so far goes into the bitmap, the skipped
+   * ids' slots are cleared (never seen), and `num` starts a new run.
+   */
+  #jump(num: number): void {
+    const top = this.#top;
+    if (top < 0 || num - top >= WINDOW_BITS) {
+      // Nothing below `num` in its window was seen (or it is all out of the window).
+      this.#bits?.fill(0);
+    } else {
+      const bits = this.#bitmap();
+      // The run [#runFrom, top], within the new window: seen.
+      for (let id = Math.max(this.#runFrom, num - WINDOW_BITS + 1); id <= top; id++) {
+        const slot = id % WINDOW_BITS;
+        bits[slot >>> 5] = (bits[slot >>> 5] as number) | (1 << (slot & 31));
+      }
+      // The skipped ids (top, num): never seen. Bit by bit up to a word boundary, then whole words.
+      let id = top + 1;
       while (id < num && (id & 31) !== 0) {
         const slot = id % WINDOW_BITS;
         bits[slot >>> 5] = (bits[slot >>> 5] as number) & ~(1 << (slot & 31));
@@ -57,9 +82,8 @@ export class SeenIds {
         bits[slot >>> 5] = (bits[slot >>> 5] as number) & ~(1 << (slot & 31));
       }
     }
-    const slot = num % WINDOW_BITS;
-    bits[slot >>> 5] = (bits[slot >>> 5] as number) | (1 << (slot & 31));
     this.#top = num;
+    this.#runFrom = num;
   }
 
   #otherCheckAndAdd(key: string | number): boolean {

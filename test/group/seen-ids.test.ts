@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { RecentSenders, SeenIds } from "../../src/group/seen-ids.ts";
+import { RecentSenders, SEEN_OTHER_CAPACITY, SeenIds } from "../../src/group/seen-ids.ts";
 import { numericMsgId } from "../../src/group/order.ts";
 
 const seen = () => {
@@ -55,6 +55,51 @@ describe("SeenIds", () => {
           if (n !== undefined && n > top) top = n;
         }
       }),
+    );
+  });
+});
+
+describe("SeenIds against a plain model", () => {
+  it("answers exactly as a set of the window's ids plus a ring of the last 512 older ones, for runs, gaps, repeats and late arrivals", () => {
+    // Ids move like real traffic: mostly the next one, sometimes a gap, a repeat, a late one inside the
+    // window, or one far below it; now and then a non-numeric id.
+    const step = fc.oneof(
+      { weight: 10, arbitrary: fc.constant({ kind: "next" as const, d: 1 }) },
+      { weight: 2, arbitrary: fc.integer({ min: 2, max: 1500 }).map((d) => ({ kind: "gap" as const, d })) },
+      { weight: 3, arbitrary: fc.integer({ min: 0, max: 1100 }).map((d) => ({ kind: "back" as const, d })) },
+      { weight: 1, arbitrary: fc.integer({ min: 0, max: 20 }).map((d) => ({ kind: "text" as const, d })) },
+    );
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 600 }), (steps) => {
+        const s = new SeenIds();
+        let top = -1;
+        const windowSeen = new Set<number>();
+        const ring: Array<string | number> = [];
+        const ringSet = new Set<string | number>();
+        const ringPath = (key: string | number): boolean => {
+          if (ringSet.has(key)) return true;
+          ring.push(key);
+          ringSet.add(key);
+          if (ring.length > SEEN_OTHER_CAPACITY) ringSet.delete(ring.shift()!);
+          return false;
+        };
+        for (const st of steps) {
+          const id = st.kind === "text" ? `t${st.d}` : st.kind === "back" ? Math.max(0, top - st.d) : top < 0 ? st.d : top + st.d;
+          let expected: boolean;
+          if (typeof id === "string") expected = ringPath(id);
+          else if (id > top) {
+            expected = false;
+            windowSeen.add(id);
+            top = id;
+          } else if (id <= top - 1024) expected = ringPath(id);
+          else {
+            expected = windowSeen.has(id);
+            windowSeen.add(id);
+          }
+          expect(s.checkAndAdd(String(id), typeof id === "number" ? id : undefined)).toBe(expected);
+        }
+      }),
+      { numRuns: 400 },
     );
   });
 });
