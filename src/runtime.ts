@@ -6,7 +6,6 @@ import { listGroupsForIdentity, resolveGroupSettings } from "./config/load.ts";
 import { closeGroupClientForIdentity, initGroupClientForIdentity } from "./group/group-client.ts";
 import type { GroupClient, GroupClientEvent } from "./group/group-client.ts";
 import type { MemberTypes } from "./group/member-types.ts";
-import { numericMsgId } from "./group/order.ts";
 import { childLogger, errorFields, silentLogger } from "./log.ts";
 import { createModelCallLimiter } from "./monitor/model-calls.ts";
 import { createLazyGroupMonitor } from "./monitor/lazy-monitor.ts";
@@ -18,8 +17,8 @@ import { connectConfiguredIdentity } from "./runtime-link.ts";
 import { createSaveScheduler } from "./state/save-scheduler.ts";
 import { createIdentityProfile, resolveProfileFetch } from "./runtime-profile.ts";
 import { createGroupConnection } from "./transport/connection.ts";
-import { TransportError } from "./transport/errors.ts";
-import { findSentMessage } from "./transport/sent-check.ts";
+import { createGroupSender, groupServiceFor, reportMemberships, sendWhenConnected } from "./runtime-sender.ts";
+import { settledCursor, trackCursor, type CursorTrack } from "./runtime-cursor.ts";
 import type { GroupConnection, GroupConnectionParams, GroupEvent } from "./transport/connection.ts";
 import type { AgentBackend, ChannelConfig, GroupMessage, Logger, PersistedGroupState } from "./types.ts";
 
@@ -92,15 +91,10 @@ export interface RunningIdentity {
   close(): Promise<void>;
 }
 
-interface GroupRuntime {
+interface GroupRuntime extends CursorTrack {
   groupId: string;
   client: GroupClient;
   monitor: GroupMonitor;
-  restoredCursor: number;
-  /** Numeric ids accepted and not yet settled (dispatched or dropped for good). */
-  unsettled: Set<number>;
-  /** dispatchId → numeric ids in that batch. */
-  inFlight: Map<number, number[]>;
 }
 
 // A busy group moves its cursor on every message; state is written at most this often for that.
@@ -184,20 +178,7 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
       // Config first, then the group service's get_members, then senders' own agent.md.
       memberTypes: profile.memberTypes,
       backend,
-      sender: {
-        // Reactions only where the group service says it takes them (none advertises it today).
-        get reactions() {
-          return connectionOf(groupId).reactions === true;
-        },
-        sendMessage: (m) => sendWhenConnected(connectionOf(groupId), m, logger),
-        findSent: async ({ content, afterMsgId }) => {
-          const found = await findSentMessage(connectionOf(groupId), { groupId, selfAid: identity.aid, content, afterMsgId });
-          if (found.found) return { msgId: found.msgId, timestamp: found.timestamp };
-          // Hundreds of messages since: not among them as far as we read; sending is the lesser risk.
-          if (!found.complete) logger.log("warn", "runtime.sent-check-incomplete", { group: groupId, afterMsgId, pagesRead: found.pagesRead });
-          return undefined;
-        },
-      },
+      sender: createGroupSender({ connection: () => connectionOf(groupId), groupId, selfAid: identity.aid, logger }),
       logger: glog,
       ...(p.random ? { random: p.random } : {}),
       ...(restored ? { restored } : {}),
@@ -215,7 +196,7 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
       logger: glog,
       restored: { cursor: restored?.cursor ?? 0, lastSelfSpeakAt: restored?.lastSelfSpeakAt ?? null },
       onEvent: (e) => {
-        track(g, e);
+        trackCursor(g, e);
         if (e.type === "accepted") profile.noteSender(e.message.sender);
         if (e.type === "dispatch-end") {
           saveNow(g);
@@ -363,95 +344,3 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
   };
 }
 
-/**
- * NOT_CONNECTED means nothing left (no session came within the request timeout): waiting for the
- * next session and sending again cannot post twice, so a reply survives a short outage. Any other
- * failure (a lost session, a timeout) may have been stored and is not retried.
- */
-const SEND_ATTEMPTS_WITHOUT_SESSION = 3;
-async function sendWhenConnected(
-  connection: GroupConnection,
-  message: { groupId: string; content: string; metadata?: Record<string, unknown> },
-  logger: Logger,
-): Promise<{ msgId: string; timestamp: number }> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await connection.sendMessage(message);
-    } catch (err) {
-      if (!(err instanceof TransportError && err.code === "NOT_CONNECTED") || attempt >= SEND_ATTEMPTS_WITHOUT_SESSION || connection.status === "closed") throw err;
-      logger.log("info", "runtime.send-waiting-for-session", { group: message.groupId, attempt });
-    }
-  }
-}
-
-/** `group.<domain>` of the access point that issued `aid` (the part after its first dot). */
-export function groupServiceFor(aid: string): string {
-  const dot = aid.indexOf(".");
-  return `group.${dot >= 0 ? aid.slice(dot + 1) : aid}`;
-}
-
-/** Logs what the identity is a member of (`list_my_groups`) and warns about configured groups it is not in. */
-async function reportMemberships(connection: GroupConnection, configured: readonly string[], logger: Logger): Promise<void> {
-  try {
-    const data = await connection.request("list_my_groups");
-    const list = data && typeof data === "object" && Array.isArray((data as { groups?: unknown }).groups) ? (data as { groups: unknown[] }).groups : [];
-    const ids = list.flatMap((g) => (g && typeof g === "object" && typeof (g as { group_id?: unknown }).group_id === "string" ? [(g as { group_id: string }).group_id] : []));
-    logger.log("info", "runtime.my-groups", { service: connection.peer, groups: ids });
-    const missing = configured.filter((g) => !ids.includes(g));
-    if (missing.length > 0) logger.log("warn", "runtime.not-a-member", { service: connection.peer, groups: missing, hint: "join with `acp-group join <link>`" });
-  } catch (err) {
-    logger.log("warn", "runtime.list-my-groups-failed", { service: connection.peer, ...errorFields(err) });
-  }
-}
-
-/** Follows accepted / dispatched / dropped messages so the saved cursor never skips an unsettled one. */
-function track(g: GroupRuntime, e: GroupClientEvent): void {
-  switch (e.type) {
-    case "accepted": {
-      const n = numericMsgId(e.message.msgId);
-      if (n !== undefined) g.unsettled.add(n);
-      break;
-    }
-    case "dispatch-start": {
-      const ids: number[] = [];
-      for (const m of e.batch.messages) {
-        const n = numericMsgId(m.msgId);
-        if (n !== undefined) ids.push(n);
-      }
-      g.inFlight.set(e.batch.dispatchId, ids);
-      break;
-    }
-    case "dispatch-end": {
-      const ids = g.inFlight.get(e.dispatchId);
-      g.inFlight.delete(e.dispatchId);
-      // A failed attempt that will be retried stays unsettled; a dropped one is reported as drops.
-      // A dispatch cut off by close (model call or send delay aborted) said nothing: like a held
-      // message, it stays unsettled so the next run answers it instead of losing it.
-      if (e.ok && ids && !(e.outcome.skipReason === "group-closed" && !e.outcome.sent)) for (const n of ids) g.unsettled.delete(n);
-      break;
-    }
-    case "dropped": {
-      // Refused on arrival (a duplicate, our own echo): never accepted, and a duplicate's id may
-      // belong to an accepted original that is still unsettled.
-      if (e.stage === "arrival") break;
-      // Closing drops what is still held; those stay unsettled so the next run pulls them again.
-      if (e.reason === "group-closed") break;
-      const n = numericMsgId(e.msgId);
-      if (n !== undefined) g.unsettled.delete(n);
-      break;
-    }
-    default:
-      break;
-  }
-}
-
-/**
- * The cursor to persist: everything at or below it has been dispatched or dropped for good. A
- * message still buffered, pending or in flight keeps the cursor just before it, so a restart
- * pulls it again instead of losing it; anything dispatched has a lower id, so nothing repeats.
- */
-function settledCursor(g: GroupRuntime): number {
-  let cursor = Math.max(g.restoredCursor, g.client.cursor);
-  for (const n of g.unsettled) if (n - 1 < cursor) cursor = n - 1;
-  return Math.max(cursor, 0);
-}
