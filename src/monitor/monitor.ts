@@ -2,7 +2,8 @@
 // Every decision is a pure sibling; this file wires them to the back-end, the transport, one
 // abortable delay timer per dispatch, and the per-(identity, group) state that survives restarts.
 import { MemberDirectory, type MemberTypes } from "../group/member-types.ts";
-import { buildReplyMetadata } from "../group/signals.ts";
+import { addressReply } from "./reply-address.ts";
+import { DelayWaits } from "./delay-waits.ts";
 import { childLogger, errorFields, silentLogger } from "../log.ts";
 import type {
   AgentBackend,
@@ -23,7 +24,7 @@ import type {
 } from "../types.ts";
 import { assembleDispatchPrompt, type PromptParts } from "./assemble.ts";
 import { budgetUsageRatio, checkBudget, describeOverBudget, estimateTokens, pruneBudgetEvents, recordBudgetEvent, type BudgetEvent, type BudgetPool } from "./budget.ts";
-import { allAnswered, answeredThroughFor, answeredThroughOf, ANSWERED_THROUGH_KEY } from "../group/answered.ts";
+import { allAnswered, answeredThroughOf } from "../group/answered.ts";
 import { checkDuplicate, hashNormalized, initDedup, normalizeForDedup, rememberReply, type ReplyMemory } from "./dedup.ts";
 import { stripControls } from "./sanitize.ts";
 import { checkAfterDelay, chooseDelayMs, delayHintFor } from "./delay.ts";
@@ -93,9 +94,7 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
   const stablePrefix = sharedAcpSystemPrompt(identity);
   // Aborted by close(): cancels in-flight model calls and pending send delays.
   const lifetime = new AbortController();
-  // One entry per dispatch waiting in the delay gate; cleared on settle and on close. Created on
-  // first use: most groups are idle, and an empty Set per group adds up.
-  let delayTimers: Set<ReturnType<typeof setTimeout>> | undefined;
+  const delays = new DelayWaits(lifetime.signal);
 
   let lastSelfSpeakAt = p.restored?.lastSelfSpeakAt ?? null;
   let memory: ReplyMemory = { hashes: p.restored?.replyHashes ?? [], texts: p.restored?.replyTexts ?? [] };
@@ -139,29 +138,6 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
       stablePrefix,
       memberTypes,
     });
-
-  /** Waits `ms`, or less: closing the monitor or `wake` (a newer mention) ends the wait at once. */
-  function waitDelay(ms: number, wake?: AbortSignal): Promise<void> {
-    if (ms <= 0 || wake?.aborted) return Promise.resolve();
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        delayTimers?.delete(timer);
-        lifetime.signal.removeEventListener("abort", onAbort);
-        wake?.removeEventListener("abort", onAbort);
-        resolve();
-      }, ms);
-      // A reply waiting to look human must not keep a shutting-down process alive.
-      timer.unref?.();
-      (delayTimers ??= new Set()).add(timer);
-      const onAbort = () => {
-        clearTimeout(timer);
-        delayTimers?.delete(timer);
-        resolve();
-      };
-      lifetime.signal.addEventListener("abort", onAbort, { once: true });
-      wake?.addEventListener("abort", onAbort, { once: true });
-    });
-  }
 
   // Handled conditions come back as outcomes; only a bug throws, and then the group client retries.
   async function handle(batch: DispatchBatch): Promise<DispatchOutcome> {
@@ -353,7 +329,7 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
 
     const delayMs = chooseDelayMs({ settings: settings.delay, hint: delayHint, mentioned, random: random() });
     record.delayMs = delayMs;
-    await waitDelay(delayMs, batch.mentionSignal);
+    await delays.wait(delayMs, batch.mentionSignal);
     const after = checkAfterDelay({
       closed: lifetime.signal.aborted,
       answeringMention: mentioned,
@@ -379,16 +355,13 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
     // Answered before a restart that lost our state (our reply came back in the history): never again.
     if (allAnswered(others, answeredThrough)) return skip("already-answered", `through:${answeredThrough}`);
 
-    const reactions = p.sender.reactions === true;
-    // With reactions on, a reaction answers the message it reacts to even in unaddressed talk.
-    const replyTo = replyTarget(others, mentioned) ?? (reactions && replyType === "reaction" ? lastAnswerable(others) : undefined);
+    const { replyTo, metadata } = addressReply({ others, mentioned, replyType, text, reactions: p.sender.reactions === true });
     const prepared: PreparedReply = {
       ids: batchIds,
       text,
       replyType,
       replyTo,
-      // answered_through: what a restart that lost our state save must not answer again.
-      metadata: withAnsweredThrough(buildReplyMetadata({ replyType, text, replyTo, reactions }), answeredThroughFor(others)),
+      metadata,
       hash: dup.hash,
       normalized: dup.normalized,
       hasHuman: guard.hasHuman,
@@ -463,8 +436,7 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
         .catch((err: unknown) => logger.log("warn", "monitor.remember-own-failed", { msgId: m.msgId, ...errorFields(err) }));
     },
     close() {
-      for (const t of delayTimers ?? []) clearTimeout(t);
-      delayTimers?.clear();
+      delays.clear();
       lifetime.abort();
     },
   };
@@ -478,27 +450,7 @@ function poolOf(batch: DispatchBatch): BudgetPool {
 // Back-end errors thrown on to the group client's retry (logged there, once).
 const retriedFailures = new WeakSet<object>();
 
-/** Our reply answers the newest mention (or engaged follow-up), so others can see it is a reply. */
-function replyTarget(messages: readonly InboundMessage[], mentioned: boolean): string | undefined {
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const m = messages[i]!;
-    if (mentioned ? m.isMention : m.engaged) return m.msgId;
-  }
-  return undefined;
-}
-
-/** The newest message that is not itself passive (a reaction or no-reply-expected), if any. */
-function lastAnswerable(messages: readonly InboundMessage[]): string | undefined {
-  for (let i = messages.length - 1; i >= 0; i--) if (messages[i]!.passive === undefined) return messages[i]!.msgId;
-  return undefined;
-}
-
 /** The seed's entry point: hand one batch to an identity's monitor for that group. */
 export function handleGroupMessagesForIdentity(monitor: GroupMonitor, batch: DispatchBatch): Promise<DispatchOutcome> {
   return monitor.handle(batch);
-}
-
-/** Adds `answered_through` (the newest msg id a reply answers) to a reply's metadata. */
-function withAnsweredThrough(metadata: Record<string, unknown> | undefined, through: string | undefined): Record<string, unknown> | undefined {
-  return through === undefined ? metadata : { ...metadata, [ANSWERED_THROUGH_KEY]: through };
 }
