@@ -34,7 +34,11 @@ export function trackCursor(g: CursorTrack, e: GroupClientEvent): void {
       // A failed attempt that will be retried stays unsettled; a dropped one is reported as drops.
       // A dispatch cut off by close (model call or send delay aborted) said nothing: like a held
       // message, it stays unsettled so the next run answers it instead of losing it.
-      if (e.ok && ids && !(e.outcome.skipReason === "group-closed" && !e.outcome.sent)) for (const n of ids) g.unsettled.delete(n);
+      if (e.ok && ids && !(e.outcome.skipReason === "group-closed" && !e.outcome.sent)) {
+        // Messages the dispatch handed back (see DispatchOutcome.notHandled) are held again: still unsettled.
+        const back = e.outcome.notHandled;
+        for (const n of ids) if (back === undefined || !back.includes(String(n))) g.unsettled.delete(n);
+      }
       break;
     }
     case "dropped": {

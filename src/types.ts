@@ -139,6 +139,11 @@ export interface DispatchOutcome {
   sentAt?: number;
   /** msg id our reply answers (also sent as `metadata.reply_to`), when it answers one. */
   replyTo?: string;
+  /**
+   * Messages of the batch this dispatch did not look at (it delivered a reply prepared for an
+   * earlier batch, and they arrived since): held again for the next dispatch, not settled.
+   */
+  notHandled?: readonly string[];
 }
 
 /** The agent side of a dispatch, as the group client sees it. Throwing means "retry later". */

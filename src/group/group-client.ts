@@ -422,7 +422,15 @@ class GroupClientImpl implements GroupClient {
 
   #onDispatchDone(batch: DispatchBatch, outcome: DispatchOutcome): void {
     this.#retries.succeeded();
-    this.#stats.dispatched += batch.messages.length;
+    const notHandled = outcome.notHandled?.length ? new Set(outcome.notHandled) : undefined;
+    if (notHandled) {
+      // Held again, in front of what arrived meanwhile; a mention among them goes next.
+      const back = batch.messages.filter((m) => notHandled.has(m.msgId));
+      this.#held.requeue(back, 1);
+      if (back.some((m) => m.isMention)) this.#mentionWaiting = true;
+      else if (back.some((m) => m.engaged || m.maybeOurs === true)) this.#engagedWaiting = true;
+      this.#stats.dispatched += batch.messages.length - back.length;
+    } else this.#stats.dispatched += batch.messages.length;
     if (outcome.sent) {
       const sentAt = outcome.sentAt ?? this.serverNow();
       // With its reply target: the echo of this message is "already counted" and is not read again.

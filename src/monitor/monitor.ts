@@ -200,7 +200,10 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
       if ([...pending.ids].every((id) => batchIds.has(id))) {
         record.replyType = pending.replyType;
         record.budgetRatio = pending.ratio;
-        return deliver(pending, batch, record, finish, skip, nowAt);
+        // What arrived since that reply was written goes back to the group client for a dispatch
+        // of its own (a mention among it must get its own answer).
+        const notHandled = batch.messages.filter((m) => !pending.ids.has(m.msgId)).map((m) => m.msgId);
+        return deliver(pending, batch, record, finish, skip, nowAt, notHandled);
       }
     }
     if (others.length === 0) return skip("silent", "only-own-messages");
@@ -386,6 +389,7 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
     finish: (outcome: DispatchOutcome, detail?: string) => DispatchOutcome,
     skip: (reason: SkipReason, detail?: string) => DispatchOutcome,
     nowAt: () => number,
+    notHandled?: readonly string[],
   ): Promise<DispatchOutcome> {
     const sent = await sendPrepared({ reply: r, groupId, sender: p.sender, findOwnEcho: batch.findOwnEcho });
     if (!sent.ok) {
@@ -405,7 +409,7 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
     ownReplies = [...ownReplies.filter((o) => o.msgId !== sent.msgId), { timestamp: sentAt, text: r.text, msgId: sent.msgId }].slice(-settings.dedup.historySize);
     emitState();
     return finish(
-      { sent: true, replyType: r.replyType, text: r.text, budgetRatio: r.ratio, sentMsgId: sent.msgId, sentAt, ...(r.replyTo ? { replyTo: r.replyTo } : {}) },
+      { sent: true, replyType: r.replyType, text: r.text, budgetRatio: r.ratio, sentMsgId: sent.msgId, sentAt, ...(r.replyTo ? { replyTo: r.replyTo } : {}), ...(notHandled?.length ? { notHandled } : {}) },
       record.detail,
     );
   }

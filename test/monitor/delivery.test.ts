@@ -129,6 +129,31 @@ describe("sends that fail", () => {
     expect(w.client.stats()).toMatchObject({ dispatched: 1, ownMessages: 1, dropped: { "retries-exhausted": 0 } });
   });
 
+  it("a mention that arrives while an undelivered reply waits for its retry still gets its own answer", async () => {
+    const backend = createScriptedBackend({ mode: "mention", latencyMs: 1000, replyText: (req) => (req.messages.some((m) => m.content.includes("build")) ? "Build is fine." : "All green.") });
+    const { sender, attempts } = scriptedSender(["NOT_CONNECTED"]);
+    const w = wire({ settings: settingsWith(), backend, sender });
+    w.client.feedBufferGate([mention()]);
+    // T+1 the send does not leave; T+2 bob asks something new; T+3 the retry takes both.
+    await at(2000);
+    w.client.feedBufferGate([gm("2", 2000, "Alice, and the build?", "bob.agentcp.io")]);
+    await at(20_000);
+    // T+3 the retry delivers the first answer and hands msg 2 back; it dispatches at once (a
+    // mention) and its own answer goes out after the model's second at T+4.
+    expect(w.decisions.map((d) => [d.dispatchId, d.at - T0, d.messageIds, d.outcome.sent, d.detail ?? null, d.outcome.notHandled ?? null])).toEqual([
+      [1, 0, ["1"], false, "retry-with-batch:not-sent", null],
+      [2, 3000, ["1", "2"], true, null, ["2"]],
+      [3, 3000, ["2"], true, null, null],
+    ]);
+    expect(attempts).toEqual([
+      { content: "All green.", at: 1000 },
+      { content: "All green.", at: 3000 },
+      { content: "Build is fine.", at: 4000 },
+    ]);
+    expect(backend.calls).toHaveLength(2);
+    expect(w.client.stats()).toMatchObject({ dropped: { "retries-exhausted": 0 } });
+  });
+
   it("CONNECTION_LOST after the server stored it: its echo comes back, so the retry does not send it again", async () => {
     const backend = createScriptedBackend({ mode: "mention", latencyMs: 1000, replyText: "All green." });
     const { sender, attempts } = scriptedSender(["CONNECTION_LOST"]);
