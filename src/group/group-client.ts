@@ -424,11 +424,15 @@ class GroupClientImpl implements GroupClient {
     this.#retries.succeeded();
     const notHandled = outcome.notHandled?.length ? new Set(outcome.notHandled) : undefined;
     if (notHandled) {
-      // Held again, in front of what arrived meanwhile; a mention among them goes next.
       const back = batch.messages.filter((m) => notHandled.has(m.msgId));
-      this.#held.requeue(back, 1);
-      if (back.some((m) => m.isMention)) this.#mentionWaiting = true;
-      else if (back.some((m) => m.engaged || m.maybeOurs === true)) this.#engagedWaiting = true;
+      // Closed meanwhile: dropped like everything else held at close (the next run pulls them again).
+      if (this.#closed) for (const m of back) this.#drop(m, "group-closed", "held");
+      else {
+        // Held again, in front of what arrived meanwhile; a mention among them goes next.
+        this.#held.requeue(back, 1);
+        if (back.some((m) => m.isMention)) this.#mentionWaiting = true;
+        else if (back.some((m) => m.engaged || m.maybeOurs === true)) this.#engagedWaiting = true;
+      }
       this.#stats.dispatched += batch.messages.length - back.length;
     } else this.#stats.dispatched += batch.messages.length;
     if (outcome.sent) {

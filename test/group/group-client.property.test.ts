@@ -1,5 +1,6 @@
 // Property: over random timelines (batches, mentions, own echoes, duplicates, agent latencies,
-// failures, sync throws, early close, reactions and no-reply-expected messages) no accepted
+// failures, sync throws, early close, reactions and no-reply-expected messages, dispatches that
+// hand the newer part of their batch back) no accepted
 // message is lost or dispatched twice, dispatch order is (timestamp, msg id), the lock is never
 // held twice, a throw never leaves it held, and no dispatch carries only passive messages; a
 // mention starts at once when the group is idle, or the moment the running dispatch ends; no
@@ -21,7 +22,8 @@ const itemArb = fc.record({
 const stepArb = fc.record({ gapMs: fc.integer({ min: 0, max: 6000 }), batch: fc.array(itemArb, { maxLength: 5 }) });
 const agentArb = fc.record({
   latencyMs: fc.constantFrom(0, 10, 500, 2000, 8000),
-  result: fc.constantFrom("silent", "silent", "sent", "reject", "sync-throw"),
+  // hand-back: sent, and the newer half of the batch handed back unlooked-at (as after delivering a reply written earlier).
+  result: fc.constantFrom("silent", "silent", "sent", "reject", "sync-throw", "hand-back"),
 });
 const settingsArb = fc
   .record({
@@ -81,6 +83,10 @@ async function runTimeline(settings: GroupSettings, steps: Step[], agent: AgentS
         inFlight--;
         if (step.result === "reject") reject(new Error("backend failure"));
         else if (step.result === "sent") resolve({ sent: true, text: `re ${batch.dispatchId}`, sentMsgId: String(sentId++) });
+        else if (step.result === "hand-back" && batch.messages.length > 1) {
+          const back = batch.messages.slice(Math.ceil(batch.messages.length / 2)).map((m) => m.msgId);
+          resolve({ sent: true, text: `re ${batch.dispatchId}`, sentMsgId: String(sentId++), notHandled: back });
+        }
         else resolve({ sent: false, skipReason: "silent" });
       }, step.latencyMs);
     });
@@ -145,6 +151,7 @@ async function runTimeline(settings: GroupSettings, steps: Step[], agent: AgentS
   const terminal = new Map<string, number>();
   const bump = (id: string) => terminal.set(id, (terminal.get(id) ?? 0) + 1);
   const starts = new Map<number, { ids: string[]; at: number }>();
+  const handedBack: Array<{ ids: string[]; end: number }> = [];
   let dropsBeforeAccept = 0;
   for (const e of events) {
     if (e.type === "accepted") {
@@ -169,7 +176,10 @@ async function runTimeline(settings: GroupSettings, steps: Step[], agent: AgentS
       expect(ms.some((m) => m.passive === undefined)).toBe(true);
       starts.set(e.batch.dispatchId, { ids: ms.map((m) => m.msgId), at: e.atLocal });
     } else if (e.type === "dispatch-end" && e.ok) {
-      for (const id of starts.get(e.dispatchId)!.ids) bump(id);
+      // Handed back: held again and dispatched (or dropped) later, not ended here.
+      const back = new Set(e.outcome.notHandled ?? []);
+      for (const id of starts.get(e.dispatchId)!.ids) if (!back.has(id)) bump(id);
+      if (back.size > 0) handedBack.push({ ids: [...back], end: e.atLocal });
     }
   }
   for (const id of accepted) expect([id, terminal.get(id) ?? 0]).toEqual([id, 1]);
@@ -196,6 +206,18 @@ async function runTimeline(settings: GroupSettings, steps: Step[], agent: AgentS
     if (end === undefined || end.type !== "dispatch-end" || !end.ok) continue;
     const first = [...starts.values()].find((s) => s.ids.includes(id));
     expect([id, first?.at]).toEqual([id, end.atLocal]);
+  }
+
+  // A mention handed back by a dispatch starts the moment that dispatch ends (people's mentions, no minimum interval).
+  if (settings.mentionMinIntervalMs === 0 && humans === undefined) {
+    for (const { ids, end } of handedBack) {
+      const mentions = ids.filter((id) => fed.some((m) => m.msgId === id && m.content.startsWith("Alice,") && m.metadata === null));
+      for (const id of mentions) {
+        if (droppedAt(id)) continue;
+        const next = [...starts.values()].find((s) => s.at >= end && s.ids.includes(id));
+        expect([id, next?.at]).toEqual([id, end]);
+      }
+    }
   }
 
   // No message is dispatched after its retries are used up: at most 1 + maxRetries starts each.
