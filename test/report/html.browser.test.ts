@@ -1,7 +1,7 @@
 // The replay report in a real headless Chromium (Debian's `chromium`, driven by playwright-core):
 // a 20,000-line page renders without a console error, the picture's parts exist, clicking a
 // dispatch shows its decision, no log line runs as script, and a screenshot is saved.
-// Skips — saying so — only where /usr/bin/chromium is absent; CI installs it.
+// Skips — saying so — only where /usr/bin/chromium is absent outside CI; under CI that is a failure.
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,6 +13,9 @@ import { bigLog, replayFor } from "./helpers.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
 const hasChromium = existsSync(CHROMIUM);
+// Where CI runs (it installs Chromium first), a missing browser fails this file; it never skips there.
+const inCi = process.env.CI !== undefined && process.env.CI !== "" && process.env.CI !== "false";
+if (!hasChromium && inCi) throw new Error(`${CHROMIUM} is missing where CI runs: .ci/run installs it with apt-get`);
 if (!hasChromium) console.warn(`SKIPPED html.browser.test.ts: no Chromium at ${CHROMIUM} (apt-get update && apt-get install -y chromium)`);
 
 describe.skipIf(!hasChromium)(`replay --html in headless Chromium (${hasChromium ? CHROMIUM : `skipped: ${CHROMIUM} not installed`})`, () => {
