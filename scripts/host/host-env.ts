@@ -6,6 +6,7 @@ import { createServer } from "node:net";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { runChild } from "../run-child.ts";
 
 export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 
@@ -106,26 +107,9 @@ export function writeJson(file: string, value: unknown): void {
 }
 
 /** Runs the `openclaw` CLI to completion. */
-export function runOpenclaw(host: HostPaths, env: NodeJS.ProcessEnv, args: string[], timeoutMs = 120_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(host.node, [host.openclaw, ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`openclaw ${args.join(" ")} did not finish within ${timeoutMs} ms`));
-    }, timeoutMs);
-    child.once("error", (err) => {
-      clearTimeout(timer);
-      reject(err);
-    });
-    child.once("close", (code) => {
-      clearTimeout(timer);
-      resolvePromise({ code, stdout, stderr });
-    });
-  });
+export async function runOpenclaw(host: HostPaths, env: NodeJS.ProcessEnv, args: string[], timeoutMs = 120_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const { code, stdout, stderr } = await runChild(host.node, [host.openclaw, ...args], { env, timeoutMs });
+  return { code, stdout, stderr };
 }
 
 export async function freePort(): Promise<number> {

@@ -1,15 +1,10 @@
 // Child processes for the packaging tests: npm, npx and node, run to completion with a time limit.
 // `node` is the Node binary the command runs on; it goes first on PATH so that npm, npx and the
 // installed `acp-group` shebang (`#!/usr/bin/env node`) all use it.
-import { spawn } from "node:child_process";
 import { dirname, delimiter } from "node:path";
+import { runChild, type ChildRun } from "../../scripts/run-child.ts";
 
-export interface Run {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
+export type Run = ChildRun;
 
 export function run(params: { cmd: string; args: string[]; cwd: string; node?: string; timeoutMs: number }): Promise<Run> {
   const node = params.node ?? process.execPath;
@@ -23,25 +18,7 @@ export function run(params: { cmd: string; args: string[]; cwd: string; node?: s
     npm_config_fund: "false",
     npm_config_audit: "false",
   };
-  return new Promise((resolve, reject) => {
-    const child = spawn(params.cmd, params.args, { cwd: params.cwd, env, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`${params.cmd} ${params.args.join(" ")} did not finish within ${params.timeoutMs} ms\n${stdout}\n${stderr}`));
-    }, params.timeoutMs);
-    child.once("error", (err) => {
-      clearTimeout(timer);
-      reject(err);
-    });
-    child.once("close", (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr });
-    });
-  });
+  return runChild(params.cmd, params.args, { cwd: params.cwd, env, timeoutMs: params.timeoutMs });
 }
 
 /** Throws with the command's output unless it exited 0. */
