@@ -11,7 +11,8 @@ import type { ServiceAgent } from "../service-agent.ts";
 import { createFileAgentMdStore, handleAgentMdRequest, type AgentMdStore } from "../agent-md-store.ts";
 import { openLocalCa } from "./local-ca.ts";
 import { createApiHandler, type ApiContext } from "./access-point-api.ts";
-import { DEFAULT_SOCKET_LIMITS, MessageService, SESSION_PATHS, type MessageServiceCounters, type SocketLimits } from "./message-service.ts";
+import { MessageService, type MessageServiceCounters } from "./message-service.ts";
+import { DEFAULT_SOCKET_LIMITS, SESSION_PATHS, type SocketLimits } from "./socket-limits.ts";
 import { NonceStore, TokenStore } from "./tokens.ts";
 
 import { DEFAULT_LOCAL_DOMAIN } from "./defaults.ts";

@@ -1,11 +1,7 @@
 // The local message service: the `/session` WebSocket (token checked at the upgrade), sessions
 // (`create_session_req`, `invite_agent_req`) and `session_message` routing between connected
 // agents and in-process service agents. Refuses a frame outside a session, a sender that is not
-// the signed-in aid, and a socket whose token has expired. Every socket is bounded: frames in are
-// refused past SocketLimits.maxFrameBytes before being buffered whole, a socket whose unsent output
-// passes pauseBufferedBytes is not read until it drains (and is closed past maxBufferedBytes or
-// when it stops draining), silent sockets are pinged and dropped, one socket per aid (a newer one
-// replaces the older) and at most maxConnections in all.
+// the signed-in aid, and a socket whose token has expired. Every socket is bounded (socket-limits.ts).
 import { randomBytes } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
@@ -14,39 +10,7 @@ import type { Logger } from "../../types.ts";
 import type { ServiceAgent, ServiceAgentHost } from "../service-agent.ts";
 import type { TokenStore } from "./tokens.ts";
 import { nextMessageId } from "../../network/message-id.ts";
-import { MAX_SOCKET_FRAME_BYTES } from "../../transport/limits.ts";
-
-export const SESSION_PATHS = new Set(["/api/message/session", "/session"]);
-/** Close code when the token behind a socket expires: the client must sign in again. */
-export const CLOSE_TOKEN_EXPIRED = 4001;
-/** Close code when the same aid opened a newer socket. */
-export const CLOSE_REPLACED = 4002;
-/** Close code of a socket that stopped reading what it is sent. */
-export const CLOSE_TOO_SLOW = 4008;
-
-export interface SocketLimits {
-  /** Largest frame a socket may send; a larger one closes it (1009) before it is buffered. Default 1 MiB. */
-  maxFrameBytes: number;
-  /** Unsent output past which the socket is not read (no new requests) until it drains. Default 1 MiB. */
-  pauseBufferedBytes: number;
-  /** Unsent output past which the socket is closed (4008). Default 8 MiB. */
-  maxBufferedBytes: number;
-  /** Sockets open at once; further upgrades answer 503. One per aid: a newer one replaces the older. Default 1000. */
-  maxConnections: number;
-  /** A frame larger than clients read (the client's socket limit) is not sent but counted. */
-  maxOutboundFrameBytes: number;
-  /** Frames of a paused socket held unserved (they were read before the pause took hold); past it the socket is closed. Default 256 KiB. */
-  maxBacklogBytes: number;
-}
-
-export const DEFAULT_SOCKET_LIMITS: SocketLimits = {
-  maxFrameBytes: 1024 * 1024,
-  pauseBufferedBytes: 1024 * 1024,
-  maxBufferedBytes: 8 * 1024 * 1024,
-  maxConnections: 1000,
-  maxOutboundFrameBytes: MAX_SOCKET_FRAME_BYTES,
-  maxBacklogBytes: 256 * 1024,
-};
+import { CLOSE_REPLACED, CLOSE_TOKEN_EXPIRED, CLOSE_TOO_SLOW, DEFAULT_SOCKET_LIMITS, type SocketLimits } from "./socket-limits.ts";
 
 export interface MessageServiceCounters {
   connections: number;

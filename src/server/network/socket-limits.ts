@@ -1,0 +1,40 @@
+// What the local message service allows each socket and how it closes one: the `/session` paths,
+// the close codes a client sees, and the size limits that keep a slow or hostile socket from
+// growing the server (README "Server and socket limits"). Frames in are refused past
+// maxFrameBytes before being buffered whole; a socket whose unsent output passes
+// pauseBufferedBytes is not read until it drains (and is closed past maxBufferedBytes or when it
+// stops draining); silent sockets are pinged and dropped; one socket per aid (a newer one replaces
+// the older) and at most maxConnections in all.
+import { MAX_SOCKET_FRAME_BYTES } from "../../transport/limits.ts";
+
+export const SESSION_PATHS = new Set(["/api/message/session", "/session"]);
+/** Close code when the token behind a socket expires: the client must sign in again. */
+export const CLOSE_TOKEN_EXPIRED = 4001;
+/** Close code when the same aid opened a newer socket. */
+export const CLOSE_REPLACED = 4002;
+/** Close code of a socket that stopped reading what it is sent. */
+export const CLOSE_TOO_SLOW = 4008;
+
+export interface SocketLimits {
+  /** Largest frame a socket may send; a larger one closes it (1009) before it is buffered. Default 1 MiB. */
+  maxFrameBytes: number;
+  /** Unsent output past which the socket is not read (no new requests) until it drains. Default 1 MiB. */
+  pauseBufferedBytes: number;
+  /** Unsent output past which the socket is closed (4008). Default 8 MiB. */
+  maxBufferedBytes: number;
+  /** Sockets open at once; further upgrades answer 503. One per aid: a newer one replaces the older. Default 1000. */
+  maxConnections: number;
+  /** A frame larger than clients read (the client's socket limit) is not sent but counted. */
+  maxOutboundFrameBytes: number;
+  /** Frames of a paused socket held unserved (they were read before the pause took hold); past it the socket is closed. Default 256 KiB. */
+  maxBacklogBytes: number;
+}
+
+export const DEFAULT_SOCKET_LIMITS: SocketLimits = {
+  maxFrameBytes: 1024 * 1024,
+  pauseBufferedBytes: 1024 * 1024,
+  maxBufferedBytes: 8 * 1024 * 1024,
+  maxConnections: 1000,
+  maxOutboundFrameBytes: MAX_SOCKET_FRAME_BYTES,
+  maxBacklogBytes: 256 * 1024,
+};
