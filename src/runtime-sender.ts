@@ -46,12 +46,6 @@ export async function sendWhenConnected(
   }
 }
 
-/** `group.<domain>` of the access point that issued `aid` (the part after its first dot). */
-export function groupServiceFor(aid: string): string {
-  const dot = aid.indexOf(".");
-  return `group.${dot >= 0 ? aid.slice(dot + 1) : aid}`;
-}
-
 /** Logs what the identity is a member of (`list_my_groups`) and warns about configured groups it is not in. */
 export async function reportMemberships(connection: GroupConnection, configured: readonly string[], logger: Logger): Promise<void> {
   try {

@@ -17,7 +17,8 @@ import { connectConfiguredIdentity } from "./runtime-link.ts";
 import { createSaveScheduler } from "./state/save-scheduler.ts";
 import { createIdentityProfile, resolveProfileFetch } from "./runtime-profile.ts";
 import { createGroupConnection } from "./transport/connection.ts";
-import { createGroupSender, groupServiceFor, reportMemberships, sendWhenConnected } from "./runtime-sender.ts";
+import { createGroupSender, reportMemberships, sendWhenConnected } from "./runtime-sender.ts";
+import { aidDomain, groupServiceAid } from "./network/access-point.ts";
 import { settledCursor, trackCursor, type CursorTrack } from "./runtime-cursor.ts";
 import type { GroupConnection, GroupConnectionParams, GroupEvent } from "./transport/connection.ts";
 import type { AgentBackend, ChannelConfig, GroupMessage, Logger, PersistedGroupState } from "./types.ts";
@@ -162,8 +163,11 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
     if (!closing) saves.request(g.groupId, SAVE_DEBOUNCE_MS);
   };
 
+  /** groupId → the group service that serves it, from each group's resolved settings (once). */
+  const serviceOfGroup = new Map<string, string>();
   for (const groupId of groups) {
     const settings = resolveGroupSettings(config, identity, groupId);
+    serviceOfGroup.set(groupId, groupServiceAid(settings.accessPoint || aidDomain(identity.aid)));
     const restored = store.loadGroup(identityId, groupId);
     const glog = childLogger(logger, { group: groupId });
     // The callbacks below only run once `g` is assigned (after the first message or dispatch).
@@ -220,16 +224,9 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
     }
   }
   // Each group is served by `group.<ap>` of its access point (default: the identity's own).
-  const homeService = groupServiceFor(identity.aid);
-  const serviceOf = (groupId: string) => {
-    const ap = resolveGroupSettings(config, identity, groupId).accessPoint;
-    return ap ? `group.${ap}` : homeService;
-  };
+  const homeService = groupServiceAid(aidDomain(identity.aid));
   const byService = new Map<string, string[]>();
-  for (const groupId of groups) {
-    const service = serviceOf(groupId);
-    byService.set(service, [...(byService.get(service) ?? []), groupId]);
-  }
+  for (const [groupId, service] of serviceOfGroup) byService.set(service, [...(byService.get(service) ?? []), groupId]);
   const connections = new Map<string, GroupConnection>();
   for (const [service, serviceGroups] of byService) {
     connections.set(service, createGroupConnection({
@@ -269,7 +266,7 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
       },
     }));
   }
-  const connectionOf = (groupId: string): GroupConnection => connections.get(serviceOf(groupId))!;
+  const connectionOf = (groupId: string): GroupConnection => connections.get(serviceOfGroup.get(groupId)!)!;
   const connection = connections.get(homeService) ?? [...connections.values()][0]!;
 
   // A link that says when it is signed in (the network's agent) fails `ready` at once when its

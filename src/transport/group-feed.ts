@@ -156,8 +156,9 @@ export class GroupFeed {
    */
   push(messages: readonly GroupMessage[], range?: BatchRange): void {
     if (this.#status === "closed" || this.#status === "offline" || this.#blocked) return;
-    for (const m of messages) this.#highestSeen = Math.max(this.#highestSeen, msgIdValue(m.msgId));
-    const carriedUpTo = messages.reduce((max, m) => Math.max(max, msgIdValue(m.msgId)), 0);
+    let carriedUpTo = 0;
+    for (const m of messages) carriedUpTo = Math.max(carriedUpTo, msgIdValue(m.msgId));
+    this.#highestSeen = Math.max(this.#highestSeen, carriedUpTo);
     const claimed = Math.max(
       range?.latestMsgId ?? 0,
       range?.startMsgId !== undefined && range.count !== undefined && range.count > 0 ? range.startMsgId + range.count - 1 : 0,
@@ -189,10 +190,13 @@ export class GroupFeed {
    */
   #acceptPush(messages: readonly GroupMessage[]): void {
     let expected = Math.max(this.#lastFed, this.#lastQueued);
-    for (const id of this.#own) if (id <= this.#lastFed) this.#own.delete(id);
-    const ids = new Set(messages.map((m) => msgIdValue(m.msgId)));
-    // Our own stored sends fill their ids unless the push carries them (then they are fed).
-    while (this.#own.has(expected + 1) && !ids.has(expected + 1)) expected++;
+    // Our own stored sends fill their ids unless the push carries them (then they are fed). Almost
+    // always there are none waiting: then nothing here runs.
+    if (this.#own.size > 0) {
+      for (const id of this.#own) if (id <= this.#lastFed) this.#own.delete(id);
+      const ids = new Set(messages.map((m) => msgIdValue(m.msgId)));
+      while (this.#own.has(expected + 1) && !ids.has(expected + 1)) expected++;
+    }
     this.#lastQueued = Math.max(this.#lastQueued, expected);
     const fresh = freshMessages(messages, expected);
     if (fresh.length === 0) return;

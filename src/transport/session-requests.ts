@@ -3,7 +3,7 @@
 // code other than 0 turned into a typed error. Sending itself is the caller's (the channel).
 import { TransportError } from "./errors.ts";
 import { PendingRequests, type ResponseFrame } from "./pending-requests.ts";
-import { RESULT_CODES, type Plain, type WireRequest } from "./protocol.ts";
+import type { Plain, WireRequest } from "./protocol.ts";
 
 export class SessionRequests {
   readonly pending: PendingRequests;
@@ -29,13 +29,6 @@ export class SessionRequests {
       this.pending.reject(requestId, () => new TransportError("NOT_CONNECTED", `not connected: ${action} was not sent`, { action, ...(groupId ? { groupId } : {}), requestId }));
     }
     return response;
-  }
-
-  /** The response frame of a request that must succeed (code 0), else REQUEST_FAILED. */
-  async call(action: string, groupId?: string, params?: Plain): Promise<ResponseFrame> {
-    const frame = await this.frame(action, groupId, params);
-    if (frame.code !== RESULT_CODES.OK) throw requestFailed(frame, groupId);
-    return frame;
   }
 }
 
