@@ -1,4 +1,5 @@
 // How long to wait before the next sign-in/dial after `failures` consecutive failures: pure.
+import { computeBackoffDelay } from "../transport/backoff.ts";
 
 export interface BackoffOptions {
   /** Delay after the first failure, before jitter. Default 1000 ms. */
@@ -14,7 +15,7 @@ export interface BackoffOptions {
  */
 export function backoffDelayMs(failures: number, random: number, options: BackoffOptions = {}): number {
   if (failures <= 0) return 0;
-  const base = options.baseMs ?? 1000;
-  const step = Math.min(options.maxMs ?? 60_000, base * 2 ** Math.min(failures - 1, 30));
-  return Math.round(step / 2 + (step / 2) * Math.min(Math.max(random, 0), 1));
+  // The transport's backoff with half of each step random: `1 − random` so a larger draw waits longer.
+  const settings = { baseMs: options.baseMs ?? 1000, maxMs: options.maxMs ?? 60_000, jitter: 0.5 };
+  return computeBackoffDelay(failures - 1, settings, () => 1 - Math.min(Math.max(random, 0), 1));
 }
