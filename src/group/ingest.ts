@@ -22,7 +22,7 @@ import {
   type VitalityWindow,
 } from "./vitality.ts";
 
-export type IngestSettings = Pick<GroupSettings, "engagedWindowMs" | "continuationMs" | "vitalityWindowMs" | "vitalityMaxEvents">;
+export type IngestSettings = Pick<GroupSettings, "engagedWindowMs" | "continuationMs" | "vitalityWindowMs" | "vitalityMaxEvents" | "accessPoint">;
 
 /** Whether a line is ours, and why (see #classify). Always all four fields: one shape. */
 type Classified = { isMention: boolean; engaged: boolean; maybeOurs: true | undefined; addressing: string | undefined };
@@ -86,7 +86,7 @@ export class GroupIngest {
   }) {
     this.#aid = p.aid;
     this.#aidLower = p.aid.toLowerCase();
-    this.#serviceAid = groupServiceAid(p.aid);
+    this.#serviceAid = groupServiceAid(p.aid, p.settings.accessPoint);
     this.#matcher = p.matcher;
     this.#settings = p.settings;
     this.#window = createVitalityWindow({ windowMs: p.settings.vitalityWindowMs, maxEvents: p.settings.vitalityMaxEvents });

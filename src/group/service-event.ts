@@ -7,10 +7,12 @@ import { equalsLower } from "./same-lower.ts";
 const EVENT_CONTENT_TYPES = new Set(["event", "system", "group_event"]);
 
 /**
- * The group service of our access point, `group.<ap-domain>` (`alice.agentcp.io` →
- * `group.agentcp.io`), lower-cased; undefined for a name without a domain (replayed nicks).
+ * The group service that serves a group, `group.<ap-domain>`, lower-cased: the group's own
+ * `accessPoint` when it has one, else our aid's (`alice.agentcp.io` → `group.agentcp.io`);
+ * undefined for a name without a domain (replayed nicks).
  */
-export function groupServiceAid(selfAid: string): string | undefined {
+export function groupServiceAid(selfAid: string, accessPoint?: string): string | undefined {
+  if (accessPoint) return `group.${accessPoint.toLowerCase()}`;
   const dot = selfAid.indexOf(".");
   if (dot <= 0 || dot === selfAid.length - 1) return undefined;
   return `group.${selfAid.slice(dot + 1).toLowerCase()}`;

@@ -63,7 +63,7 @@ export function assembleDispatchPrompt(p: AssembleParams): PromptParts {
       replyType: decided.replyType,
       maxChars: settings.replyPolicy.maxCharsPerMessage,
       noMarkdown: settings.replyPolicy.noMarkdown,
-      senders: senderTypes(batch.messages, p.identity.aid, p.memberTypes ?? new MemberDirectory({ owner: p.identity.owner }), (m) => !isGroupEvent(m, p.identity.aid)),
+      senders: senderTypes(batch.messages, p.identity.aid, p.memberTypes ?? new MemberDirectory({ owner: p.identity.owner }), (m) => !isGroupEvent(m, p.identity.aid, settings.accessPoint)),
     },
     batch.mentionInfo,
   );
@@ -71,6 +71,7 @@ export function assembleDispatchPrompt(p: AssembleParams): PromptParts {
   const body = formatMessages(batch.messages, {
     format: settings.contextFormat,
     selfAid: p.identity.aid,
+    accessPoint: settings.accessPoint,
     maxInboundChars: settings.maxInboundChars,
     gapThresholdMs: settings.gapThresholdMs,
     ownReplies: (p.ownReplies ?? []).filter((r) => r.timestamp >= firstTs - OWN_REPLY_LOOKBACK_MS),

@@ -30,6 +30,8 @@ interface Entry {
 export interface XmlTimelineOptions {
   /** Our aid: our own messages are dropped (lines) or shown as `<b>` (xml). */
   selfAid: string;
+  /** The group's access point when not our aid's: its `group.<ap>` writes the event lines. */
+  accessPoint?: string | undefined;
   /** Longer messages are cut with a mark. */
   maxInboundChars: number;
   /** xml: pauses longer than this get `<g d="…"/>`. Default 10 min. */
@@ -49,7 +51,7 @@ export function formatXmlTimeline(messages: readonly InboundMessage[], opts: Xml
   const stackMs = opts.stackWindowMs ?? 5000;
   const raw: Entry[] = [];
   for (const m of messages) {
-    const kind = m.sender === opts.selfAid ? "b" : isGroupEvent(m, opts.selfAid) ? "s" : "m";
+    const kind = m.sender === opts.selfAid ? "b" : isGroupEvent(m, opts.selfAid, opts.accessPoint) ? "s" : "m";
     raw.push({
       kind,
       ts: m.timestamp,

@@ -8,9 +8,9 @@ import type { GroupMessage } from "../types.ts";
  * access point. A member's event-shaped post is not one: it is shown as that member's words. A
  * reaction (`group_meta.msg_type: "reaction"`) is shown as an event too: activity, not text to answer.
  */
-export function isGroupEvent(m: Pick<GroupMessage, "sender" | "contentType" | "metadata">, selfAid: string): boolean {
+export function isGroupEvent(m: Pick<GroupMessage, "sender" | "contentType" | "metadata">, selfAid: string, accessPoint?: string): boolean {
   // The type test first: the service aid is only worked out for event-shaped messages.
-  return (isEventShaped(m) && isServiceEvent(m, groupServiceAid(selfAid))) || isReaction(m);
+  return (isEventShaped(m) && isServiceEvent(m, groupServiceAid(selfAid, accessPoint))) || isReaction(m);
 }
 
 function isReaction(m: Pick<GroupMessage, "metadata">): boolean {

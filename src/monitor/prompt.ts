@@ -130,7 +130,7 @@ export function formatMessages(messages: readonly InboundMessage[], opts: Format
   for (const m of messages) {
     if (m.sender === opts.selfAid) continue;
     const head = `[msg_id:${sanitizeId(m.msgId)}] [${formatClock(m.timestamp, opts.timeZone)}]`;
-    if (isGroupEvent(m, opts.selfAid)) {
+    if (isGroupEvent(m, opts.selfAid, opts.accessPoint)) {
       out.push(`${head} [event] ${sanitizeContent(eventText(m), opts.maxInboundChars)}`);
       continue;
     }

@@ -85,3 +85,25 @@ describe("the standalone back-end's conversation summary", () => {
     expect(summary).not.toContain("[mentioned]");
   });
 });
+
+describe("a group served by another access point (settings.accessPoint)", () => {
+  const OTHER = "group.other-ap.io";
+  const joined = (): GroupMessage => ({ msgId: "5", groupId: "g1", sender: OTHER, content: "alice joined", contentType: "text", timestamp: T0, metadata: { event_type: "member_joined" } });
+
+  it("its service's event naming us is no mention", () => {
+    const ingest = new GroupIngest({
+      aid: SELF,
+      matcher: compileMentionMatcher(buildMentionKeywords({ aid: SELF, name: "Alice", aliases: [] }), "smart"),
+      settings: { engagedWindowMs: 60_000, continuationMs: 30_000, vitalityWindowMs: 300_000, vitalityMaxEvents: 200, accessPoint: "other-ap.io" },
+    });
+    expect(ingest.admit(joined(), T0)).toMatchObject({ isMention: false });
+  });
+
+  it("its service's events are event lines; our own access point's service there is a member like any other", () => {
+    const m = msg("5", OTHER, "", { metadata: { event_type: "member_joined", actor: "carol.agentcp.io" } });
+    const opts = { format: "lines" as const, selfAid: SELF, maxInboundChars: 500, accessPoint: "other-ap.io" };
+    expect(formatMessages([m], opts)).toBe("[msg_id:5] [14:30:05] [event] carol.agentcp.io member_joined");
+    const home = msg("6", "group.agentcp.io", "rules changed", { contentType: "system" });
+    expect(formatMessages([home], opts)).toBe("[msg_id:6] [14:30:05] group.agentcp.io: rules changed");
+  });
+});
