@@ -19,6 +19,7 @@ import { createIdentityProfile, resolveProfileFetch } from "./runtime-profile.ts
 import { createGroupConnection } from "./transport/connection.ts";
 import { createGroupSender, reportMemberships, sendWhenConnected } from "./runtime-sender.ts";
 import { aidDomain, groupServiceAid } from "./network/access-point.ts";
+import { equalsLower } from "./group/same-lower.ts";
 import { settledCursor, trackCursor, type CursorTrack } from "./runtime-cursor.ts";
 import type { GroupConnection, GroupConnectionParams, GroupEvent } from "./transport/connection.ts";
 import type { AgentBackend, ChannelConfig, GroupMessage, Logger, PersistedGroupState } from "./types.ts";
@@ -255,7 +256,7 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
           logger.log("error", "runtime.on-messages-failed", { group: groupId, ...errorFields(err) });
         }
         // Our own messages coming back restore the reply memory before the client sees them.
-        for (const m of messages) if (m.sender.toLowerCase() === aidLower) g.monitor.rememberOwnMessage(m);
+        for (const m of messages) if (equalsLower(m.sender, aidLower)) g.monitor.rememberOwnMessage(m);
         g.client.feedBufferGate(messages);
         saveSoon(g);
       },

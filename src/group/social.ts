@@ -43,11 +43,6 @@ export class EngagedSpeakers {
     return this.#shared?.has(key) ? "shared" : "engaged";
   }
 
-  /** True when `sender`'s message stamped `ts` falls inside an engagement of ours alone. */
-  isEngaged(sender: string, ts: number): boolean {
-    return this.stateOf(sender, ts) === "engaged";
-  }
-
   /** Ends the engagement of every speaker whose nick matches `matches` (they now talk with someone else). */
   disengage(matches: (speaker: string) => boolean): void {
     if (this.#until === null) return;

@@ -189,9 +189,9 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
 
     if (lifetime.signal.aborted) return skip("group-closed");
     await initDedup();
-    // Answered before a restart (our reply came back in the history): never again.
-    if (allAnswered(batch.messages.filter((m) => m.sender !== selfAid), answeredThrough)) return skip("already-answered", `through:${answeredThrough}`);
     const others: InboundMessage[] = batch.messages.filter((m) => m.sender !== selfAid);
+    // Answered before a restart (our reply came back in the history): never again.
+    if (allAnswered(others, answeredThrough)) return skip("already-answered", `through:${answeredThrough}`);
     const batchIds = new Set(batch.messages.map((m) => m.msgId));
     if (unsent !== undefined) {
       const pending = unsent;
