@@ -1,4 +1,5 @@
 // `acp-group id create | list | show | import`: identities on disk, in the official SDK's layout.
+import { ID_HELP } from "./cli-id-help.ts";
 import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { parse, UsageError } from "./cli-args.ts";
@@ -10,20 +11,7 @@ import { describeProfile, describePublishedProfile, findPublishedProfile, readPu
 
 type Io = { out: (s: string) => void; err: (s: string) => void };
 
-export const ID_USAGE = `Usage: acp-group id <create|list|show|import> [options]
-
-  create <aid> [--ap DOMAIN | --ap-url URL] [--no-passphrase] [--ca-file FILE] [--insecure-tls]
-         Make a P-384 key and CSR, get the certificate from the access point
-         (default https://acp3.<domain of aid>), store them under <state>/identities/<aid>/.
-         The key is encrypted with ACP_SEED_PASSWORD (or network.seedPassword in --config);
-         without one, --no-passphrase is required to store it unencrypted.
-  list   [--json]                 Identities in the state dir with their certificate's validity.
-  show   <aid> [--json]           Subject, issuer, validity, SHA-256 fingerprint, files, and the
-                                  agent.md last published for it (or why none is).
-  import (--key FILE --cert FILE [--aid AID] | --sdk-dir DIR) [--no-passphrase]
-         Copy an existing key + certificate (or an official SDK folder <aid>/private,public).
-
-Common: [--state-dir DIR] [--config FILE]  (default state dir: config stateDir, ACP_GROUP_STATE_DIR, ~/.acp-group/state)`;
+export const ID_USAGE = `Usage: acp-group id <create|list|show|import> [options]\n\n${ID_HELP}`;
 
 const COMMON = {
   "state-dir": { type: "string" },
@@ -57,15 +45,12 @@ function statusOf(certPem: string, now: number): string {
 
 export async function idCommand(args: string[], io: Io, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const [sub, ...rest] = args;
-  if (sub === undefined || sub === "--help" || sub === "-h" || sub === "help") {
+  // `--help` is answered by the command table (cli.ts) before this runs.
+  if (sub === undefined || sub === "help") {
     io.out(ID_USAGE);
     return sub === undefined ? 2 : 0;
   }
   const { values, positionals } = parse(rest, COMMON, true);
-  if (values.help) {
-    io.out(ID_USAGE);
-    return 0;
-  }
   const config = values.config ? loadConfigFile(values.config) : undefined;
   const stateDir = values["state-dir"] ?? config?.stateDir ?? defaultStateDir(env);
   const seedPassword = env.ACP_SEED_PASSWORD || config?.network.seedPassword || undefined;

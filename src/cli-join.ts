@@ -46,13 +46,6 @@ export async function joinCommand(args: string[], io: Io): Promise<number> {
     "timeout-ms": { type: "string" },
     "log-level": { type: "string" },
   }, true);
-  if (values.help) {
-    io.out(
-      "acp-group join <link> --identity ID --config FILE [--message TEXT] [--state-dir DIR] [--timeout-ms N]\n" +
-        "  A link with ?code= joins at once (use_invite_code); without one it asks to join (request_join, with --message).",
-    );
-    return 0;
-  }
   const [link, ...extra] = positionals;
   if (!link || extra.length > 0) throw new UsageError("expected exactly one link");
   if (!values.identity) throw new UsageError("expected `--identity ID` (an identity of the config)");

@@ -1,6 +1,7 @@
 // `acp-group <command>`. Commands are rows of one table (name, summary, usage, help, run); the
 // general help and each `<command> --help` are printed from it. Errors are printed as one clear
 // line (no stack trace); usage errors add a hint; `--debug` or ACP_GROUP_DEBUG=1 adds the stack.
+import { ID_HELP } from "./cli-id-help.ts";
 import { renderCommandHelp, renderUsage, UsageError, type CommandSpec, type Io } from "./cli-args.ts";
 import { ConfigError } from "./config/load.ts";
 import { DEFAULT_LOCAL_DOMAIN } from "./server/network/defaults.ts";
@@ -65,7 +66,7 @@ const idSpec: CommandSpec = {
   name: "id",
   summary: "Identities (key + certificate) for the ACP network",
   usage: "create <aid> [--ap DOMAIN | --ap-url URL] [--no-passphrase] | list | show <aid> | import … [--state-dir DIR] [--config FILE]",
-  help: "",
+  help: ID_HELP,
   run: async (args, io) => (await import("./cli-id.ts")).idCommand(args, io),
 };
 

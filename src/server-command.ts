@@ -21,14 +21,6 @@ export async function serverCommand(args: string[], io: Io, opts: { signal?: Abo
     "log-level": { type: "string" },
     ...NETWORK_OPTIONS,
   });
-  if (values.help) {
-    io.out(
-      "acp-group server [--domain D] [--port P] [--tls] [--config FILE] [--state-dir DIR] [--duration-ms N] [--log-level L]\n" +
-        `  A local ACP network for development. Groups and members come from the config (default ${DEFAULT_CONFIG}).\n` +
-        "  With --tls it serves HTTPS/WSS with a certificate from its own CA (printed as `ca:`).",
-    );
-    return 0;
-  }
   const network = networkOptions(values);
   const logLevel = (values["log-level"] ?? "warn") as LogLevel;
   if (!["debug", "info", "warn", "error"].includes(logLevel)) throw new UsageError(`expected \`--log-level\` to be debug, info, warn or error, got \`${logLevel}\``);
