@@ -27,20 +27,25 @@ export class ProfileLookup {
     this.#maxInFlight = p.maxInFlight ?? 4;
   }
 
-  /** Call for each inbound sender; starts a fetch when worth it. */
+  /** Call for each inbound sender; starts a fetch when worth it. Runs per message: nothing is allocated when none is. */
   noteSender(aid: string): void {
-    void this.lookup(aid).catch((err: unknown) => this.#logger.log("error", "profile.lookup-failed", { aid, ...errorFields(err) }));
+    const key = aid.toLowerCase();
+    if (this.#inFlight.has(key)) return;
+    void this.#start(key)?.catch((err: unknown) => this.#logger.log("error", "profile.lookup-failed", { aid, ...errorFields(err) }));
   }
 
   /** Resolves when the fetch this call started (or joined) is done; at once when none is needed. */
   lookup(aid: string): Promise<void> {
     const key = aid.toLowerCase();
-    const running = this.#inFlight.get(key);
-    if (running) return running;
-    if (this.#closed || !this.#directory.needsLookup(key) || this.#inFlight.size >= this.#maxInFlight) return Promise.resolve();
+    return this.#inFlight.get(key) ?? this.#start(key) ?? Promise.resolve();
+  }
+
+  /** Starts a fetch for `key` (lower case, none in flight) when it is worth one; else undefined. */
+  #start(key: string): Promise<void> | undefined {
+    if (this.#closed || !this.#directory.needsLookup(key) || this.#inFlight.size >= this.#maxInFlight) return undefined;
     const now = this.#now();
     const last = this.#tried.get(key);
-    if (last !== undefined && now - last < this.#retryAfterMs) return Promise.resolve();
+    if (last !== undefined && now - last < this.#retryAfterMs) return undefined;
     this.#tried.delete(key);
     this.#tried.set(key, now);
     if (this.#tried.size > 10_000) this.#tried.delete(this.#tried.keys().next().value as string);
