@@ -67,13 +67,18 @@ export function retryDelayMs(retryBackoffMs: number, attempt: number): number {
   return retryBackoffMs * 2 ** Math.min(attempt, 6);
 }
 
+/** A follow-up that may be for us: an engaged speaker's line, or one in a shared conversation. It goes as promptly as an engaged one. */
+export function followsUp(m: Pick<InboundMessage, "engaged" | "maybeOurs">): boolean {
+  return m.engaged || m.maybeOurs === true;
+}
+
 /** A batch's trigger follows its content: any mention → mention; any engaged (or maybe ours) → engaged. */
 export function triggerOf(messages: readonly InboundMessage[]): { trigger: TriggerType; mentionCount: number } {
   let mentionCount = 0;
   let engaged = false;
   for (const m of messages) {
     if (m.isMention) mentionCount++;
-    else if (m.engaged || m.maybeOurs === true) engaged = true;
+    else if (followsUp(m)) engaged = true;
   }
   return { trigger: mentionCount > 0 ? "mention" : engaged ? "engaged" : "normal", mentionCount };
 }

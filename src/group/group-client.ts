@@ -6,6 +6,7 @@ import { childLogger, errorFields, silentLogger } from "../log.ts";
 import type { DispatchBatch, DispatchHandler, DispatchOutcome, DropReason, GroupMessage, GroupSettings, GroupVitality, InboundMessage, Logger } from "../types.ts";
 import { CappedDebounce } from "./capped-debounce.ts";
 import {
+  followsUp,
   checkMentionDispatch,
   checkNormalDispatch,
   scaledCooldownMs,
@@ -233,7 +234,7 @@ class GroupClientImpl implements GroupClient {
       clearTimeout(this.#mentionTimer);
       this.#mentionTimer = undefined;
     }
-    if (this.#engagedWaiting && !this.#held.pending.some((m) => m.engaged || m.maybeOurs === true)) this.#engagedWaiting = false;
+    if (this.#engagedWaiting && !this.#held.pending.some(followsUp)) this.#engagedWaiting = false;
     return true;
   }
 
@@ -255,7 +256,7 @@ class GroupClientImpl implements GroupClient {
     const now = this.#localNow();
     this.#flushBufferGateToQueue();
     // Capacity drops may have taken the engaged messages: then this is plain unaddressed talk.
-    if (!this.#held.pending.some((m) => m.engaged || m.maybeOurs === true)) return this.#tryDispatch(now);
+    if (!this.#held.pending.some(followsUp)) return this.#tryDispatch(now);
     // A follow-up skips the cooldown, but not the lock, a pending retry or a waiting mention.
     if (this.#dispatching) this.#engagedWaiting = true;
     else if (this.#retryTimer === undefined && !this.#mentionWaiting) this.#startDispatch(now);
@@ -431,7 +432,7 @@ class GroupClientImpl implements GroupClient {
         // Held again, in front of what arrived meanwhile; a mention among them goes next.
         this.#held.requeue(back, 1);
         if (back.some((m) => m.isMention)) this.#mentionWaiting = true;
-        else if (back.some((m) => m.engaged || m.maybeOurs === true)) this.#engagedWaiting = true;
+        else if (back.some(followsUp)) this.#engagedWaiting = true;
       }
       this.#stats.dispatched += batch.messages.length - back.length;
     } else this.#stats.dispatched += batch.messages.length;
