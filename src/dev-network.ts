@@ -2,6 +2,7 @@
 // the message service and the group service `group.<domain>` on one port, with its CA, history
 // and the identities it issued in one state dir. Also re-homes a config's identities and humans
 // onto the local domain (`alice.agentcp.io` → `alice.<domain>`), and issues their certificates.
+import { RESULT_CODES } from "./transport/protocol.ts";
 import { join } from "node:path";
 import { connectAgent, ensureIdentity, type ConnectAgentOptions, type Identity, type NetworkAgent } from "./network/index.ts";
 import { createAgentMdFetch } from "./profile/agent-md-fetch.ts";
@@ -56,7 +57,7 @@ export async function startDevNetwork(p: StartDevNetworkParams): Promise<DevNetw
         return memberTypeFromStore(agentMd, aid);
       } catch (err) {
         log?.log("warn", "group-service.agent-md-read-failed", { aid, error: err instanceof Error ? err.message : String(err) });
-        return { type: "unknown", code: 1024 };
+        return { type: "unknown", code: RESULT_CODES.AGENT_MD_NOT_FOUND };
       }
     },
     domain,

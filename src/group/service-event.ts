@@ -4,7 +4,8 @@
 import type { GroupMessage } from "../types.ts";
 import { equalsLower } from "./same-lower.ts";
 
-const EVENT_CONTENT_TYPES = new Set(["event", "system", "group_event"]);
+/** Content types the prompt shows as events (when the group service sends them). */
+export const EVENT_CONTENT_TYPES: ReadonlySet<string> = new Set(["event", "system", "group_event"]);
 
 /**
  * The group service that serves a group, `group.<ap-domain>`, lower-cased: the group's own

@@ -1,5 +1,6 @@
 // Message actions of the local group service: one function per ACP action, answering with the
 // protocol's result codes. No sessions here; the service wires the results to frames.
+import { EVENT_CONTENT_TYPES } from "../group/service-event.ts";
 import type { GroupMessage } from "../types.ts";
 import { RESULT_CODES, describe, isPlain, toWireMessage, type Plain } from "../transport/protocol.ts";
 import { messageBytes } from "../transport/limits.ts";
@@ -219,8 +220,7 @@ function sendMessage(ctx: ActionContext, caller: Caller, groupId: string, params
 
 const MAX_METADATA_DEPTH = 32;
 
-/** Content types the prompt shows as events; a member's post never carries one. */
-const EVENT_CONTENT_TYPES = new Set(["event", "system", "group_event"]);
+// A member's post never carries one of the content types the prompt shows as events.
 
 function memberContentType(contentType: string): string {
   return contentType === "" || EVENT_CONTENT_TYPES.has(contentType.toLowerCase()) ? "text" : contentType;

@@ -1,6 +1,7 @@
 // The local network's profile host: `POST /agent.md` stores the profile of the aid named by the
 // Host header (the aid is the host name on the ACP network), `GET /agent.md` serves it.
 // Framework-free: plain node:http request/response, token check and storage injected.
+import { RESULT_CODES } from "../transport/protocol.ts";
 import { readFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { join } from "node:path";
@@ -146,8 +147,6 @@ export async function handleAgentMdRequest(req: IncomingMessage, res: ServerResp
   return true;
 }
 
-/** Group result codes for member profiles (`refresh_member_types`). */
-export const AGENT_MD_RESULT = { OK: 0, NOT_FOUND: 1024, INVALID: 1025 } as const;
 
 /**
  * What the local group service reads from a member's stored agent.md: its type, or why there is
@@ -156,8 +155,8 @@ export const AGENT_MD_RESULT = { OK: 0, NOT_FOUND: 1024, INVALID: 1025 } as cons
  */
 export function memberTypeFromStore(store: AgentMdStore, aid: string): { type: "human" | "agent" | "unknown"; code: 0 | 1024 | 1025 } {
   const text = store.get(aid);
-  if (text === undefined) return { type: "unknown", code: AGENT_MD_RESULT.NOT_FOUND };
+  if (text === undefined) return { type: "unknown", code: RESULT_CODES.AGENT_MD_NOT_FOUND };
   const check = checkAgentMd(text, { aid });
-  if (!check.ok) return { type: "unknown", code: AGENT_MD_RESULT.INVALID };
-  return { type: check.parsed.type, code: AGENT_MD_RESULT.OK };
+  if (!check.ok) return { type: "unknown", code: RESULT_CODES.AGENT_MD_INVALID };
+  return { type: check.parsed.type, code: RESULT_CODES.OK };
 }
