@@ -4,6 +4,7 @@
 // the identity: every failure is one log line.
 import type { MemberDirectory } from "./group/member-types.ts";
 import { errorFields } from "./log.ts";
+import { tlsFromNetwork } from "./network/from-config.ts";
 import { createAgentMdFetch } from "./profile/agent-md-fetch.ts";
 import { createIdentityMemberTypes } from "./profile/identity-member-types.ts";
 import { publishProfileIfChanged, type ProfileSyncResult } from "./profile/profile-sync.ts";
@@ -33,13 +34,7 @@ export interface IdentityProfile {
  * `https://<aid>/agent.md`; with `network.caFile` / `insecureTls` either way.
  */
 export function profileFetchFromConfig(config: ChannelConfig, identity: Pick<IdentityConfig, "accessPointUrl">): FetchLike {
-  return createAgentMdFetch({
-    tls: {
-      ...(config.network.caFile !== undefined ? { caFile: config.network.caFile } : {}),
-      ...(config.network.insecureTls ? { insecureTls: true } : {}),
-    },
-    via: identity.accessPointUrl,
-  });
+  return createAgentMdFetch({ tls: tlsFromNetwork(config.network), via: identity.accessPointUrl });
 }
 
 /**

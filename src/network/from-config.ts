@@ -28,9 +28,13 @@ export function resolveAgentConnection(params: {
     ...(c.certFile !== undefined ? { certFile: c.certFile } : {}),
     seedPassword,
   });
-  const tls: TlsOptions = {
+  return { identity, accessPointUrl: accessPointUrlFor({ aid: c.aid, accessPoint: c.accessPoint, accessPointUrl: c.accessPointUrl }), tls: tlsFromNetwork(network) };
+}
+
+/** The TLS rules of the config's `network` section (a private CA, or the explicit opt-out). */
+export function tlsFromNetwork(network: Pick<NetworkSettings, "caFile" | "insecureTls">): TlsOptions {
+  return {
     ...(network.caFile !== undefined ? { caFile: network.caFile } : {}),
     ...(network.insecureTls ? { insecureTls: true } : {}),
   };
-  return { identity, accessPointUrl: accessPointUrlFor({ aid: c.aid, accessPoint: c.accessPoint, accessPointUrl: c.accessPointUrl }), tls };
 }
