@@ -15,7 +15,7 @@ import { sessionSocketUrl } from "./access-point.ts";
 import { signInToNetwork } from "./sign-in.ts";
 import { backoffDelayMs, type BackoffOptions } from "./backoff.ts";
 import { SessionChannel, type SessionHost } from "./session-channel.ts";
-import { TypedEmitter } from "./emitter.ts";
+import { TypedEmitter } from "../emitter.ts";
 import { ControlRequests } from "./control-requests.ts";
 import { nextMessageId } from "./message-id.ts";
 

@@ -4,7 +4,7 @@
 import { randomBytes } from "node:crypto";
 import type { Logger } from "../types.ts";
 import type { PeerChannel, PeerChannelEvents, PeerChannelStatus } from "./peer-channel.ts";
-import { TypedEmitter } from "./emitter.ts";
+import { TypedEmitter } from "../emitter.ts";
 import { backoffDelayMs, type BackoffOptions } from "./backoff.ts";
 
 /** What a channel needs from the identity's socket. */

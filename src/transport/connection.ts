@@ -14,7 +14,7 @@ import type {
   GroupConnectionParams,
   Listener,
 } from "./connection-types.ts";
-import { TypedEmitter } from "./emitter.ts";
+import { TypedEmitter } from "../emitter.ts";
 import { TransportError } from "./errors.ts";
 import type { GroupFeed, GroupFeedStatus } from "./group-feed.ts";
 import { GroupFeeds } from "./group-feeds.ts";
@@ -77,7 +77,7 @@ class ChannelGroupConnection implements GroupConnection {
     this.#p = p;
     this.#channel = p.channel;
     this.#log = p.logger ?? silentLogger;
-    this.#events = new TypedEmitter(this.#log);
+    this.#events = new TypedEmitter((err, event) => this.#log.log("error", "transport.listener-failed", { event, ...errorFields(err) }));
     this.#random = p.random ?? Math.random;
     this.#requestTimeoutMs = p.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     this.#heartbeatMs = p.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;

@@ -1,13 +1,12 @@
-import type { Logger } from "../types.ts";
-import { errorFields } from "../log.ts";
+// A typed event emitter small enough to own: listeners are called in order, and a throwing
+// listener is reported through `onError` (the owner logs it) and never breaks the others.
 
-/** A typed event map; a throwing listener is logged and never breaks the emitter or its siblings. */
 export class TypedEmitter<Events extends object> {
   readonly #listeners = new Map<keyof Events, Set<(payload: never) => void>>();
-  readonly #logger: Logger;
+  readonly #onError: (err: unknown, event: string) => void;
 
-  constructor(logger: Logger) {
-    this.#logger = logger;
+  constructor(onError: (err: unknown, event: string) => void) {
+    this.#onError = onError;
   }
 
   on<E extends keyof Events>(event: E, listener: (payload: Events[E]) => void): () => void {
@@ -26,8 +25,12 @@ export class TypedEmitter<Events extends object> {
       try {
         (listener as (payload: Events[E]) => void)(payload);
       } catch (err) {
-        this.#logger.log("error", "transport.listener-failed", { event: String(event), ...errorFields(err) });
+        this.#onError(err, String(event));
       }
     }
+  }
+
+  clear(): void {
+    this.#listeners.clear();
   }
 }
