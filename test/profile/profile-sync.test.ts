@@ -12,7 +12,7 @@ import { parseAgentMd } from "../../src/profile/agent-md.ts";
 import { describePublishedProfile, publishProfileIfChanged, profileStateFile, readPublishedProfile, resolveProfileText } from "../../src/profile/profile-sync.ts";
 import { agentMdUrl, fetchAgentMd, publishAgentMd, type FetchLike } from "../../src/profile/publish.ts";
 import { createMemoryAgentMdStore, handleAgentMdRequest } from "../../src/server/agent-md-store.ts";
-import { createLoopbackFetch } from "../../src/server/loopback-fetch.ts";
+import { createAgentMdFetch } from "../../src/profile/agent-md-fetch.ts";
 
 const TOKENS: Record<string, string> = { "alice.agentcp.io": "tok-alice", "stranger.agentcp.io": "tok-stranger" };
 
@@ -30,7 +30,7 @@ beforeEach(async () => {
     void handleAgentMdRequest(req, res, { verifyToken: (aid, token) => TOKENS[aid] === token, store });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
-  fetch = createLoopbackFetch({ port: (server.address() as AddressInfo).port });
+  fetch = createAgentMdFetch({ via: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
   dir = mkdtempSync(join(tmpdir(), "profile-sync-"));
 });
 afterEach(async () => {

@@ -13,7 +13,7 @@ import { createGroupMonitor, type DispatchDecision } from "../../src/monitor/mon
 import { ProfileLookup } from "../../src/profile/member-profile-lookup.ts";
 import { publishAgentMd } from "../../src/profile/publish.ts";
 import { createMemoryAgentMdStore, handleAgentMdRequest } from "../../src/server/agent-md-store.ts";
-import { createLoopbackFetch } from "../../src/server/loopback-fetch.ts";
+import { createAgentMdFetch } from "../../src/profile/agent-md-fetch.ts";
 import type { GroupMessage } from "../../src/types.ts";
 import { ALICE, T0, recordingSender, settingsWith } from "../monitor/helpers.ts";
 
@@ -35,7 +35,7 @@ describe("member types from strangers' agent.md (local profile host)", () => {
     const store = createMemoryAgentMdStore();
     server = createServer((req, res) => void handleAgentMdRequest(req, res, { verifyToken: (aid, t) => TOKENS[aid] === t, store }));
     await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", () => resolve()));
-    const fetch = createLoopbackFetch({ port: (server.address() as AddressInfo).port });
+    const fetch = createAgentMdFetch({ via: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
     const publish = (aid: string, type: string) =>
       publishAgentMd({ aid, text: `---\naid: ${aid}\nname: ${aid.split(".")[0]}\ntype: ${type}\n---\n# x\n`, token: TOKENS[aid]!, fetch });
     expect(await publish("stranger.agentcp.io", "agent")).toMatchObject({ ok: true });
