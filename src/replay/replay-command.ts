@@ -112,7 +112,7 @@ async function replayCommand(args: string[], io: Io): Promise<number> {
   });
   progress?.("");
   if (values.html !== undefined) {
-    writeFileSync(values.html, renderHtmlReport({ report, lines: parsed.lines, persona: values.persona, source: file }));
+    writeFileSync(values.html, renderHtmlReport({ report, lines: parsed.lines, persona: values.persona, aid, source: file }));
   }
   if (values.json) {
     io.out(JSON.stringify(parsed.skipped.length ? { ...report, skippedLines: parsed.skipped.length } : report));

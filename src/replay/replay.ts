@@ -100,11 +100,20 @@ function mulberry32(seed: number): () => number {
 }
 
 
+/** The persona's own lines: sent under its name or its aid (either case). */
+export function personaMatcher(persona: string, aid?: string): (sender: string) => boolean {
+  const name = persona.toLowerCase();
+  const aidKey = (aid ?? persona).toLowerCase();
+  return (sender) => {
+    const s = sender.toLowerCase();
+    return s === name || s === aidKey;
+  };
+}
+
 export async function runReplay(lines: readonly LogLine[], opts: ReplayOptions): Promise<ReplayReport> {
   await initDedup();
   const aid = opts.aid ?? opts.persona;
-  const personaKey = opts.persona.toLowerCase();
-  const isPersona = (sender: string) => sender.toLowerCase() === personaKey || sender.toLowerCase() === aid.toLowerCase();
+  const isPersona = personaMatcher(opts.persona, aid);
   const agents = new Set((opts.agents ?? []).map((a) => a.toLowerCase()));
   const humans = [...new Set(lines.map((l) => l.sender))].filter((s) => !isPersona(s) && !agents.has(s.toLowerCase()));
   const identity: IdentityConfig = {

@@ -6,7 +6,7 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { LogLine } from "../replay/log.ts";
-import type { ReplayReport } from "../replay/replay.ts";
+import { personaMatcher, type ReplayReport } from "../replay/replay.ts";
 import { hourlySummary } from "../replay/text-report.ts";
 import { chartStyle, escapeHtml, jsonForScript } from "./html-text.ts";
 
@@ -26,6 +26,8 @@ export interface HtmlReportInput {
   /** The replayed lines, in the report's message order. */
   lines: readonly LogLine[];
   persona: string;
+  /** The persona's aid when given (`replay --aid`): its lines are the persona's too. */
+  aid?: string | undefined;
   /** Where the log came from (shown in the title). */
   source: string;
 }
@@ -51,11 +53,11 @@ export function renderHtmlReport(p: HtmlReportInput): string {
   const x = (ts: number) => round(((ts - t0) / (t1 - t0)) * width);
 
   // Senders by how much they say; the persona always gets a row.
-  const personaKey = p.persona.toLowerCase();
+  const isPersona = personaMatcher(p.persona, p.aid);
   const counts = new Map<string, number>();
   for (const l of lines) counts.set(l.sender, (counts.get(l.sender) ?? 0) + 1);
   const ranked = [...counts.keys()].sort((a, b) => counts.get(b)! - counts.get(a)! || (a < b ? -1 : 1));
-  const own = ranked.find((s) => s.toLowerCase() === personaKey);
+  const own = ranked.find(isPersona);
   const rowSenders = [...(own ? [own] : []), ...ranked.filter((s) => s !== own)].slice(0, SENDER_ROWS);
   const others = ranked.length > rowSenders.length;
   const senderIndex = new Map(ranked.map((s, i) => [s, i]));
@@ -80,7 +82,7 @@ export function renderHtmlReport(p: HtmlReportInput): string {
     if (m.engaged) f |= FLAG.engaged;
     if (m.reached) f |= FLAG.reached;
     if (m.directed) f |= FLAG.gold;
-    if (lines[i]!.sender.toLowerCase() === personaKey) f |= FLAG.own;
+    if (isPersona(lines[i]!.sender)) f |= FLAG.own;
     return f;
   });
 

@@ -5,10 +5,11 @@ import { parse as parseHtml, type HTMLElement } from "node-html-parser";
 import { beforeAll, describe, expect, it } from "vitest";
 import { escapeHtml, jsonForScript } from "../../src/report/html-text.ts";
 import { FLAG, renderHtmlReport } from "../../src/report/html.ts";
-import type { ReplayReport } from "../../src/replay/replay.ts";
+import { runReplay, type ReplayReport } from "../../src/replay/replay.ts";
+import { DEFAULT_GROUP_SETTINGS } from "../../src/config/load.ts";
 import type { LogLine } from "../../src/replay/log.ts";
 import { runCli, tempDir } from "../replay/helpers.ts";
-import { bigLog, EVIL, FIXTURE, replayFor } from "./helpers.ts";
+import { bigLog, EVIL, FIXTURE, fixtureLines, replayFor } from "./helpers.ts";
 
 let lines: LogLine[];
 let report: ReplayReport;
@@ -128,5 +129,17 @@ describe("acp-group replay --html FILE", () => {
     } finally {
       dir.remove();
     }
+  });
+});
+
+describe("the persona's own lines", () => {
+  it("are the persona's name or its --aid, as the replay counts them", async () => {
+    const base = fixtureLines().map((l) => ({ ...l, sender: l.sender === "jacob_" ? "jacob.agentcp.io" : l.sender }));
+    const r = await runReplay(base, { persona: "jacob_", aid: "jacob.agentcp.io", aliases: ["jacob"], settings: DEFAULT_GROUP_SETTINGS, responder: "mention" });
+    const page = parseHtml(renderHtmlReport({ report: r, lines: base, persona: "jacob_", aid: "jacob.agentcp.io", source: "aid.jsonl" }));
+    const data = JSON.parse(page.querySelector("#report-data")!.textContent) as { msgs: { f: number[] } };
+    const own = base.flatMap((l, i) => (l.sender === "jacob.agentcp.io" ? [i] : []));
+    expect(own.length).toBeGreaterThan(0);
+    expect(data.msgs.f.flatMap((f, i) => (f & FLAG.own ? [i] : []))).toEqual(own);
   });
 });
