@@ -16,6 +16,8 @@ export class Membership {
   readonly #store: GroupHistoryStore;
   /** Join requests waiting for approval, per group (local only: a restart forgets them). */
   readonly #requests = new Map<string, Map<string, string>>();
+  /** members() per group, built on first ask and dropped when someone joins (every request asks). */
+  readonly #members = new Map<string, ReadonlyMap<string, GroupMember>>();
 
   constructor(groups: Readonly<Record<string, GroupDefinition>>, store: GroupHistoryStore) {
     this.#groups = groups;
@@ -31,9 +33,12 @@ export class Membership {
   }
 
   members(groupId: string): ReadonlyMap<string, GroupMember> {
+    const cached = this.#members.get(groupId);
+    if (cached) return cached;
     const group = this.#groups[groupId];
     const out = new Map<string, GroupMember>(group ? Object.entries(group.members) : []);
     for (const aid of this.#store.joined(groupId)) if (!out.has(aid)) out.set(aid, {});
+    if (group) this.#members.set(groupId, out);
     return out;
   }
 
@@ -49,6 +54,7 @@ export class Membership {
   add(groupId: string, aid: string): boolean {
     if (!this.has(groupId) || this.isMember(groupId, aid)) return false;
     this.#store.addJoined(groupId, aid);
+    this.#members.delete(groupId);
     this.#requests.get(groupId)?.delete(aid);
     return true;
   }
