@@ -1,6 +1,6 @@
 // Benchmarks. Prints figures and ratios against the README's targets; asserts nothing.
 //   npm run bench                 all but scale
-//   npm run bench -- ingest       one of: ingest, memory, replay, prompt, saves, scale, server
+//   npm run bench -- ingest       one of: ingest, memory, replay, room, prompt, saves, scale, server
 //   (scale and server run only when named: they take tens of seconds)
 // Run on the project's Node (npm puts it first on PATH); `--expose-gc` is added by the script.
 import FakeTimers from "@sinonjs/fake-timers";
@@ -316,6 +316,7 @@ if (want("memory")) {
   await benchRuntimeGroupMemory();
 }
 if (want("replay")) await benchReplay();
+if (want("room")) await (await import("./room.ts")).benchRoom(fmt);
 if (want("prompt")) benchPrompt();
 if (want("saves")) await benchSaves();
 if (want("scale")) await benchScale();

@@ -123,7 +123,13 @@ export type SkipReason =
   | "group-closed"
   | "two-phase-declined"
   /** Our own reply to every message of the batch came back meanwhile (after a restart). */
-  | "already-answered";
+  | "already-answered"
+  /** Every open question of an unaddressed batch was answered by someone else first (src/monitor/floor.ts). */
+  | "answered-by-other"
+  /** In a room of agents, an unmentioned batch whose questions were all put to other members by name. */
+  | "addressed-to-other"
+  /** An unaddressed batch held only agents' answers to others: an answer is not answered. */
+  | "agent-answer";
 
 /** What the agent side did with a dispatch. A silent outcome is a success. */
 export interface DispatchOutcome {

@@ -16,6 +16,8 @@ export interface MemberTypeInfo {
 /** What the loop guard and the prompt ask. */
 export interface MemberTypes {
   typeOf(aid: string): MemberTypeInfo;
+  /** Whether any member other than `selfAid` is known to be an agent (a room where agents may contend). */
+  anyAgent?(selfAid: string): boolean;
 }
 
 const UNKNOWN: MemberTypeInfo = Object.freeze({ type: "unknown", source: "none" });
@@ -83,6 +85,13 @@ export class MemberDirectory implements MemberTypes {
     const profile = this.#profile.get(key);
     if (profile) return { type: profile, source: "profile" };
     return UNKNOWN;
+  }
+
+  anyAgent(selfAid: string): boolean {
+    const self = selfAid.toLowerCase();
+    for (const map of [this.#service, this.#profile]) for (const [aid, type] of map) if (type === "agent" && aid !== self && this.#config.get(aid)?.type !== "human") return true;
+    for (const [aid, info] of this.#config) if (info.type === "agent" && aid !== self) return true;
+    return false;
   }
 
   /** A type the group service reported (a `get_members` entry, its reading of the member's agent.md). */

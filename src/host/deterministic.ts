@@ -1,11 +1,15 @@
 // A deterministic stand-in for a model: tests, `replay` and the offline `start` use it. It never
 // looks at the clock or a random source, so the same requests always get the same answers.
+import { isQuestion } from "../monitor/floor.ts";
 import type { AgentBackend, GenerateRequest, GenerateResult } from "../types.ts";
 
-export type ScriptedMode = "silent" | "mention" | "always";
+export type ScriptedMode = "silent" | "mention" | "always" | "helpful";
 
 export interface ScriptedBackendParams {
-  /** silent: always NO_REPLY · mention: replies only when mentioned · always: always replies. */
+  /**
+   * silent: always NO_REPLY · mention: replies only when mentioned · always: always replies ·
+   * helpful: replies when mentioned or when the batch holds a question (a line ending in `?`/`？`).
+   */
   mode: ScriptedMode;
   /** What it replies; default: a labelled offline echo of the newest message. */
   replyText?: string | ((request: GenerateRequest) => string);
@@ -25,9 +29,10 @@ export class BackendAbortedError extends Error {
 
 export function createScriptedBackend(p: ScriptedBackendParams): ScriptedBackend {
   const calls: GenerateRequest[] = [];
-  const wants = (req: GenerateRequest) => p.mode === "always" || (p.mode === "mention" && req.mentionInfo.mentioned);
+  const wants = (req: GenerateRequest) =>
+    p.mode === "always" || ((p.mode === "mention" || p.mode === "helpful") && req.mentionInfo.mentioned) || (p.mode === "helpful" && holdsQuestion(req));
   const replyFor = (req: GenerateRequest) =>
-    typeof p.replyText === "function" ? p.replyText(req) : (p.replyText ?? defaultReply(req));
+    typeof p.replyText === "function" ? p.replyText(req) : (p.replyText ?? (p.mode === "helpful" ? helpfulReply(req) : defaultReply(req)));
 
   return {
     name: `scripted:${p.mode}`,
@@ -60,6 +65,35 @@ function defaultReply(request: GenerateRequest): string {
   const snippet = [...last.content].slice(0, 60).join("");
   return `(offline responder) ${last.sender} said: ${snippet}`;
 }
+
+function holdsQuestion(request: GenerateRequest): boolean {
+  return request.messages.some((m) => isQuestion(m.content));
+}
+
+/**
+ * helpful: answers the newest mention, else the newest question, in words of its own — drawn from
+ * a hash of who answers and what — so two agents' answers to one question do not read alike (the
+ * worst case for a room: no dedup of each other's answers saves it). Never ends in a question.
+ */
+function helpfulReply(request: GenerateRequest): string {
+  const ms = request.messages;
+  const target = ms.findLast((m) => m.isMention) ?? ms.findLast((m) => isQuestion(m.content)) ?? ms.at(-1);
+  if (!target) return "(offline responder) nothing to answer.";
+  let h = 0x811c9dc5;
+  for (const c of `${request.identityId}\u0000${target.msgId}`) h = Math.imul(h ^ c.codePointAt(0)!, 0x01000193) >>> 0;
+  const words: string[] = [];
+  for (let i = 0; i < 8; i++) {
+    h = Math.imul(h ^ (h >>> 15), 0x2c1b3c6d) >>> 0;
+    words.push(HELPFUL_WORDS[h % HELPFUL_WORDS.length]!);
+  }
+  return `(offline responder) ${target.sender}: ${words.join(" ")}.`;
+}
+
+const HELPFUL_WORDS = (
+  "check restart config package kernel driver update upgrade install remove log file path permission " +
+  "service network cache version module setting option flag command terminal manual docs release build " +
+  "mirror source partition mount boot user group key token session socket port proxy firewall backup"
+).split(" ");
 
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   if (signal?.aborted) return Promise.reject(new BackendAbortedError());

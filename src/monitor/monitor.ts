@@ -36,6 +36,7 @@ import { cleanOutboundText } from "./outbound.ts";
 import { minReplyType, toReaction, trimReply } from "./reply-policy.ts";
 import { decisionLogFields, type DispatchDecision } from "./decision.ts";
 import { checkOthersDuplicate, ReplyNotDeliveredError, sendPrepared, type PreparedReply } from "./send-gates.ts";
+import { decideFloor, onlyAgentAnswers, type FloorContext } from "./floor.ts";
 
 export type { DispatchDecision } from "./decision.ts";
 
@@ -109,6 +110,7 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
   let decided: { ids: ReadonlySet<string>; replyType: ReplyType; delayHint: ReturnType<typeof delayHintFor> } | undefined;
   // The newest msg id our own returning messages say they answered (src/group/answered.ts).
   let answeredThrough: number | undefined;
+  const floorContext: FloorContext = { selfAid, isAgent: (sender) => memberTypes.typeOf(sender).type === "agent" };
 
   const snapshot = (): MonitorSnapshot => ({
     lastSelfSpeakAt,
@@ -218,6 +220,12 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
     if (!guard.ok) return skip("bot-loop-guard", `agent-chain=${agentChain}`);
 
     const mentioned = batch.mentionInfo.mentioned;
+    // Replies that answer no mention go through the floor (src/monitor/floor.ts): an engaged
+    // follow-up too, since every agent that talked with its sender may hold it as engaged.
+    const unaddressed = !mentioned;
+    if (unaddressed && batch.mentionInfo.triggerType === "normal" && onlyAgentAnswers({ batch: others, ctx: floorContext, isOurs: (id) => ownReplies.some((o) => o.msgId === id) })) {
+      return skip("agent-answer", "answers-to-others");
+    }
     budgetEvents = pruneBudgetEvents(budgetEvents, batch.now);
     const pool = poolOf(batch);
     let parts = buildPrompt(batch, { budgetRatio: budgetUsageRatio(budgetEvents, settings.budget, batch.now, pool) });
@@ -330,7 +338,15 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
       if (dup.duplicate) return skip("duplicate-of-recent-reply", `${dup.reason}:${dup.similarity.toFixed(2)}`);
     }
 
-    const delayMs = chooseDelayMs({ settings: settings.delay, hint: delayHint, mentioned, random: random() });
+    // The draw is taken either way, so a reply outside the floor keeps the same delays.
+    const draw = random();
+    const seenAround = () => [...recentBefore, ...others, ...(batch.heldNow?.() ?? [])];
+    // Only a room with other agents in it contends for the floor; alone, a reply keeps its own timing.
+    let floor = unaddressed && memberTypes.anyAgent?.(selfAid) === true ? decideFloor({ batch: others, seen: seenAround(), ctx: floorContext }) : undefined;
+    if (floor?.take === "yield") return skip(floor.reason, floor.detail);
+    // Claiming a question: the send waits this agent's rank of the delay range, so the agents of a
+    // room speak in turn and each later one sees the earlier answer before its own goes out.
+    const delayMs = chooseDelayMs({ settings: settings.delay, hint: delayHint, mentioned, random: floor?.take === "claim" ? floor.rank : draw });
     record.delayMs = delayMs;
     await delays.wait(delayMs, batch.mentionSignal);
     const after = checkAfterDelay({
@@ -341,6 +357,10 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
       budget: checkBudget({ events: budgetEvents.filter((e) => !ownEvents.includes(e)), settings: settings.budget, now: nowAt(), pool }),
     });
     if (!after.ok) return skip(after.reason, after.detail ? `after-delay ${after.detail}` : "after-delay");
+    if (floor !== undefined) {
+      floor = decideFloor({ batch: others, seen: seenAround(), ctx: floorContext });
+      if (floor.take === "yield") return skip(floor.reason, `after-delay ${floor.detail}`);
+    }
 
     // Someone else may have said it meanwhile (another agent answering the same question).
     const recent = settings.dedup.othersHistorySize === 0 ? [] : [...recentBefore, ...others, ...(batch.heldNow?.() ?? [])].slice(-settings.dedup.othersHistorySize);
@@ -358,7 +378,8 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
     // Answered before a restart that lost our state (our reply came back in the history): never again.
     if (allAnswered(others, answeredThrough)) return skip("already-answered", `through:${answeredThrough}`);
 
-    const { replyTo, metadata } = addressReply({ others, mentioned, replyType, text, reactions: p.sender.reactions === true });
+    const claim = floor?.take === "claim" ? floor.question : undefined;
+    const { replyTo, metadata } = addressReply({ others, mentioned, replyType, text, reactions: p.sender.reactions === true, ...(claim ? { claim } : {}) });
     const prepared: PreparedReply = {
       ids: batchIds,
       text,

@@ -13,9 +13,11 @@ export function addressReply(p: {
   text: string;
   /** The group service takes reaction messages. */
   reactions: boolean;
+  /** The open question this reply took the floor for (src/monitor/floor.ts): its visible claim. */
+  claim?: string;
 }): { replyTo: string | undefined; metadata: Record<string, unknown> | undefined } {
   // With reactions on, a reaction answers the message it reacts to even in unaddressed talk.
-  const replyTo = replyTarget(p.others, p.mentioned) ?? (p.reactions && p.replyType === "reaction" ? lastAnswerable(p.others) : undefined);
+  const replyTo = replyTarget(p.others, p.mentioned) ?? p.claim ?? (p.reactions && p.replyType === "reaction" ? lastAnswerable(p.others) : undefined);
   const metadata = buildReplyMetadata({ replyType: p.replyType, text: p.text, replyTo, reactions: p.reactions });
   const through = answeredThroughFor(p.others);
   return { replyTo, metadata: through === undefined ? metadata : { ...metadata, [ANSWERED_THROUGH_KEY]: through } };

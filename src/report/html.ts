@@ -8,6 +8,7 @@ import { readFileSync } from "node:fs";
 import type { LogLine } from "../replay/log.ts";
 import { personaMatcher, type ReplayReport } from "../replay/replay.ts";
 import { hourlySummary } from "../replay/text-report.ts";
+import type { RoomMetrics } from "../replay/room.ts";
 import { chartStyle, escapeHtml, jsonForScript } from "./html-text.ts";
 
 const SCRIPT = readFileSync(new URL("./page-script.js", import.meta.url), "utf8");
@@ -30,6 +31,8 @@ export interface HtmlReportInput {
   aid?: string | undefined;
   /** Where the log came from (shown in the title). */
   source: string;
+  /** A room replay's figures (`replay --persona A --persona B …`); the page draws the first agent. */
+  room?: RoomMetrics | undefined;
 }
 
 interface Layout {
@@ -154,7 +157,7 @@ export function renderHtmlReport(p: HtmlReportInput): string {
 <h1>${escapeHtml(title)}</h1>
 <p class="sub">${escapeHtml(new Date(t0).toISOString().slice(0, 16).replace("T", " "))} – ${escapeHtml(new Date(t1).toISOString().slice(0, 16).replace("T", " "))} UTC · ${lines.length} messages from ${ranked.length} senders</p>
 </header>
-${renderSummary(report)}
+${renderSummary(report)}${p.room ? renderRoom(p.room) : ""}
 ${renderLegend(annotated)}
 <main id="view">
 <svg id="labels" xmlns="http://www.w3.org/2000/svg" width="170" height="${height}" role="presentation">${labels
@@ -325,4 +328,18 @@ function renderHours(report: ReplayReport, lines: readonly LogLine[]): string {
     .map((r) => `<tr><td>${new Date(r.hour).toISOString().slice(0, 13).replace("T", " ")}:00</td><td>${r.messages}</td><td>${r.mentions}</td><td>${r.dispatches}</td><td>${r.modelCalls}</td><td>${r.sent}</td><td>${r.skipped}</td></tr>`)
     .join("");
   return `<section id="hours"><h2>per hour</h2><table><thead><tr><th>hour (UTC)</th><th>messages</th><th>mentions</th><th>dispatches</th><th>model calls</th><th>sent</th><th>skipped</th></tr></thead><tbody>${rows}</tbody></table></section>`;
+}
+
+/** A room replay's figures, below the first agent's summary. */
+function renderRoom(room: RoomMetrics): string {
+  const stat = (label: string, value: string) => `<div class="stat"><b>${escapeHtml(value)}</b><span>${escapeHtml(label)}</span></div>`;
+  const stats = [
+    stat("agents in the room", String(room.agents)),
+    stat("agent messages per person message", `${room.agentPerPerson.toFixed(3)} (${room.agentMessages}/${room.personMessages})`),
+    stat("open questions", String(room.openQuestions)),
+    stat("answered by 0 / 1 / 2+ agents", `${room.answeredBy.none} / ${room.answeredBy.one} / ${room.answeredBy.twoOrMore}`),
+    stat("answered ones with 2+ answers", `${(room.multiAnswerRate * 100).toFixed(0)}%`),
+    stat("longest agent chain", String(room.longestAgentChain)),
+  ];
+  return `<section id="room"><h2>the room</h2><div class="stats">${stats.join("")}</div></section>`;
 }

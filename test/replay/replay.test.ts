@@ -190,7 +190,7 @@ describe("replay --responder", () => {
   it("an unknown responder is a usage error", async () => {
     const run = await runCli(["replay", dir.jsonl("resp-bad.jsonl", LOG), "--persona", "alice", "--responder", "sometimes"]);
     expect(run.code).toBe(2);
-    expect(run.err).toContain("expected `--responder` to be silent, mention or always, got `sometimes`");
+    expect(run.err).toContain("expected `--responder` to be silent, mention, always or helpful, got `sometimes`");
   });
 });
 

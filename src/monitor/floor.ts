@@ -1,0 +1,154 @@
+// Taking the floor in a room of agents. When a person asks the room an open question, every agent
+// that wants to answer settles who does without a coordinator and without an extra model call:
+// each derives a rank for the question from its own aid and the question's msg id and waits that
+// share of its send delay; the first to speak names the question in `reply_to`; the others see an
+// answer to it arrive (from an agent of ours, an agent that just posts, or a person) and yield.
+// Pure: messages and names in, a decision with a reason out. Never touches a timer.
+import { leadingName, memberKeys, nickKey } from "../group/addressee.ts";
+import type { InboundMessage } from "../types.ts";
+
+export type FloorMessage = Pick<InboundMessage, "msgId" | "sender" | "content" | "timestamp" | "metadata"> &
+  Partial<Pick<InboundMessage, "isMention" | "passive" | "engaged" | "maybeOurs">>;
+
+/** A line that asks: it ends in `?` or the fullwidth `？` (trailing spaces aside). */
+export function isQuestion(content: string): boolean {
+  const t = content.trimEnd();
+  return t.endsWith("?") || t.endsWith("？");
+}
+
+/**
+ * A question addressed to nobody: it does not open with a marked address (`bob: …`, `@bob …`,
+ * `bob, …`) nor with the bare name of a known member. `isMember` takes a nick key.
+ */
+export function isOpenQuestion(content: string, isMember: (key: string) => boolean): boolean {
+  if (!isQuestion(content)) return false;
+  const lead = leadingName(content);
+  return lead === null || (!lead.marked && !isMember(nickKey(lead.name)));
+}
+
+/**
+ * This agent's place in the queue for one question, in [0, 1): FNV-1a of aid and msg id. Every
+ * agent computes its own; nobody needs the others' to agree on an order.
+ */
+export function floorRank(aid: string, msgId: string): number {
+  let h = 0x811c9dc5;
+  const s = `${aid.toLowerCase()}\u0000${msgId}`;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  // One extra avalanche round: aids that differ in the last character still spread over [0, 1).
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  return (h >>> 0) / 4294967296;
+}
+
+/** `reply_to` of a message: plain (`metadata.reply_to`) or inside `group_meta`. */
+export function replyToOf(metadata: Readonly<Record<string, unknown>> | null): string | undefined {
+  if (metadata === null) return undefined;
+  const meta = metadata["group_meta"];
+  const inner = typeof meta === "object" && meta !== null ? (meta as Record<string, unknown>)["reply_to"] : undefined;
+  for (const v of [metadata["reply_to"], inner]) {
+    if (typeof v === "string" && v !== "") return v;
+    if (typeof v === "number" && Number.isFinite(v)) return String(v);
+  }
+  return undefined;
+}
+
+export interface FloorContext {
+  selfAid: string;
+  /** The sender is known to be an agent. */
+  isAgent(sender: string): boolean;
+}
+
+/**
+ * Someone's answer to question `q` among `seen`: a message after it, from neither the asker nor
+ * us, that names `q` in `reply_to`; or that has no `reply_to` and either comes from an agent (an
+ * agent that just posts) or opens by addressing the asker (how people answer in chat).
+ */
+export function findAnswer(q: FloorMessage, seen: readonly FloorMessage[], ctx: FloorContext): FloorMessage | undefined {
+  const asker = q.sender.toLowerCase();
+  const self = ctx.selfAid.toLowerCase();
+  const askerKeys = memberKeys(q.sender);
+  for (const m of seen) {
+    if (m.msgId === q.msgId || m.timestamp < q.timestamp) continue;
+    const sender = m.sender.toLowerCase();
+    if (sender === asker || sender === self) continue;
+    const replyTo = replyToOf(m.metadata);
+    if (replyTo !== undefined) {
+      if (replyTo === q.msgId) return m;
+      continue;
+    }
+    if (ctx.isAgent(m.sender)) return m;
+    const lead = leadingName(m.content);
+    if (lead !== null && askerKeys.includes(nickKey(lead.name))) return m;
+  }
+  return undefined;
+}
+
+export type FloorDecision =
+  /** No open question from a person in the batch: the floor has nothing to settle. */
+  | { take: "none" }
+  /** Answer `question` (the newest one still open), after `rank` of the send delay. */
+  | { take: "claim"; question: string; rank: number }
+  /**
+   * Every open question of the batch has an answer from someone else; or the batch asks only
+   * questions put to other members by name.
+   */
+  | { take: "yield"; reason: "answered-by-other" | "addressed-to-other"; detail: string };
+
+/**
+ * For a reply to `batch` (another member's messages, oldest first) that is not an answer to a
+ * mention: which open question it takes, or that it yields. `seen` is everything known to have
+ * been said around it (earlier history, the batch, what arrived since). Questions from agents
+ * are not the room's questions; a mention is ours to answer and never goes through the floor. An
+ * engaged follow-up does: every agent that talked with the asker may hold it as engaged.
+ */
+export function decideFloor(p: {
+  batch: readonly FloorMessage[];
+  seen: readonly FloorMessage[];
+  ctx: FloorContext;
+}): FloorDecision {
+  const keys = new Set<string>();
+  for (const m of p.seen) for (const k of memberKeys(m.sender)) keys.add(k);
+  for (const m of p.batch) for (const k of memberKeys(m.sender)) keys.add(k);
+  const isMember = (key: string) => keys.has(key);
+  const self = p.ctx.selfAid.toLowerCase();
+  let answered: { q: FloorMessage; by: FloorMessage } | undefined;
+  let toOther: FloorMessage | undefined;
+  for (let i = p.batch.length - 1; i >= 0; i--) {
+    const q = p.batch[i]!;
+    if (q.isMention || q.passive !== undefined || q.sender.toLowerCase() === self || p.ctx.isAgent(q.sender)) continue;
+    if (!isOpenQuestion(q.content, isMember)) {
+      if (isQuestion(q.content)) toOther ??= q;
+      continue;
+    }
+    const by = findAnswer(q, p.seen, p.ctx);
+    if (by === undefined) return { take: "claim", question: q.msgId, rank: floorRank(p.ctx.selfAid, q.msgId) };
+    answered ??= { q, by };
+  }
+  if (answered === undefined) return toOther === undefined ? { take: "none" } : { take: "yield", reason: "addressed-to-other", detail: toOther.msgId };
+  return { take: "yield", reason: "answered-by-other", detail: `${answered.q.msgId}:by:${answered.by.sender}` };
+}
+
+/**
+ * Agents answering someone else: every message of an unaddressed batch is an agent's reply
+ * (`reply_to`) to a message that is not ours. Answering it would answer an answer.
+ */
+export function onlyAgentAnswers(p: {
+  batch: readonly FloorMessage[];
+  ctx: FloorContext;
+  isOurs: (msgId: string) => boolean;
+}): boolean {
+  let any = false;
+  for (const m of p.batch) {
+    if (m.passive !== undefined) continue;
+    if (m.sender.toLowerCase() === p.ctx.selfAid.toLowerCase()) continue;
+    if (m.isMention || m.engaged || m.maybeOurs) return false;
+    const replyTo = replyToOf(m.metadata);
+    if (!p.ctx.isAgent(m.sender) || replyTo === undefined || p.isOurs(replyTo)) return false;
+    any = true;
+  }
+  return any;
+}
