@@ -119,13 +119,14 @@ export async function startCommand(args: string[], io: Io, opts: { signal?: Abor
     io.out(`model: ${llm.model} at ${llm.baseUrl ?? "the OpenAI API"}`);
   } else {
     backend = createScriptedBackend({
-      mode: "mention",
+      // Mentions and open questions: a question to the room shows the agents settling who answers.
+      mode: "helpful",
       replyText: (req) => {
         const last = [...req.messages].reverse().find((m) => m.isMention) ?? req.messages.at(-1);
         return `${OFFLINE_PREFIX} heard ${last?.sender ?? "someone"}: "${[...(last?.content ?? "")].slice(0, 80).join("")}"`;
       },
     });
-    io.out(`no model configured (set OPENAI_BASE_URL and/or OPENAI_API_KEY): using the ${OFFLINE_PREFIX}, which answers only when mentioned`);
+    io.out(`no model configured (set OPENAI_BASE_URL and/or OPENAI_API_KEY): using the ${OFFLINE_PREFIX}, which answers mentions and questions`);
     if (values["show-prompts"]) backend = showingPrompts(backend, (r) => printRequest(r, `[system]\n${r.systemPrompt}\n[user]\n${r.body}`));
   }
 

@@ -1,0 +1,156 @@
+// The floor's pure decisions: what an open question is, whose answer counts, what an agent takes
+// or yields. No timers here; the timelines are in floor.timeline.test.ts.
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { decideFloor, findAnswer, floorRank, isOpenQuestion, isQuestion, onlyAgentAnswers, replyToOf, type FloorContext, type FloorMessage } from "../../src/monitor/floor.ts";
+
+const T0 = Date.UTC(2026, 0, 5, 14, 30, 0);
+const AGENTS = new Set(["bot1.acp.local", "bot2.acp.local", "alice.acp.local"]);
+const ctx: FloorContext = { selfAid: "alice.acp.local", isAgent: (s) => AGENTS.has(s.toLowerCase()) };
+const msg = (msgId: string, sender: string, content: string, s = 0, extra: Partial<FloorMessage> = {}): FloorMessage => ({
+  msgId,
+  sender,
+  content,
+  timestamp: T0 + s * 1000,
+  metadata: null,
+  ...extra,
+});
+const noMembers = () => false;
+
+describe("isQuestion / isOpenQuestion", () => {
+  it("a line ending in ? or ？ asks; trailing spaces aside", () => {
+    expect(["why?", "why ?  ", "为什么？", "ok?\n"].map(isQuestion)).toEqual([true, true, true, true]);
+    expect(["why? no", "ok.", "", "?!"].map(isQuestion)).toEqual([false, false, false, false]);
+  });
+
+  it("open: addressed to nobody — no marked address, no bare known member first", () => {
+    const members = new Set(["bob", "sam"]);
+    const isMember = (k: string) => members.has(k);
+    expect(isOpenQuestion("anyone know why apt hangs?", isMember)).toBe(true);
+    expect(isOpenQuestion("does apt hang for anyone else?", isMember)).toBe(true);
+    expect(isOpenQuestion("bob: why does apt hang?", isMember)).toBe(false);
+    expect(isOpenQuestion("@carol why does apt hang?", isMember)).toBe(false);
+    expect(isOpenQuestion("carol, why does apt hang?", isMember)).toBe(false);
+    expect(isOpenQuestion("bob why does apt hang?", isMember)).toBe(false);
+    // A bare first word that is nobody's name is just a word.
+    expect(isOpenQuestion("why does apt hang?", isMember)).toBe(true);
+    expect(isOpenQuestion("apt hangs. any idea", isMember)).toBe(false);
+  });
+});
+
+describe("floorRank", () => {
+  it("is deterministic, in [0, 1), and differs between agents for one question", () => {
+    expect(floorRank("alice.acp.local", "42")).toBe(floorRank("ALICE.acp.local", "42"));
+    expect(floorRank("alice.acp.local", "42")).not.toBe(floorRank("bob.acp.local", "42"));
+    expect(floorRank("alice.acp.local", "42")).not.toBe(floorRank("alice.acp.local", "43"));
+  });
+
+  it("stays in [0, 1) for any aid and msg id (property)", () => {
+    fc.assert(
+      fc.property(fc.string(), fc.string(), (aid, id) => {
+        const r = floorRank(aid, id);
+        return r >= 0 && r < 1;
+      }),
+    );
+  });
+
+  it("spreads agents over the delay: 1,000 questions, three agents, each first about a third of the time", () => {
+    const first = new Map<string, number>();
+    const aids = ["alice.acp.local", "bob.acp.local", "carol.acp.local"];
+    for (let i = 0; i < 1000; i++) {
+      const ranked = aids.map((a) => [a, floorRank(a, String(1000 + i))] as const).sort((x, y) => x[1] - y[1]);
+      first.set(ranked[0]![0], (first.get(ranked[0]![0]) ?? 0) + 1);
+    }
+    for (const a of aids) expect(first.get(a)).toBeGreaterThan(270);
+  });
+});
+
+describe("replyToOf", () => {
+  it("reads plain and group_meta reply_to, numbers as strings", () => {
+    expect(replyToOf({ reply_to: "7" })).toBe("7");
+    expect(replyToOf({ group_meta: { reply_to: 8 } })).toBe("8");
+    expect(replyToOf({ reply_to: "" })).toBeUndefined();
+    expect(replyToOf(null)).toBeUndefined();
+  });
+});
+
+describe("findAnswer", () => {
+  const q = msg("10", "sam", "anyone know why apt hangs?", 0);
+  it("a reply naming the question, from anyone but the asker and us", () => {
+    expect(findAnswer(q, [msg("11", "bot1.acp.local", "try another mirror", 3, { metadata: { reply_to: "10" } })], ctx)?.msgId).toBe("11");
+    expect(findAnswer(q, [msg("11", "dan", "a mirror", 3, { metadata: { reply_to: "10" } })], ctx)?.msgId).toBe("11");
+    expect(findAnswer(q, [msg("11", "sam", "still hanging", 3, { metadata: { reply_to: "10" } })], ctx)).toBeUndefined();
+    expect(findAnswer(q, [msg("11", "alice.acp.local", "ours", 3, { metadata: { reply_to: "10" } })], ctx)).toBeUndefined();
+  });
+
+  it("an agent that just posts (no reply_to) after the question answers it; a reply to something else does not", () => {
+    expect(findAnswer(q, [msg("11", "bot2.acp.local", "mirrors are slow today", 3)], ctx)?.msgId).toBe("11");
+    expect(findAnswer(q, [msg("11", "bot2.acp.local", "re the build", 3, { metadata: { reply_to: "4" } })], ctx)).toBeUndefined();
+    // Said before the question: not an answer to it.
+    expect(findAnswer(q, [msg("9", "bot2.acp.local", "morning", -5)], ctx)).toBeUndefined();
+  });
+
+  it("a person answers by addressing the asker; other talk by people is not an answer", () => {
+    expect(findAnswer(q, [msg("11", "dan", "sam: your mirror is down", 3)], ctx)?.msgId).toBe("11");
+    expect(findAnswer(q, [msg("11", "dan", "sam_, your mirror is down", 3)], ctx)?.msgId).toBe("11");
+    expect(findAnswer(q, [msg("11", "dan", "lunch anyone", 3)], ctx)).toBeUndefined();
+    expect(findAnswer(q, [msg("11", "dan", "eve: see the wiki", 3)], ctx)).toBeUndefined();
+  });
+});
+
+describe("decideFloor", () => {
+  it("claims the newest open question nobody answered, at this agent's rank", () => {
+    const batch = [msg("1", "sam", "how do I mount an iso?", 0), msg("2", "ann", "why is wifi slow?", 1)];
+    expect(decideFloor({ batch, seen: batch, ctx })).toEqual({ take: "claim", question: "2", rank: floorRank("alice.acp.local", "2") });
+    const answered2 = [...batch, msg("3", "bot1.acp.local", "driver", 2, { metadata: { reply_to: "2" } })];
+    expect(decideFloor({ batch, seen: answered2, ctx })).toEqual({ take: "claim", question: "1", rank: floorRank("alice.acp.local", "1") });
+    const answeredBoth = [...answered2, msg("4", "dan", "sam: use mount -o loop", 3)];
+    expect(decideFloor({ batch, seen: answeredBoth, ctx })).toEqual({ take: "yield", reason: "answered-by-other", detail: "2:by:bot1.acp.local" });
+  });
+
+  it("nothing to settle without a person's open question: plain talk, a mention, an agent's question", () => {
+    expect(decideFloor({ batch: [msg("1", "sam", "good morning", 0)], seen: [], ctx })).toEqual({ take: "none" });
+    expect(decideFloor({ batch: [msg("1", "sam", "alice, why?", 0, { isMention: true })], seen: [], ctx })).toEqual({ take: "none" });
+    expect(decideFloor({ batch: [msg("1", "bot1.acp.local", "does anyone want a summary?", 0)], seen: [], ctx })).toEqual({ take: "none" });
+  });
+
+  it("questions put to other members by name are theirs", () => {
+    const batch = [msg("1", "dan", "hi", 0), msg("2", "sam", "dan: did the fix land?", 1)];
+    expect(decideFloor({ batch, seen: batch, ctx })).toEqual({ take: "yield", reason: "addressed-to-other", detail: "2" });
+  });
+
+  it("never claims a question someone answered, and a claim is always an open question of the batch (property)", () => {
+    const senders = ["sam", "ann", "dan", "bot1.acp.local", "alice.acp.local"];
+    const texts = ["why?", "sam: try this", "ann, ok?", "hello", "dan: works?", "any idea?"];
+    const arb = fc.array(
+      fc.record({ s: fc.constantFrom(...senders), t: fc.constantFrom(...texts), r: fc.option(fc.integer({ min: 0, max: 9 }), { nil: undefined }) }),
+      { maxLength: 10 },
+    );
+    fc.assert(
+      fc.property(arb, fc.integer({ min: 0, max: 10 }), (rows, cut) => {
+        const all = rows.map((row, i) => msg(String(i), row.s, row.t, i, row.r === undefined ? {} : { metadata: { reply_to: String(row.r) } }));
+        const batch = all.slice(0, cut).filter((m) => m.sender !== "alice.acp.local");
+        const d = decideFloor({ batch, seen: all, ctx });
+        if (d.take !== "claim") return true;
+        const q = batch.find((m) => m.msgId === d.question);
+        return q !== undefined && isQuestion(q.content) && findAnswer(q, all, ctx) === undefined && !ctx.isAgent(q.sender);
+      }),
+    );
+  });
+});
+
+describe("onlyAgentAnswers", () => {
+  const isOurs = (id: string) => id === "ours-1";
+  it("true for a batch of agents' replies to other members' messages", () => {
+    const batch = [msg("5", "bot1.acp.local", "use a mirror", 0, { metadata: { reply_to: "4" } }), msg("6", "bot2.acp.local", "or wait", 1, { metadata: { group_meta: { reply_to: "4" } } })];
+    expect(onlyAgentAnswers({ batch, ctx, isOurs })).toBe(true);
+  });
+
+  it("false with a person in the batch, a reply to us, an agent that just posts, or nothing at all", () => {
+    const answer = msg("5", "bot1.acp.local", "use a mirror", 0, { metadata: { reply_to: "4" } });
+    expect(onlyAgentAnswers({ batch: [answer, msg("6", "sam", "thanks", 1)], ctx, isOurs })).toBe(false);
+    expect(onlyAgentAnswers({ batch: [msg("5", "bot1.acp.local", "you are wrong", 0, { metadata: { reply_to: "ours-1" } })], ctx, isOurs })).toBe(false);
+    expect(onlyAgentAnswers({ batch: [msg("5", "bot1.acp.local", "hello room", 0)], ctx, isOurs })).toBe(false);
+    expect(onlyAgentAnswers({ batch: [], ctx, isOurs })).toBe(false);
+  });
+});

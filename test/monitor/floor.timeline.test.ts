@@ -1,0 +1,119 @@
+// A room of three agents of ours (alice, bob, carol) on one simulated clock, through the real
+// group clients and monitors (src/replay/room.ts), with the `helpful` stand-in for the model (it
+// wants to answer every question; a hosted model cannot run here). Default settings: buffer gate
+// 3 s, cooldown 30 s, a short reply waits 2–6 s, the model takes 2 s.
+//
+// Each agent's place for a question is its floor rank: the send waits 2000 + rank × 4000 ms.
+//   q1: carol 0.1354 → 2542 ms · bob 0.3220 → 3288 ms · alice 0.7961 → 5184 ms
+//   q2: carol 0.0235 → 2094 ms · alice 0.8978 → 5591 ms · bob 0.9306 → 5722 ms
+import { describe, expect, it } from "vitest";
+import { DEFAULT_GROUP_SETTINGS } from "../../src/config/load.ts";
+import { floorRank, replyToOf } from "../../src/monitor/floor.ts";
+import { runRoomReplay, type RoomReport } from "../../src/replay/room.ts";
+import type { LogLine } from "../../src/replay/log.ts";
+
+const T0 = Date.UTC(2026, 0, 5, 14, 30, 0);
+const at = (ms: number) => T0 + ms;
+const line = (id: string, ms: number, sender: string, content: string): LogLine => ({ id, ts: at(ms), sender, content });
+
+function room(lines: LogLine[]): Promise<RoomReport> {
+  return runRoomReplay(
+    lines,
+    ["alice", "bob", "carol"].map((persona, i) => ({ persona, settings: DEFAULT_GROUP_SETTINGS, responder: "helpful" as const, agentLatencyMs: 2000, seed: 1 + i })),
+  );
+}
+
+/** Per agent: every dispatch as [T+ms, trigger, message ids, sent, skip reason, detail]. */
+function decisions(r: RoomReport): Record<string, unknown[]> {
+  return Object.fromEntries(
+    r.agents.map((a) => [
+      a.persona,
+      a.report.dispatches.map((d) => [d.at - T0, d.trigger, d.messageIds, d.outcome.sent, d.outcome.skipReason, d.outcome.detail]),
+    ]),
+  );
+}
+
+/** Every reply that went out: [T+ms, who, what it claims to answer]. */
+const sends = (r: RoomReport) => r.sent.map((m) => [m.timestamp - T0, m.aid, replyToOf(m.metadata) ?? null]);
+
+describe("the floor: ranks used in the timelines below", () => {
+  it("are what the header says", () => {
+    expect([floorRank("carol", "q1"), floorRank("bob", "q1"), floorRank("alice", "q1")].map((r) => r.toFixed(4))).toEqual(["0.1354", "0.3220", "0.7961"]);
+    expect([floorRank("carol", "q2"), floorRank("alice", "q2"), floorRank("bob", "q2")].map((r) => r.toFixed(4))).toEqual(["0.0235", "0.8978", "0.9306"]);
+  });
+});
+
+describe("the floor: a room of three agents", () => {
+  it("3 agents, one open question → one answer, the other two yield to it", async () => {
+    // T+0       sam asks the room (q1)
+    // T+3s      every agent's buffer gate fires: three dispatches of [q1]; model replies at T+5s
+    // T+7.542s  carol (rank 0.1354) sends, reply_to q1
+    // T+8.288s  bob's delay ends: carol's answer is there → yields (answered-by-other)
+    // T+10.184s alice's delay ends → yields the same way
+    // T+38.288s / T+40.184s after their cooldowns, bob and alice see carol's answer alone: an
+    //           answer to someone else is not answered (agent-answer, no model call)
+    const r = await room([line("q1", 0, "sam", "anyone know why apt hangs on update?")]);
+    expect(sends(r)).toEqual([[7542, "carol", "q1"]]);
+    expect(decisions(r)).toEqual({
+      alice: [
+        [3000, "normal", ["q1"], false, "answered-by-other", "after-delay q1:by:carol"],
+        [40_184, "normal", ["carol:reply-1"], false, "agent-answer", "answers-to-others"],
+      ],
+      bob: [
+        [3000, "normal", ["q1"], false, "answered-by-other", "after-delay q1:by:carol"],
+        [38_288, "normal", ["carol:reply-1"], false, "agent-answer", "answers-to-others"],
+      ],
+      carol: [[3000, "normal", ["q1"], true, null, null]],
+    });
+    expect(r.room).toMatchObject({ openQuestions: 1, answeredBy: { none: 0, one: 1, twoOrMore: 0 }, longestAgentChain: 1 });
+  });
+
+  it("a question a person answers first → no agent answers it", async () => {
+    // T+0     sam asks (q1) · T+3s three dispatches, replies ready at T+5s
+    // T+6s    dan answers sam by name
+    // T+7.542s, T+8.288s, T+10.184s: carol, bob, alice find dan's answer → all yield
+    const r = await room([line("q1", 0, "sam", "anyone know why apt hangs on update?"), line("d1", 6000, "dan", "sam: your mirror is down, pick another one")]);
+    expect(sends(r)).toEqual([]);
+    const firsts = Object.fromEntries(Object.entries(decisions(r)).map(([k, v]) => [k, v[0]]));
+    expect(firsts).toEqual({
+      alice: [3000, "normal", ["q1"], false, "answered-by-other", "after-delay q1:by:dan"],
+      bob: [3000, "normal", ["q1"], false, "answered-by-other", "after-delay q1:by:dan"],
+      carol: [3000, "normal", ["q1"], false, "answered-by-other", "after-delay q1:by:dan"],
+    });
+    expect(r.room.answeredBy).toEqual({ none: 1, one: 0, twoOrMore: 0 });
+  });
+
+  it("two questions at once → each answered once, by different agents", async () => {
+    // T+0     sam asks q1 · T+0.5s ann asks q2 · T+3.5s three dispatches of [q1, q2] (short: 2–6 s)
+    // T+5.5s  replies ready; each agent claims the newest open one, q2
+    // T+7.594s  carol (q2 rank 0.0235) answers q2
+    // T+11.091s alice (q2 rank 0.8978): q2 is answered, q1 is still open → answers q1
+    // T+11.222s bob: both answered → yields
+    const r = await room([line("q1", 0, "sam", "how do I mount an iso image?"), line("q2", 500, "ann", "why is wifi so slow on 20.04?")]);
+    expect(sends(r)).toEqual([
+      [7594, "carol", "q2"],
+      [11_091, "alice", "q1"],
+    ]);
+    const firsts = Object.fromEntries(Object.entries(decisions(r)).map(([k, v]) => [k, v[0]]));
+    expect(firsts).toEqual({
+      alice: [3500, "normal", ["q1", "q2"], true, null, null],
+      bob: [3500, "normal", ["q1", "q2"], false, "answered-by-other", "after-delay q2:by:carol"],
+      carol: [3500, "normal", ["q1", "q2"], true, null, null],
+    });
+    expect(r.room.answeredBy).toEqual({ none: 0, one: 2, twoOrMore: 0 });
+  });
+
+  it("an agent addressed by name among others → it answers at once, the others stay out", async () => {
+    // T+0     sam: "bob, …?" → bob's mention dispatch at T+0, reply at T+2s (no delay for a mention)
+    // T+5s    alice and carol (buffer gate restarted by bob's reply at T+2s) dispatch [m1, bob's
+    //         reply]; the only question was put to bob → addressed-to-other, nothing sent
+    const r = await room([line("m1", 0, "sam", "bob, why does apt hang on update?")]);
+    expect(sends(r)).toEqual([[2000, "bob", "m1"]]);
+    expect(decisions(r)).toEqual({
+      alice: [[5000, "normal", ["m1", "bob:reply-1"], false, "addressed-to-other", "m1"]],
+      bob: [[0, "mention", ["m1"], true, null, null]],
+      carol: [[5000, "normal", ["m1", "bob:reply-1"], false, "addressed-to-other", "m1"]],
+    });
+    expect(r.room).toMatchObject({ openQuestions: 0, agentMessages: 1, longestAgentChain: 1 });
+  });
+});
