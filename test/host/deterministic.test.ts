@@ -49,6 +49,22 @@ describe("createScriptedBackend", () => {
     expect((await createScriptedBackend({ mode: "always" }).generate(request())).text).toBe("(offline responder) bob.agentcp.io said: is the build green?");
   });
 
+  it("helpful: replies to a mention or a batch holding a question (? or ？), else stays silent", async () => {
+    const b = createScriptedBackend({ mode: "helpful" });
+    const said = (content: string, sender = "bob.agentcp.io", msgId = "1"): InboundMessage => ({ msgId, groupId: "g1", sender, content, contentType: "text", timestamp: 0, metadata: null, isMention: false, engaged: false });
+    expect((await b.generate(request({ messages: [said("the build is green")] }))).text).toBe("NO_REPLY");
+    expect((await b.generate(request({ messages: [said("构建好了吗？")] }))).text).toMatch(/^\(offline responder\) bob\.agentcp\.io: [a-z ]+\.$/);
+    expect((await b.generate(request({ mentioned: true, messages: [{ ...said("alice, the build"), isMention: true }] }))).text).not.toBe("NO_REPLY");
+    // It answers the newest question in its own words, never with a question of its own.
+    const answer = (await b.generate(request({ messages: [said("is the build green?"), said("thanks", "carol.agentcp.io", "2")] }))).text;
+    expect(answer).toMatch(/^\(offline responder\) bob\.agentcp\.io: [a-z ]+\.$/);
+    // Two agents answering one question do not say the same; one agent, two questions neither.
+    const byCarol = (await b.generate({ ...request({ messages: [said("is the build green?")] }), identityId: "carol" })).text;
+    const other = (await b.generate(request({ messages: [said("is the deploy done?", "bob.agentcp.io", "9")] }))).text;
+    expect(new Set([answer, byCarol, other]).size).toBe(3);
+    expect(b.name).toBe("scripted:helpful");
+  });
+
   it("answers the two-phase decide call with JSON", async () => {
     const b = createScriptedBackend({ mode: "mention" });
     expect(JSON.parse((await b.generate(request({ phase: "decide" }))).text)).toEqual({ want_to_reply: false, reply_type: "short", delay_hint: "fast" });
