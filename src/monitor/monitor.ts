@@ -226,6 +226,12 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
     if (unaddressed && batch.mentionInfo.triggerType === "normal" && onlyAgentAnswers({ batch: others, ctx: floorContext, isOurs: (id) => ownReplies.some((o) => o.msgId === id) })) {
       return skip("agent-answer", "answers-to-others");
     }
+    // Only a room with other agents in it contends for the floor; alone, a reply keeps its own timing.
+    // Settled before the model call when it can be: an answer already there will not go away.
+    const seenAround = () => [...recentBefore, ...others, ...(batch.heldNow?.() ?? [])];
+    const inRoom = unaddressed && memberTypes.anyAgent?.(selfAid) === true;
+    let floor = inRoom ? decideFloor({ batch: others, seen: seenAround(), ctx: floorContext }) : undefined;
+    if (floor?.take === "yield") return skip(floor.reason, floor.detail);
     budgetEvents = pruneBudgetEvents(budgetEvents, batch.now);
     const pool = poolOf(batch);
     let parts = buildPrompt(batch, { budgetRatio: budgetUsageRatio(budgetEvents, settings.budget, batch.now, pool) });
@@ -340,10 +346,11 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
 
     // The draw is taken either way, so a reply outside the floor keeps the same delays.
     const draw = random();
-    const seenAround = () => [...recentBefore, ...others, ...(batch.heldNow?.() ?? [])];
-    // Only a room with other agents in it contends for the floor; alone, a reply keeps its own timing.
-    let floor = unaddressed && memberTypes.anyAgent?.(selfAid) === true ? decideFloor({ batch: others, seen: seenAround(), ctx: floorContext }) : undefined;
-    if (floor?.take === "yield") return skip(floor.reason, floor.detail);
+    if (floor !== undefined) {
+      // Answers that came in while the model wrote.
+      floor = decideFloor({ batch: others, seen: seenAround(), ctx: floorContext });
+      if (floor.take === "yield") return skip(floor.reason, floor.detail);
+    }
     // Claiming a question: the send waits this agent's rank of the delay range, so the agents of a
     // room speak in turn and each later one sees the earlier answer before its own goes out.
     const delayMs = chooseDelayMs({ settings: settings.delay, hint: delayHint, mentioned, random: floor?.take === "claim" ? floor.rank : draw });

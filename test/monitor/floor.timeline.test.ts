@@ -14,7 +14,8 @@ import type { LogLine } from "../../src/replay/log.ts";
 
 const T0 = Date.UTC(2026, 0, 5, 14, 30, 0);
 const at = (ms: number) => T0 + ms;
-const line = (id: string, ms: number, sender: string, content: string): LogLine => ({ id, ts: at(ms), sender, content });
+let lineNo = 0;
+const line = (id: string, ms: number, sender: string, content: string): LogLine => ({ id, ts: at(ms), sender, content, line: ++lineNo });
 
 function room(lines: LogLine[]): Promise<RoomReport> {
   return runRoomReplay(

@@ -95,7 +95,7 @@ describe("measureRoom", () => {
       line("q2", T0 + 1000, "ann", "sam: did you try another mirror?"), // addressed: not open
       line("q3", T0 + 2000, "dan", "which kernel is the default now?"),
       line("n1", T0 + 60_000, "sam", "ok"),
-    ];
+    ].map((l, i) => ({ ...l, line: i + 1 }));
     const m = measureRoom({
       lines,
       isAgentLine: () => false,
