@@ -116,7 +116,7 @@ export async function runReplay(lines: readonly LogLine[], opts: ReplayOptions):
   try {
     const agent = startReplayAgent({ lines, opts, peers: [] });
     await feedReplay({ lines, clock, agents: [agent], ...(opts.onProgress ? { onProgress: opts.onProgress } : {}) });
-    return await finishReplayAgent(agent);
+    return await agent.finish();
   } finally {
     clock.uninstall();
   }
@@ -153,6 +153,7 @@ export interface ReplayAgent {
   feed(batch: readonly LogLine[]): void;
   /** Another agent's reply arrives. */
   receive(m: ReplaySent): void;
+  /** Closes the agent's client and monitor and computes its report. */
   finish(): Promise<ReplayReport>;
 }
 
@@ -349,11 +350,6 @@ export async function feedReplay(p: {
   p.onProgress?.(fed, lines.length);
   // Let the buffer gate, cooldowns and the last dispatch play out.
   await clock.runAllAsync();
-}
-
-/** Closes the agent and computes its report (a separate step so a room closes all agents first). */
-export function finishReplayAgent(agent: ReplayAgent): Promise<ReplayReport> {
-  return agent.finish();
 }
 
 function toGroupMessage(l: LogLine, sender: string): GroupMessage {
