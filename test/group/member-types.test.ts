@@ -43,6 +43,27 @@ describe("MemberDirectory precedence", () => {
   });
 });
 
+describe("MemberDirectory.anyAgent (is this a room where agents contend?)", () => {
+  it("true once any member other than us is known as an agent, from config, the service or a profile", () => {
+    const self = "alice.acp.local";
+    expect(new MemberDirectory({ humans: ["sam"] }).anyAgent(self)).toBe(false);
+    expect(new MemberDirectory({ agents: [self] }).anyAgent(self)).toBe(false);
+    expect(new MemberDirectory({ agents: ["bot.acp.local"] }).anyAgent(self)).toBe(true);
+    const viaService = new MemberDirectory({});
+    viaService.recordService("ALICE.acp.local", "agent");
+    expect(viaService.anyAgent(self)).toBe(false);
+    viaService.recordService("bob.acp.local", "agent");
+    expect(viaService.anyAgent(self)).toBe(true);
+    const viaProfile = new MemberDirectory({});
+    viaProfile.recordProfile("carol.acp.local", "agent");
+    expect(viaProfile.anyAgent(self)).toBe(true);
+    // Config says human: the service's "agent" does not make a room of it.
+    const overridden = new MemberDirectory({ humans: ["dan.acp.local"] });
+    overridden.recordService("dan.acp.local", "agent");
+    expect(overridden.anyAgent(self)).toBe(false);
+  });
+});
+
 describe("group service entries", () => {
   it("reads the type from the entry or the agent.md the service attached; counts typed entries", () => {
     expect(memberTypeFromServiceEntry({ agent_id: "a.x.io", type: "agent" })).toEqual({ aid: "a.x.io", type: "agent" });

@@ -17,10 +17,10 @@ const at = (ms: number) => T0 + ms;
 let lineNo = 0;
 const line = (id: string, ms: number, sender: string, content: string): LogLine => ({ id, ts: at(ms), sender, content, line: ++lineNo });
 
-function room(lines: LogLine[]): Promise<RoomReport> {
+function room(lines: LogLine[], agents: string[] = []): Promise<RoomReport> {
   return runRoomReplay(
     lines,
-    ["alice", "bob", "carol"].map((persona, i) => ({ persona, settings: DEFAULT_GROUP_SETTINGS, responder: "helpful" as const, agentLatencyMs: 2000, seed: 1 + i })),
+    ["alice", "bob", "carol"].map((persona, i) => ({ persona, settings: DEFAULT_GROUP_SETTINGS, responder: "helpful" as const, agentLatencyMs: 2000, seed: 1 + i, agents })),
   );
 }
 
@@ -82,6 +82,20 @@ describe("the floor: a room of three agents", () => {
       carol: [3000, "normal", ["q1"], false, "answered-by-other", "after-delay q1:by:dan"],
     });
     expect(r.room.answeredBy).toEqual({ none: 1, one: 0, twoOrMore: 0 });
+  });
+
+  it("an agent that is not ours just posts (no reply_to) → ours yield to it", async () => {
+    // T+0     sam asks (q1) · T+3s three dispatches, replies ready at T+5s
+    // T+6s    helperbot (a known agent, not ours) posts, naming nothing
+    // T+7.542s, T+8.288s, T+10.184s: carol, bob, alice take its post as the answer → all yield
+    const r = await room([line("q1", 0, "sam", "anyone know why apt hangs on update?"), line("h1", 6000, "helperbot", "Run apt-get clean and retry.")], ["helperbot"]);
+    expect(sends(r)).toEqual([]);
+    const firsts = Object.fromEntries(Object.entries(decisions(r)).map(([k, v]) => [k, v[0]]));
+    expect(firsts).toEqual({
+      alice: [3000, "normal", ["q1"], false, "answered-by-other", "after-delay q1:by:helperbot"],
+      bob: [3000, "normal", ["q1"], false, "answered-by-other", "after-delay q1:by:helperbot"],
+      carol: [3000, "normal", ["q1"], false, "answered-by-other", "after-delay q1:by:helperbot"],
+    });
   });
 
   it("two questions at once → each answered once, by different agents", async () => {
