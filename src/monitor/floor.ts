@@ -18,12 +18,17 @@ export function isQuestion(content: string): boolean {
 
 /**
  * A question addressed to nobody: it does not open with a marked address (`bob: …`, `@bob …`,
- * `bob, …`) nor with the bare name of a known member. `isMember` takes a nick key.
+ * `bob, …`) nor with the bare name of a known member other than the asker (`Dave here, …?` from
+ * dave is open). `isMember` takes a nick key.
  */
-export function isOpenQuestion(content: string, isMember: (key: string) => boolean): boolean {
+export function isOpenQuestion(content: string, isMember: (key: string) => boolean, asker?: string): boolean {
   if (!isQuestion(content)) return false;
   const lead = leadingName(content);
-  return lead === null || (!lead.marked && !isMember(nickKey(lead.name)));
+  if (lead === null) return true;
+  const key = nickKey(lead.name);
+  // People open with their own name too ("Dave here, …"): that addresses nobody.
+  if (asker !== undefined && memberKeys(asker).includes(key)) return true;
+  return !lead.marked && !isMember(key);
 }
 
 /**
@@ -120,7 +125,7 @@ export function decideFloor(p: {
   for (let i = p.batch.length - 1; i >= 0; i--) {
     const q = p.batch[i]!;
     if (q.isMention || q.passive !== undefined || q.sender.toLowerCase() === self || p.ctx.isAgent(q.sender)) continue;
-    if (!isOpenQuestion(q.content, isMember)) {
+    if (!isOpenQuestion(q.content, isMember, q.sender)) {
       if (isQuestion(q.content)) toOther ??= q;
       continue;
     }

@@ -103,7 +103,7 @@ export function measureRoom(p: {
       continue;
     }
     personMessages++;
-    if (!mentioned.has(l.id) && isOpenQuestion(l.content, (k) => keys.has(k))) open.set(l.id, new Set());
+    if (!mentioned.has(l.id) && isOpenQuestion(l.content, (k) => keys.has(k), l.sender)) open.set(l.id, new Set());
   }
   for (const m of p.sent) {
     const replyTo = replyToOf(m.metadata);

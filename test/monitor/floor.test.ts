@@ -114,6 +114,11 @@ describe("decideFloor", () => {
     expect(decideFloor({ batch: [msg("1", "bot1.acp.local", "does anyone want a summary?", 0)], seen: [], ctx })).toEqual({ take: "none" });
   });
 
+  it("a question that opens with the asker's own name is still open (\"Dave here, what did you decide?\")", () => {
+    const batch = [msg("1", "dave", "Dave here, what did you two decide?", 0)];
+    expect(decideFloor({ batch, seen: batch, ctx })).toEqual({ take: "claim", question: "1", rank: floorRank("alice.acp.local", "1") });
+  });
+
   it("questions put to other members by name are theirs", () => {
     const batch = [msg("1", "dan", "hi", 0), msg("2", "sam", "dan: did the fix land?", 1)];
     expect(decideFloor({ batch, seen: batch, ctx })).toEqual({ take: "yield", reason: "addressed-to-other", detail: "2" });
