@@ -59,7 +59,7 @@ export interface SituationState {
   maxChars?: number;
   noMarkdown?: boolean;
   /** The batch's senders with their member types, for `[Senders]`; the section is left out when absent. */
-  senders?: ReadonlyArray<{ aid: string; type: MemberType; source: MemberTypeSource }>;
+  senders?: ReadonlyArray<{ aid: string; type: MemberType; source: MemberTypeSource; claim?: "human" }>;
 }
 
 /** At most this many senders are listed; the rest are counted. */
@@ -69,7 +69,8 @@ export const MAX_LISTED_SENDERS = 20;
 function sendersSection(senders: NonNullable<SituationState["senders"]>): string[] {
   const lines = ["[Senders]"];
   for (const s of senders.slice(0, MAX_LISTED_SENDERS)) {
-    const what = s.source === "owner" ? "human, your owner" : s.type === "unknown" ? "type unknown" : s.type;
+    const what =
+      s.source === "owner" ? "human, your owner" : s.type !== "unknown" ? s.type : s.claim === "human" ? "type unknown (says human, unverified)" : "type unknown";
     lines.push(`${sanitizeSender(s.aid)}: ${what}`);
   }
   if (senders.length > MAX_LISTED_SENDERS) lines.push(`and ${senders.length - MAX_LISTED_SENDERS} more senders`);
