@@ -20,6 +20,8 @@ export interface MemberTypeInfo {
 /** What the loop guard and the prompt ask. */
 export interface MemberTypes {
   typeOf(aid: string): MemberTypeInfo;
+  /** The aids our config names (humans, agents, owner): look-alikes of these are flagged in prompts. */
+  knownAids?(): readonly string[];
 }
 
 const UNKNOWN: MemberTypeInfo = Object.freeze({ type: "unknown", source: "none" });
@@ -72,6 +74,7 @@ export class MemberDirectory implements MemberTypes {
   readonly #service = new Map<string, MemberType>();
   readonly #profile = new Map<string, MemberType>();
   readonly #maxEntries: number;
+  readonly #knownAids: readonly string[];
 
   constructor(p: { humans?: readonly string[]; agents?: readonly string[]; owner?: string | undefined; maxEntries?: number } = {}) {
     for (const a of p.agents ?? []) this.#config.set(a.toLowerCase(), { type: "agent", source: "config" });
@@ -79,6 +82,11 @@ export class MemberDirectory implements MemberTypes {
     // The owner is always human, whatever else is configured (config load rejects the conflict).
     if (p.owner) this.#config.set(p.owner.toLowerCase(), { type: "human", source: "owner" });
     this.#maxEntries = p.maxEntries ?? 10_000;
+    this.#knownAids = Object.freeze([...this.#config.keys()]);
+  }
+
+  knownAids(): readonly string[] {
+    return this.#knownAids;
   }
 
   typeOf(aid: string): MemberTypeInfo {
