@@ -123,6 +123,24 @@ describe("sender names that imitate a known member with ASCII or diacritic look-
     expect(sanitizeSender(name, known)).toBe(`${name}(≈${imitated})`);
   });
 
+  it("property: any mix of ASCII and diacritic look-alike letters in a known aid is tagged with it", () => {
+    const SWAPS: Record<string, string[]> = {
+      s: ["s", "ṣ", "ś", "ꜱ", "S"], a: ["a", "ạ", "á", "ᴀ", "à", "A"], m: ["m", "rn", "ṃ", "ᴍ", "M"], l: ["l", "1", "I", "|", "ĺ", "ʟ"],
+      i: ["i", "1", "l", "í", "ɪ"], c: ["c", "ç", "ᴄ", "C"], e: ["e", "é", "ẹ", "ᴇ", "E"], o: ["o", "0", "ó", "ọ", "ᴏ"], b: ["b", "ḅ", "ʙ", "B"],
+    };
+    const variant = (aid: string) =>
+      fc.tuple(...[...aid].map((ch) => fc.constantFrom(...(SWAPS[ch] ?? [ch])))).map((parts) => parts.join(""));
+    const aids = ["sam.acp.local", "alice.acp.local", "bob.agentcp.io"];
+    fc.assert(
+      fc.property(fc.constantFrom(...aids).chain((aid) => fc.tuple(fc.constant(aid), variant(aid))), ([aid, name]) => {
+        const shown = sanitizeSender(name, known);
+        if (name.toLowerCase() === aid) expect(shown).toBe(name);
+        else expect(shown.endsWith(`(≈${aid})`), `${name} → ${shown}`).toBe(true);
+      }),
+      { numRuns: 400 },
+    );
+  });
+
   it("the members themselves and honest other names are left alone", () => {
     for (const n of ["sam.acp.local", "SAM.acp.local", "alice.acp.local", "bob.agentcp.io", "samuel.acp.local", "carol.acp.local", "mañana.acp.local", "иван"]) {
       expect(sanitizeSender(n, known)).toBe(n);
