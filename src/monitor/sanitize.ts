@@ -164,11 +164,14 @@ function withTag(clean: string, imitates: string): string {
  */
 export class KnownNames {
   readonly #byKey = new Map<string, string>();
+  /** The aids themselves: two known aids that look alike are both real, neither is tagged. */
+  readonly #exact = new Set<string>();
   readonly #shown = new Map<string, string>();
 
   constructor(aids: Iterable<string>) {
     for (const aid of aids) {
       const key = lookalikeKey(aid);
+      this.#exact.add(aid.toLowerCase());
       if (key !== "" && !this.#byKey.has(key)) this.#byKey.set(key, aid.toLowerCase());
     }
   }
@@ -177,7 +180,7 @@ export class KnownNames {
     const cached = this.#shown.get(sender);
     if (cached !== undefined) return cached;
     const imitated = this.#byKey.size > 0 ? this.#byKey.get(lookalikeKey(sender.length > 256 ? sender.slice(0, 256) : sender)) : undefined;
-    const shown = imitated === undefined || imitated === sender.toLowerCase() ? sanitizeSender(sender) : withTag(cleanSenderName(sender), imitated);
+    const shown = imitated === undefined || this.#exact.has(sender.toLowerCase()) ? sanitizeSender(sender) : withTag(cleanSenderName(sender), imitated);
     if (this.#shown.size >= SENDER_CACHE_LIMIT) this.#shown.clear();
     if (sender.length <= 256) this.#shown.set(sender, shown);
     return shown;

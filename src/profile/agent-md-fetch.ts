@@ -5,7 +5,7 @@
 // server instead, with the aid as Host header and TLS server name — the aid's host name resolves
 // nowhere there. Bodies are read only up to a limit: a stranger's server decides what it sends.
 // Only a host-name-shaped aid is requested; without `via`, only when it resolves to a public
-// address (`allowPrivateAddresses` lifts that for a private network that needs it).
+// address (a private network is reached through its configured access point, as `via`).
 import { request as httpRequest, type IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { tlsConnectOptions, type TlsOptions } from "../network/http-client.ts";
@@ -19,8 +19,6 @@ export interface AgentMdFetchOptions {
   via?: string | undefined;
   /** Stop reading a body past this many bytes (what is read is returned; the caller sees it is too large). Default 4 KB + 1. */
   maxBodyBytes?: number;
-  /** Without `via`: also request aids whose name resolves to loopback, private or link-local addresses. Default false. */
-  allowPrivateAddresses?: boolean;
 }
 
 export function createAgentMdFetch(o: AgentMdFetchOptions = {}): FetchLike {
@@ -28,7 +26,7 @@ export function createAgentMdFetch(o: AgentMdFetchOptions = {}): FetchLike {
   const via = o.via ? new URL(o.via) : undefined;
   const maxBody = o.maxBodyBytes ?? AGENT_MD_MAX_BYTES + 1;
   // `via` is a server the owner configured; anything else is wherever the aid's name points.
-  const lookup = via || o.allowPrivateAddresses ? tls.lookup : publicOnlyLookup(tls.lookup);
+  const lookup = via ? tls.lookup : publicOnlyLookup(tls.lookup);
   return (url, init) =>
     new Promise((resolve, reject) => {
       const target = new URL(url);

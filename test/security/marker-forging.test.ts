@@ -141,6 +141,13 @@ describe("sender names that imitate a known member with ASCII or diacritic look-
     );
   });
 
+  it("two configured aids that look alike are both real: neither is tagged, a third look-alike is", () => {
+    const both = knownNames(["alice.acp.local", "a1ice.acp.local"]);
+    expect(sanitizeSender("alice.acp.local", both)).toBe("alice.acp.local");
+    expect(sanitizeSender("a1ice.acp.local", both)).toBe("a1ice.acp.local");
+    expect(sanitizeSender("aIice.acp.local", both)).toBe("aIice.acp.local(≈alice.acp.local)");
+  });
+
   it("the members themselves and honest other names are left alone", () => {
     for (const n of ["sam.acp.local", "SAM.acp.local", "alice.acp.local", "bob.agentcp.io", "samuel.acp.local", "carol.acp.local", "mañana.acp.local", "иван"]) {
       expect(sanitizeSender(n, known)).toBe(n);
