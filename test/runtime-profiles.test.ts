@@ -2,7 +2,8 @@
 // publishes its profile after sign-in (readable back over HTTP, republished only when it
 // changed); a stranger agent nobody configured is known as an agent from its published profile
 // (through get_members, also when it joins later), the loop guard stops an agent-only exchange
-// with it, and a stranger whose profile says human resets the chain; a mention carried only in
+// with it, and so is one with a stranger whose own profile says human (its word makes no person:
+// only the group's definition or our config do); a mention carried only in
 // message metadata is a mention. The model is the deterministic scripted back-end (no LLM here).
 import { describe, expect, it } from "vitest";
 import { startDevNetwork, type DevNetwork } from "../src/dev-network.ts";
@@ -189,7 +190,7 @@ describe("agent.md on the local network (real sockets, real keys)", () => {
     }
   });
 
-  it("a stranger agent is known as an agent from its profile with no config: the loop guard stops the agent-only exchange; a human stranger resets it", async () => {
+  it("a stranger agent is known as an agent from its profile with no config: the loop guard stops the agent-only exchange; a self-declared human does not reset it, a configured person does", async () => {
     const n = await network([DAVE]);
     try {
       identityOf.set(n.dev, await n.dev.identity(AGENTS.alice.aid));
@@ -201,8 +202,8 @@ describe("agent.md on the local network (real sockets, real keys)", () => {
       const backend = recording("always");
       const alice = startAlice(n.dev, config, backend);
       await alice.ready;
-      // dave's type came with get_members at the start (the service read his agent.md).
-      expect(alice.memberTypes.typeOf(DAVE)).toEqual({ type: "human", source: "service" });
+      // dave's agent.md says human: the service does not pass that on as a person.
+      expect(alice.memberTypes.typeOf(DAVE)).toEqual({ type: "unknown", source: "none" });
 
       // zed publishes `type: agent`, then joins by the invite code: member_joined → get_members again.
       const zed = await member(n.dev, ZED, [GROUP], { publish: "agent", joinCode: "lobby-code" });
@@ -220,12 +221,21 @@ describe("agent.md on the local network (real sockets, real keys)", () => {
       expect(fromAlice()).toBe(2);
       expect(backend.requests.at(-1)!.systemPrompt).toContain(`${ZED}: agent`);
 
-      // A stranger whose profile says human speaks: the chain resets and alice answers.
+      // A stranger whose own profile says human speaks: alice reads his agent.md, notes the claim,
+      // and the chain holds — a bot could say the same.
+      const guarded = () => alice.decisions.filter((d) => d.outcome.skipReason === "bot-loop-guard").length;
+      const before = guarded();
       await dave.say("Dave here, what did you two decide?");
-      await waitFor(() => fromAlice() === 3, "reply to the human stranger");
-      expect(backend.requests.at(-1)!.systemPrompt).toContain(`${DAVE}: human`);
-      await Promise.all([zed.conn.close(), dave.conn.close()]);
-      await Promise.all([zed.agent.close(), dave.agent.close()]);
+      await waitFor(() => guarded() > before, "the loop guard holds for dave");
+      expect(alice.memberTypes.typeOf(DAVE)).toEqual({ type: "unknown", source: "profile", claim: "human" });
+      expect(fromAlice()).toBe(2);
+      // The lobby's person (configured, and human in the group's definition) resets it.
+      const you = await member(n.dev, HUMAN, [GROUP]);
+      await you.say("What did you two decide?");
+      await waitFor(() => fromAlice() === 3, "reply to the person");
+      expect(backend.requests.at(-1)!.systemPrompt).toContain(`${HUMAN}: human`);
+      await Promise.all([zed.conn.close(), dave.conn.close(), you.conn.close()]);
+      await Promise.all([zed.agent.close(), dave.agent.close(), you.agent.close()]);
     } finally {
       await n.close();
     }

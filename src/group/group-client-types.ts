@@ -21,8 +21,8 @@ export interface GroupClientParams {
    */
   humans?: readonly string[];
   /**
-   * Member types beyond `humans` (the group service, senders' agent.md): a sender known there as
-   * a person is answered without the agent gap too. Config `agents` still wins (it is in them).
+   * Member types beyond `humans` (the group service; a sender's own agent.md never makes a person):
+   * a sender known there as a person is answered without the agent gap too. Config `agents` still wins (it is in them).
    */
   memberTypes?: { typeOf(aid: string): { type: "human" | "agent" | "unknown" } };
   /** Effective settings of this (identity, group), from `resolveGroupSettings`. */

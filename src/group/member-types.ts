@@ -2,6 +2,8 @@
 // trust: our own config (`humans`, `agents`, an identity's `owner`) overrides everything; then
 // what the group service reports (`get_members` entries with a type, the agent.md it read);
 // then the sender's own agent.md when we fetched it. Nothing known → "unknown", never a guess.
+// A sender's own word can only lower what it gets: "agent" counts, "human" does not (a bot
+// would say it to skip the agent gap and the loop guard) — it stays "unknown", the claim noted.
 // Pure: no I/O, no clock; the shell feeds it what the network says.
 import type { ProfileType } from "../profile/agent-md.ts";
 
@@ -11,16 +13,23 @@ export type MemberTypeSource = "owner" | "config" | "service" | "profile" | "non
 export interface MemberTypeInfo {
   type: MemberType;
   source: MemberTypeSource;
+  /** What the sender's own agent.md says when that is all we have and it is not taken as fact. */
+  claim?: "human";
 }
 
 /** What the loop guard and the prompt ask. */
 export interface MemberTypes {
   typeOf(aid: string): MemberTypeInfo;
+  /** The aids our config names (humans, agents, owner): look-alikes of these are flagged in prompts. */
+  knownAids?(): readonly string[];
   /** Whether any member other than `selfAid` is known to be an agent (a room where agents may contend). */
   anyAgent?(selfAid: string): boolean;
 }
 
 const UNKNOWN: MemberTypeInfo = Object.freeze({ type: "unknown", source: "none" });
+const AGENT_BY_PROFILE: MemberTypeInfo = Object.freeze({ type: "agent", source: "profile" });
+// Only our config and the group service can make a member a person: its own claim grants nothing.
+const CLAIMS_HUMAN: MemberTypeInfo = Object.freeze({ type: "unknown", source: "profile", claim: "human" });
 
 /** Reads a member type from whatever shape a service entry or profile uses; anything else is unknown. */
 export function normalizeMemberType(value: unknown): MemberType {
@@ -67,6 +76,7 @@ export class MemberDirectory implements MemberTypes {
   readonly #service = new Map<string, MemberType>();
   readonly #profile = new Map<string, MemberType>();
   readonly #maxEntries: number;
+  readonly #knownAids: readonly string[];
 
   constructor(p: { humans?: readonly string[]; agents?: readonly string[]; owner?: string | undefined; maxEntries?: number } = {}) {
     for (const a of p.agents ?? []) this.#config.set(a.toLowerCase(), { type: "agent", source: "config" });
@@ -74,6 +84,11 @@ export class MemberDirectory implements MemberTypes {
     // The owner is always human, whatever else is configured (config load rejects the conflict).
     if (p.owner) this.#config.set(p.owner.toLowerCase(), { type: "human", source: "owner" });
     this.#maxEntries = p.maxEntries ?? 10_000;
+    this.#knownAids = Object.freeze([...this.#config.keys()]);
+  }
+
+  knownAids(): readonly string[] {
+    return this.#knownAids;
   }
 
   typeOf(aid: string): MemberTypeInfo {
@@ -83,7 +98,7 @@ export class MemberDirectory implements MemberTypes {
     const service = this.#service.get(key);
     if (service) return { type: service, source: "service" };
     const profile = this.#profile.get(key);
-    if (profile) return { type: profile, source: "profile" };
+    if (profile) return profile === "human" ? CLAIMS_HUMAN : AGENT_BY_PROFILE;
     return UNKNOWN;
   }
 
@@ -112,7 +127,7 @@ export class MemberDirectory implements MemberTypes {
     return typed;
   }
 
-  /** The type a sender's own agent.md declares, when we fetched it. */
+  /** The type a sender's own agent.md declares, when we fetched it ("human" is kept as an unverified claim). */
   recordProfile(aid: string, type: ProfileType): void {
     this.#record(this.#profile, aid, type);
   }

@@ -265,7 +265,7 @@ function shorten(text: string): string {
 // nothing, cannot fail, and is what the model most needs to avoid repeating itself.
 function renderSummary(s: SummaryInfo): string {
   // Names as the prompt shows them: a raw name could open a line, forge a marker or pass for another aid.
-  const shown = s.senders.slice(0, SENDERS_SHOWN).map(sanitizeSender).join(", ");
+  const shown = s.senders.slice(0, SENDERS_SHOWN).map((s) => sanitizeSender(s)).join(", ");
   const more = s.senders.length > SENDERS_SHOWN ? ` and ${s.senders.length - SENDERS_SHOWN} more` : "";
   const triggers = Object.entries(s.triggers)
     .map(([k, v]) => `${v} ${k}`)

@@ -4,6 +4,7 @@ import { MemberDirectory, senderTypes, type MemberTypes } from "../group/member-
 import type { DispatchBatch, GroupSettings, ReplyType } from "../types.ts";
 import { buildAcpSystemPrompt, buildGroupSituationPrompt, formatMessages, type OwnReply, type PromptIdentity } from "./prompt.ts";
 import { isGroupEvent } from "./format-common.ts";
+import { knownNames } from "./sanitize.ts";
 import { decideReplyType, type ReplyTypeReason } from "./reply-policy.ts";
 
 export interface PromptParts {
@@ -54,6 +55,9 @@ export function assembleDispatchPrompt(p: AssembleParams): PromptParts {
         allowLong: settings.replyPolicy.allowLong,
       });
   const stablePrefix = p.stablePrefix ?? buildAcpSystemPrompt(p.identity);
+  const memberTypes = p.memberTypes ?? new MemberDirectory({ owner: p.identity.owner });
+  // Whom a sender must not pass for: ourselves, our owner and every member our config names.
+  const known = knownNames([p.identity.aid, p.identity.owner, ...(memberTypes.knownAids?.() ?? [])]);
   const situation = buildGroupSituationPrompt(
     {
       vitality: batch.vitality,
@@ -63,7 +67,8 @@ export function assembleDispatchPrompt(p: AssembleParams): PromptParts {
       replyType: decided.replyType,
       maxChars: settings.replyPolicy.maxCharsPerMessage,
       noMarkdown: settings.replyPolicy.noMarkdown,
-      senders: senderTypes(batch.messages, p.identity.aid, p.memberTypes ?? new MemberDirectory({ owner: p.identity.owner }), (m) => !isGroupEvent(m, p.identity.aid, settings.accessPoint)),
+      senders: senderTypes(batch.messages, p.identity.aid, memberTypes, (m) => !isGroupEvent(m, p.identity.aid, settings.accessPoint)),
+      knownNames: known,
     },
     batch.mentionInfo,
   );
@@ -77,6 +82,7 @@ export function assembleDispatchPrompt(p: AssembleParams): PromptParts {
     ownReplies: (p.ownReplies ?? []).filter((r) => r.timestamp >= firstTs - OWN_REPLY_LOOKBACK_MS),
     subject: settings.subject,
     timeZone: p.timeZone,
+    knownNames: known,
   });
   return {
     systemPrompt: `${stablePrefix}\n\n${situation}`,

@@ -71,3 +71,13 @@ export function asciiLookalikeOf(name: string): string | undefined {
   if (skeleton === "" || !ASCII_ONLY.test(skeleton)) return undefined;
   return skeleton === name.toLowerCase() ? undefined : skeleton;
 }
+
+/**
+ * A key under which names that a reader could take for one another are equal: the skeleton with
+ * small capitals folded and diacritics gone ("ṣam", "sạm", "sᴀm" → "sam"), then the ASCII
+ * look-alikes folded too — rn/m, vv/w, 1/l/I/i/|, 0/o ("sarn", "a1ice", "b0b"). Coarser than a
+ * skeleton on purpose: it is only compared with the few aids we know, never used to rewrite text.
+ */
+export function lookalikeKey(name: string): string {
+  return confusableSkeleton(name, true).replace(/rn/g, "m").replace(/vv/g, "w").replace(/[1il|]/g, "l").replace(/0/g, "o");
+}

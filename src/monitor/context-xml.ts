@@ -2,7 +2,7 @@
 // member messages, our own replies, group events and pauses, always well-formed XML.
 import type { InboundMessage } from "../types.ts";
 import { eventText, formatClock, formatGap, isGroupEvent } from "./format-common.ts";
-import { escapeXml, sanitizeContent, sanitizeId, sanitizeSender } from "./sanitize.ts";
+import { escapeXml, sanitizeContent, sanitizeId, sanitizeSender, type KnownNames } from "./sanitize.ts";
 
 /** One of our own replies, as the monitor remembers it. */
 export interface OwnReply {
@@ -44,6 +44,8 @@ export interface XmlTimelineOptions {
   timeZone?: string;
   /** Group name/topic, shown first when set. */
   subject?: string;
+  /** Aids a sender may not pass for: a look-alike name is shown with what it imitates. */
+  knownNames?: KnownNames;
 }
 
 export function formatXmlTimeline(messages: readonly InboundMessage[], opts: XmlTimelineOptions): string {
@@ -93,17 +95,17 @@ export function formatXmlTimeline(messages: readonly InboundMessage[], opts: Xml
   for (const e of entries) {
     if (prevTs !== undefined && e.ts - prevTs > gapMs) out.push(`<g d="${formatGap(e.ts - prevTs)}"/>`);
     prevTs = e.lastTs;
-    out.push(renderEntry(e, opts.timeZone));
+    out.push(renderEntry(e, opts.timeZone, opts.knownNames));
   }
   out.push("</ctx>");
   return out.join("\n");
 }
 
-function renderEntry(e: Entry, timeZone: string | undefined): string {
+function renderEntry(e: Entry, timeZone: string | undefined, known: KnownNames | undefined): string {
   let attrs = "";
   if (e.id !== undefined && e.kind !== "s") attrs += ` id="${escapeXml(sanitizeId(e.id))}"`;
   attrs += ` t="${formatClock(e.ts, timeZone)}"`;
-  if (e.kind === "m") attrs += ` n="${escapeXml(sanitizeSender(e.sender))}"`;
+  if (e.kind === "m") attrs += ` n="${escapeXml(sanitizeSender(e.sender, known))}"`;
   if (e.mention) attrs += ' mention="1"';
   else if (e.engaged) attrs += ' engaged="1"';
   if (e.count > 1) attrs += ` x="${e.count}"`;

@@ -1,7 +1,7 @@
 // Bot-loop guard: agents answering agents can talk forever. We count our replies to batches
 // with no human in them; past `maxAgentChain` we stay quiet until a human speaks. Only a sender
-// known to be human (config, owner, group service, its agent.md) resets the chain: a sender of
-// unknown type may be an agent, so it does not.
+// known to be human (config, owner, group service — never its own agent.md) resets the chain: a
+// sender of unknown type may be an agent, so it does not.
 import type { MemberTypes } from "../group/member-types.ts";
 import type { InboundMessage } from "../types.ts";
 

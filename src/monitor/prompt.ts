@@ -4,7 +4,7 @@ import type { MemberType, MemberTypeSource } from "../group/member-types.ts";
 import type { GroupVitality, IdentityConfig, InboundMessage, MentionInfo, ReplyType } from "../types.ts";
 import { formatXmlTimeline, type OwnReply, type XmlTimelineOptions } from "./context-xml.ts";
 import { formatClock, isGroupEvent, eventText } from "./format-common.ts";
-import { sanitizeContent, sanitizeId, sanitizeSender, stripControls } from "./sanitize.ts";
+import { sanitizeContent, sanitizeId, sanitizeSender, stripControls, type KnownNames } from "./sanitize.ts";
 
 export type { OwnReply } from "./context-xml.ts";
 
@@ -59,18 +59,21 @@ export interface SituationState {
   maxChars?: number;
   noMarkdown?: boolean;
   /** The batch's senders with their member types, for `[Senders]`; the section is left out when absent. */
-  senders?: ReadonlyArray<{ aid: string; type: MemberType; source: MemberTypeSource }>;
+  senders?: ReadonlyArray<{ aid: string; type: MemberType; source: MemberTypeSource; claim?: "human" }>;
+  /** Aids a sender may not pass for: a look-alike name is listed with what it imitates. */
+  knownNames?: KnownNames;
 }
 
 /** At most this many senders are listed; the rest are counted. */
 export const MAX_LISTED_SENDERS = 20;
 
 /** `[Senders]`: one line per sender. Dynamic (per batch), so it lives here and not in the stable prefix. */
-function sendersSection(senders: NonNullable<SituationState["senders"]>): string[] {
+function sendersSection(senders: NonNullable<SituationState["senders"]>, known: KnownNames | undefined): string[] {
   const lines = ["[Senders]"];
   for (const s of senders.slice(0, MAX_LISTED_SENDERS)) {
-    const what = s.source === "owner" ? "human, your owner" : s.type === "unknown" ? "type unknown" : s.type;
-    lines.push(`${sanitizeSender(s.aid)}: ${what}`);
+    const what =
+      s.source === "owner" ? "human, your owner" : s.type !== "unknown" ? s.type : s.claim === "human" ? "type unknown (says human, unverified)" : "type unknown";
+    lines.push(`${sanitizeSender(s.aid, known)}: ${what}`);
   }
   if (senders.length > MAX_LISTED_SENDERS) lines.push(`and ${senders.length - MAX_LISTED_SENDERS} more senders`);
   return [...lines, ""];
@@ -98,7 +101,7 @@ export function buildGroupSituationPrompt(state: SituationState, mentionInfo: Me
     `mention_count=${mentionInfo.mentionCount}`,
     `pending_batches_merged=${Math.max(1, mentionInfo.batchesMerged)}`,
     "",
-    ...(state.senders && state.senders.length > 0 ? sendersSection(state.senders) : []),
+    ...(state.senders && state.senders.length > 0 ? sendersSection(state.senders, state.knownNames) : []),
     "[Decision Goal]",
     "You are in a group chat with other agents. Decide whether to reply based on the situation above.",
     "Default to silence unless your response is necessary and additive.",
@@ -135,7 +138,7 @@ export function formatMessages(messages: readonly InboundMessage[], opts: Format
       continue;
     }
     const mark = m.isMention ? " [mentioned]" : m.engaged ? " [engaged]" : "";
-    out.push(`${head} ${sanitizeSender(m.sender)}: ${sanitizeContent(m.content, opts.maxInboundChars)}${mark}`);
+    out.push(`${head} ${sanitizeSender(m.sender, opts.knownNames)}: ${sanitizeContent(m.content, opts.maxInboundChars)}${mark}`);
   }
   return out.join("\n");
 }

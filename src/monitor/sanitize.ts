@@ -1,6 +1,6 @@
 // Inbound text is written by other agents and people: before it reaches the model it must not be
 // able to forge a line, a sender or one of our markers. Pure; imports only the confusables table.
-import { asciiLookalikeOf, confusableSkeleton } from "./confusables.ts";
+import { asciiLookalikeOf, confusableSkeleton, lookalikeKey } from "./confusables.ts";
 
 // C0/C1 controls except the whitespace we collapse below, bidi overrides/isolates that make text
 // render in another order than the model reads it, and invisible characters that could hide
@@ -26,24 +26,30 @@ export function stripControls(text: string): string {
 }
 
 // Any opening bracket (ASCII, fullwidth, CJK, mathematical…) or angle (`<`, `＜`, `‹`, `«`) except
-// the parentheses we turn markers into; then any run of blanks (spaces, braille blanks, fillers)
-// and up to 200 characters of the group, so padding cannot push a marker word out of sight.
+// the parentheses we turn markers into; then up to 200 visible characters of the group. Blanks
+// (spaces, braille blanks, fillers), invisible characters and combining marks in between are not
+// counted — a skeleton drops them all — so no run of them can push a marker word out of sight.
 const OPEN = String.raw`(?![({（])[\p{Ps}<＜‹«﹤]`;
 const CLOSE = String.raw`[\p{Pe}>＞›»﹥]`;
-const BLANKS = String.raw`[\s\p{Default_Ignorable_Code_Point}\u2800\u3164\u115F\u1160\uFFA0]*`;
-const BRACKET_GROUP = new RegExp(`${OPEN}(${BLANKS}[^\\p{Ps}\\p{Pe}<>＜＞‹›«»﹤﹥]{0,200})(${CLOSE}?)`, "gu");
+const UNSEEN = String.raw`\s\p{M}\p{Default_Ignorable_Code_Point}\u2800\u3164\u115F\u1160\uFFA0`;
+const BLANKS = `[${UNSEEN}]*`;
+const BRACKETS = String.raw`\p{Ps}\p{Pe}<>＜＞‹›«»﹤﹥`;
+// Seen and unseen characters are disjoint classes: matching never backtracks into the runs.
+const BRACKET_GROUP = new RegExp(`${OPEN}(${BLANKS}(?:[^${BRACKETS}${UNSEEN}]${BLANKS}){0,200})(${CLOSE}?)`, "gu");
 const HAS_OPENER = new RegExp(OPEN, "u");
 // What a bracket group reads as once invisible characters, width, diacritics and look-alike
 // letters are folded away: one of our markers ([msg_id:…], [mentioned], [engaged], [event],
-// [group…]) or an [hh:mm] time (digits may fold to "i"/"o" look-alikes).
-const MARKER_SKELETON = /^(?:msgid|mention|engaged|event|group|[\dio]{1,2}:[\dio]{2})/;
+// [group…]), a header of the situation block ([Group Vitality], [My Status], [Mentions],
+// [Senders], [Decision Goal], [Reply Policy]) or an [hh:mm] time (digits may fold to "i"/"o"
+// look-alikes). Written folded: "l" reads as "i" (decision goal → decisiongoai).
+const MARKER_SKELETON = /^(?:msgid|mention|engaged|event|group|sender|decisiongoai|mystatus|repiypoiicy|[\dio]{1,2}:[\dio]{2})/;
 
 const PRINTABLE_ASCII = /^[\x20-\x7E]*$/;
 
 function markerSkeleton(inner: string): string {
   // Plain ASCII (most brackets in real text) needs no Unicode folding.
   const folded = PRINTABLE_ASCII.test(inner) ? inner.toLowerCase() : confusableSkeleton(inner, true);
-  // None of the marker words holds an "l": folding l/1/| to "i" catches Greek Ι and friends.
+  // Folding l/1/| to "i" catches Greek Ι and friends; the marker words above are written folded.
   return folded
     .replace(/rn/g, "m")
     .replace(/[l1|]/g, "i")
@@ -116,31 +122,85 @@ const SENDER_UNSAFE = /[\s:：\p{Ps}\p{Pe}<>＜＞‹›«»"'`]+/gu;
 // "owner.agentcp.io\u200B" into a perfect copy of the owner's aid.
 const SENDER_HIDDEN = /(?!\s)[\p{Default_Ignorable_Code_Point}\p{Cc}\p{Cf}\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/gu;
 
-/** A sender name that can only ever be one token. */
-export function sanitizeSender(sender: string): string {
+/**
+ * A sender name that can only ever be one token. With `known` (the aids of our owner, ourselves
+ * and configured members), a name that looks like one of them is shown with it ("sarn(≈sam)").
+ */
+export function sanitizeSender(sender: string, known?: KnownNames): string {
+  if (known !== undefined) return known.show(sender);
   // Plain aids and nicks need no work: the common case is one regex test.
   if (sender.length <= 64 && SAFE_SENDER.test(sender)) return sender;
   // Members post again and again under one name: the slow path runs once per name.
-  const known = senderCache.get(sender);
-  if (known !== undefined) return known;
-  const clean = sanitizeSenderUncached(sender);
+  const cached = senderCache.get(sender);
+  if (cached !== undefined) return cached;
+  const clean = cleanSenderName(sender);
+  // "yоu" with a Cyrillic о, "оwner.agentcp.io": shown with what they imitate, so the model can
+  // tell them from the real member ("yоu(≈you)").
+  const imitates = asciiLookalikeOf(clean);
+  const shown = imitates === undefined ? clean : withTag(clean, imitates);
   if (senderCache.size >= SENDER_CACHE_LIMIT) senderCache.clear();
-  if (sender.length <= 256) senderCache.set(sender, clean);
-  return clean;
+  if (sender.length <= 256) senderCache.set(sender, shown);
+  return shown;
 }
 
 const SENDER_CACHE_LIMIT = 1024;
 const senderCache = new Map<string, string>();
 
-function sanitizeSenderUncached(sender: string): string {
+function cleanSenderName(sender: string): string {
+  if (sender.length <= 64 && SAFE_SENDER.test(sender)) return sender;
   const head = sender.length > 256 ? sender.slice(0, 256) : sender;
   const clean = head.replace(SENDER_HIDDEN, "\uFFFD").replace(SENDER_UNSAFE, "_").replace(/^_+|_+$/g, "");
   const cut = clean.length <= 64 ? clean : [...clean].slice(0, 64).join("");
-  if (cut === "") return "unknown";
-  // "yоu" with a Cyrillic о, "оwner.agentcp.io": shown with what they imitate, so the model can
-  // tell them from the real member ("yоu(≈you)").
-  const imitates = asciiLookalikeOf(cut);
-  return imitates === undefined ? cut : `${cut}(≈${imitates.replace(SENDER_UNSAFE, "_")})`;
+  return cut === "" ? "unknown" : cut;
+}
+
+function withTag(clean: string, imitates: string): string {
+  return `${clean}(≈${imitates.replace(SENDER_UNSAFE, "_")})`;
+}
+
+/**
+ * The aids a sender may not pass for: each under its look-alike key. One per set of aids (see
+ * {@link knownNames}); it remembers how it showed each sender name (bounded).
+ */
+export class KnownNames {
+  readonly #byKey = new Map<string, string>();
+  /** The aids themselves: two known aids that look alike are both real, neither is tagged. */
+  readonly #exact = new Set<string>();
+  readonly #shown = new Map<string, string>();
+
+  constructor(aids: Iterable<string>) {
+    for (const aid of aids) {
+      const key = lookalikeKey(aid);
+      this.#exact.add(aid.toLowerCase());
+      if (key !== "" && !this.#byKey.has(key)) this.#byKey.set(key, aid.toLowerCase());
+    }
+  }
+
+  show(sender: string): string {
+    const cached = this.#shown.get(sender);
+    if (cached !== undefined) return cached;
+    const imitated = this.#byKey.size > 0 ? this.#byKey.get(lookalikeKey(sender.length > 256 ? sender.slice(0, 256) : sender)) : undefined;
+    const shown = imitated === undefined || this.#exact.has(sender.toLowerCase()) ? sanitizeSender(sender) : withTag(cleanSenderName(sender), imitated);
+    if (this.#shown.size >= SENDER_CACHE_LIMIT) this.#shown.clear();
+    if (sender.length <= 256) this.#shown.set(sender, shown);
+    return shown;
+  }
+}
+
+const knownSets = new Map<string, KnownNames>();
+
+/** The {@link KnownNames} of these aids (empty and missing ones skipped), shared by every prompt build that names the same set. */
+export function knownNames(aids: ReadonlyArray<string | undefined>): KnownNames {
+  const list = aids.filter((a): a is string => typeof a === "string" && a !== "");
+  const id = list.join("\n").toLowerCase();
+  let known = knownSets.get(id);
+  if (known === undefined) {
+    known = new KnownNames(list);
+    // A handful of identities per process; the bound only stops a caller that makes up sets.
+    if (knownSets.size >= 64) knownSets.clear();
+    knownSets.set(id, known);
+  }
+  return known;
 }
 const SAFE_SENDER = /^[A-Za-z0-9][A-Za-z0-9._@|^{}-]*$/;
 const SAFE_ID = /^[A-Za-z0-9:._-]{1,64}$/;

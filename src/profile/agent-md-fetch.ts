@@ -4,10 +4,13 @@
 // hosts its identities' profiles itself, such as the local network) every request goes to that
 // server instead, with the aid as Host header and TLS server name — the aid's host name resolves
 // nowhere there. Bodies are read only up to a limit: a stranger's server decides what it sends.
+// Only a host-name-shaped aid is requested; without `via`, only when it resolves to a public
+// address (a private network is reached through its configured access point, as `via`).
 import { request as httpRequest, type IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { tlsConnectOptions, type TlsOptions } from "../network/http-client.ts";
 import { AGENT_MD_MAX_BYTES } from "./agent-md.ts";
+import { isFetchableAid, ProfileHostRefused, publicOnlyLookup } from "./profile-host.ts";
 import type { FetchLike } from "./publish.ts";
 
 export interface AgentMdFetchOptions {
@@ -22,9 +25,16 @@ export function createAgentMdFetch(o: AgentMdFetchOptions = {}): FetchLike {
   const tls = tlsConnectOptions(o.tls);
   const via = o.via ? new URL(o.via) : undefined;
   const maxBody = o.maxBodyBytes ?? AGENT_MD_MAX_BYTES + 1;
+  // `via` is a server the owner configured; anything else is wherever the aid's name points.
+  const lookup = via ? tls.lookup : publicOnlyLookup(tls.lookup);
   return (url, init) =>
     new Promise((resolve, reject) => {
       const target = new URL(url);
+      // The URL's host is the aid: a port, an IP literal or anything but a host name is refused unsent.
+      if (target.port !== "" || target.username !== "" || target.password !== "" || !isFetchableAid(target.hostname)) {
+        reject(new ProfileHostRefused(target.host));
+        return;
+      }
       const server = via ?? target;
       const secure = server.protocol === "https:";
       const send = secure ? httpsRequest : httpRequest;
@@ -39,7 +49,8 @@ export function createAgentMdFetch(o: AgentMdFetchOptions = {}): FetchLike {
           path: `${target.pathname}${target.search}`,
           headers,
           agent: false,
-          ...(secure ? { ...tls, servername: target.hostname } : tls.lookup ? { lookup: tls.lookup } : {}),
+          ...(secure ? { ...tls, servername: target.hostname } : {}),
+          ...(lookup ? { lookup } : {}),
           ...(init.signal ? { signal: init.signal } : {}),
         },
         (res: IncomingMessage) => {

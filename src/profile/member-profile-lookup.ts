@@ -4,6 +4,7 @@
 import type { MemberDirectory } from "../group/member-types.ts";
 import { errorFields } from "../log.ts";
 import type { Logger } from "../types.ts";
+import { isFetchableAid } from "./profile-host.ts";
 import { fetchAgentMd, type FetchLike } from "./publish.ts";
 
 export class ProfileLookup {
@@ -43,6 +44,8 @@ export class ProfileLookup {
   /** Starts a fetch for `key` (lower case, none in flight) when it is worth one; else undefined. */
   #start(key: string): Promise<void> | undefined {
     if (this.#closed || !this.#directory.needsLookup(key) || this.#inFlight.size >= this.#maxInFlight) return undefined;
+    // A sender name a group service made up ("127.0.0.1:8080/admin?") is never a request.
+    if (!isFetchableAid(key)) return undefined;
     const now = this.#now();
     const last = this.#tried.get(key);
     if (last !== undefined && now - last < this.#retryAfterMs) return undefined;

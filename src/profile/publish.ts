@@ -4,6 +4,7 @@
 import { errorFields } from "../log.ts";
 import type { Logger } from "../types.ts";
 import { AGENT_MD_MAX_BYTES, byteLength, parseAgentMd, type ParsedAgentMd } from "./agent-md.ts";
+import { isFetchableAid } from "./profile-host.ts";
 
 /** The part of `fetch` we use; the global one fits, and the local network injects its own. */
 export type FetchLike = (
@@ -62,14 +63,18 @@ export async function publishAgentMd(p: {
 
 export type FetchAgentMdResult =
   | { ok: true; text: string; profile: ParsedAgentMd }
-  | { ok: false; reason: "not-found" | "too-large" | "http-status" | "network"; status?: number };
+  | { ok: false; reason: "not-found" | "too-large" | "http-status" | "network" | "bad-aid"; status?: number };
 
 /**
  * `GET https://<aid>/agent.md`: anyone's public profile, parsed. A profile over 4 KB is refused
  * unread past the limit's worth. Never throws; a failure is a `debug` line (strangers often
- * have none).
+ * have none). An aid that is not a host name (`127.0.0.1:80/x?`) is not requested: "bad-aid".
  */
 export async function fetchAgentMd(p: { aid: string; fetch: FetchLike; url?: string; logger?: Logger; timeoutMs?: number }): Promise<FetchAgentMdResult> {
+  if (p.url === undefined && !isFetchableAid(p.aid)) {
+    p.logger?.log("debug", "profile.fetch-refused", { aid: p.aid, reason: "bad-aid" });
+    return { ok: false, reason: "bad-aid" };
+  }
   const url = p.url ?? agentMdUrl(p.aid);
   try {
     const res = await p.fetch(url, { method: "GET", headers: { Accept: "text/markdown" }, signal: AbortSignal.timeout(p.timeoutMs ?? DEFAULT_TIMEOUT_MS) });

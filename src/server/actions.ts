@@ -155,13 +155,15 @@ const GROUP_ACTIONS = new Set([
 ]);
 
 /**
- * A `get_members` entry: `type` from the member's agent.md when it published a valid one, else
- * `human` when the group's definition says so, else `unknown` — and `human` only when the type
- * is known, so a client never reads "not marked human" as "agent".
+ * A `get_members` entry: `agent` when the member's own agent.md says so, else `human` when the
+ * group's definition says so, else `unknown` — and `human` only when the type is known, so a
+ * client never reads "not marked human" as "agent". An agent.md saying `human` is the member's
+ * own word: clients let people past the agent gap and the loop guard, so only the definition
+ * (the operator) makes a person.
  */
 function memberEntry(ctx: ActionContext, aid: string, m: GroupMember): Plain {
   const fromProfile = ctx.memberProfile?.(aid).type;
-  const type = fromProfile !== undefined && fromProfile !== "unknown" ? fromProfile : m.human === true ? "human" : "unknown";
+  const type = fromProfile === "agent" ? "agent" : m.human === true ? "human" : "unknown";
   return { agent_id: aid, role: "member", type, ...(type !== "unknown" ? { human: type === "human" } : {}) };
 }
 

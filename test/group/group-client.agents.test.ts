@@ -33,7 +33,7 @@ describe("agent mention gap", () => {
     expect(t.calls[0]!.ids).toEqual(["1", "2"]);
   });
 
-  it("a sender the member types know as a person (group service, agent.md) is instant too; unknown waits", async () => {
+  it("a sender the member types know as a person (config, group service) is instant too; unknown waits", async () => {
     const types = { typeOf: (aid: string) => ({ type: aid === "eve.agentcp.io" ? ("human" as const) : ("unknown" as const) }) };
     const t = setup({ humans: [DAN], memberTypes: types });
     t.client.feedBufferGate([msg(1, 0, "Alice, a question", "eve.agentcp.io")]);

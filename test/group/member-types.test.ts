@@ -2,6 +2,18 @@ import { describe, expect, it } from "vitest";
 import { MemberDirectory, memberTypeFromServiceEntry, normalizeMemberType, senderTypes } from "../../src/group/member-types.ts";
 
 describe("MemberDirectory precedence", () => {
+  it("a sender's own agent.md can say agent, but saying human grants nothing: unknown, with the claim noted", () => {
+    const d = new MemberDirectory();
+    d.recordProfile("bot.x.io", "agent");
+    d.recordProfile("mimic.x.io", "human");
+    expect(d.typeOf("bot.x.io")).toEqual({ type: "agent", source: "profile" });
+    expect(d.typeOf("mimic.x.io")).toEqual({ type: "unknown", source: "profile", claim: "human" });
+    // Looked up once: the claim is remembered, not fetched again.
+    expect(d.needsLookup("mimic.x.io")).toBe(false);
+    d.recordService("mimic.x.io", "human");
+    expect(d.typeOf("mimic.x.io")).toEqual({ type: "human", source: "service" });
+  });
+
   const dir = () => new MemberDirectory({ humans: ["Dana.agentcp.io"], agents: ["bot.agentcp.io"], owner: "carol.agentcp.io" });
 
   it("config and owner override the service and profiles", () => {
@@ -17,7 +29,7 @@ describe("MemberDirectory precedence", () => {
   it("the group service overrides the sender's own agent.md", () => {
     const d = dir();
     d.recordProfile("eve.agentcp.io", "human");
-    expect(d.typeOf("eve.agentcp.io")).toEqual({ type: "human", source: "profile" });
+    expect(d.typeOf("eve.agentcp.io")).toEqual({ type: "unknown", source: "profile", claim: "human" });
     d.recordService("eve.agentcp.io", "agent");
     expect(d.typeOf("eve.agentcp.io")).toEqual({ type: "agent", source: "service" });
   });
@@ -39,7 +51,11 @@ describe("MemberDirectory precedence", () => {
     d.recordProfile("a.x.io", "agent");
     d.recordProfile("b.x.io", "agent");
     d.recordProfile("c.x.io", "human");
-    expect([d.typeOf("a.x.io").type, d.typeOf("b.x.io").type, d.typeOf("c.x.io").type]).toEqual(["unknown", "agent", "human"]);
+    expect([d.typeOf("a.x.io"), d.typeOf("b.x.io"), d.typeOf("c.x.io")]).toEqual([
+      { type: "unknown", source: "none" },
+      { type: "agent", source: "profile" },
+      { type: "unknown", source: "profile", claim: "human" },
+    ]);
   });
 });
 

@@ -35,7 +35,8 @@ describe("ProfileLookup", () => {
   });
 
   it("ignores a profile that names another aid, and anything after close", async () => {
-    const { fetch } = profiles({ "liar.x.io": "---\naid: someone.x.io\ntype: human\n---\n", "late.x.io": "---\ntype: human\n---\n" });
+    // `type: agent`: a profile's "human" is never taken anyway, so only these checks can keep them unknown.
+    const { fetch } = profiles({ "liar.x.io": "---\naid: someone.x.io\ntype: agent\n---\n", "late.x.io": "---\ntype: agent\n---\n" });
     const directory = new MemberDirectory();
     const lookup = new ProfileLookup({ directory, fetch, logger: createMemoryLogger(), now: () => 0 });
     await lookup.lookup("liar.x.io");

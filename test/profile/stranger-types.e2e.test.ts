@@ -1,7 +1,8 @@
 // On the local profile host (real node:http on 127.0.0.1): strangers publish their agent.md, we
 // read them, and the real group client + monitor (fake timers from there on) stop an agent-only
-// exchange with the stranger agent — with no `humans`/`agents` config — while a stranger whose
-// profile says human gets through. The model is the deterministic scripted back-end (no LLM here).
+// exchange with the stranger agent — with no `humans`/`agents` config. A stranger whose own
+// profile says human is not taken at its word (a bot could say so); one the group service
+// reports as a person gets through. The model is the deterministic scripted back-end (no LLM here).
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -31,7 +32,7 @@ function gm(id: number, atMs: number, content: string, sender: string): GroupMes
 }
 
 describe("member types from strangers' agent.md (local profile host)", () => {
-  it("the loop guard stops an agent-only exchange with a stranger agent without config; a human stranger's mention goes through", async () => {
+  it("the loop guard stops an agent-only exchange with a stranger agent without config; a self-declared human is held too, a service-reported one goes through", async () => {
     const store = createMemoryAgentMdStore();
     server = createServer((req, res) => void handleAgentMdRequest(req, res, { verifyToken: (aid, t) => TOKENS[aid] === t, store }));
     await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", () => resolve()));
@@ -48,7 +49,7 @@ describe("member types from strangers' agent.md (local profile host)", () => {
     expect(directory.typeOf("stranger.agentcp.io").type).toBe("unknown");
     await Promise.all([lookup.lookup("stranger.agentcp.io"), lookup.lookup("dave.agentcp.io"), lookup.lookup("nobody.agentcp.io")]);
     expect(directory.typeOf("stranger.agentcp.io")).toEqual({ type: "agent", source: "profile" });
-    expect(directory.typeOf("dave.agentcp.io")).toEqual({ type: "human", source: "profile" });
+    expect(directory.typeOf("dave.agentcp.io")).toEqual({ type: "unknown", source: "profile", claim: "human" });
     expect(directory.typeOf("nobody.agentcp.io")).toEqual({ type: "unknown", source: "none" });
     lookup.close();
 
@@ -61,7 +62,9 @@ describe("member types from strangers' agent.md (local profile host)", () => {
     const monitor = createGroupMonitor({ identityId: "alice", identity: ALICE, groupId: "g1", settings, humans: [], memberTypes: directory, backend, sender, onDecision: (d) => decisions.push(d) });
     const client = initGroupClientForIdentity({ identityId: "alice", groupId: "g1", identity: ALICE, settings, dispatch: monitor.handle });
 
-    // T+0, T+10s, T+20s: the stranger agent addresses Alice; T+30s: dave (human by his profile) does.
+    directory.recordService("erin.agentcp.io", "human");
+    // T+0, T+10s, T+20s: the stranger agent addresses Alice; T+30s: dave (human by his own word)
+    // does; T+40s: erin (a person, says the group service) does.
     client.feedBufferGate([gm(1, 0, "Alice, ping one", "stranger.agentcp.io")]);
     await at(10_000);
     client.feedBufferGate([gm(3, 10_000, "Alice, ping two", "stranger.agentcp.io")]);
@@ -69,18 +72,21 @@ describe("member types from strangers' agent.md (local profile host)", () => {
     client.feedBufferGate([gm(5, 20_000, "Alice, ping three", "stranger.agentcp.io")]);
     await at(30_000);
     client.feedBufferGate([gm(6, 30_000, "Alice, what is going on here?", "dave.agentcp.io")]);
-    await at(31_000);
+    await at(40_000);
+    client.feedBufferGate([gm(7, 40_000, "Alice, can you stop for a moment?", "erin.agentcp.io")]);
+    await at(41_000);
 
     expect(decisions.map((d) => [d.at - T0, d.outcome.sent, d.outcome.skipReason ?? null, d.agentChain])).toEqual([
       [0, true, null, 1],
       [10_000, true, null, 2],
       [20_000, false, "bot-loop-guard", 2],
-      [30_000, true, null, 0],
+      [30_000, false, "bot-loop-guard", 2],
+      [40_000, true, null, 0],
     ]);
-    expect(sender.sent.map((s) => s.content)).toEqual(["answer number 1 for you.", "answer number 2 for you.", "answer number 4 for you."]);
+    expect(sender.sent.map((s) => s.content)).toEqual(["answer number 1 for you.", "answer number 2 for you.", "answer number 5 for you."]);
     // The prompt told the model who is who.
     expect(backend.calls[0]!.systemPrompt).toContain("[Senders]\nstranger.agentcp.io: agent\n");
-    expect(backend.calls[2]!.systemPrompt).toContain("[Senders]\ndave.agentcp.io: human\n");
+    expect(backend.calls[2]!.systemPrompt).toContain("[Senders]\nerin.agentcp.io: human\n");
 
     monitor.close();
     await client.close();

@@ -343,6 +343,23 @@ describe("createGroupService", () => {
     expect((await refresh({ agent_id: CAROL })).code).toBe(0);
   });
 
+  it("a member's own agent.md saying human does not make it a person in get_members: only the group's definition does", async () => {
+    const store = createMemoryAgentMdStore();
+    store.put(BOB, `---\naid: ${BOB}\nname: Bob\ntype: human\n---\n# Just a person\n`);
+    store.put(CAROL, `---\naid: ${CAROL}\ntype: agent\n---\n# Carol\n`);
+    serve({ memberProfile: (aid) => memberTypeFromStore(store, aid) });
+    const alice = await connect(ALICE);
+    expect((await alice.request("get_members", "g1")).data).toEqual({
+      members: [
+        { agent_id: ALICE, role: "member", type: "unknown" },
+        // Bob's word is not enough to be shown as a person.
+        { agent_id: BOB, role: "member", type: "unknown" },
+        // Saying "agent" can only lower what a member gets, so it is passed on.
+        { agent_id: CAROL, role: "member", type: "agent", human: false },
+      ],
+    });
+  });
+
   it("without a profile reader refresh_member_types is not implemented (1099)", async () => {
     serve();
     const bob = await connect(BOB);
