@@ -118,6 +118,32 @@ describe("the floor: a room of three agents", () => {
     expect(r.room.answeredBy).toEqual({ none: 0, one: 2, twoOrMore: 0 });
   });
 
+  it("a follow-up question from someone an agent talked with (engaged for it only) → still one answer", async () => {
+    // T+0       sam asks q1 · T+7.542s carol answers it (reply_to q1): sam is engaged for carol
+    // T+38.288s / T+40.184s bob and alice skip carol's answer (agent-answer); their cooldowns run
+    //           to T+68.288s and T+70.184s
+    // T+60s     sam asks again (q2) · T+63s carol's buffer gate: an engaged line does not wait out
+    //           the cooldown → engaged dispatch; reply ready at T+65s; the floor holds for an
+    //           engaged line too: carol waits her q2 rank, 2094 ms
+    // T+67.094s carol sends, reply_to q2
+    // T+68.288s bob dispatches [q2, carol's answer] → yields before the model call
+    // T+70.184s alice the same
+    const r = await room([line("q1", 0, "sam", "anyone know why apt hangs on update?"), line("q2", 60_000, "sam", "which mirror should I pick then?")]);
+    expect(sends(r)).toEqual([
+      [7542, "carol", "q1"],
+      [67_094, "carol", "q2"],
+    ]);
+    const d = decisions(r);
+    expect(d["carol"]).toEqual([
+      [3000, "normal", ["q1"], true, null, null],
+      [63_000, "engaged", ["q2"], true, null, null],
+    ]);
+    expect(d["bob"]!.at(-1)).toEqual([68_288, "normal", ["q2", "carol:reply-2"], false, "answered-by-other", "q2:by:carol"]);
+    expect(d["alice"]!.at(-1)).toEqual([70_184, "normal", ["q2", "carol:reply-2"], false, "answered-by-other", "q2:by:carol"]);
+    expect(r.agents.map((a) => a.report.dispatches.at(-1)!.outcome.modelCalled)).toEqual([false, false, true]);
+    expect(r.room.answeredBy).toEqual({ none: 0, one: 2, twoOrMore: 0 });
+  });
+
   it("an agent addressed by name among others → it answers at once, the others stay out", async () => {
     // T+0     sam: "bob, …?" → bob's mention dispatch at T+0, reply at T+2s (no delay for a mention)
     // T+5s    alice and carol (buffer gate restarted by bob's reply at T+2s) dispatch [m1, bob's
