@@ -99,6 +99,7 @@ class GroupClientImpl implements GroupClient {
       matcher: compileMentionMatcher(this.mentionKeywords, p.settings.mentionMatch),
       settings: p.settings,
       restored: p.restored,
+      listedMembers: p.memberTypes?.memberKeysOf ? () => p.memberTypes!.memberKeysOf!(p.groupId) : undefined,
     });
     this.#handler = p.dispatch;
     this.#memberTypes = p.memberTypes;

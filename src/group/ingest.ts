@@ -75,6 +75,7 @@ export class GroupIngest {
   #selfKeys: ReadonlySet<string>;
   /** Senders seen lately (raw, insertion-ordered, bounded): who counts as another member. */
   #members: Set<string> | null = null;
+  #listedMembers: (() => ReadonlySet<string>) | undefined;
 
   constructor(p: {
     aid: string;
@@ -83,7 +84,10 @@ export class GroupIngest {
     matcher: MentionMatcher;
     settings: IngestSettings;
     restored?: { cursor?: number; lastSelfSpeakAt?: number | null } | undefined;
+    /** Nick keys of the group's member list (group service, agent.md names): members who may not have spoken yet. */
+    listedMembers?: (() => ReadonlySet<string>) | undefined;
   }) {
+    this.#listedMembers = p.listedMembers;
     this.#aid = p.aid;
     this.#aidLower = p.aid.toLowerCase();
     this.#serviceAid = groupServiceAid(p.aid, p.settings.accessPoint);
@@ -220,7 +224,7 @@ export class GroupIngest {
   }
 
   #leadingAddress(content: string): LeadingAddress {
-    return classifyLeadingAddress(content, this.#selfKeys, (key) => this.#isMember(key));
+    return classifyLeadingAddress(content, this.#selfKeys, (key, marked) => this.#isMember(key, marked));
   }
 
   #addMember(sender: string): void {
@@ -231,8 +235,14 @@ export class GroupIngest {
     if (members.size > MEMBERS_CAPACITY) members.delete(members.values().next().value as string);
   }
 
-  #isMember(key: string): boolean {
+  /**
+   * Someone seen speaking lately is a member for any opening; one known only from the member list
+   * counts for a marked opening (`bob:`, `bob,`, `@bob`): a bare word that happens to be a
+   * silent member's name is too often just a word.
+   */
+  #isMember(key: string, marked: boolean): boolean {
     if (this.#selfKeys.has(key)) return false;
+    if (marked && this.#listedMembers?.().has(key)) return true;
     if (this.#memberKeys === null) {
       const keys = (this.#memberKeys = new Set());
       for (const s of this.#members ?? []) for (const k of memberKeys(s)) keys.add(k);
