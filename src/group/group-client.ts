@@ -5,8 +5,10 @@
 import { childLogger, errorFields, silentLogger } from "../log.ts";
 import type { DispatchBatch, DispatchHandler, DispatchOutcome, DropReason, GroupMessage, GroupSettings, GroupVitality, InboundMessage, Logger } from "../types.ts";
 import { CappedDebounce } from "./capped-debounce.ts";
+import { BUDGET_WINDOW_MS } from "../monitor/budget.ts";
 import {
   followsUp,
+  followUpPaceMs,
   checkMentionDispatch,
   checkNormalDispatch,
   scaledCooldownMs,
@@ -70,6 +72,10 @@ class GroupClientImpl implements GroupClient {
   #dispatchSeq = 0;
   #lastDispatchEndLocal: number | null = null;
   #lastMentionDispatchLocal: number | null = null;
+  /** Local start times of recent mention and engaged dispatches (pacing follow-ups, oldest first). */
+  #addressedStarts: number[] = [];
+  /** Armed while a follow-up waits for its pace (followUpPaceMs). */
+  #paceTimer: Timer | undefined;
   /** People, lower-cased (null: everyone is). An agent's mention waits agentMentionGapMs. */
   #humans: ReadonlySet<string> | null;
   readonly #memberTypes: GroupClientParams["memberTypes"];
@@ -260,7 +266,23 @@ class GroupClientImpl implements GroupClient {
     if (!this.#held.pending.some(followsUp)) return this.#tryDispatch(now);
     // A follow-up skips the cooldown, but not the lock, a pending retry or a waiting mention.
     if (this.#dispatching) this.#engagedWaiting = true;
-    else if (this.#retryTimer === undefined && !this.#mentionWaiting) this.#startDispatch(now);
+    else if (this.#retryTimer === undefined && !this.#mentionWaiting) this.#tryFollowUpDispatch(now);
+  }
+
+  /** A follow-up goes now, or when its pace allows (a mention arriving meanwhile takes it along). */
+  #tryFollowUpDispatch(now: number): void {
+    const budget = this.settings.budget;
+    const wait = budget.enabled
+      ? followUpPaceMs({ now, recentStarts: this.#addressedStarts, allowance: budget.addressed["5m"].messages, windowMs: BUDGET_WINDOW_MS["5m"] })
+      : 0;
+    if (wait <= 0) return this.#startDispatch(now);
+    if (this.#paceTimer !== undefined) return;
+    this.#paceTimer = setTimeout(() => {
+      this.#paceTimer = undefined;
+      if (this.#closed) return;
+      if (this.#dispatching) this.#engagedWaiting = true;
+      else if (this.#retryTimer === undefined && !this.#mentionWaiting) this.#tryFollowUpDispatch(this.#localNow());
+    }, wait);
   }
 
   #flushBufferGateToQueue(): void {
@@ -365,6 +387,11 @@ class GroupClientImpl implements GroupClient {
     messages.sort(compareMessages);
     const { trigger, mentionCount } = triggerOf(messages);
     if (trigger === "mention") this.#lastMentionDispatchLocal = now;
+    if (trigger !== "normal") {
+      const starts = this.#addressedStarts;
+      starts.push(now);
+      while (starts.length > 0 && (starts[0]! <= now - BUDGET_WINDOW_MS["5m"] || starts.length > 1024)) starts.shift();
+    }
     const batch: DispatchBatch = {
       identityId: this.identityId,
       groupId: this.groupId,
@@ -477,7 +504,7 @@ class GroupClientImpl implements GroupClient {
       // The retry timer takes everything held when it fires.
     } else if (this.#engagedWaiting) {
       this.#engagedWaiting = false;
-      this.#startDispatch(now);
+      this.#tryFollowUpDispatch(now);
     } else {
       this.#flushBufferGateToQueue();
       this.#tryDispatch(now);
@@ -501,7 +528,8 @@ class GroupClientImpl implements GroupClient {
     clearTimeout(this.#cooldownTimer);
     clearTimeout(this.#retryTimer);
     clearTimeout(this.#mentionTimer);
-    this.#cooldownTimer = this.#retryTimer = this.#mentionTimer = undefined;
+    clearTimeout(this.#paceTimer);
+    this.#cooldownTimer = this.#retryTimer = this.#mentionTimer = this.#paceTimer = undefined;
   }
 
   /** Drops held messages at or below `through` as `answered` (src/group/answered.ts). True if any. */

@@ -3,7 +3,7 @@
 // message is admitted (with its mention/engaged flags) or refused with a drop reason. No timers.
 import type { GroupMessage, GroupSettings, GroupVitality, InboundMessage } from "../types.ts";
 import { classifyLeadingAddress, memberKeys, nickKey, type LeadingAddress } from "./addressee.ts";
-import { buildMentionKeywords, checkMention, replyTargetOf, type MentionMatcher } from "./mention.ts";
+import { buildMentionKeywords, checkMention, compileMentionMatcher, replyTargetOf, type MentionMatcher } from "./mention.ts";
 import { numericMsgId } from "./order.ts";
 import { RecentSenders, SeenIds } from "./seen-ids.ts";
 import { passiveKindOf, readMessageSignals, type MessageSignals } from "./signals.ts";
@@ -41,6 +41,19 @@ function selfKeysOf(keywords: readonly string[]): { keys: ReadonlySet<string>; v
   }
   return entry;
 }
+/**
+ * After our own line that addresses nobody in particular (a question to the room, a topic, an
+ * answer), the first lines of the next {@link ANSWER_SPEAKERS} other speakers within this time,
+ * if they address nobody, may answer it: they go to the model as maybe ours, not as [engaged].
+ */
+export const ANSWER_WINDOW_MS = 60_000;
+export const ANSWER_SPEAKERS = 2;
+/** Whether `content` names the member `sender` (its nick or aid user part, trailing `_`/`-` optional) as a whole word. */
+function namesMember(content: string, sender: string): boolean {
+  const keys = memberKeys(sender).filter((k) => k.length >= 3);
+  return keys.length > 0 && compileMentionMatcher(keys, "smart")(content);
+}
+
 /** Senders whose last line's addressee is remembered (continuations). */
 const TARGETS_CAPACITY = 128;
 /** Distinct recent senders kept to recognise "bob: …" as addressed to another member. */
@@ -76,6 +89,8 @@ export class GroupIngest {
   /** Senders seen lately (raw, insertion-ordered, bounded): who counts as another member. */
   #members: Set<string> | null = null;
   #listedMembers: (() => ReadonlySet<string>) | undefined;
+  /** Our latest line to nobody in particular, and who has spoken since (lower-cased). */
+  #openLine: { ts: number; spoken: Set<string> } | null = null;
 
   constructor(p: {
     aid: string;
@@ -130,6 +145,7 @@ export class GroupIngest {
     else this.#memberKeys = null;
     // A reaction or a line that expects no reply is never ours to answer: it only rides along.
     const { isMention, engaged, maybeOurs, addressing }: Classified = passive === undefined ? this.#classify(m, signals) : PLAIN;
+    this.#openLine?.spoken.add(m.sender.toLowerCase());
     // One object literal of one fixed shape for every accepted message (no spread, no property
     // added afterwards): the optional fields are present, undefined when they do not apply.
     return {
@@ -164,7 +180,7 @@ export class GroupIngest {
     if (this.#matcher(m.content)) return this.#toUs(m, true, "mention");
     if (this.#repliesToUs(m.metadata) || (signals.replyTo !== undefined && this.#own.hasId(signals.replyTo))) return this.#toUs(m, true, "reply-to-us");
     const prev = this.#previousTarget(m.sender, ts);
-    if (!this.#selfVariants && this.#engagedCount() === 0 && prev === undefined) return PLAIN;
+    if (!this.#selfVariants && this.#engagedCount() === 0 && prev === undefined && !this.#mayAnswerOpenLine(m.sender, ts)) return PLAIN;
     const lead = this.#leadingAddress(m.content);
     if (lead.to === "us") return this.#toUs(m, true, `named-us:${lead.name}`);
     if (lead.to === "other") {
@@ -182,6 +198,7 @@ export class GroupIngest {
       this.#setTarget(m.sender, "other", ts);
       return { isMention: false, engaged: false, maybeOurs: undefined, addressing: `addressed-other:${lead.name}` };
     }
+    this.#shareNamed(m);
     if (prev === "other") {
       this.#setTarget(m.sender, "other", ts);
       return { isMention: false, engaged: false, maybeOurs: undefined, addressing: "continues-addressed-other" };
@@ -191,6 +208,8 @@ export class GroupIngest {
     if (state === "engaged") return this.#toUs(m, false, "engaged");
     // Not marked [engaged], but it may be for us: it goes to the model as promptly as a follow-up.
     if (state === "shared") return { isMention: false, engaged: false, maybeOurs: true, addressing: "shared-conversation" };
+    // The speaker's first line after ours, naming nobody: it may answer us. The model judges.
+    if (this.#mayAnswerOpenLine(m.sender, ts)) return { isMention: false, engaged: false, maybeOurs: true, addressing: "after-our-line" };
     return PLAIN;
   }
 
@@ -213,7 +232,28 @@ export class GroupIngest {
     const t = this.#targets?.get(sender);
     if (t === undefined) return undefined;
     if (ts - t.ts > this.#settings.continuationMs || ts < t.ts) return undefined;
+    // We spoke since their line to another: this one may answer us, it continues nothing.
+    if (t.to === "other" && this.lastSelfSpeakAt !== null && this.lastSelfSpeakAt > t.ts) return undefined;
     return t.to;
+  }
+
+  /**
+   * A line that names an engaged speaker anywhere (`lol bob, try xkill`) talks with them: their
+   * conversation with us is shared from here on (see {@link EngagedSpeakers.share}).
+   */
+  #shareNamed(m: GroupMessage): void {
+    const engaged = this.#engaged;
+    if (engaged === null || engaged.size === 0) return;
+    const senderLower = m.sender.toLowerCase();
+    const now = m.timestamp;
+    const named = engaged.list(now).filter((speaker) => speaker !== senderLower && namesMember(m.content, speaker));
+    if (named.length > 0) engaged.share((speaker) => named.includes(speaker));
+  }
+
+  #mayAnswerOpenLine(sender: string, ts: number): boolean {
+    const open = this.#openLine;
+    if (open === null || ts < open.ts || ts - open.ts > ANSWER_WINDOW_MS) return false;
+    return open.spoken.size < ANSWER_SPEAKERS && !open.spoken.has(sender.toLowerCase());
   }
 
   #setTarget(sender: string, to: "us" | "other", ts: number): void {
@@ -293,18 +333,29 @@ export class GroupIngest {
   #countOwn(ts: number, content: string, replyTo: string | undefined, localNow: number): void {
     const s = this.#settings;
     if (this.lastSelfSpeakAt === null || ts > this.lastSelfSpeakAt) this.lastSelfSpeakAt = ts;
+    const latest = this.#openLine === null || ts >= this.#openLine.ts;
     // Our message is group traffic too: it counts in messages/speakers as well as my_messages.
     appendVitalityEvent(this.#window, ts, this.#aid);
     appendOwnTime(this.#ownTimes, ts, serverNow(this.#clock, localNow), s.vitalityWindowMs, s.vitalityMaxEvents);
     const until = ts + s.engagedWindowMs;
+    let toSomeone = false;
     if (replyTo !== undefined) {
       const to = this.#senders.senderOf(replyTo);
-      if (to !== undefined && to.toLowerCase() !== this.#aidLower) this.#engage(to, until, ts, true);
+      if (to !== undefined && to.toLowerCase() !== this.#aidLower) {
+        this.#engage(to, until, ts, true);
+        toSomeone = true;
+      }
     }
     // Naming someone in our message starts a conversation with them (DESIGN §4, engaged speakers).
     for (const sender of windowSenders(this.#window)) {
       if (sender.toLowerCase() === this.#aidLower) continue;
-      if (checkMention(content, buildMentionKeywords({ aid: sender }), "smart")) this.#engage(sender, until, ts, true);
+      if (checkMention(content, buildMentionKeywords({ aid: sender }), "smart")) {
+        this.#engage(sender, until, ts, true);
+        toSomeone = true;
+      }
     }
+    // A line of ours to someone is answered by them (engaged above); one that names nobody (a
+    // question to the room, a topic, an answer) may be answered by anyone.
+    if (latest) this.#openLine = toSomeone || this.#leadingAddress(content).to === "other" ? null : { ts, spoken: new Set() };
   }
 }

@@ -10,7 +10,20 @@ import { personaMatcher, runReplay, type ReplayReport } from "./replay.ts";
 import type { ScriptedMode } from "../host/deterministic.ts";
 
 /** Why a line meant for the persona never reached a model call. */
-export const MISS_CAUSES = ["unflagged-over-budget", "for-someone-else", "flagged-over-budget", "other-skip", "not-dispatched"] as const;
+export const MISS_CAUSES = [
+  /** Not taken as ours; its batch found the unaddressed allowance spent. */
+  "unaddressed-allowance",
+  /** Judged to be for someone else (`addressed-other`, `continues-addressed-other`). */
+  "for-someone-else",
+  /** Flagged as ours (mention or engaged), and the addressed allowance was spent. */
+  "flagged-addressed-allowance",
+  /** Sent as maybe ours (a shared conversation, a line after ours), and the addressed allowance was spent. */
+  "maybe-ours-addressed-allowance",
+  /** Its dispatch was skipped for another reason before the model. */
+  "other-skip",
+  /** No dispatch carried it. */
+  "not-dispatched",
+] as const;
 export type MissCause = (typeof MISS_CAUSES)[number];
 
 /** A reached line that waited longer than this for its model call counts as late. */
@@ -143,7 +156,10 @@ export function rowParts(lines: readonly LogLine[], report: ReplayReport, person
 function missCause(why: string | null, flagged: boolean, d: ReplayReport["dispatches"][number] | undefined): MissCause {
   if (why !== null && (why.startsWith("addressed-other") || why === "continues-addressed-other")) return "for-someone-else";
   if (d === undefined) return "not-dispatched";
-  if (d.outcome.skipReason === "over-budget") return flagged ? "flagged-over-budget" : "unflagged-over-budget";
+  if (d.outcome.skipReason === "over-budget") {
+    if (d.outcome.detail?.startsWith("unaddressed:")) return "unaddressed-allowance";
+    return flagged ? "flagged-addressed-allowance" : "maybe-ours-addressed-allowance";
+  }
   return "other-skip";
 }
 
