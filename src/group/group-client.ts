@@ -271,18 +271,27 @@ class GroupClientImpl implements GroupClient {
 
   /** A follow-up goes now, or when its pace allows (a mention arriving meanwhile takes it along). */
   #tryFollowUpDispatch(now: number): void {
+    if (!this.#waitForPace(now)) this.#startDispatch(now);
+  }
+
+  /**
+   * True when held follow-ups must wait for their pace (followUpPaceMs): the pace timer is armed
+   * and dispatches them (with whatever is held then) when the reserve allows.
+   */
+  #waitForPace(now: number): boolean {
     const budget = this.settings.budget;
-    const wait = budget.enabled
-      ? followUpPaceMs({ now, recentStarts: this.#addressedStarts, allowance: budget.addressed["5m"].messages, windowMs: BUDGET_WINDOW_MS["5m"] })
-      : 0;
-    if (wait <= 0) return this.#startDispatch(now);
-    if (this.#paceTimer !== undefined) return;
-    this.#paceTimer = setTimeout(() => {
-      this.#paceTimer = undefined;
-      if (this.#closed) return;
-      if (this.#dispatching) this.#engagedWaiting = true;
-      else if (this.#retryTimer === undefined && !this.#mentionWaiting) this.#tryFollowUpDispatch(this.#localNow());
-    }, wait);
+    if (!budget.enabled || !this.#held.pending.some(followsUp)) return false;
+    const wait = followUpPaceMs({ now, recentStarts: this.#addressedStarts, allowance: budget.addressed["5m"].messages, windowMs: BUDGET_WINDOW_MS["5m"] });
+    if (wait <= 0) return false;
+    if (this.#paceTimer === undefined) {
+      this.#paceTimer = setTimeout(() => {
+        this.#paceTimer = undefined;
+        if (this.#closed) return;
+        if (this.#dispatching) this.#engagedWaiting = true;
+        else if (this.#retryTimer === undefined && !this.#mentionWaiting) this.#tryFollowUpDispatch(this.#localNow());
+      }, wait);
+    }
+    return true;
   }
 
   #flushBufferGateToQueue(): void {
@@ -302,7 +311,11 @@ class GroupClientImpl implements GroupClient {
       lastDispatchEndedAt: this.#lastDispatchEndLocal,
       cooldownMs: scaledCooldownMs(this.settings, state),
     });
-    if (decision.ok) return this.#startDispatch(now);
+    if (decision.ok) {
+      // Held follow-ups make this an addressed dispatch: it keeps their pace.
+      if (!this.#waitForPace(now)) this.#startDispatch(now);
+      return;
+    }
     if (decision.reason === "cooldown") {
       clearTimeout(this.#cooldownTimer);
       this.#cooldownTimer = setTimeout(() => {
