@@ -24,6 +24,9 @@ import {
 
 export type IngestSettings = Pick<GroupSettings, "engagedWindowMs" | "continuationMs" | "vitalityWindowMs" | "vitalityMaxEvents" | "accessPoint">;
 
+/** Whom a sender's last addressed line was for: us, another member, or maybe us (an answer to our line). */
+type Target = "us" | "other" | "maybe-us";
+
 /** Whether a line is ours, and why (see #classify). Always all four fields: one shape. */
 type Classified = { isMention: boolean; engaged: boolean; maybeOurs: true | undefined; addressing: string | undefined };
 
@@ -78,7 +81,7 @@ export class GroupIngest {
   #serviceAid: string | undefined;
   #matcher: MentionMatcher;
   /** Per sender, whom their last addressed line was for: their next lines may continue it. */
-  #targets: Map<string, { to: "us" | "other"; ts: number }> | null = null;
+  #targets: Map<string, { to: Target; ts: number }> | null = null;
   #own = new OwnMessages();
 
   lastSelfSpeakAt: number | null;
@@ -204,12 +207,17 @@ export class GroupIngest {
       return { isMention: false, engaged: false, maybeOurs: undefined, addressing: "continues-addressed-other" };
     }
     if (prev === "us") return this.#toUs(m, false, "continues");
+    // The rest of an answer to our line (a second sentence, a paste) is maybe ours too.
+    if (prev === "maybe-us") return { isMention: false, engaged: false, maybeOurs: true, addressing: "continues-after-our-line" };
     const state = this.#engaged !== null && this.#engaged.size > 0 ? this.#engaged.stateOf(m.sender, ts) : null;
     if (state === "engaged") return this.#toUs(m, false, "engaged");
     // Not marked [engaged], but it may be for us: it goes to the model as promptly as a follow-up.
     if (state === "shared") return { isMention: false, engaged: false, maybeOurs: true, addressing: "shared-conversation" };
     // The speaker's first line after ours, naming nobody: it may answer us. The model judges.
-    if (this.#mayAnswerOpenLine(m.sender, ts)) return { isMention: false, engaged: false, maybeOurs: true, addressing: "after-our-line" };
+    if (this.#mayAnswerOpenLine(m.sender, ts)) {
+      this.#setTarget(m.sender, "maybe-us", ts);
+      return { isMention: false, engaged: false, maybeOurs: true, addressing: "after-our-line" };
+    }
     return PLAIN;
   }
 
@@ -228,7 +236,7 @@ export class GroupIngest {
     (this.#engaged ??= new EngagedSpeakers()).engage(sender, until, now, owesAnswer);
   }
 
-  #previousTarget(sender: string, ts: number): "us" | "other" | undefined {
+  #previousTarget(sender: string, ts: number): Target | undefined {
     const t = this.#targets?.get(sender);
     if (t === undefined) return undefined;
     if (ts - t.ts > this.#settings.continuationMs || ts < t.ts) return undefined;
@@ -256,7 +264,7 @@ export class GroupIngest {
     return open.spoken.size < ANSWER_SPEAKERS && !open.spoken.has(sender.toLowerCase());
   }
 
-  #setTarget(sender: string, to: "us" | "other", ts: number): void {
+  #setTarget(sender: string, to: Target, ts: number): void {
     const map = (this.#targets ??= new Map());
     map.delete(sender);
     map.set(sender, { to, ts });

@@ -33,8 +33,9 @@ describe("a line after ours that names nobody may answer it", () => {
     // T+4s    carol: "yes, works here"                  maybe ours (1st speaker after us)
     // T+5s    dave: "not yet"                           maybe ours (2nd speaker)
     // T+6s    erin: "what build?"                       plain (3rd speaker)
-    // T+7s    carol: "but the docs are stale"           plain (carol's second line)
-    // T+9s    buffer gate fires → one dispatch of 4 lines, on the addressed path ("engaged")
+    // T+7s    carol: "but the docs are stale"           maybe ours (the rest of carol's answer)
+    // T+12s   5 s after the last maybe-ours line → one dispatch of 4 lines, on the addressed path
+    //         ("engaged"), not after the cooldown of the T+3s dispatch
     // T+80s   bob:  "anyone around?"                    plain (79 s after our line)
     t.client.feedBufferGate([msg(1, 0, "morning", DAVE)]);
     await at(1000);
@@ -55,12 +56,12 @@ describe("a line after ours that names nobody may answer it", () => {
       ["2", false, false, true, "after-our-line"],
       ["3", false, false, true, "after-our-line"],
       ["4", false, false, false, null],
-      ["5", false, false, false, null],
+      ["5", false, false, true, "continues-after-our-line"],
       ["6", false, false, false, null],
     ]);
     expect(t.calls.map((c) => [c.at, c.batch.mentionInfo.triggerType, c.ids])).toEqual([
       [3000, "normal", ["1"]],
-      [10_000, "engaged", ["2", "3", "4", "5"]],
+      [12_000, "engaged", ["2", "3", "4", "5"]],
       [83_000, "normal", ["6"]],
     ]);
   });
@@ -162,6 +163,32 @@ describe("follow-ups keep a reserve of the addressed allowance for mentions", ()
       [35_000, "engaged", ["4"]],
       [100_000, "mention", ["5", "6", "7"]],
       [315_001, "engaged", ["8"]],
+    ]);
+  });
+});
+
+describe("the rest of an answer to our line", () => {
+  it("a second line from the same speaker within continuationMs is maybe ours too; a line after that is not", async () => {
+    const t = setup();
+    // T+0s   dave: "morning"
+    // T+1s   we:   "is the mirror back up?"
+    // T+10s  carol: "yes since noon"           after-our-line
+    // T+25s  carol: "but it is slow"          continues-after-our-line (15 s after her answer)
+    // T+70s  carol: "lunch anyone?"           plain (60 s after her answer)
+    t.client.feedBufferGate([msg(1, 0, "morning", DAVE)]);
+    await at(1000);
+    t.client.recordOwnMessage({ msgId: "100", timestamp: T0 + 1000, content: "is the mirror back up?" });
+    await at(10_000);
+    t.client.feedBufferGate([msg(2, 10_000, "yes since noon", CAROL)]);
+    await at(25_000);
+    t.client.feedBufferGate([msg(3, 25_000, "but it is slow", CAROL)]);
+    await at(70_000);
+    t.client.feedBufferGate([msg(4, 70_000, "lunch anyone?", CAROL)]);
+    await at(120_000);
+    expect(accepted(t).slice(1)).toEqual([
+      ["2", false, false, true, "after-our-line"],
+      ["3", false, false, true, "continues-after-our-line"],
+      ["4", false, false, false, null],
     ]);
   });
 });
