@@ -173,7 +173,9 @@ class GroupClientImpl implements GroupClient {
     if (mention) this.#onMention(now, humanMention);
     else {
       const { bufferGateMs, bufferGateMaxWaitMs, engagedFollowUpMs } = this.settings;
-      if (engagedSeen) this.#engagedGate.touch(now, engagedFollowUpMs, bufferGateMaxWaitMs);
+      // A follow-up waits engagedFollowUpMs of quiet, but a person typing line after line to us
+      // is answered within twice that of their first line (never later than the buffer's cap).
+      if (engagedSeen) this.#engagedGate.touch(now, engagedFollowUpMs, Math.min(bufferGateMaxWaitMs, 2 * engagedFollowUpMs));
       this.#bufferGate.touch(now, bufferGateMs, bufferGateMaxWaitMs);
     }
   }

@@ -192,3 +192,24 @@ describe("the rest of an answer to our line", () => {
     ]);
   });
 });
+
+describe("a person typing line after line to us", () => {
+  it("is answered within twice engagedFollowUpMs of their first follow-up, not after the buffer's 15 s cap", async () => {
+    const t = setup();
+    // T+0s                      bob mentions us          → mention dispatch at T+0
+    // T+10s, 14s, 18s, 22s      bob follows up every 4 s → the 5 s of quiet never come;
+    // T+20s                     dispatch of the lines so far (T+10s + 2 × 5 s)
+    // T+22s line                → its own follow-up dispatch 5 s later, at T+27s
+    t.client.feedBufferGate([msg(1, 0, "alice, the build is red", BOB)]);
+    for (const [id, s] of [[2, 10], [3, 14], [4, 18], [5, 22]] as const) {
+      await at(s * 1000);
+      t.client.feedBufferGate([msg(id, s * 1000, `detail ${id}`, BOB)]);
+    }
+    await at(60_000);
+    expect(t.calls.map((c) => [c.at, c.batch.mentionInfo.triggerType, c.ids])).toEqual([
+      [0, "mention", ["1"]],
+      [20_000, "engaged", ["2", "3", "4"]],
+      [27_000, "engaged", ["5"]],
+    ]);
+  });
+});
