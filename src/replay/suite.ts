@@ -213,7 +213,13 @@ export async function runSuite(dir: string, opts: SuiteOptions): Promise<SuiteRe
   const responder = opts.responder ?? "mention";
   const fromFile = readPersonasFile(dir);
   const only = opts.only?.map((n) => basename(n, ".jsonl"));
-  const files = readdirSync(dir)
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch (err) {
+    throw new Error(`cannot read ${dir}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  }
+  const files = names
     .filter((f) => f.endsWith(".jsonl"))
     .map((f) => basename(f, ".jsonl"))
     .filter((f) => !only || only.includes(f))

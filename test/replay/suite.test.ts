@@ -91,6 +91,8 @@ describe("replay --suite (default settings, --responder mention)", () => {
   it("refuses a log file with --suite, and options that belong to one log", async () => {
     expect((await runCli(["replay", "x.jsonl", "--suite", dir.path])).code).toBe(2);
     expect((await runCli(["replay", "--suite", dir.path, "--persona", "nacc"])).err).toMatch(/--persona.*does not go with.*--suite/);
-    expect((await runCli(["replay", "--suite", join(dir.path, "nothing-here")])).code).not.toBe(0);
+    const missing = await runCli(["replay", "--suite", join(dir.path, "nothing-here")]);
+    expect(missing.code).toBe(1);
+    expect(missing.err).toContain(`cannot read ${join(dir.path, "nothing-here")}: ENOENT`);
   });
 });
