@@ -1,6 +1,6 @@
 // Benchmarks. Prints figures and ratios against the README's targets; asserts nothing.
 //   npm run bench                 all but scale
-//   npm run bench -- ingest       one of: ingest, memory, replay, room, prompt, saves, scale, server
+//   npm run bench -- ingest       one of: ingest, memory, replay, room, suite, prompt, saves, scale, server
 //   (scale and server run only when named: they take tens of seconds)
 // Run on the project's Node (npm puts it first on PATH); `--expose-gc` is added by the script.
 import FakeTimers from "@sinonjs/fake-timers";
@@ -16,6 +16,7 @@ import { assembleDispatchPrompt } from "../src/monitor/assemble.ts";
 import { buildAcpSystemPrompt } from "../src/monitor/prompt.ts";
 import { parseLog } from "../src/replay/log.ts";
 import { runReplay } from "../src/replay/replay.ts";
+import { renderSuiteTable, runSuite } from "../src/replay/suite.ts";
 import type { DispatchBatch, GroupMessage, InboundMessage } from "../src/types.ts";
 import { benchRuntimeGroupMemory, benchSaves } from "./safety.ts";
 
@@ -257,6 +258,25 @@ async function benchReplay(): Promise<void> {
   }
 }
 
+/** The nine bundled logs, each for its top three personas: the suite's table and its goals. */
+async function benchSuite(): Promise<void> {
+  const dir = fileURLToPath(new URL("../test/fixtures/irc-dev/", import.meta.url));
+  const t0 = performance.now();
+  const report = await runSuite(dir, { settings: DEFAULT_GROUP_SETTINGS, responder: "mention" });
+  const ms = performance.now() - t0;
+  for (const line of renderSuiteTable(report)) console.log(line);
+  const p = report.pooled;
+  const personas = report.logs.flatMap((l) => l.personas);
+  const worstLog = report.logs.reduce((a, l) => (l.pooled.reach < a.pooled.reach ? l : a));
+  const worst = personas.reduce((a, r) => (r.reach < a.reach ? r : a));
+  console.log(
+    `suite: ${report.logs.length} logs, ${personas.length} personas in ${fmt(ms)} ms · pooled reach ${fmt(p.reach, 3)} (${p.reached}/${p.gold}) · ` +
+      `lowest log ${worstLog.log} ${fmt(worstLog.pooled.reach, 3)} (target ≥ 0.95) · lowest persona ${worst.persona} (${worst.log}) ${fmt(worst.reach, 3)} (target ≥ 0.90) · ` +
+      `flags precision ${fmt(p.precision, 2)} (target ≥ 0.85) at recall ${fmt(p.recall, 2)} (≥ 0.80) · wait p95 ${fmt(p.waitP95Ms / 1000, 1)} s (target ≤ 8 s) · ` +
+      `${fmt(p.callsPerMessage, 3)} model calls per message (target ≤ 0.10)`,
+  );
+}
+
 function benchPrompt(): void {
   const settings = DEFAULT_GROUP_SETTINGS;
   const identity = { aid: "alice.agentcp.io", name: "Alice", aliases: ["ali"], owner: "owner.agentcp.io", enabled: true, groups: {} };
@@ -317,6 +337,7 @@ if (want("memory")) {
 }
 if (want("replay")) await benchReplay();
 if (want("room")) await (await import("./room.ts")).benchRoom(fmt);
+if (want("suite")) await benchSuite();
 if (want("prompt")) benchPrompt();
 if (want("saves")) await benchSaves();
 if (want("scale")) await benchScale();

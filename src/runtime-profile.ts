@@ -83,7 +83,7 @@ export function createIdentityProfile(p: {
     try {
       const data = await connection.request("get_members", { groupId });
       const members = data && typeof data === "object" && Array.isArray((data as { members?: unknown }).members) ? (data as { members: unknown[] }).members : [];
-      const typed = mt.recordServiceMembers(members);
+      const typed = mt.recordServiceMembers(members, groupId);
       logger.log("debug", "runtime.member-types", { group: groupId, members: members.length, typed });
       return typed;
     } catch (err) {

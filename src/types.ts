@@ -45,14 +45,16 @@ export interface InboundMessage extends GroupMessage {
   passive?: "reaction" | "no-reply-expected";
   /**
    * Why the line is or is not ours, when there is something to say: `mention`, `reply-to-us`,
-   * `named-us:<name>` (`jacob: …` for `jacob_`), `engaged`, `addressed-other:<name>` (an engaged
-   * speaker's line that opens by addressing another member). Undefined for plain talk.
+   * `named-us:<name>` (`jacob: …` for `jacob_`), `engaged`, `continues`, `addressed-other:<name>`
+   * (a line that opens by addressing another member), `continues-addressed-other`,
+   * `shared-conversation`, `after-our-line` (a first answer to our line that named nobody),
+   * `continues-after-our-line`. Undefined for plain talk.
    */
   addressing?: string;
   /**
    * Not marked engaged, but possibly for us: a line from someone in a conversation with us that
-   * another member joined. It follows up as promptly as an engaged line and on the addressed
-   * allowance, and the model sees it unmarked.
+   * another member joined, or a first answer to our line that named nobody. It follows up as
+   * promptly as an engaged line and on the addressed allowance, and the model sees it unmarked.
    */
   maybeOurs?: boolean;
 }

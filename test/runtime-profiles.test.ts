@@ -8,6 +8,7 @@
 import { describe, expect, it } from "vitest";
 import { startDevNetwork, type DevNetwork } from "../src/dev-network.ts";
 import { createScriptedBackend } from "../src/host/deterministic.ts";
+import type { MemberDirectory } from "../src/group/member-types.ts";
 import { createMemoryLogger } from "../src/log.ts";
 import type { NetworkAgent } from "../src/network/index.ts";
 import { parseAgentMd } from "../src/profile/agent-md.ts";
@@ -204,11 +205,16 @@ describe("agent.md on the local network (real sockets, real keys)", () => {
       await alice.ready;
       // dave's agent.md says human: the service does not pass that on as a person.
       expect(alice.memberTypes.typeOf(DAVE)).toEqual({ type: "unknown", source: "none" });
+      // The same answer is the group's member list: `dave: …` addresses dave before dave speaks.
+      const memberKeys = () => (alice.memberTypes as MemberDirectory).memberKeysOf(GROUP);
+      expect(memberKeys()).toContain("dave");
+      expect(memberKeys()).not.toContain("zed");
 
       // zed publishes `type: agent`, then joins by the invite code: member_joined → get_members again.
       const zed = await member(n.dev, ZED, [GROUP], { publish: "agent", joinCode: "lobby-code" });
       await waitFor(() => alice.memberTypes.typeOf(ZED).type === "agent", "zed known as an agent");
       expect(alice.memberTypes.typeOf(ZED)).toEqual({ type: "agent", source: "service" });
+      expect(memberKeys()).toContain("zed");
 
       const fromAlice = () => n.dev.service.history(GROUP).filter((m) => m.sender === AGENTS.alice.aid).length;
       await zed.say("I think the kettle is broken.");

@@ -22,10 +22,13 @@ const TOKENS_PER_CALL = 12_000;
 const allowance = (messages: number) => ({ messages, tokens: messages * TOKENS_PER_CALL });
 
 // Addressed talk (mentions, replies to our messages, engaged follow-ups): sized so that a person
-// talking to the agent is never starved. 5m: one addressed line every 20 s; 3h: the same pace
-// held for three hours; 24h: one every 30 s for twelve hours — a whole working day of
-// conversation. Runaway agent-to-agent talk is held by the loop guard and the agent gap, not here.
-const ADDRESSED_DEFAULT = { "5m": allowance(15), "3h": allowance(540), "24h": allowance(1440) };
+// talking to the agent is never starved. 3h: one addressed line every 20 s held for three hours;
+// 5m: a burst at twice that pace (a live back-and-forth or a meeting sends a line every ~10 s),
+// so the short window gives headroom above the long one instead of equalling it; 24h: one every
+// 30 s for twelve hours — a whole working day of conversation. Follow-ups are paced to leave a
+// part of the 5-minute share for mentions (src/group/dispatch-gate.ts). Runaway agent-to-agent
+// talk is held by the loop guard and the agent gap, not here.
+const ADDRESSED_DEFAULT = { "5m": allowance(30), "3h": allowance(540), "24h": allowance(1440) };
 // Unaddressed talk (joining in unprompted) stays a small share: at most 2 calls in any 5 minutes,
 // 12 in 3 hours (one every 15 min), 48 a day — a fraction of what answering people may use.
 const UNADDRESSED_DEFAULT = { "5m": allowance(2), "3h": allowance(12), "24h": allowance(48) };

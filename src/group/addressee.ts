@@ -62,11 +62,12 @@ export type LeadingAddress =
 
 /**
  * `selfKeys`: {@link nickKey}s of our own names (name, aid user part, aid, aliases). `isMember`:
- * whether a nick key belongs to someone else seen in this group. A marked address to us counts
- * even for a name variant (`jacob:` for `jacob_`); an address to another needs that other to be a
- * known member, so `note: …` or `well, …` address nobody.
+ * whether a nick key belongs to someone else in this group, given whether the opening is marked
+ * (`bob:`, `bob,`, `@bob`) or bare (`bob …`). A marked address to us counts even for a name
+ * variant (`jacob:` for `jacob_`); an address to another needs that other to be a known member,
+ * so `note: …` or `well, …` address nobody.
  */
-export function classifyLeadingAddress(content: string, selfKeys: ReadonlySet<string>, isMember: (key: string) => boolean): LeadingAddress {
+export function classifyLeadingAddress(content: string, selfKeys: ReadonlySet<string>, isMember: (key: string, marked: boolean) => boolean): LeadingAddress {
   const lead = leadingName(content);
   if (lead === null) return { to: "none" };
   const key = nickKey(lead.name);
@@ -74,6 +75,6 @@ export function classifyLeadingAddress(content: string, selfKeys: ReadonlySet<st
   // A bare opening with our exact name is already a keyword mention; a bare variant (`guest …`
   // for `guest__`) is too often an ordinary word to count.
   if (selfKeys.has(key)) return lead.marked ? { to: "us", name: lead.name } : { to: "none" };
-  if (isMember(key)) return { to: "other", name: lead.name };
+  if (isMember(key, lead.marked)) return { to: "other", name: lead.name };
   return { to: "none" };
 }

@@ -82,3 +82,25 @@ export function triggerOf(messages: readonly InboundMessage[]): { trigger: Trigg
   }
   return { trigger: mentionCount > 0 ? "mention" : engaged ? "engaged" : "normal", mentionCount };
 }
+
+/**
+ * Engaged follow-ups and lines that may be ours share the addressed allowance with mentions. They
+ * may use it up to a reserve (a fifth of the 5-minute share, at least one call) kept for
+ * mentions; past that, the next follow-up waits until enough earlier dispatches have left the
+ * window, and what arrived meanwhile goes with it in one call. A fast back-and-forth so batches
+ * its lines instead of spending the allowance and finding it spent when someone mentions us.
+ * Mentions are never paced. Returns the wait in ms (0: go now). `recentStarts`: local start
+ * times of addressed dispatches, oldest first.
+ */
+export function followUpPaceMs(p: { now: number; recentStarts: readonly number[]; allowance: number; windowMs: number }): number {
+  if (p.allowance <= 0) return 0;
+  const limit = Math.max(1, p.allowance - Math.max(1, Math.floor(p.allowance / RESERVE_SHARE)));
+  const inWindow = p.recentStarts.filter((t) => t > p.now - p.windowMs);
+  if (inWindow.length < limit) return 0;
+  // The start whose leaving brings the count back under the limit.
+  const leaving = inWindow[inWindow.length - limit]!;
+  return Math.max(0, leaving + p.windowMs - p.now + 1);
+}
+
+/** A 1/RESERVE_SHARE part of the addressed allowance is kept for mentions. */
+const RESERVE_SHARE = 5;

@@ -24,7 +24,11 @@ export interface GroupClientParams {
    * Member types beyond `humans` (the group service; a sender's own agent.md never makes a person):
    * a sender known there as a person is answered without the agent gap too. Config `agents` still wins (it is in them).
    */
-  memberTypes?: { typeOf(aid: string): { type: "human" | "agent" | "unknown" } };
+  memberTypes?: {
+    typeOf(aid: string): { type: "human" | "agent" | "unknown" };
+    /** The group's member list as nick keys: `bob: …` addresses bob even before bob has spoken. */
+    memberKeysOf?(groupId: string): ReadonlySet<string>;
+  };
   /** Effective settings of this (identity, group), from `resolveGroupSettings`. */
   settings: GroupSettings;
   /** The agent side (the monitor). Throwing means "retry later". */

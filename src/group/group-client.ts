@@ -5,8 +5,10 @@
 import { childLogger, errorFields, silentLogger } from "../log.ts";
 import type { DispatchBatch, DispatchHandler, DispatchOutcome, DropReason, GroupMessage, GroupSettings, GroupVitality, InboundMessage, Logger } from "../types.ts";
 import { CappedDebounce } from "./capped-debounce.ts";
+import { BUDGET_WINDOW_MS } from "../monitor/budget.ts";
 import {
   followsUp,
+  followUpPaceMs,
   checkMentionDispatch,
   checkNormalDispatch,
   scaledCooldownMs,
@@ -70,6 +72,10 @@ class GroupClientImpl implements GroupClient {
   #dispatchSeq = 0;
   #lastDispatchEndLocal: number | null = null;
   #lastMentionDispatchLocal: number | null = null;
+  /** Local start times of recent mention and engaged dispatches (pacing follow-ups, oldest first). */
+  #addressedStarts: number[] = [];
+  /** Armed while a follow-up waits for its pace (followUpPaceMs). */
+  #paceTimer: Timer | undefined;
   /** People, lower-cased (null: everyone is). An agent's mention waits agentMentionGapMs. */
   #humans: ReadonlySet<string> | null;
   readonly #memberTypes: GroupClientParams["memberTypes"];
@@ -99,6 +105,7 @@ class GroupClientImpl implements GroupClient {
       matcher: compileMentionMatcher(this.mentionKeywords, p.settings.mentionMatch),
       settings: p.settings,
       restored: p.restored,
+      listedMembers: p.memberTypes?.memberKeysOf ? () => p.memberTypes!.memberKeysOf!(p.groupId) : undefined,
     });
     this.#handler = p.dispatch;
     this.#memberTypes = p.memberTypes;
@@ -166,7 +173,9 @@ class GroupClientImpl implements GroupClient {
     if (mention) this.#onMention(now, humanMention);
     else {
       const { bufferGateMs, bufferGateMaxWaitMs, engagedFollowUpMs } = this.settings;
-      if (engagedSeen) this.#engagedGate.touch(now, engagedFollowUpMs, bufferGateMaxWaitMs);
+      // A follow-up waits engagedFollowUpMs of quiet, but a person typing line after line to us
+      // is answered within twice that of their first line (never later than the buffer's cap).
+      if (engagedSeen) this.#engagedGate.touch(now, engagedFollowUpMs, Math.min(bufferGateMaxWaitMs, 2 * engagedFollowUpMs));
       this.#bufferGate.touch(now, bufferGateMs, bufferGateMaxWaitMs);
     }
   }
@@ -259,7 +268,32 @@ class GroupClientImpl implements GroupClient {
     if (!this.#held.pending.some(followsUp)) return this.#tryDispatch(now);
     // A follow-up skips the cooldown, but not the lock, a pending retry or a waiting mention.
     if (this.#dispatching) this.#engagedWaiting = true;
-    else if (this.#retryTimer === undefined && !this.#mentionWaiting) this.#startDispatch(now);
+    else if (this.#retryTimer === undefined && !this.#mentionWaiting) this.#tryFollowUpDispatch(now);
+  }
+
+  /** A follow-up goes now, or when its pace allows (a mention arriving meanwhile takes it along). */
+  #tryFollowUpDispatch(now: number): void {
+    if (!this.#waitForPace(now)) this.#startDispatch(now);
+  }
+
+  /**
+   * True when held follow-ups must wait for their pace (followUpPaceMs): the pace timer is armed
+   * and dispatches them (with whatever is held then) when the reserve allows.
+   */
+  #waitForPace(now: number): boolean {
+    const budget = this.settings.budget;
+    if (!budget.enabled || !this.#held.pending.some(followsUp)) return false;
+    const wait = followUpPaceMs({ now, recentStarts: this.#addressedStarts, allowance: budget.addressed["5m"].messages, windowMs: BUDGET_WINDOW_MS["5m"] });
+    if (wait <= 0) return false;
+    if (this.#paceTimer === undefined) {
+      this.#paceTimer = setTimeout(() => {
+        this.#paceTimer = undefined;
+        if (this.#closed) return;
+        if (this.#dispatching) this.#engagedWaiting = true;
+        else if (this.#retryTimer === undefined && !this.#mentionWaiting) this.#tryFollowUpDispatch(this.#localNow());
+      }, wait);
+    }
+    return true;
   }
 
   #flushBufferGateToQueue(): void {
@@ -279,7 +313,11 @@ class GroupClientImpl implements GroupClient {
       lastDispatchEndedAt: this.#lastDispatchEndLocal,
       cooldownMs: scaledCooldownMs(this.settings, state),
     });
-    if (decision.ok) return this.#startDispatch(now);
+    if (decision.ok) {
+      // Held follow-ups make this an addressed dispatch: it keeps their pace.
+      if (!this.#waitForPace(now)) this.#startDispatch(now);
+      return;
+    }
     if (decision.reason === "cooldown") {
       clearTimeout(this.#cooldownTimer);
       this.#cooldownTimer = setTimeout(() => {
@@ -364,6 +402,11 @@ class GroupClientImpl implements GroupClient {
     messages.sort(compareMessages);
     const { trigger, mentionCount } = triggerOf(messages);
     if (trigger === "mention") this.#lastMentionDispatchLocal = now;
+    if (trigger !== "normal") {
+      const starts = this.#addressedStarts;
+      starts.push(now);
+      while (starts.length > 0 && (starts[0]! <= now - BUDGET_WINDOW_MS["5m"] || starts.length > 1024)) starts.shift();
+    }
     const batch: DispatchBatch = {
       identityId: this.identityId,
       groupId: this.groupId,
@@ -476,7 +519,7 @@ class GroupClientImpl implements GroupClient {
       // The retry timer takes everything held when it fires.
     } else if (this.#engagedWaiting) {
       this.#engagedWaiting = false;
-      this.#startDispatch(now);
+      this.#tryFollowUpDispatch(now);
     } else {
       this.#flushBufferGateToQueue();
       this.#tryDispatch(now);
@@ -500,7 +543,8 @@ class GroupClientImpl implements GroupClient {
     clearTimeout(this.#cooldownTimer);
     clearTimeout(this.#retryTimer);
     clearTimeout(this.#mentionTimer);
-    this.#cooldownTimer = this.#retryTimer = this.#mentionTimer = undefined;
+    clearTimeout(this.#paceTimer);
+    this.#cooldownTimer = this.#retryTimer = this.#mentionTimer = this.#paceTimer = undefined;
   }
 
   /** Drops held messages at or below `through` as `answered` (src/group/answered.ts). True if any. */

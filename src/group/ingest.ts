@@ -3,7 +3,7 @@
 // message is admitted (with its mention/engaged flags) or refused with a drop reason. No timers.
 import type { GroupMessage, GroupSettings, GroupVitality, InboundMessage } from "../types.ts";
 import { classifyLeadingAddress, memberKeys, nickKey, type LeadingAddress } from "./addressee.ts";
-import { buildMentionKeywords, checkMention, replyTargetOf, type MentionMatcher } from "./mention.ts";
+import { buildMentionKeywords, checkMention, compileMentionMatcher, replyTargetOf, type MentionMatcher } from "./mention.ts";
 import { numericMsgId } from "./order.ts";
 import { RecentSenders, SeenIds } from "./seen-ids.ts";
 import { passiveKindOf, readMessageSignals, type MessageSignals } from "./signals.ts";
@@ -24,6 +24,9 @@ import {
 
 export type IngestSettings = Pick<GroupSettings, "engagedWindowMs" | "continuationMs" | "vitalityWindowMs" | "vitalityMaxEvents" | "accessPoint">;
 
+/** Whom a sender's last addressed line was for: us, another member, or maybe us (an answer to our line). */
+type Target = "us" | "other" | "maybe-us";
+
 /** Whether a line is ours, and why (see #classify). Always all four fields: one shape. */
 type Classified = { isMention: boolean; engaged: boolean; maybeOurs: true | undefined; addressing: string | undefined };
 
@@ -41,6 +44,19 @@ function selfKeysOf(keywords: readonly string[]): { keys: ReadonlySet<string>; v
   }
   return entry;
 }
+/**
+ * After our own line that addresses nobody in particular (a question to the room, a topic, an
+ * answer), the first lines of the next {@link ANSWER_SPEAKERS} other speakers within this time,
+ * if they address nobody, may answer it: they go to the model as maybe ours, not as [engaged].
+ */
+export const ANSWER_WINDOW_MS = 60_000;
+export const ANSWER_SPEAKERS = 2;
+/** Whether `content` names the member `sender` (its nick or aid user part, trailing `_`/`-` optional) as a whole word. */
+function namesMember(content: string, sender: string): boolean {
+  const keys = memberKeys(sender).filter((k) => k.length >= 3);
+  return keys.length > 0 && compileMentionMatcher(keys, "smart")(content);
+}
+
 /** Senders whose last line's addressee is remembered (continuations). */
 const TARGETS_CAPACITY = 128;
 /** Distinct recent senders kept to recognise "bob: …" as addressed to another member. */
@@ -65,7 +81,7 @@ export class GroupIngest {
   #serviceAid: string | undefined;
   #matcher: MentionMatcher;
   /** Per sender, whom their last addressed line was for: their next lines may continue it. */
-  #targets: Map<string, { to: "us" | "other"; ts: number }> | null = null;
+  #targets: Map<string, { to: Target; ts: number }> | null = null;
   #own = new OwnMessages();
 
   lastSelfSpeakAt: number | null;
@@ -75,6 +91,9 @@ export class GroupIngest {
   #selfKeys: ReadonlySet<string>;
   /** Senders seen lately (raw, insertion-ordered, bounded): who counts as another member. */
   #members: Set<string> | null = null;
+  #listedMembers: (() => ReadonlySet<string>) | undefined;
+  /** Our latest line to nobody in particular, and who has spoken since (lower-cased). */
+  #openLine: { ts: number; spoken: Set<string> } | null = null;
 
   constructor(p: {
     aid: string;
@@ -83,7 +102,10 @@ export class GroupIngest {
     matcher: MentionMatcher;
     settings: IngestSettings;
     restored?: { cursor?: number; lastSelfSpeakAt?: number | null } | undefined;
+    /** Nick keys of the group's member list (group service, agent.md names): members who may not have spoken yet. */
+    listedMembers?: (() => ReadonlySet<string>) | undefined;
   }) {
+    this.#listedMembers = p.listedMembers;
     this.#aid = p.aid;
     this.#aidLower = p.aid.toLowerCase();
     this.#serviceAid = groupServiceAid(p.aid, p.settings.accessPoint);
@@ -126,6 +148,7 @@ export class GroupIngest {
     else this.#memberKeys = null;
     // A reaction or a line that expects no reply is never ours to answer: it only rides along.
     const { isMention, engaged, maybeOurs, addressing }: Classified = passive === undefined ? this.#classify(m, signals) : PLAIN;
+    this.#openLine?.spoken.add(m.sender.toLowerCase());
     // One object literal of one fixed shape for every accepted message (no spread, no property
     // added afterwards): the optional fields are present, undefined when they do not apply.
     return {
@@ -160,7 +183,7 @@ export class GroupIngest {
     if (this.#matcher(m.content)) return this.#toUs(m, true, "mention");
     if (this.#repliesToUs(m.metadata) || (signals.replyTo !== undefined && this.#own.hasId(signals.replyTo))) return this.#toUs(m, true, "reply-to-us");
     const prev = this.#previousTarget(m.sender, ts);
-    if (!this.#selfVariants && this.#engagedCount() === 0 && prev === undefined) return PLAIN;
+    if (!this.#selfVariants && this.#engagedCount() === 0 && prev === undefined && !this.#mayAnswerOpenLine(m.sender, ts)) return PLAIN;
     const lead = this.#leadingAddress(m.content);
     if (lead.to === "us") return this.#toUs(m, true, `named-us:${lead.name}`);
     if (lead.to === "other") {
@@ -178,15 +201,23 @@ export class GroupIngest {
       this.#setTarget(m.sender, "other", ts);
       return { isMention: false, engaged: false, maybeOurs: undefined, addressing: `addressed-other:${lead.name}` };
     }
+    this.#shareNamed(m);
     if (prev === "other") {
       this.#setTarget(m.sender, "other", ts);
       return { isMention: false, engaged: false, maybeOurs: undefined, addressing: "continues-addressed-other" };
     }
     if (prev === "us") return this.#toUs(m, false, "continues");
+    // The rest of an answer to our line (a second sentence, a paste) is maybe ours too.
+    if (prev === "maybe-us") return { isMention: false, engaged: false, maybeOurs: true, addressing: "continues-after-our-line" };
     const state = this.#engaged !== null && this.#engaged.size > 0 ? this.#engaged.stateOf(m.sender, ts) : null;
     if (state === "engaged") return this.#toUs(m, false, "engaged");
     // Not marked [engaged], but it may be for us: it goes to the model as promptly as a follow-up.
     if (state === "shared") return { isMention: false, engaged: false, maybeOurs: true, addressing: "shared-conversation" };
+    // The speaker's first line after ours, naming nobody: it may answer us. The model judges.
+    if (this.#mayAnswerOpenLine(m.sender, ts)) {
+      this.#setTarget(m.sender, "maybe-us", ts);
+      return { isMention: false, engaged: false, maybeOurs: true, addressing: "after-our-line" };
+    }
     return PLAIN;
   }
 
@@ -205,14 +236,35 @@ export class GroupIngest {
     (this.#engaged ??= new EngagedSpeakers()).engage(sender, until, now, owesAnswer);
   }
 
-  #previousTarget(sender: string, ts: number): "us" | "other" | undefined {
+  #previousTarget(sender: string, ts: number): Target | undefined {
     const t = this.#targets?.get(sender);
     if (t === undefined) return undefined;
     if (ts - t.ts > this.#settings.continuationMs || ts < t.ts) return undefined;
+    // We spoke since their line to another: this one may answer us, it continues nothing.
+    if (t.to === "other" && this.lastSelfSpeakAt !== null && this.lastSelfSpeakAt > t.ts) return undefined;
     return t.to;
   }
 
-  #setTarget(sender: string, to: "us" | "other", ts: number): void {
+  /**
+   * A line that names an engaged speaker anywhere (`lol bob, try xkill`) talks with them: their
+   * conversation with us is shared from here on (see {@link EngagedSpeakers.share}).
+   */
+  #shareNamed(m: GroupMessage): void {
+    const engaged = this.#engaged;
+    if (engaged === null || engaged.size === 0) return;
+    const senderLower = m.sender.toLowerCase();
+    const now = m.timestamp;
+    const named = engaged.list(now).filter((speaker) => speaker !== senderLower && namesMember(m.content, speaker));
+    if (named.length > 0) engaged.share((speaker) => named.includes(speaker));
+  }
+
+  #mayAnswerOpenLine(sender: string, ts: number): boolean {
+    const open = this.#openLine;
+    if (open === null || ts < open.ts || ts - open.ts > ANSWER_WINDOW_MS) return false;
+    return open.spoken.size < ANSWER_SPEAKERS && !open.spoken.has(sender.toLowerCase());
+  }
+
+  #setTarget(sender: string, to: Target, ts: number): void {
     const map = (this.#targets ??= new Map());
     map.delete(sender);
     map.set(sender, { to, ts });
@@ -220,7 +272,7 @@ export class GroupIngest {
   }
 
   #leadingAddress(content: string): LeadingAddress {
-    return classifyLeadingAddress(content, this.#selfKeys, (key) => this.#isMember(key));
+    return classifyLeadingAddress(content, this.#selfKeys, (key, marked) => this.#isMember(key, marked));
   }
 
   #addMember(sender: string): void {
@@ -231,8 +283,14 @@ export class GroupIngest {
     if (members.size > MEMBERS_CAPACITY) members.delete(members.values().next().value as string);
   }
 
-  #isMember(key: string): boolean {
+  /**
+   * Someone seen speaking lately is a member for any opening; one known only from the member list
+   * counts for a marked opening (`bob:`, `bob,`, `@bob`): a bare word that happens to be a
+   * silent member's name is too often just a word.
+   */
+  #isMember(key: string, marked: boolean): boolean {
     if (this.#selfKeys.has(key)) return false;
+    if (marked && this.#listedMembers?.().has(key)) return true;
     if (this.#memberKeys === null) {
       const keys = (this.#memberKeys = new Set());
       for (const s of this.#members ?? []) for (const k of memberKeys(s)) keys.add(k);
@@ -283,18 +341,29 @@ export class GroupIngest {
   #countOwn(ts: number, content: string, replyTo: string | undefined, localNow: number): void {
     const s = this.#settings;
     if (this.lastSelfSpeakAt === null || ts > this.lastSelfSpeakAt) this.lastSelfSpeakAt = ts;
+    const latest = this.#openLine === null || ts >= this.#openLine.ts;
     // Our message is group traffic too: it counts in messages/speakers as well as my_messages.
     appendVitalityEvent(this.#window, ts, this.#aid);
     appendOwnTime(this.#ownTimes, ts, serverNow(this.#clock, localNow), s.vitalityWindowMs, s.vitalityMaxEvents);
     const until = ts + s.engagedWindowMs;
+    let toSomeone = false;
     if (replyTo !== undefined) {
       const to = this.#senders.senderOf(replyTo);
-      if (to !== undefined && to.toLowerCase() !== this.#aidLower) this.#engage(to, until, ts, true);
+      if (to !== undefined && to.toLowerCase() !== this.#aidLower) {
+        this.#engage(to, until, ts, true);
+        toSomeone = true;
+      }
     }
     // Naming someone in our message starts a conversation with them (DESIGN §4, engaged speakers).
     for (const sender of windowSenders(this.#window)) {
       if (sender.toLowerCase() === this.#aidLower) continue;
-      if (checkMention(content, buildMentionKeywords({ aid: sender }), "smart")) this.#engage(sender, until, ts, true);
+      if (checkMention(content, buildMentionKeywords({ aid: sender }), "smart")) {
+        this.#engage(sender, until, ts, true);
+        toSomeone = true;
+      }
     }
+    // A line of ours to someone is answered by them (engaged above); one that names nobody (a
+    // question to the room, a topic, an answer) may be answered by anyone.
+    if (latest) this.#openLine = toSomeone || this.#leadingAddress(content).to === "other" ? null : { ts, spoken: new Set() };
   }
 }

@@ -6,6 +6,7 @@
 // would say it to skip the agent gap and the loop guard) — it stays "unknown", the claim noted.
 // Pure: no I/O, no clock; the shell feeds it what the network says.
 import type { ProfileType } from "../profile/agent-md.ts";
+import { memberKeys, nickKey } from "./addressee.ts";
 
 export type MemberType = "human" | "agent" | "unknown";
 export type MemberTypeSource = "owner" | "config" | "service" | "profile" | "none";
@@ -25,6 +26,26 @@ export interface MemberTypes {
   /** Whether any member other than `selfAid` is known to be an agent (a room where agents may contend). */
   anyAgent?(selfAid: string): boolean;
 }
+
+/**
+ * Who belongs to a group by its member list, as the names a line may open with: each member's
+ * aid and its user part, and the name its agent.md (or the service's entry) gives. Nick keys
+ * ({@link nickKey}); the set is rebuilt only when the list or a name changes.
+ */
+export interface MemberNames {
+  memberKeysOf(groupId: string): ReadonlySet<string>;
+}
+
+/** The display name a `get_members` entry carries: `name`, `display_name`, or inside its agent_md/profile. */
+export function memberNameFromServiceEntry(entry: unknown): string | undefined {
+  if (typeof entry !== "object" || entry === null) return undefined;
+  const e = entry as Record<string, unknown>;
+  const nested = [e["agent_md"], e["agentmd"], e["profile"]].map((n) => (typeof n === "object" && n !== null ? (n as Record<string, unknown>)["name"] : undefined));
+  const name = [e["name"], e["display_name"], ...nested].find((v): v is string => typeof v === "string" && v.trim().length > 0);
+  return name?.trim();
+}
+
+const NO_KEYS: ReadonlySet<string> = new Set();
 
 const UNKNOWN: MemberTypeInfo = Object.freeze({ type: "unknown", source: "none" });
 const AGENT_BY_PROFILE: MemberTypeInfo = Object.freeze({ type: "agent", source: "profile" });
@@ -71,8 +92,14 @@ export function memberTypeFromServiceEntry(entry: unknown): { aid: string; type:
  * One identity's directory. Config and owner are fixed at construction; service and profile
  * facts are recorded as they arrive and may change (a member republishes its profile).
  */
-export class MemberDirectory implements MemberTypes {
+export class MemberDirectory implements MemberTypes, MemberNames {
   readonly #config = new Map<string, MemberTypeInfo>();
+  /** Per group: the aids of its member list (lower-cased), as the service last reported it. */
+  readonly #groups = new Map<string, Set<string>>();
+  /** Per aid (lower-cased): the name its agent.md or the service gave. */
+  readonly #names = new Map<string, string>();
+  /** Per group: the nick keys of its members; dropped when a list or a name changes. */
+  readonly #keys = new Map<string, ReadonlySet<string>>();
   readonly #service = new Map<string, MemberType>();
   readonly #profile = new Map<string, MemberType>();
   readonly #maxEntries: number;
@@ -114,22 +141,60 @@ export class MemberDirectory implements MemberTypes {
     this.#record(this.#service, aid, type);
   }
 
-  /** Every typed entry of a `get_members` answer; returns how many carried a type. */
-  recordServiceMembers(entries: readonly unknown[]): number {
+  /**
+   * Every typed entry of a `get_members` answer; returns how many carried a type. With the
+   * group's id, the answer is also that group's member list (it replaces the one before).
+   */
+  recordServiceMembers(entries: readonly unknown[], groupId?: string): number {
     let typed = 0;
+    const aids = new Set<string>();
     for (const entry of entries) {
       const m = memberTypeFromServiceEntry(entry);
-      if (m && m.type !== "unknown") {
+      if (!m) continue;
+      aids.add(m.aid.toLowerCase());
+      const name = memberNameFromServiceEntry(entry);
+      if (name !== undefined) this.#recordName(m.aid, name);
+      if (m.type !== "unknown") {
         this.recordService(m.aid, m.type);
         typed++;
       }
     }
+    if (groupId !== undefined) {
+      this.#groups.set(groupId, aids);
+      this.#keys.delete(groupId);
+    }
     return typed;
   }
 
-  /** The type a sender's own agent.md declares, when we fetched it ("human" is kept as an unverified claim). */
-  recordProfile(aid: string, type: ProfileType): void {
+  /** The type (and name, when it has one) a sender's own agent.md declares, when we fetched it ("human" is kept as an unverified claim). */
+  recordProfile(aid: string, type: ProfileType, name?: string): void {
     this.#record(this.#profile, aid, type);
+    if (name !== undefined && name.trim() !== "") this.#recordName(aid, name.trim());
+  }
+
+  memberKeysOf(groupId: string): ReadonlySet<string> {
+    const cached = this.#keys.get(groupId);
+    if (cached) return cached;
+    const aids = this.#groups.get(groupId);
+    if (!aids) return NO_KEYS;
+    const keys = new Set<string>();
+    for (const aid of aids) {
+      for (const k of memberKeys(aid)) keys.add(k);
+      const name = this.#names.get(aid);
+      if (name !== undefined) keys.add(nickKey(name));
+    }
+    keys.delete("");
+    this.#keys.set(groupId, keys);
+    return keys;
+  }
+
+  #recordName(aid: string, name: string): void {
+    const key = aid.toLowerCase();
+    if (this.#names.get(key) === name) return;
+    this.#names.delete(key);
+    this.#names.set(key, name);
+    if (this.#names.size > this.#maxEntries) this.#names.delete(this.#names.keys().next().value as string);
+    this.#keys.clear();
   }
 
   /** True when nothing but our config could answer for `aid` yet: worth fetching its agent.md. */

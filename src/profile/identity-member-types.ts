@@ -11,8 +11,8 @@ export interface IdentityMemberTypes {
   readonly types: MemberDirectory;
   /** An inbound message's sender: fetches its agent.md when its type is unknown (no-op without `fetch`). */
   noteSender(aid: string): void;
-  /** The `members` of a `get_members` answer (after joining, and when a member joins). Returns how many carried a type. */
-  recordServiceMembers(entries: readonly unknown[]): number;
+  /** The `members` of a `get_members` answer of `groupId` (after joining, and when a member joins). Returns how many carried a type. */
+  recordServiceMembers(entries: readonly unknown[], groupId?: string): number;
   close(): void;
 }
 
@@ -31,7 +31,7 @@ export function createIdentityMemberTypes(p: {
   return {
     types,
     noteSender: (aid) => lookup?.noteSender(aid),
-    recordServiceMembers: (entries) => types.recordServiceMembers(entries),
+    recordServiceMembers: (entries, groupId) => types.recordServiceMembers(entries, groupId),
     close: () => lookup?.close(),
   };
 }

@@ -57,7 +57,7 @@ export class ProfileLookup {
         if (this.#closed || !r.ok) return;
         // A profile that names another aid says nothing about this one.
         if (r.profile.aid !== undefined && r.profile.aid.toLowerCase() !== key) return;
-        this.#directory.recordProfile(key, r.profile.type);
+        this.#directory.recordProfile(key, r.profile.type, r.profile.name);
         this.#logger.log("debug", "profile.member-type", { aid: key, type: r.profile.type });
       })
       .finally(() => this.#inFlight.delete(key));

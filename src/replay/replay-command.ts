@@ -6,6 +6,7 @@ import { renderHtmlReport } from "../report/html.ts";
 import type { ChannelConfig, IdentityConfig } from "../types.ts";
 import { runReplay } from "./replay.ts";
 import { renderRoomText, runRoomReplay } from "./room.ts";
+import { renderSuiteTable, runSuite } from "./suite.ts";
 import { ONLY_FILTERS, renderTextReport, type OnlyFilter } from "./text-report.ts";
 
 /** Logs at least this long show a progress line on a terminal's stderr. */
@@ -17,7 +18,8 @@ export const replaySpec: CommandSpec = {
   usage:
     "<log.jsonl> --persona NAME [--persona NAME …] [--aid AID] [--alias A,B] [--config FILE] [--group ID]\n" +
     "[--agent-latency-ms N] [--responder silent|mention|always|helpful] [--reply-text TEXT]\n" +
-    "[--agents A,B] [--seed N] [--skip-bad] [--only mentions|engaged|skips|sent] [--json] [--html FILE]",
+    "[--agents A,B] [--seed N] [--skip-bad] [--only mentions|engaged|skips|sent] [--json] [--html FILE]\n" +
+    "--suite DIR [--personas N] [--config FILE] [--group ID] [--responder MODE] [--json]",
   help: [
     "Replays the log on a simulated clock through the real group client and monitor, with a",
     "deterministic stand-in for the model, and reports every dispatch and its decision.",
@@ -39,6 +41,12 @@ export const replaySpec: CommandSpec = {
     "  --only F[,F]         text output: only dispatches that are mentions, engaged, skips or sent",
     "  --json               the whole report as one JSON object on stdout",
     "  --html FILE          also write a self-contained HTML page of the run to FILE",
+    "",
+    "  --suite DIR          replay every .jsonl log of DIR for its most addressed personas (from",
+    "                       DIR/personas.json, else the annotations) and print the reach table per",
+    "                       persona, per log and pooled, with why lines were missed (responder",
+    "                       default: mention)",
+    "  --personas N         personas per log in a suite (default 3)",
   ].join("\n"),
   run: replayCommand,
 };
@@ -77,9 +85,13 @@ async function replayCommand(args: string[], io: Io): Promise<number> {
       only: { type: "string" },
       json: { type: "boolean" },
       html: { type: "string" },
+      suite: { type: "string" },
+      personas: { type: "string" },
     },
     true,
   );
+  if (values.suite !== undefined) return suiteCommand(values, positionals, io);
+  if (values.personas !== undefined) throw new UsageError("`--personas` goes with `--suite DIR`");
   const file = positionals[0];
   if (!file || positionals.length > 1) throw new UsageError("replay takes exactly one log file");
   const personas = values.persona ?? [];
@@ -191,5 +203,37 @@ async function replayRoom(p: {
   for (const l of renderRoomText(room.room)) io.out(l);
   if (values.html !== undefined) io.out(`report: ${values.html}`);
   if (parsed.skipped.length) io.out(`skipped ${parsed.skipped.length} bad line(s): ${parsed.skipped.slice(0, 5).map((s) => `line ${s.line} (${s.reason})`).join("; ")}`);
+  return 0;
+}
+
+const SUITE_ONLY_WITH = new Set(["suite", "personas", "config", "group", "responder", "agent-latency-ms", "seed", "json"]);
+
+async function suiteCommand(values: Record<string, string | string[] | boolean | undefined>, positionals: string[], io: Io): Promise<number> {
+  const dir = values.suite as string;
+  if (dir === "") throw new UsageError("expected `--suite` to be a folder, got ``");
+  if (positionals.length) throw new UsageError("`--suite DIR` replays the folder's logs: leave out the log file");
+  const stray = Object.keys(values).filter((k) => values[k] !== undefined && !SUITE_ONLY_WITH.has(k));
+  if (stray.length) throw new UsageError(`\`--${stray[0]}\` does not go with \`--suite\``);
+  const responder = (values.responder as string | undefined) ?? "mention";
+  if (responder !== "silent" && responder !== "mention" && responder !== "always" && responder !== "helpful") {
+    throw new UsageError(`expected \`--responder\` to be silent, mention, always or helpful, got \`${responder}\``);
+  }
+  const personas = intOption(values.personas as string | undefined, "personas", 1) ?? 3;
+  const config = loadOptionalConfig(values.config as string | undefined);
+  const group = values.group as string | undefined;
+  if (group !== undefined) requireGroup(group, config ? configuredGroups(config, undefined) : [], values.config as string | undefined);
+  const agentLatencyMs = intOption(values["agent-latency-ms"] as string | undefined, "agent-latency-ms");
+  const seed = intOption(values.seed as string | undefined, "seed");
+  const report = await runSuite(dir, {
+    settings: settingsFor(config, undefined, group ?? "replay"),
+    responder,
+    personas,
+    ...(agentLatencyMs !== undefined ? { agentLatencyMs } : {}),
+    ...(seed !== undefined ? { seed } : {}),
+    ...(io.progress ? { onLog: (log: string, persona: string) => io.progress!(`replay --suite: ${log} as ${persona}`) } : {}),
+  });
+  io.progress?.("");
+  if (values.json) io.out(JSON.stringify(report));
+  else for (const l of renderSuiteTable(report)) io.out(l);
   return 0;
 }

@@ -58,7 +58,7 @@ describe("defaults", () => {
       budget: {
         enabled: true,
         addressed: {
-          "5m": { messages: 15, tokens: 180000 },
+          "5m": { messages: 30, tokens: 360000 },
           "3h": { messages: 540, tokens: 6480000 },
           "24h": { messages: 1440, tokens: 17280000 },
         },

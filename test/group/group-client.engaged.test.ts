@@ -1,7 +1,8 @@
 // Engaged, but not everyone: who is in a conversation with us, and which of their lines are ours.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { T0, at, msg, setup } from "./harness.ts";
+import { ALICE, T0, at, msg, setup } from "./harness.ts";
 import type { InboundMessage } from "../../src/types.ts";
+import { MemberDirectory } from "../../src/group/member-types.ts";
 
 beforeEach(() => {
   vi.useFakeTimers({ now: T0 });
@@ -96,5 +97,61 @@ describe("engaged follow-ups", () => {
     // It went out as promptly as an engaged follow-up (engagedFollowUpMs 5 s), not after the cooldown.
     expect(t.calls.at(-1)).toMatchObject({ at: 85_000, ids: ["4"] });
     expect(t.calls.at(-1)!.batch.mentionInfo.triggerType).toBe("engaged");
+  });
+});
+
+describe("addressees from the member list (group service and agent.md), before they have spoken", () => {
+  it("`Bob, are you there?` from an engaged speaker goes to bob, a member who has not spoken yet — not to us", async () => {
+    // The group service's member list names bob (get_members); bob has never spoken here.
+    const members = new MemberDirectory();
+    members.recordServiceMembers([{ agent_id: ALICE.aid, type: "agent" }, { agent_id: CAROL, type: "human" }, { agent_id: BOB, type: "human" }], "g1");
+    const t = setup({ memberTypes: members });
+    // T+0s     carol: "alice, hello"          → mention, carol engaged with us
+    // T+10s    carol: "Bob, are you there?"   → addressed to bob (a member), not an engaged follow-up
+    // T+60s    (nothing more for us)
+    t.client.feedBufferGate([msg(1, 0, "alice, hello", CAROL)]);
+    await at(10_000);
+    t.client.feedBufferGate([msg(2, 10_000, "Bob, are you there?", CAROL)]);
+    await at(60_000);
+    expect(accepted(t)).toEqual([
+      ["1", true, false, "mention"],
+      ["2", false, false, "addressed-other:Bob"],
+    ]);
+    // Only the mention went to the model on the addressed path; line 2 waited for the normal path.
+    expect(t.calls.map((c) => [c.at, c.batch.mentionInfo.triggerType, c.ids])).toEqual([
+      [0, "mention", ["1"]],
+      [t.calls[1]!.at, "normal", ["2"]],
+    ]);
+  });
+
+  it("a name from a member's agent.md counts too; a bare opening needs the member seen speaking", async () => {
+    const members = new MemberDirectory();
+    members.recordServiceMembers([{ agent_id: CAROL }, { agent_id: "u-8841.agentcp.io" }], "g1");
+    // u-8841's own agent.md calls it "Robin".
+    members.recordProfile("u-8841.agentcp.io", "agent", "Robin");
+    const t = setup({ memberTypes: members });
+    t.client.feedBufferGate([msg(1, 0, "alice: the deploy failed", CAROL)]);
+    t.client.feedBufferGate([msg(2, 2000, "robin: can you roll it back?", CAROL)]);
+    await at(40_000);
+    t.client.feedBufferGate([msg(3, 40_000, "robin is the name of a bird, alice", CAROL)]);
+    t.client.feedBufferGate([msg(4, 41_000, "robin knows the rollback", CAROL)]);
+    await at(80_000);
+    expect(accepted(t)).toEqual([
+      ["1", true, false, "mention"],
+      ["2", false, false, "addressed-other:robin"],
+      ["3", true, false, "mention"],
+      // A bare `robin …` from a member list alone is too often an ordinary word: it continues line 3.
+      ["4", false, true, "continues"],
+    ]);
+  });
+
+  it("members of another group of the same identity are not members here", async () => {
+    const members = new MemberDirectory();
+    members.recordServiceMembers([{ agent_id: BOB }], "g2");
+    const t = setup({ memberTypes: members });
+    t.client.feedBufferGate([msg(1, 0, "alice, hello", CAROL)]);
+    t.client.feedBufferGate([msg(2, 5000, "Bob, are you there?", CAROL)]);
+    await at(20_000);
+    expect(accepted(t)[1]).toEqual(["2", false, true, "continues"]);
   });
 });

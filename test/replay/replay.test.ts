@@ -118,7 +118,9 @@ describe("replay: the persona's own lines", () => {
       { id: "s1", reason: "self" },
       { id: "s2", reason: "self" },
     ]);
-    expect(report.dispatches.map((d) => [d.at, d.trigger, d.messageIds, d.vitality.myMessagesIn5m])).toEqual([[T0 + 5000, "normal", ["b1"], 2]]);
+    // bob's "hi" is the first line after ours that names nobody: it may answer us (maybe ours).
+    expect(report.dispatches.map((d) => [d.at, d.trigger, d.messageIds, d.vitality.myMessagesIn5m])).toEqual([[T0 + 5000, "engaged", ["b1"], 2]]);
+    expect(report.messages.find((m) => m.id === "b1")).toMatchObject({ isMention: false, engaged: false, why: "after-our-line" });
   });
 });
 
@@ -254,8 +256,9 @@ describe("replay --config", () => {
       identities: { a: { aid: "alice.agentcp.io", name: "Alice" } },
       groups: { quiet: { bufferGateMs: 8000, bufferGateMaxWaitMs: 8000 } },
     });
-    // Alice speaks once (a minute before): a persona absent from the log draws a warning on stderr.
-    const log = dir.jsonl("group.jsonl", [line("s1", T0 - 60_000, "alice", "morning"), line("n1", T0, "bob", "hello")]);
+    // Alice speaks once (two minutes before, so bob's line is no answer to hers): a persona absent
+    // from the log draws a warning on stderr.
+    const log = dir.jsonl("group.jsonl", [line("s1", T0 - 120_000, "alice", "morning"), line("n1", T0, "bob", "hello")]);
     const at = async (...extra: string[]) => (await replayJson(log, "--config", cfg, ...extra)).dispatches.map((d) => d.at);
     expect(await at()).toEqual([T0 + 3000]);
     expect(await at("--group", "quiet")).toEqual([T0 + 8000]);

@@ -1,0 +1,295 @@
+// `replay --suite DIR`: every annotated log of a folder, replayed for its most addressed personas,
+// and the reach of the lines people meant for them — per persona, per log and pooled — with the
+// reason each missed line was missed. The runs are the ordinary single-persona replay.
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { basename, join } from "node:path";
+import type { GroupSettings } from "../types.ts";
+import { isDirectedAt, percentile } from "./addressed.ts";
+import { parseLog, type LogLine } from "./log.ts";
+import { personaMatcher, runReplay, type ReplayReport } from "./replay.ts";
+import type { ScriptedMode } from "../host/deterministic.ts";
+
+/** Why a line meant for the persona never reached a model call. */
+export const MISS_CAUSES = [
+  /** Not taken as ours; its batch found the unaddressed allowance spent. */
+  "unaddressed-allowance",
+  /** Judged to be for someone else (`addressed-other`, `continues-addressed-other`). */
+  "for-someone-else",
+  /** Flagged as ours (mention or engaged), and the addressed allowance was spent. */
+  "flagged-addressed-allowance",
+  /** Sent as maybe ours (a shared conversation, a line after ours), and the addressed allowance was spent. */
+  "maybe-ours-addressed-allowance",
+  /** Its dispatch was skipped for another reason before the model. */
+  "other-skip",
+  /** No dispatch carried it. */
+  "not-dispatched",
+] as const;
+export type MissCause = (typeof MISS_CAUSES)[number];
+
+/** A reached line that waited longer than this for its model call counts as late. */
+export const LATE_MS = 8_000;
+
+export interface SuiteRow {
+  /** Log file name without `.jsonl`; "pooled" for a pooled row. */
+  log: string;
+  /** The persona, or "pooled". */
+  persona: string;
+  /** Annotated lines directed at the persona (not its own). */
+  gold: number;
+  /** Of those, lines carried by a dispatch whose model was called. */
+  reached: number;
+  reach: number;
+  waitP50Ms: number;
+  waitP95Ms: number;
+  /** Lines replayed (over every run of the row). */
+  messages: number;
+  modelCalls: number;
+  /** Hours of chat replayed (over every run of the row). */
+  hours: number;
+  callsPerMessage: number;
+  callsPerHour: number;
+  /** Annotated lines the engine flagged as mention or engaged, and how many of them were gold. */
+  flagged: number;
+  flaggedGold: number;
+  precision: number;
+  recall: number;
+  missed: Record<MissCause, number>;
+  /** Reached, but after more than {@link LATE_MS}. */
+  late: number;
+}
+
+export interface SuiteReport {
+  dir: string;
+  responder: ScriptedMode;
+  logs: Array<{ log: string; personas: SuiteRow[]; pooled: SuiteRow }>;
+  pooled: SuiteRow;
+}
+
+interface RowParts {
+  gold: number;
+  reached: number;
+  waits: number[];
+  messages: number;
+  modelCalls: number;
+  hours: number;
+  flagged: number;
+  flaggedGold: number;
+  missed: Record<MissCause, number>;
+}
+
+const noMisses = (): Record<MissCause, number> => Object.fromEntries(MISS_CAUSES.map((c) => [c, 0])) as Record<MissCause, number>;
+const round = (x: number, digits = 3) => Math.round(x * 10 ** digits) / 10 ** digits;
+
+/**
+ * The personas of a log: the `personas` list of `personas.json` beside it when it names this
+ * log, else the senders most often named in `directedTo` (at least 10 lines), most first.
+ */
+export function suitePersonas(lines: readonly LogLine[], fromFile: readonly string[] | undefined, count: number): string[] {
+  if (fromFile && fromFile.length) return fromFile.slice(0, count);
+  const counts = new Map<string, number>();
+  for (const l of lines) {
+    for (const n of new Set(l.directedTo ?? [])) {
+      if (n.toLowerCase() === l.sender.toLowerCase()) continue;
+      counts.set(n, (counts.get(n) ?? 0) + 1);
+    }
+  }
+  return [...counts].filter(([, c]) => c >= 10).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).slice(0, count).map(([n]) => n);
+}
+
+function readPersonasFile(dir: string): Map<string, string[]> {
+  const file = join(dir, "personas.json");
+  const out = new Map<string, string[]>();
+  if (!existsSync(file)) return out;
+  const data = JSON.parse(readFileSync(file, "utf8")) as Record<string, { personas?: Array<{ nick?: unknown; bot?: unknown }> }>;
+  for (const [log, entry] of Object.entries(data)) {
+    const nicks = (entry.personas ?? []).filter((p) => typeof p.nick === "string" && p.bot !== true).map((p) => p.nick as string);
+    out.set(log, nicks);
+  }
+  return out;
+}
+
+/** Parts of one persona's row from its replay. */
+export function rowParts(lines: readonly LogLine[], report: ReplayReport, persona: string): RowParts {
+  const isPersona = personaMatcher(persona);
+  const byId = new Map(report.messages.map((m) => [m.id, m]));
+  // Per line: when its first model-calling dispatch started, and the last dispatch that carried it.
+  const modelCallAt = new Map<string, number>();
+  const lastDispatch = new Map<string, ReplayReport["dispatches"][number]>();
+  for (const d of report.dispatches) {
+    for (const id of d.messageIds) {
+      lastDispatch.set(id, d);
+      if (d.outcome.modelCalled && !modelCallAt.has(id)) modelCallAt.set(id, d.at);
+    }
+  }
+  const p: RowParts = {
+    gold: 0,
+    reached: 0,
+    waits: [],
+    messages: lines.length,
+    modelCalls: report.summary.modelCalls,
+    hours: lines.length ? (lines.at(-1)!.ts - lines[0]!.ts) / 3_600_000 : 0,
+    flagged: 0,
+    flaggedGold: 0,
+    missed: noMisses(),
+  };
+  for (const l of lines) {
+    if (isPersona(l.sender)) continue;
+    const directed = isDirectedAt(l, persona);
+    if (directed === null) continue;
+    const m = byId.get(l.id);
+    const flagged = m !== undefined && (m.isMention || m.engaged);
+    if (flagged) p.flagged++;
+    if (!directed) continue;
+    p.gold++;
+    if (flagged) p.flaggedGold++;
+    const at = modelCallAt.get(l.id);
+    if (at !== undefined) {
+      p.reached++;
+      p.waits.push(Math.max(0, at - l.ts));
+      continue;
+    }
+    p.missed[missCause(m?.why ?? null, flagged, lastDispatch.get(l.id))]++;
+  }
+  return p;
+}
+
+function missCause(why: string | null, flagged: boolean, d: ReplayReport["dispatches"][number] | undefined): MissCause {
+  if (why !== null && (why.startsWith("addressed-other") || why === "continues-addressed-other")) return "for-someone-else";
+  if (d === undefined) return "not-dispatched";
+  if (d.outcome.skipReason === "over-budget") {
+    if (d.outcome.detail?.startsWith("unaddressed:")) return "unaddressed-allowance";
+    return flagged ? "flagged-addressed-allowance" : "maybe-ours-addressed-allowance";
+  }
+  return "other-skip";
+}
+
+function toRow(log: string, persona: string, parts: readonly RowParts[]): SuiteRow {
+  const sum = (f: (p: RowParts) => number) => parts.reduce((a, p) => a + f(p), 0);
+  const waits = parts.flatMap((p) => p.waits).sort((a, b) => a - b);
+  const gold = sum((p) => p.gold);
+  const reached = sum((p) => p.reached);
+  const messages = sum((p) => p.messages);
+  const modelCalls = sum((p) => p.modelCalls);
+  const hours = sum((p) => p.hours);
+  const flagged = sum((p) => p.flagged);
+  const flaggedGold = sum((p) => p.flaggedGold);
+  const missed = noMisses();
+  for (const p of parts) for (const c of MISS_CAUSES) missed[c] += p.missed[c];
+  return {
+    log,
+    persona,
+    gold,
+    reached,
+    reach: gold === 0 ? 1 : round(reached / gold),
+    waitP50Ms: percentile(waits, 50),
+    waitP95Ms: percentile(waits, 95),
+    messages,
+    modelCalls,
+    hours: round(hours, 2),
+    callsPerMessage: messages === 0 ? 0 : round(modelCalls / messages),
+    callsPerHour: hours === 0 ? 0 : round(modelCalls / hours, 1),
+    flagged,
+    flaggedGold,
+    precision: flagged === 0 ? 1 : round(flaggedGold / flagged),
+    recall: gold === 0 ? 1 : round(flaggedGold / gold),
+    missed,
+    late: waits.filter((w) => w > LATE_MS).length,
+  };
+}
+
+export interface SuiteOptions {
+  settings: GroupSettings;
+  responder?: ScriptedMode;
+  /** Personas per log (default 3). */
+  personas?: number;
+  agentLatencyMs?: number;
+  seed?: number;
+  /** Only these log files (names with or without `.jsonl`); default every `.jsonl` of the folder. */
+  only?: readonly string[];
+  onLog?: (log: string, persona: string) => void;
+}
+
+export async function runSuite(dir: string, opts: SuiteOptions): Promise<SuiteReport> {
+  const responder = opts.responder ?? "mention";
+  const fromFile = readPersonasFile(dir);
+  const only = opts.only?.map((n) => basename(n, ".jsonl"));
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch (err) {
+    throw new Error(`cannot read ${dir}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  }
+  const files = names
+    .filter((f) => f.endsWith(".jsonl"))
+    .map((f) => basename(f, ".jsonl"))
+    .filter((f) => !only || only.includes(f))
+    .sort();
+  if (files.length === 0) throw new Error(`${dir}: no .jsonl logs${only ? ` named ${only.join(", ")}` : ""}`);
+  const report: SuiteReport = { dir, responder, logs: [], pooled: toRow("pooled", "pooled", []) };
+  const allParts: RowParts[] = [];
+  for (const log of files) {
+    const { lines } = parseLog(readFileSync(join(dir, `${log}.jsonl`), "utf8"));
+    const personas = suitePersonas(lines, fromFile.get(log), opts.personas ?? 3);
+    const rows: SuiteRow[] = [];
+    const logParts: RowParts[] = [];
+    for (const persona of personas) {
+      opts.onLog?.(log, persona);
+      const r = await runReplay(lines, {
+        persona,
+        settings: opts.settings,
+        responder,
+        ...(opts.agentLatencyMs !== undefined ? { agentLatencyMs: opts.agentLatencyMs } : {}),
+        ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
+      });
+      const parts = rowParts(lines, r, persona);
+      rows.push(toRow(log, persona, [parts]));
+      logParts.push(parts);
+    }
+    allParts.push(...logParts);
+    report.logs.push({ log, personas: rows, pooled: toRow(log, "pooled", logParts) });
+  }
+  report.pooled = toRow("pooled", "pooled", allParts);
+  return report;
+}
+
+const secs = (ms: number) => (ms / 1000).toFixed(1);
+
+/** The suite's text table: one row per persona, one pooled row per log, the pooled total, then why lines were missed. */
+export function renderSuiteTable(report: SuiteReport): string[] {
+  const head = ["log", "persona", "directed", "reached", "reach", "wait p50", "p95", "calls/msg", "calls/h", "flag prec", "recall", "late"];
+  const cells = (r: SuiteRow) => [
+    r.log,
+    r.persona,
+    String(r.gold),
+    String(r.reached),
+    r.reach.toFixed(2),
+    `${secs(r.waitP50Ms)} s`,
+    `${secs(r.waitP95Ms)} s`,
+    r.callsPerMessage.toFixed(3),
+    r.callsPerHour.toFixed(1),
+    r.precision.toFixed(2),
+    r.recall.toFixed(2),
+    String(r.late),
+  ];
+  const body: string[][] = [];
+  for (const l of report.logs) {
+    for (const r of l.personas) body.push(cells(r));
+    body.push(cells(l.pooled));
+  }
+  body.push(cells(report.pooled));
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
+  const fmt = (c: string[]) => c.map((s, i) => (i < 2 ? s.padEnd(widths[i]!) : s.padStart(widths[i]!))).join("  ").trimEnd();
+  const out = [fmt(head), ...body.map(fmt)];
+  out.push("");
+  out.push(`missed lines, by cause (late = reached after more than ${LATE_MS / 1000} s):`);
+  const mh = ["log", "missed", ...MISS_CAUSES];
+  const mb = [...report.logs.map((l) => l.pooled), report.pooled].map((r) => [
+    r.log,
+    String(r.gold - r.reached),
+    ...MISS_CAUSES.map((c) => String(r.missed[c])),
+  ]);
+  const mw = mh.map((h, i) => Math.max(h.length, ...mb.map((b) => b[i]!.length)));
+  const mfmt = (c: string[]) => c.map((s, i) => (i === 0 ? s.padEnd(mw[i]!) : s.padStart(mw[i]!))).join("  ").trimEnd();
+  out.push(mfmt(mh), ...mb.map(mfmt));
+  return out;
+}

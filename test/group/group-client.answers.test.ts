@@ -1,0 +1,215 @@
+// Lines that may answer us without naming us, and the pace of follow-ups: the rules that carry
+// addressed talk across channel styles (a question to the room, a meeting chair, a fast exchange).
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { followUpPaceMs } from "../../src/group/dispatch-gate.ts";
+import type { InboundMessage } from "../../src/types.ts";
+import { T0, at, msg, setup } from "./harness.ts";
+
+beforeEach(() => {
+  vi.useFakeTimers({ now: T0 });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+const BOB = "bob.agentcp.io";
+const CAROL = "carol.agentcp.io";
+const DAVE = "dave.agentcp.io";
+const ERIN = "erin.agentcp.io";
+
+function accepted(t: ReturnType<typeof setup>): Array<[string, boolean, boolean, boolean, string | null]> {
+  return t.events.flatMap((e) => {
+    if (e.type !== "accepted") return [];
+    const m: InboundMessage = e.message;
+    return [[m.msgId, m.isMention, m.engaged, m.maybeOurs === true, m.addressing ?? null]];
+  });
+}
+
+describe("a line after ours that names nobody may answer it", () => {
+  it("the next two speakers' first lines within 60 s go to the model as maybe ours; a third speaker's, or a later line, do not", async () => {
+    const t = setup();
+    // T+0s    dave: "morning"                           plain
+    // T+1s    we:   "has anyone tried the 2.0 build?"   names nobody
+    // T+4s    carol: "yes, works here"                  maybe ours (1st speaker after us)
+    // T+5s    dave: "not yet"                           maybe ours (2nd speaker)
+    // T+6s    erin: "what build?"                       plain (3rd speaker)
+    // T+7s    carol: "but the docs are stale"           maybe ours (the rest of carol's answer)
+    // T+12s   5 s after the last maybe-ours line → one dispatch of 4 lines, on the addressed path
+    //         ("engaged"), not after the cooldown of the T+3s dispatch
+    // T+80s   bob:  "anyone around?"                    plain (79 s after our line)
+    t.client.feedBufferGate([msg(1, 0, "morning", DAVE)]);
+    await at(1000);
+    t.client.recordOwnMessage({ msgId: "100", timestamp: T0 + 1000, content: "has anyone tried the 2.0 build?" });
+    await at(4000);
+    t.client.feedBufferGate([msg(2, 4000, "yes, works here", CAROL)]);
+    await at(5000);
+    t.client.feedBufferGate([msg(3, 5000, "not yet", DAVE)]);
+    await at(6000);
+    t.client.feedBufferGate([msg(4, 6000, "what build?", ERIN)]);
+    await at(7000);
+    t.client.feedBufferGate([msg(5, 7000, "but the docs are stale", CAROL)]);
+    await at(80_000);
+    t.client.feedBufferGate([msg(6, 80_000, "anyone around?", BOB)]);
+    await at(200_000);
+    expect(accepted(t)).toEqual([
+      ["1", false, false, false, null],
+      ["2", false, false, true, "after-our-line"],
+      ["3", false, false, true, "after-our-line"],
+      ["4", false, false, false, null],
+      ["5", false, false, true, "continues-after-our-line"],
+      ["6", false, false, false, null],
+    ]);
+    expect(t.calls.map((c) => [c.at, c.batch.mentionInfo.triggerType, c.ids])).toEqual([
+      [3000, "normal", ["1"]],
+      [12_000, "engaged", ["2", "3", "4", "5"]],
+      [83_000, "normal", ["6"]],
+    ]);
+  });
+
+  it("after our line to one member, the others' lines are not answers to it", async () => {
+    const t = setup();
+    t.client.feedBufferGate([msg(1, 0, "it fails to mount", BOB)]);
+    await at(1000);
+    t.client.recordOwnMessage({ msgId: "100", timestamp: T0 + 1000, content: "try sudo mount -a, bob" });
+    await at(4000);
+    t.client.feedBufferGate([msg(2, 4000, "lunch anyone?", CAROL)]);
+    await at(60_000);
+    expect(accepted(t)).toEqual([
+      ["1", false, false, false, null],
+      ["2", false, false, false, null],
+    ]);
+  });
+
+  it("our line ends a sender's continuation to another member: their next line may answer us", async () => {
+    const t = setup();
+    // T+0s   bob: "alice, is the build fixed?"  mention
+    // T+2s   bob: "carol: did you push it?"     addressed to carol
+    // T+5s   we:  "the build is green again"
+    // T+10s  bob: "nice"                         was continues-addressed-other (within 30 s of bob's line to carol)
+    t.client.feedBufferGate([msg(0, 0, "hi", CAROL)]);
+    t.client.feedBufferGate([msg("0b", 0, "alice, is the build fixed?", BOB)]);
+    await at(2000);
+    t.client.feedBufferGate([msg(1, 2000, "carol: did you push it?", BOB)]);
+    await at(5000);
+    t.client.recordOwnMessage({ msgId: "100", timestamp: T0 + 5000, content: "the build is green again" });
+    await at(10_000);
+    t.client.feedBufferGate([msg(2, 10_000, "nice", BOB)]);
+    await at(60_000);
+    expect(accepted(t).slice(2)).toEqual([
+      ["1", false, false, false, "addressed-other:carol"],
+      ["2", false, false, true, "after-our-line"],
+    ]);
+  });
+});
+
+describe("naming an engaged speaker anywhere in a line", () => {
+  it("shares their conversation: their next line is maybe ours, not [engaged]", async () => {
+    const t = setup();
+    t.client.feedBufferGate([msg(1, 0, "alice, how do I mount it?", BOB)]);
+    await at(3000);
+    t.client.feedBufferGate([msg(2, 3000, "hi", DAVE)]);
+    await at(40_000);
+    // Not an opening address: carol names bob at the end of her line.
+    t.client.feedBufferGate([msg(3, 40_000, "try xkill for that, bob", CAROL)]);
+    await at(80_000);
+    t.client.feedBufferGate([msg(4, 80_000, "it says permission denied", BOB)]);
+    await at(90_000);
+    expect(accepted(t).at(-1)).toEqual(["4", false, false, true, "shared-conversation"]);
+  });
+});
+
+describe("follow-ups keep a reserve of the addressed allowance for mentions", () => {
+  it("followUpPaceMs: free below the allowance minus a fifth; then until the oldest needed start leaves the window", () => {
+    const W = 300_000;
+    expect(followUpPaceMs({ now: 50_000, recentStarts: [0, 10_000, 20_000], allowance: 5, windowMs: W })).toBe(0);
+    // 4 of 5 used (a reserve of 1 kept): the next follow-up waits until T+0's start leaves the window.
+    expect(followUpPaceMs({ now: 50_000, recentStarts: [0, 10_000, 20_000, 30_000], allowance: 5, windowMs: W })).toBe(W - 50_000 + 1);
+    // Allowance 30 keeps 6: 24 starts in the window are the limit.
+    const starts = Array.from({ length: 24 }, (_, i) => i * 1000);
+    expect(followUpPaceMs({ now: 30_000, recentStarts: starts.slice(0, 23), allowance: 30, windowMs: W })).toBe(0);
+    expect(followUpPaceMs({ now: 30_000, recentStarts: starts, allowance: 30, windowMs: W })).toBe(W - 30_000 + 1);
+    // Starts that left the window do not count.
+    expect(followUpPaceMs({ now: W + 1, recentStarts: [0, 1, 2, 3], allowance: 5, windowMs: W })).toBe(0);
+    expect(followUpPaceMs({ now: 0, recentStarts: [], allowance: 0, windowMs: W })).toBe(0);
+  });
+
+  it("a fast exchange batches once 4 of 5 are spent; a mention still goes at once and takes the waiting lines", async () => {
+    const budget = {
+      enabled: true,
+      addressed: { "5m": { messages: 5, tokens: 1_000_000 }, "3h": { messages: 100, tokens: 10_000_000 }, "24h": { messages: 100, tokens: 10_000_000 } },
+      unaddressed: { "5m": { messages: 2, tokens: 1_000_000 }, "3h": { messages: 12, tokens: 10_000_000 }, "24h": { messages: 48, tokens: 10_000_000 } },
+    };
+    const t = setup({ settings: { budget } });
+    // T+0s    bob mentions us                → mention dispatch at T+0 (1 of 5)
+    // T+10s, T+20s, T+30s  bob follows up    → engaged dispatches at T+15s, T+25s, T+35s (4 of 5)
+    // T+40s, T+50s  bob follows up           → wait: T+0's start leaves the window at T+300s
+    // T+100s  carol mentions us              → mention dispatch at T+100s with bob's two lines
+    // T+110s  bob follows up                 → 5 starts in the window: waits until T+15s's start
+    //                                          leaves it, T+315.001s
+    t.client.feedBufferGate([msg(1, 0, "alice, the build is red", BOB)]);
+    for (const [id, s] of [[2, 10], [3, 20], [4, 30], [5, 40], [6, 50]] as const) {
+      await at(s * 1000);
+      t.client.feedBufferGate([msg(id, s * 1000, `detail ${id}`, BOB)]);
+    }
+    await at(100_000);
+    t.client.feedBufferGate([msg(7, 100_000, "alice, is it the tests?", CAROL)]);
+    await at(110_000);
+    t.client.feedBufferGate([msg(8, 110_000, "detail 8", BOB)]);
+    await at(400_000);
+    expect(t.calls.map((c) => [c.at, c.batch.mentionInfo.triggerType, c.ids])).toEqual([
+      [0, "mention", ["1"]],
+      [15_000, "engaged", ["2"]],
+      [25_000, "engaged", ["3"]],
+      [35_000, "engaged", ["4"]],
+      [100_000, "mention", ["5", "6", "7"]],
+      [315_001, "engaged", ["8"]],
+    ]);
+  });
+});
+
+describe("the rest of an answer to our line", () => {
+  it("a second line from the same speaker within continuationMs is maybe ours too; a line after that is not", async () => {
+    const t = setup();
+    // T+0s   dave: "morning"
+    // T+1s   we:   "is the mirror back up?"
+    // T+10s  carol: "yes since noon"           after-our-line
+    // T+25s  carol: "but it is slow"          continues-after-our-line (15 s after her answer)
+    // T+70s  carol: "lunch anyone?"           plain (60 s after her answer)
+    t.client.feedBufferGate([msg(1, 0, "morning", DAVE)]);
+    await at(1000);
+    t.client.recordOwnMessage({ msgId: "100", timestamp: T0 + 1000, content: "is the mirror back up?" });
+    await at(10_000);
+    t.client.feedBufferGate([msg(2, 10_000, "yes since noon", CAROL)]);
+    await at(25_000);
+    t.client.feedBufferGate([msg(3, 25_000, "but it is slow", CAROL)]);
+    await at(70_000);
+    t.client.feedBufferGate([msg(4, 70_000, "lunch anyone?", CAROL)]);
+    await at(120_000);
+    expect(accepted(t).slice(1)).toEqual([
+      ["2", false, false, true, "after-our-line"],
+      ["3", false, false, true, "continues-after-our-line"],
+      ["4", false, false, false, null],
+    ]);
+  });
+});
+
+describe("a person typing line after line to us", () => {
+  it("is answered within twice engagedFollowUpMs of their first follow-up, not after the buffer's 15 s cap", async () => {
+    const t = setup();
+    // T+0s                      bob mentions us          → mention dispatch at T+0
+    // T+10s, 14s, 18s, 22s      bob follows up every 4 s → the 5 s of quiet never come;
+    // T+20s                     dispatch of the lines so far (T+10s + 2 × 5 s)
+    // T+22s line                → its own follow-up dispatch 5 s later, at T+27s
+    t.client.feedBufferGate([msg(1, 0, "alice, the build is red", BOB)]);
+    for (const [id, s] of [[2, 10], [3, 14], [4, 18], [5, 22]] as const) {
+      await at(s * 1000);
+      t.client.feedBufferGate([msg(id, s * 1000, `detail ${id}`, BOB)]);
+    }
+    await at(60_000);
+    expect(t.calls.map((c) => [c.at, c.batch.mentionInfo.triggerType, c.ids])).toEqual([
+      [0, "mention", ["1"]],
+      [20_000, "engaged", ["2", "3", "4"]],
+      [27_000, "engaged", ["5"]],
+    ]);
+  });
+});
