@@ -395,7 +395,11 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
     if (!sent.ok) {
       // Logged with its context, never posted: the group sees nothing of our failures.
       logger.log("warn", "monitor.send-failed", { dispatchId: batch.dispatchId, replyType: r.replyType, chars: r.text.length, kind: sent.kind, ...errorFields(sent.error) });
-      if (sent.kind === "failed" || lifetime.signal.aborted) return skip("send-failed");
+      // Closed while the reply waited (for a session, or an answer): nothing surely reached the
+      // group, so the batch stays unsettled and the next run answers it. A copy the server did
+      // store comes back in the history with `answered_through` and settles the batch there.
+      if (lifetime.signal.aborted) return skip("group-closed", `send-${sent.kind}`);
+      if (sent.kind === "failed") return skip("send-failed");
       unsent = { ...r, maybeSent: r.maybeSent || sent.kind === "maybe-sent" };
       finish({ sent: false, skipReason: "send-failed", budgetRatio: r.ratio, replyType: r.replyType }, `retry-with-batch:${sent.kind}`);
       throw new ReplyNotDeliveredError({ groupId, dispatchId: batch.dispatchId, sendError: String((sent.error as { code?: unknown })?.code ?? "unknown") });
