@@ -19,6 +19,7 @@ import type {
   InboundMessage,
   Logger,
   PersistedGroupState,
+  ReplySettlement,
   ReplyType,
   SkipReason,
 } from "../types.ts";
@@ -175,7 +176,15 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
       agentChain,
       outcome: { sent: false },
     };
+    // The dispatch whose model call wrote the reply now in play (this one, or the one whose reply
+    // a retry delivers): the back-end hears what the group saw of it.
+    let writtenBy: number | undefined;
     const finish = (outcome: DispatchOutcome, detail?: string): DispatchOutcome => {
+      if (writtenBy !== undefined) {
+        const about = { identityId: p.identityId, groupId, dispatchId: writtenBy };
+        const s: ReplySettlement = outcome.sent ? { ...about, sent: true, text: outcome.text ?? "" } : { ...about, sent: false, reason: outcome.skipReason ?? "silent" };
+        safeCall(() => p.backend.settled?.(s), "monitor.backend-settled-failed");
+      }
       record.outcome = outcome;
       if (detail) record.detail = detail;
       record.agentChain = agentChain;
@@ -203,6 +212,7 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
         // What arrived since that reply was written goes back to the group client for a dispatch
         // of its own (a mention among it must get its own answer).
         const notHandled = batch.messages.filter((m) => !pending.ids.has(m.msgId)).map((m) => m.msgId);
+        writtenBy = pending.writtenBy;
         return deliver(pending, batch, record, finish, skip, nowAt, notHandled);
       }
     }
@@ -302,9 +312,11 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
 
     const raw = await call(parts, settings.decision === "two-phase" ? "reply" : undefined);
     decided = undefined;
+    const intent = raw === undefined ? undefined : parseIntent(raw);
+    // A back-end that keeps a history stored this reply; from here on it hears what became of it.
+    if (intent?.reply) writtenBy = batch.dispatchId;
     if (lifetime.signal.aborted) return skip("group-closed");
-    if (raw === undefined) return skip("backend-failed");
-    const intent = parseIntent(raw);
+    if (intent === undefined) return skip("backend-failed");
     if (!intent.reply) return skip("silent", intent.reason);
 
     let replyType: ReplyType = record.replyType ?? parts.replyType;
@@ -373,6 +385,7 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
       // A minute of slack for clock estimates: our dedup never lets the same text out twice that close.
       since: nowAt() - 60_000,
       afterMsgId: batch.newestMsgId,
+      writtenBy: batch.dispatchId,
     };
     return deliver(prepared, batch, record, finish, skip, nowAt);
   }
