@@ -126,7 +126,7 @@ export async function runReplay(lines: readonly LogLine[], opts: ReplayOptions):
   const first = lines[0]?.ts ?? 0;
   const clock = FakeTimers.install({
     now: first,
-    toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date"],
+    toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date", "performance"],
     loopLimit: 1_000_000,
   });
   const report: ReplayReport = {

@@ -66,18 +66,25 @@ describe("a local clock far ahead of the server", () => {
     expect(t.client.computeVitality()).toMatchObject({ state: "ACTIVE", messagesIn5m: 8, uniqueSpeakersIn5m: 3 });
   });
 
-  it("the local clock jumps an hour ahead mid-conversation: the second live delivery after the jump corrects it", async () => {
-    const t = setup();
+  it("the wall clock set an hour ahead (or back) mid-conversation changes nothing: timers and server time run on a monotonic clock", async () => {
+    const t = setup({ settings: { cooldownMs: 0 }, script: () => ({}) });
     t.client.feedBufferGate([msg(1, 0, "one", "bob.agentcp.io")]);
-    await at(5_000);
-    t.client.feedBufferGate([msg(2, 5_000, "two", "carol.agentcp.io")]);
-    expect(t.client.serverNow()).toBe(T0 + 5_000);
-    // T+10s on the server: our clock is set an hour forward.
-    vi.setSystemTime(T0 + 10_000 + 60 * MIN);
-    t.client.feedBufferGate([msg(3, 10_000, "three", "dave.agentcp.io")]);
-    vi.setSystemTime(T0 + 15_000 + 60 * MIN);
-    t.client.feedBufferGate([msg(4, 15_000, "four", "bob.agentcp.io")]);
-    expect(t.client.serverNow()).toBe(T0 + 15_000);
-    expect(t.client.computeVitality()).toMatchObject({ state: "ACTIVE", messagesIn5m: 4, uniqueSpeakersIn5m: 3 });
+    await at(2_000);
+    t.client.feedBufferGate([msg(2, 2_000, "two", "carol.agentcp.io")]);
+    // T+2s: someone sets our wall clock an hour forward; the server's is untouched.
+    vi.setSystemTime(Date.now() + 60 * MIN);
+    expect(t.client.serverNow()).toBe(T0 + 2_000);
+    // The buffer gate armed at T+2s still fires 3 s later, not an hour off.
+    await vi.advanceTimersByTimeAsync(3_000);
+    expect(t.calls.map((c) => [c.batch.now - T0, c.ids])).toEqual([[5_000, ["1", "2"]]]);
+    // And set back two hours: a message still waits its 3 s, not two hours and 3 s.
+    vi.setSystemTime(Date.now() - 120 * MIN);
+    t.client.feedBufferGate([msg(3, 5_000, "three", "dave.agentcp.io")]);
+    await vi.advanceTimersByTimeAsync(3_000);
+    expect(t.calls.map((c) => [c.batch.now - T0, c.ids])).toEqual([
+      [5_000, ["1", "2"]],
+      [8_000, ["3"]],
+    ]);
+    expect(t.client.computeVitality()).toMatchObject({ state: "ACTIVE", messagesIn5m: 3, uniqueSpeakersIn5m: 3 });
   });
 });
