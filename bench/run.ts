@@ -73,6 +73,8 @@ async function ingestScenario(p: { name: string; perRound: number; rounds: numbe
           groupId: `g${g}`,
           identity: { aid: "alice.agentcp.io", name: "Alice", aliases: ["ali"] },
           settings: DEFAULT_GROUP_SETTINGS,
+          // The simulated clock: fake timers drive Date here, not the monotonic default.
+          localNow: () => Date.now(),
           dispatch,
         }),
       );

@@ -14,7 +14,9 @@ export function createGroupSender(p: { connection: () => GroupConnection; groupI
     get reactions() {
       return p.connection().reactions === true;
     },
-    sendMessage: (m) => sendWhenConnected(p.connection(), m, logger),
+    // One try per dispatch: a reply that finds no session goes back to the group client, whose
+    // retry book owns the retries (with backoff, the group's lock released in between).
+    sendMessage: (m) => p.connection().sendMessage(m),
     async findSent({ content, afterMsgId }) {
       const found = await findSentMessage(p.connection(), { groupId, selfAid: p.selfAid, content, afterMsgId });
       if (found.found) return { msgId: found.msgId, timestamp: found.timestamp };
@@ -26,7 +28,7 @@ export function createGroupSender(p: { connection: () => GroupConnection; groupI
 }
 
 /**
- * NOT_CONNECTED means nothing left (no session came within the request timeout): waiting for the
+ * The host's own posts (sendText), which have no retry book behind them. NOT_CONNECTED means nothing left (no session came within the request timeout): waiting for the
  * next session and sending again cannot post twice, so a reply survives a short outage. Any other
  * failure (a lost session, a timeout) may have been stored and is not retried.
  */

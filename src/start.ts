@@ -9,7 +9,7 @@ import { createInterface } from "node:readline";
 import { listGroupsForIdentity, loadConfigFile } from "./config/load.ts";
 import { intOption, parse, UsageError } from "./cli-args.ts";
 import { requireGroup } from "./cli-checks.ts";
-import { createScriptedBackend } from "./host/deterministic.ts";
+import { createScriptedBackend, offlineReplyText } from "./host/deterministic.ts";
 import { createConversationRegistry } from "./host/conversation-store.ts";
 import { createOpenAIBackend, resolveLlmSettings } from "./host/standalone.ts";
 import { createJsonLogger, errorFields } from "./log.ts";
@@ -121,10 +121,7 @@ export async function startCommand(args: string[], io: Io, opts: { signal?: Abor
     backend = createScriptedBackend({
       // Mentions and open questions: a question to the room shows the agents settling who answers.
       mode: "helpful",
-      replyText: (req) => {
-        const last = [...req.messages].reverse().find((m) => m.isMention) ?? req.messages.at(-1);
-        return `${OFFLINE_PREFIX} heard ${last?.sender ?? "someone"}: "${[...(last?.content ?? "")].slice(0, 80).join("")}"`;
-      },
+      replyText: (req) => offlineReplyText(req, OFFLINE_PREFIX),
     });
     io.out(`no model configured (set OPENAI_BASE_URL and/or OPENAI_API_KEY): using the ${OFFLINE_PREFIX}, which answers mentions and questions`);
     if (values["show-prompts"]) backend = showingPrompts(backend, (r) => printRequest(r, `[system]\n${r.systemPrompt}\n[user]\n${r.body}`));

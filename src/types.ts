@@ -197,10 +197,22 @@ export interface GenerateResult {
   usage?: Usage;
 }
 
+/**
+ * What became of a reply the model wrote in dispatch `dispatchId`: sent with the text the group
+ * saw (trimmed, cleaned), or not sent and why (a duplicate, a newer mention, a failed send, …).
+ * A retried send reports again; the last report holds.
+ */
+export type ReplySettlement = { identityId: string; groupId: string; dispatchId: number } & (
+  | { sent: true; text: string }
+  | { sent: false; reason: SkipReason }
+);
+
 /** A model (or a host that runs one) behind one call. */
 export interface AgentBackend {
   readonly name: string;
   generate(request: GenerateRequest): Promise<GenerateResult>;
+  /** Told what became of each reply it wrote, so a kept history holds what the group saw. */
+  settled?(s: ReplySettlement): void;
   close?(): Promise<void>;
 }
 

@@ -84,7 +84,7 @@ describe("start", () => {
     expect(out).toContain("agents online: alice (alice.acp.local), bob (bob.acp.local)");
     // The conversation: the human's message, then Alice's offline reply, each printed once.
     expect(c.out.filter((l) => / \[lobby\] #1 you\.acp\.local: Alice, ping$/.test(l))).toHaveLength(1);
-    expect(c.out.filter((l) => / \[lobby\] #2 alice\.acp\.local \(agent\): \[offline responder\] heard you\.acp\.local: "Alice, ping"$/.test(l))).toHaveLength(1);
+    expect(c.out.filter((l) => / \[lobby\] #2 alice\.acp\.local \(agent\): \[offline responder\] heard you\.acp\.local: "Alice, ping" · ref [0-9a-f]{8}-[0-9a-f]{8}$/.test(l))).toHaveLength(1);
     // Alice's dispatch decision: mention trigger, one message, sent.
     expect(c.out.filter((l) => /↳ alice \[lobby\] dispatch #1 mention · 1 msg\(s\) · .* → sent /.test(l))).toHaveLength(1);
     // Bob was not named: every one of his dispatches stays silent, and he never speaks.
@@ -102,6 +102,27 @@ describe("start", () => {
     const alice = JSON.parse(readFileSync(stateFile(stateDir, "alice"), "utf8")) as { data: { cursor: number; replyHashes: string[] } };
     expect(alice.data).toMatchObject({ cursor: 2 });
     expect(alice.data.replyHashes).toHaveLength(1);
+  });
+
+  it("the offline responder answers two different questions to Bob, each with its own answer (judgement, not dedup)", async () => {
+    const { configFile, stateDir } = setup();
+    const c = capture();
+    const stop = new AbortController();
+    const bobSaid = () => c.out.filter((l) => / \[lobby\] #\d+ bob\.acp\.local \(agent\): /.test(l));
+    const run = startCommand(
+      ["--config", configFile, "--state-dir", stateDir, "--say", "Bob, can you hear me?", "--say", "Bob, any news?", "--duration-ms", "8000", "--no-stdin"],
+      c.io,
+      { signal: stop.signal },
+    );
+    await waitFor(() => bobSaid().length >= 2 || c.out.some((l) => l.includes("↳ bob [lobby]") && l.includes("duplicate")), "Bob's second answer", 8000);
+    stop.abort();
+    expect(await run).toBe(0);
+    expect(c.out.join("\n")).not.toContain("duplicate-of-recent-reply");
+    const answers = bobSaid().map((l) => l.replace(/^.*\(agent\): /, ""));
+    expect(answers).toHaveLength(2);
+    expect(answers[0]).toMatch(/^\[offline responder\] heard you\.acp\.local: "Bob, can you hear me\?" · ref [0-9a-f]{8}-[0-9a-f]{8}$/);
+    expect(answers[1]).toMatch(/^\[offline responder\] heard you\.acp\.local: "Bob, any news\?" · ref [0-9a-f]{8}-[0-9a-f]{8}$/);
+    expect(c.err).toEqual([]);
   });
 
   it("prints a member's escape sequences as visible text, never raw to the terminal", async () => {
@@ -160,7 +181,7 @@ describe("start", () => {
     // The history file kept #1 and #2, so the new message is #3 and Bob's answer #4; Alice does
     // not answer "Alice, ping" a second time.
     expect(second.out.filter((l) => / \[lobby\] #3 you\.acp\.local: Bob, your turn$/.test(l))).toHaveLength(1);
-    expect(second.out.filter((l) => / \[lobby\] #4 bob\.acp\.local \(agent\): \[offline responder\] heard you\.acp\.local: "Bob, your turn"$/.test(l))).toHaveLength(1);
+    expect(second.out.filter((l) => / \[lobby\] #4 bob\.acp\.local \(agent\): \[offline responder\] heard you\.acp\.local: "Bob, your turn" · ref [0-9a-f]{8}-[0-9a-f]{8}$/.test(l))).toHaveLength(1);
     expect(second.out.filter((l) => l.includes("↳ alice") && l.includes("→ sent"))).toEqual([]);
     expect(second.out.filter((l) => l.includes("alice.acp.local (agent):"))).toEqual([]);
   });
@@ -178,7 +199,7 @@ describe("start", () => {
     expect(existsSync(c.out[1]!.slice(4))).toBe(true);
     expect(c.out[2]).toMatch(/^join lobby: https:\/\/group\.demo\.test\/lobby\?code=/);
     expect(c.out).toContain("agents online: alice (alice.demo.test), bob (bob.demo.test)");
-    expect(c.out.filter((l) => / \[lobby\] #2 alice\.demo\.test \(agent\): \[offline responder\] heard you\.demo\.test: "Alice, can you hear me\?"$/.test(l))).toHaveLength(1);
+    expect(c.out.filter((l) => / \[lobby\] #2 alice\.demo\.test \(agent\): \[offline responder\] heard you\.demo\.test: "Alice, can you hear me\?" · ref [0-9a-f]{8}-[0-9a-f]{8}$/.test(l))).toHaveLength(1);
     expect(c.err).toEqual([]);
   });
 

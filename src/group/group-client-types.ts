@@ -34,7 +34,7 @@ export interface GroupClientParams {
   /** The agent side (the monitor). Throwing means "retry later". */
   dispatch: DispatchHandler;
   logger?: Logger;
-  /** Local clock for timers; default `Date.now` (read at call time, so fake timers apply). */
+  /** Local clock for timers, epoch-scaled; default monotonic (`performance.timeOrigin + performance.now()`, read at call time, so fake timers apply). */
   localNow?: () => number;
   /** Persisted state from a previous run. */
   restored?: { cursor?: number; lastSelfSpeakAt?: number | null };

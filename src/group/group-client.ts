@@ -111,8 +111,10 @@ class GroupClientImpl implements GroupClient {
     this.#memberTypes = p.memberTypes;
     this.#humans = p.humans ? new Set([...p.humans, ...(p.identity.owner ? [p.identity.owner] : [])].map((h) => h.toLowerCase())) : null;
     this.#log = childLogger(p.logger ?? silentLogger, { identity: p.identityId, group: p.groupId });
-    // Not `Date.now` itself: fake timers replace Date after this module may have been loaded.
-    this.#localNow = p.localNow ?? (() => Date.now());
+    // A monotonic clock on the epoch scale, not the wall clock: timers, cooldowns and waits are
+    // durations, and a wall clock set back an hour would hold a message for that hour. Looked up
+    // on each call: fake timers replace `performance` after this module may have been loaded.
+    this.#localNow = p.localNow ?? (() => performance.timeOrigin + performance.now());
     this.#onEvent = p.onEvent;
     this.#bufferGate = new CappedDebounce(() => this.#onBufferGate(), this.#localNow);
     this.#engagedGate = new CappedDebounce(() => this.#onEngagedGate(), this.#localNow);

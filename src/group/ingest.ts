@@ -9,7 +9,7 @@ import { RecentSenders, SeenIds } from "./seen-ids.ts";
 import { passiveKindOf, readMessageSignals, type MessageSignals } from "./signals.ts";
 import { groupServiceAid, isServiceEvent } from "./service-event.ts";
 import { equalsLower } from "./same-lower.ts";
-import { createServerClock, observeServerTime, serverNow, type ServerClock } from "./server-clock.ts";
+import { createServerClock, observeServerTime, serverNow, serverNowLowerBound, type ServerClock } from "./server-clock.ts";
 import { EngagedSpeakers, OwnMessages } from "./social.ts";
 import {
   appendOwnTime,
@@ -301,7 +301,7 @@ export class GroupIngest {
 
   /** After a feed batch: prune the window against server time, once per batch. */
   endBatch(localNow: number): void {
-    pruneVitalityWindow(this.#window, serverNow(this.#clock, localNow));
+    pruneVitalityWindow(this.#window, serverNowLowerBound(this.#clock, localNow));
   }
 
   /** Records a send of ours. False when this msg id was recorded already (nothing counted). */
@@ -322,8 +322,9 @@ export class GroupIngest {
 
   vitalityAt(localNow: number): GroupVitality {
     const now = serverNow(this.#clock, localNow);
-    pruneVitalityWindow(this.#window, now);
-    pruneOwnTimes(this.#ownTimes, now, this.#settings.vitalityWindowMs);
+    const pruneAt = serverNowLowerBound(this.#clock, localNow);
+    pruneVitalityWindow(this.#window, pruneAt);
+    pruneOwnTimes(this.#ownTimes, pruneAt, this.#settings.vitalityWindowMs);
     return computeVitality(this.#window, now, this.#ownTimes);
   }
 
@@ -344,7 +345,7 @@ export class GroupIngest {
     const latest = this.#openLine === null || ts >= this.#openLine.ts;
     // Our message is group traffic too: it counts in messages/speakers as well as my_messages.
     appendVitalityEvent(this.#window, ts, this.#aid);
-    appendOwnTime(this.#ownTimes, ts, serverNow(this.#clock, localNow), s.vitalityWindowMs, s.vitalityMaxEvents);
+    appendOwnTime(this.#ownTimes, ts, serverNowLowerBound(this.#clock, localNow), s.vitalityWindowMs, s.vitalityMaxEvents);
     const until = ts + s.engagedWindowMs;
     let toSomeone = false;
     if (replyTo !== undefined) {

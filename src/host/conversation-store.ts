@@ -2,7 +2,8 @@
 //   [0] system    — the stable ACP prefix; set once, never changed (provider prefix cache)
 //   [1] user      — optional summary of compressed older turns
 //   …   user      — situation + formatted messages of one dispatch
-//   …   assistant — the model's reply, with usage metadata (`NO_REPLY`, tagged silent, when it stayed silent)
+//   …   assistant — the model's reply, with usage metadata (`NO_REPLY`, tagged silent, when it stayed silent);
+//                   once settled, the text as sent — or `NO_REPLY` tagged `unsent` when the group never saw it
 // Entries carry tags (seed 002's kwargs: `dispatch`, `trigger`) and a store-wide `turn`
 // number. Dispatch ids restart at 1 with the process, turns never do, so rollback and range
 // removal go by turn.
@@ -38,6 +39,8 @@ export interface ConversationEntry {
   /** Assistant entries. */
   usage?: Usage;
   model?: string;
+  /** An assistant entry the group never saw (tag `unsent`): what the model wrote. Never sent to the model. */
+  draft?: string;
   summary?: SummaryInfo;
 }
 
@@ -120,6 +123,29 @@ export class ConversationStore {
       ...(p.usage ? { usage: p.usage } : {}),
       ...(p.model ? { model: p.model } : {}),
     });
+  }
+
+  /**
+   * What became of the reply of dispatch `dispatch`: sent, it holds the text as the group saw it;
+   * not sent, it reads as silence (`silentContent`) tagged `unsent` with the reason, and the
+   * model's words stay only in `draft`. Only the newest assistant entry can be settled (the
+   * group lock keeps a reply's fate ahead of the next model call; dispatch ids restart with the
+   * process, so an older entry with the same id is another run's). False when it is not that one.
+   */
+  settleAssistant(dispatch: number, s: { sent: true; text: string } | { sent: false; reason: string; silentContent: string }): boolean {
+    for (let i = this.#entries.length - 1; i > 0; i--) {
+      const e = this.#entries[i]!;
+      if (e.role !== "assistant") continue;
+      if (e.tags.dispatch !== dispatch) return false;
+      const draft = e.draft ?? e.content;
+      const { silent: _s, unsent: _u, ...tags } = e.tags;
+      const { draft: _d, ...rest } = e;
+      this.#entries[i] = s.sent
+        ? { ...rest, content: s.text, tags }
+        : { ...rest, content: s.silentContent, tags: { ...tags, silent: 1, unsent: s.reason }, draft };
+      return true;
+    }
+    return false;
   }
 
   /** Entries whose tag `key` equals `value` (seed 002 `filter_human_messages_by_attribute`). */
@@ -305,6 +331,7 @@ const entrySchema = z.object({
   messageCount: z.number().int().min(0).optional(),
   usage: usageSchema.optional(),
   model: z.string().optional(),
+  draft: z.string().optional(),
   summary: summarySchema.optional(),
 });
 

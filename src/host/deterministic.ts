@@ -59,6 +59,31 @@ function usageOf(request: GenerateRequest, text: string): NonNullable<GenerateRe
   };
 }
 
+/**
+ * The offline responder's answer (`start` without a model): whom it heard and what, quoted, with a
+ * reference derived from the question's text. Answers to different questions share their frame,
+ * which alone made two questions to the same agent look like one reply said twice (weak dedup
+ * compares character pairs); the reference differs in most of its characters from one question
+ * to the next, so they read as the different answers they are. The same question gets the very
+ * same answer, which dedup still recognises as a repeat.
+ */
+export function offlineReplyText(request: Pick<GenerateRequest, "messages">, label: string): string {
+  const asked = [...request.messages].reverse().find((m) => m.isMention) ?? request.messages.at(-1);
+  const content = asked?.content ?? "";
+  const ref = `${fnv1a(content, 0x811c9dc5)}-${fnv1a(content, 0x9e3779b9)}`;
+  return `${label} heard ${asked?.sender ?? "someone"}: "${[...content].slice(0, 80).join("")}" · ref ${ref}`;
+}
+
+/** FNV-1a over UTF-16 code units from `seed`, as 8 hex digits. */
+function fnv1a(text: string, seed: number): string {
+  let h = seed >>> 0;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h.toString(16).padStart(8, "0");
+}
+
 function defaultReply(request: GenerateRequest): string {
   const last = request.messages.at(-1);
   if (!last) return "(offline responder) nothing to answer";

@@ -288,6 +288,13 @@ export function createOpenAIBackend(p: {
     generate(request: GenerateRequest): Promise<GenerateResult> {
       return serialPerGroup(JSON.stringify([request.identityId, request.groupId]), () => generateNow(request));
     },
+    settled(s) {
+      // The stored turn becomes what the group saw: the trimmed text, or silence with the reason.
+      const conv = conversations.peek(s.identityId, s.groupId);
+      if (!conv) return;
+      const changed = conv.settleAssistant(s.dispatchId, s.sent ? { sent: true, text: s.text } : { sent: false, reason: s.reason, silentContent: NO_REPLY_TOKEN });
+      if (changed) conversations.save(s.identityId, s.groupId);
+    },
     async close() {
       conversations.saveAll();
     },

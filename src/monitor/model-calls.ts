@@ -3,7 +3,7 @@
 // signal, loses its slot at the timeout or at close: the caller gets a typed error, and the slot
 // goes to the next call. Owns no timer beyond each call's own, cleared when the call ends.
 import PQueue from "p-queue";
-import type { AgentBackend, GenerateRequest, GenerateResult } from "../types.ts";
+import type { AgentBackend, GenerateRequest, GenerateResult, ReplySettlement } from "../types.ts";
 
 export type ModelCallErrorCode = "MODEL_TIMEOUT" | "MODEL_ABORTED";
 
@@ -81,6 +81,7 @@ export function createModelCallLimiter(p: { backend: AgentBackend; concurrency: 
           throw new ModelCallError("MODEL_ABORTED", request, "model call aborted (group or identity closing)");
         });
       },
+      ...(p.backend.settled ? { settled: (s: ReplySettlement) => p.backend.settled!(s) } : {}),
       ...(p.backend.close ? { close: () => p.backend.close!() } : {}),
     },
     get running() {

@@ -19,6 +19,7 @@ import type {
   InboundMessage,
   Logger,
   PersistedGroupState,
+  ReplySettlement,
   ReplyType,
   SkipReason,
 } from "../types.ts";
@@ -177,7 +178,15 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
       agentChain,
       outcome: { sent: false },
     };
+    // The dispatch whose model call wrote the reply now in play (this one, or the one whose reply
+    // a retry delivers): the back-end hears what the group saw of it.
+    let writtenBy: number | undefined;
     const finish = (outcome: DispatchOutcome, detail?: string): DispatchOutcome => {
+      if (writtenBy !== undefined) {
+        const about = { identityId: p.identityId, groupId, dispatchId: writtenBy };
+        const s: ReplySettlement = outcome.sent ? { ...about, sent: true, text: outcome.text ?? "" } : { ...about, sent: false, reason: outcome.skipReason ?? "silent" };
+        safeCall(() => p.backend.settled?.(s), "monitor.backend-settled-failed");
+      }
       record.outcome = outcome;
       if (detail) record.detail = detail;
       record.agentChain = agentChain;
@@ -205,6 +214,7 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
         // What arrived since that reply was written goes back to the group client for a dispatch
         // of its own (a mention among it must get its own answer).
         const notHandled = batch.messages.filter((m) => !pending.ids.has(m.msgId)).map((m) => m.msgId);
+        writtenBy = pending.writtenBy;
         return deliver(pending, batch, record, finish, skip, nowAt, notHandled);
       }
     }
@@ -316,9 +326,11 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
 
     const raw = await call(parts, settings.decision === "two-phase" ? "reply" : undefined);
     decided = undefined;
+    const intent = raw === undefined ? undefined : parseIntent(raw);
+    // A back-end that keeps a history stored this reply; from here on it hears what became of it.
+    if (intent?.reply) writtenBy = batch.dispatchId;
     if (lifetime.signal.aborted) return skip("group-closed");
-    if (raw === undefined) return skip("backend-failed");
-    const intent = parseIntent(raw);
+    if (intent === undefined) return skip("backend-failed");
     if (!intent.reply) return skip("silent", intent.reason);
 
     let replyType: ReplyType = record.replyType ?? parts.replyType;
@@ -401,6 +413,7 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
       // A minute of slack for clock estimates: our dedup never lets the same text out twice that close.
       since: nowAt() - 60_000,
       afterMsgId: batch.newestMsgId,
+      writtenBy: batch.dispatchId,
     };
     return deliver(prepared, batch, record, finish, skip, nowAt);
   }
@@ -423,7 +436,11 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
     if (!sent.ok) {
       // Logged with its context, never posted: the group sees nothing of our failures.
       logger.log("warn", "monitor.send-failed", { dispatchId: batch.dispatchId, replyType: r.replyType, chars: r.text.length, kind: sent.kind, ...errorFields(sent.error) });
-      if (sent.kind === "failed" || lifetime.signal.aborted) return skip("send-failed");
+      // Closed while the reply waited (for a session, or an answer): nothing surely reached the
+      // group, so the batch stays unsettled and the next run answers it. A copy the server did
+      // store comes back in the history with `answered_through` and settles the batch there.
+      if (lifetime.signal.aborted) return skip("group-closed", `send-${sent.kind}`);
+      if (sent.kind === "failed") return skip("send-failed");
       unsent = { ...r, maybeSent: r.maybeSent || sent.kind === "maybe-sent" };
       finish({ sent: false, skipReason: "send-failed", budgetRatio: r.ratio, replyType: r.replyType }, `retry-with-batch:${sent.kind}`);
       throw new ReplyNotDeliveredError({ groupId, dispatchId: batch.dispatchId, sendError: String((sent.error as { code?: unknown })?.code ?? "unknown") });

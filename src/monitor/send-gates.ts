@@ -73,6 +73,8 @@ export interface PreparedReply {
   since: number;
   /** Newest msg id known before the first send attempt: a stored copy has a higher id. */
   afterMsgId: number | undefined;
+  /** The dispatch whose model call wrote it (a retry delivers it under another dispatch id). */
+  writtenBy: number;
 }
 
 export type SendResult =

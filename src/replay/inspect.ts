@@ -69,7 +69,7 @@ export async function inspectAt(p: {
   settings: GroupSettings;
 } & MemberConfig): Promise<InspectResult> {
   const upTo = p.lines.filter((l) => l.ts <= p.at);
-  const clock = FakeTimers.install({ now: upTo[0]?.ts ?? p.at, toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date"], loopLimit: 1_000_000 });
+  const clock = FakeTimers.install({ now: upTo[0]?.ts ?? p.at, toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date", "performance"], loopLimit: 1_000_000 });
   try {
     const monitor = promptOnlyMonitor(p);
     const held = new Map<string, InboundMessage>();

@@ -128,7 +128,7 @@ export type ReplayClock = ReturnType<typeof FakeTimers.install>;
 export function installReplayClock(lines: readonly LogLine[]): ReplayClock {
   return FakeTimers.install({
     now: lines[0]?.ts ?? 0,
-    toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date"],
+    toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date", "performance"],
     loopLimit: 1_000_000,
   });
 }

@@ -24,7 +24,9 @@ export function jsonForScript(value: unknown): string {
 
 export const chartStyle = `
 :root { --mention: #d62728; --engaged: #ff8c00; --normal: #4c72b0; --own: #2a9d8f; --plain: #9aa3ad;
-  --reached: #2ca02c; --missed: #d62728; font: 13px/1.4 system-ui, sans-serif; color: #1d2329; }
+  --reached: #2ca02c; --missed: #e7298a; --alarm: #e7298a; --reply: #6a3d9a; --wait: #b8c0c7;
+  --budget-unaddressed: #17becf; --budget-addressed: #8c564b; --budget-full: #5b6670; --over-unaddressed: #c9bfa9;
+  font: 13px/1.4 system-ui, sans-serif; color: #1d2329; }
 body { margin: 0 16px 24px; }
 h1 { font-size: 18px; margin: 12px 0 2px; } h2 { font-size: 14px; margin: 8px 0 4px; }
 .sub { color: #5b6670; margin: 0 0 8px; }
@@ -37,8 +39,14 @@ h1 { font-size: 18px; margin: 12px 0 2px; } h2 { font-size: 14px; margin: 8px 0 
 #legend { color: #39424a; margin: 10px 0 4px; }
 .key { margin-right: 10px; white-space: nowrap; } .key i { display: inline-block; width: 10px; height: 10px; margin-right: 4px; border-radius: 50%; vertical-align: -1px; }
 .k-mention { background: var(--mention); } .k-engaged { background: var(--engaged); } .k-normal { background: var(--normal); }
-.k-hollow { border: 2px solid var(--normal); box-sizing: border-box; } .k-reply { background: #6a3d9a; border-radius: 1px !important; }
+.k-hollow { border: 2px solid var(--normal); box-sizing: border-box; } .k-reply { background: var(--reply); border-radius: 1px !important; }
 .k-reached { background: var(--reached); } .k-missed { background: var(--missed); }
+.k-own { background: var(--own); } .k-plain { background: var(--plain); }
+.key i.k-line { height: 2px; width: 14px; border-radius: 0; vertical-align: 3px; }
+.k-wait { background: var(--wait); } .k-budget-unaddressed { background: var(--budget-unaddressed); } .k-budget-addressed { background: var(--budget-addressed); }
+.k-full { background: repeating-linear-gradient(90deg, var(--budget-full) 0 3px, transparent 3px 6px); }
+.key i.k-tick { width: 2px; height: 10px; border-radius: 0; } .k-over-unaddressed { background: var(--over-unaddressed); } .k-over-addressed { background: var(--alarm); }
+.legend-group { color: #5b6670; margin-right: 4px; }
 #view { display: flex; border: 1px solid #d5dade; border-radius: 6px; }
 #labels { flex: none; background: #fafbfc; border-right: 1px solid #d5dade; } #labels text { font-size: 11px; fill: #39424a; }
 #scroller { overflow-x: auto; flex: 1 1 auto; }
@@ -46,15 +54,18 @@ h1 { font-size: 18px; margin: 12px 0 2px; } h2 { font-size: 14px; margin: 8px 0 
 .axis line { stroke: #e6e9ec; } .axis .base { stroke: #b8c0c7; }
 .v-DORMANT { fill: #e8ecef; background: #e8ecef; } .v-COOLING { fill: #b9d7ea; background: #b9d7ea; }
 .v-ACTIVE { fill: #f6d28b; background: #f6d28b; } .v-HEATED { fill: #ef8a62; background: #ef8a62; }
-.budget .frame { fill: #fafbfc; } .budget .full { stroke: #d62728; stroke-dasharray: 3 3; }
-.budget polyline { fill: none; stroke: #6a3d9a; stroke-width: 1.2; }
-.waits path { stroke: #b8c0c7; stroke-width: 1; fill: none; }
+.budget .frame { fill: #fafbfc; } .budget .full { stroke: var(--budget-full); stroke-dasharray: 3 3; }
+.budget polyline { fill: none; stroke-width: 1.2; }
+.budget polyline.unaddressed { stroke: var(--budget-unaddressed); } .budget polyline.addressed { stroke: var(--budget-addressed); }
+.budget .over-unaddressed { stroke: var(--over-unaddressed); stroke-width: 1; fill: none; }
+.budget .over-addressed { stroke: var(--alarm); stroke-width: 2.5; fill: none; }
+.waits path { stroke: var(--wait); stroke-width: 1; fill: none; }
 circle.d { fill: #fff; stroke-width: 1.6; cursor: pointer; } circle.d.called { fill-opacity: 1; }
 circle.d.normal { stroke: var(--normal); } circle.d.normal.called { fill: var(--normal); }
 circle.d.mention { stroke: var(--mention); } circle.d.mention.called { fill: var(--mention); }
 circle.d.engaged { stroke: var(--engaged); } circle.d.engaged.called { fill: var(--engaged); }
 circle.d:hover, circle.d.pinned { stroke: #111; stroke-width: 2.5; }
-rect.reply { fill: #6a3d9a; cursor: pointer; }
+rect.reply { fill: var(--reply); cursor: pointer; }
 .addressed path { stroke-width: 6; stroke-linecap: round; fill: none; }
 .addressed .reached { stroke: var(--reached); } .addressed .missed { stroke: var(--missed); }
 .rows line { stroke: #f0f2f4; }
@@ -65,7 +76,7 @@ rect.reply { fill: #6a3d9a; cursor: pointer; }
 #detail { margin-top: 10px; border: 1px solid #d5dade; border-radius: 6px; padding: 8px 12px; min-height: 60px; }
 #detail h3 { margin: 0 0 6px; font-size: 14px; } #detail h4 { margin: 8px 0 2px; font-size: 12px; color: #5b6670; }
 #detail dl { display: grid; grid-template-columns: max-content 1fr; gap: 2px 12px; margin: 0; } #detail dt { color: #5b6670; } #detail dd { margin: 0; }
-.reply { margin: 0; padding: 4px 8px; background: #f3eef8; border-left: 3px solid #6a3d9a; white-space: pre-wrap; }
+.reply { margin: 0; padding: 4px 8px; background: #f3eef8; border-left: 3px solid var(--reply); white-space: pre-wrap; }
 .carried { margin: 0; padding-left: 20px; max-height: 240px; overflow-y: auto; }
 .carried .who { font-weight: 600; margin-right: 6px; } .carried .mention .who { color: var(--mention); } .carried .engaged .who { color: var(--engaged); }
 .hint { color: #5b6670; margin: 0; }

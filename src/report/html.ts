@@ -6,6 +6,7 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { LogLine } from "../replay/log.ts";
+import { percentile } from "../replay/addressed.ts";
 import { personaMatcher, type ReplayReport } from "../replay/replay.ts";
 import { hourlySummary } from "../replay/text-report.ts";
 import type { RoomMetrics } from "../replay/room.ts";
@@ -101,7 +102,10 @@ export function renderHtmlReport(p: HtmlReportInput): string {
   const labels = [
     ["time (UTC)", lanes.axis! + 14],
     ["vitality", lanes.vitality! + 12],
-    ["budget use", lanes.budget! + LANE.budget / 2 + 4],
+    // The budget lane's scale sits beside it, where it stays in view however far the chart scrolls.
+    ["100%", lanes.budget! + 9],
+    ["budget, % of allowance", lanes.budget! + LANE.budget / 2 + 4],
+    ["0%", lanes.budget! + LANE.budget - 1],
     ["dispatches · waits", lanes.dispatches! + LANE.dispatches / 2 + 4],
     ["our replies", lanes.sent! + 13],
     ...(annotated ? [["addressed lines", lanes.addressed! + 13] as const] : []),
@@ -157,7 +161,7 @@ export function renderHtmlReport(p: HtmlReportInput): string {
 <h1>${escapeHtml(title)}</h1>
 <p class="sub">${escapeHtml(new Date(t0).toISOString().slice(0, 16).replace("T", " "))} – ${escapeHtml(new Date(t1).toISOString().slice(0, 16).replace("T", " "))} UTC · ${lines.length} messages from ${ranked.length} senders</p>
 </header>
-${renderSummary(report)}${p.room ? renderRoom(p.room) : ""}
+${renderSummary(report, lines)}${p.room ? renderRoom(p.room) : ""}
 ${renderLegend(annotated)}
 <main id="view">
 <svg id="labels" xmlns="http://www.w3.org/2000/svg" width="170" height="${height}" role="presentation">${labels
@@ -205,13 +209,28 @@ function renderVitality(report: ReplayReport, x: (ts: number) => number, width: 
   return out.join("");
 }
 
+/**
+ * Budget use as each dispatch saw it, one line per allowance: a normal dispatch draws on the
+ * unaddressed allowance, a mention or engaged one on the addressed allowance (the monitor's two
+ * pools), each as the share of its tightest window used (top = 100 %, spent). A tick at the top
+ * marks a dispatch skipped over budget: grey for unaddressed talk (the economy working as meant),
+ * the alarm colour for addressed lines refused for budget.
+ */
 function renderBudget(report: ReplayReport, x: (ts: number) => number, width: number, top: number): string {
   const yOf = (r: number) => round(top + LANE.budget - Math.min(1, Math.max(0, r)) * LANE.budget);
-  const pts = report.dispatches.map((d) => `${x(d.at)},${yOf(d.outcome.budgetRatio)}`);
+  const pts = { unaddressed: [] as string[], addressed: [] as string[] };
+  const over = { unaddressed: [] as string[], addressed: [] as string[] };
+  for (const d of report.dispatches) {
+    const pool = d.trigger === "normal" ? "unaddressed" : "addressed";
+    pts[pool].push(`${x(d.at)},${yOf(d.outcome.budgetRatio)}`);
+    if (d.outcome.skipReason === "over-budget") over[pool].push(`M${x(d.at)} ${top}v7`);
+  }
+  const lines = (["unaddressed", "addressed"] as const).map((pool) => (pts[pool].length ? `<polyline class="${pool}" points="${pts[pool].join(" ")}"/>` : "")).join("");
   return (
     `<g class="budget"><rect class="frame" x="0" y="${top}" width="${width}" height="${LANE.budget}"/>` +
     `<line class="full" x1="0" y1="${top}" x2="${width}" y2="${top}"/>` +
-    (pts.length ? `<polyline points="${pts.join(" ")}"/>` : "") +
+    lines +
+    `<path class="over-unaddressed" d="${over.unaddressed.join("")}"/><path class="over-addressed" d="${over.addressed.join("")}"/>` +
     `</g>`
   );
 }
@@ -284,8 +303,31 @@ function renderMessages(
   return out.join("");
 }
 
-function renderSummary(report: ReplayReport): string {
+/**
+ * Waits of the lines a dispatch carried (from the line to the first dispatch that carried it), by
+ * what they were: mentions, and unaddressed lines (neither a mention nor engaged). One headline
+ * for all lines would be mostly unaddressed talk, which waits by design.
+ */
+export function waitsByKind(report: ReplayReport, lines: readonly LogLine[]): { mentions: number[]; unaddressed: number[] } {
+  const carriedAt = new Map<string, number>();
+  for (const d of report.dispatches) for (const id of d.messageIds) if (!carriedAt.has(id)) carriedAt.set(id, d.at);
+  const out = { mentions: [] as number[], unaddressed: [] as number[] };
+  lines.forEach((l, i) => {
+    const at = carriedAt.get(l.id);
+    const m = report.messages[i];
+    if (at === undefined || !m) return;
+    if (m.isMention) out.mentions.push(at - l.ts);
+    else if (!m.engaged) out.unaddressed.push(at - l.ts);
+  });
+  out.mentions.sort((a, b) => a - b);
+  out.unaddressed.sort((a, b) => a - b);
+  return out;
+}
+
+function renderSummary(report: ReplayReport, lines: readonly LogLine[]): string {
   const s = report.summary;
+  const waits = waitsByKind(report, lines);
+  const p95max = (w: readonly number[]) => `${(percentile(w, 95) / 1000).toFixed(1)} s / ${((w.at(-1) ?? 0) / 1000).toFixed(1)} s`;
   const a = report.addressed;
   const stat = (label: string, value: string) => `<div class="stat"><b>${escapeHtml(value)}</b><span>${escapeHtml(label)}</span></div>`;
   const stats = [
@@ -294,8 +336,8 @@ function renderSummary(report: ReplayReport): string {
     stat("dispatches", String(s.dispatches)),
     stat("model calls", `${s.modelCalls} (${((100 * s.modelCalls) / Math.max(1, s.messages)).toFixed(1)}% of messages)`),
     stat("replies sent", String(s.sent)),
-    stat("wait p95 / max", `${(s.p95WaitMs / 1000).toFixed(1)} s / ${(s.maxWaitMs / 1000).toFixed(1)} s`),
-    stat("longest mention wait", `${(s.maxMentionWaitMs / 1000).toFixed(1)} s`),
+    stat("wait p95 / max · unaddressed lines", p95max(waits.unaddressed)),
+    stat("wait p95 / max · mentions", p95max(waits.mentions)),
     ...(a ? [stat("addressed lines reached", `${a.reached}/${a.gold} (${Math.round(a.reachRate * 100)}%)`), stat("flag precision / recall", `${a.precision.toFixed(2)} / ${a.recall.toFixed(2)}`)] : []),
   ];
   // Calls and skips by reason, one bar each, scaled to the largest.
@@ -307,19 +349,33 @@ function renderSummary(report: ReplayReport): string {
   return `<section id="summary"><div class="stats">${stats.join("")}</div><div class="bars" id="reasons"><h2>calls and skips by reason</h2>${bars}</div></section>`;
 }
 
+/** Every mark the chart draws, explained; `data-mark` names the marks each item stands for. */
 function renderLegend(annotated: boolean): string {
-  const item = (cls: string, text: string) => `<span class="key"><i class="${cls}"></i>${escapeHtml(text)}</span>`;
+  const item = (cls: string, text: string, marks?: string) =>
+    `<span class="key"${marks ? ` data-mark="${marks}"` : ""}><i class="${cls}"></i>${escapeHtml(text)}</span>`;
+  const group = (name: string) => `<span class="legend-group">${escapeHtml(name)}:</span>`;
   return `<p id="legend">${[
-    item("k-mention", "mention"),
-    item("k-engaged", "engaged"),
-    item("k-normal", "normal"),
+    group("dispatches and lines"),
+    item("k-mention", "mention", "circle.d.mention, path.m-mention"),
+    item("k-engaged", "engaged", "circle.d.engaged, path.m-engaged"),
+    item("k-normal", "unaddressed (normal)", "circle.d.normal"),
     item("k-hollow", "no model call (hollow)"),
-    item("k-reply", "reply sent"),
-    item("v-DORMANT", "dormant"),
-    item("v-COOLING", "cooling"),
-    item("v-ACTIVE", "active"),
-    item("v-HEATED", "heated"),
-    ...(annotated ? [item("k-reached", "addressed, reached"), item("k-missed", "addressed, missed")] : []),
+    item("k-line k-wait", "wait: oldest line carried → dispatch", ".waits path"),
+    item("k-reply", "reply sent", "rect.reply"),
+    item("k-own", "persona's own line", "path.m-own"),
+    item("k-plain", "other line", "path.m-plain"),
+    group("vitality"),
+    item("v-DORMANT", "dormant", "rect.v-DORMANT"),
+    item("v-COOLING", "cooling", "rect.v-COOLING"),
+    item("v-ACTIVE", "active", "rect.v-ACTIVE"),
+    item("v-HEATED", "heated", "rect.v-HEATED"),
+    group("budget (share of the tightest window)"),
+    item("k-line k-budget-unaddressed", "unaddressed allowance used", "polyline.unaddressed"),
+    item("k-line k-budget-addressed", "addressed allowance used", "polyline.addressed"),
+    item("k-line k-full", "100%: spent", "line.full"),
+    item("k-tick k-over-unaddressed", "unaddressed batch skipped over budget (as meant)", "path.over-unaddressed"),
+    item("k-tick k-over-addressed", "mention/engaged refused for budget", "path.over-addressed"),
+    ...(annotated ? [group("annotated"), item("k-reached", "addressed, reached", "path.reached"), item("k-missed", "addressed, missed", "path.missed")] : []),
   ].join("")} · click a dispatch to pin its details</p>`;
 }
 

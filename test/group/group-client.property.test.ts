@@ -4,7 +4,10 @@
 // message is lost or dispatched twice, dispatch order is (timestamp, msg id), the lock is never
 // held twice, a throw never leaves it held, and no dispatch carries only passive messages; a
 // mention starts at once when the group is idle, or the moment the running dispatch ends; no
-// message is dispatched again once its retries are used up.
+// message is dispatched again once its retries are used up. A second property runs the same
+// timelines on skewed clocks (the server ±15 min from the local clock), a local clock that jumps
+// an hour, and a restart whose first delivery is a backlog stamped minutes or hours ago: each
+// dispatch's server-time `now` is the server's real time once the clock could be known.
 import fc from "fast-check";
 import { describe, expect, it, vi } from "vitest";
 import { DEFAULT_GROUP_SETTINGS } from "../../src/config/load.ts";
@@ -38,6 +41,25 @@ const settingsArb = fc
   })
   .map(({ extraWaitMs, ...s }): GroupSettings => ({ ...DEFAULT_GROUP_SETTINGS, ...s, bufferGateMaxWaitMs: s.bufferGateMs + extraWaitMs }));
 
+/** How the clocks behave in a timeline: server minus local time, a backlog first, a jump of the local clock. */
+interface ClockPlan {
+  skewMs: number;
+  /** Live messages are stamped the server's now ± this share of the item's jitter (1 = ±2 s). */
+  jitterScale: number;
+  /** Before the first step: this many messages stamped `ageMs` ago (and a second apart), in one delivery. */
+  backlog: { count: number; ageMs: number } | null;
+  /** Before step `atStep`, the local clock jumps by `ms`. */
+  jump: { atStep: number; ms: number } | null;
+}
+const STEADY_CLOCK: ClockPlan = { skewMs: 0, jitterScale: 1, backlog: null, jump: null };
+const MIN = 60_000;
+const clockArb: fc.Arbitrary<ClockPlan> = fc.record({
+  skewMs: fc.constantFrom(0, 0, 15 * MIN, -15 * MIN),
+  jitterScale: fc.constant(0.25),
+  backlog: fc.option(fc.record({ count: fc.integer({ min: 1, max: 5 }), ageMs: fc.constantFrom(9 * MIN, 2 * 60 * MIN) }), { nil: null }),
+  jump: fc.option(fc.record({ atStep: fc.nat(12), ms: fc.constantFrom(60 * MIN, -60 * MIN) }), { nil: null }),
+});
+
 describe("group client invariants (fast-check)", () => {
   it("every accepted message ends in exactly one dispatch or one counted drop; order; one lock", async () => {
     await fc.assert(
@@ -60,13 +82,50 @@ describe("group client invariants (fast-check)", () => {
       { numRuns: 300 },
     );
   });
+
+  it("on skewed and jumping clocks, after a backlog: the same invariants, and each dispatch's `now` is the server's time once it could be known", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        settingsArb,
+        fc.array(stepArb, { minLength: 1, maxLength: 25 }),
+        fc.array(agentArb, { minLength: 1, maxLength: 8 }),
+        fc.option(fc.nat(30), { nil: undefined }),
+        clockArb,
+        async (settings, steps, agent, closeAfterStep, clock) => {
+          vi.useFakeTimers({ now: T0 });
+          try {
+            await runTimeline(settings, steps, agent, closeAfterStep, undefined, clock);
+          } finally {
+            vi.useRealTimers();
+          }
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
 });
 
 type Step = { gapMs: number; batch: Array<{ kind: string; sender: number; jitterMs: number }> };
 type AgentStep = { latencyMs: number; result: string };
 
-async function runTimeline(settings: GroupSettings, steps: Step[], agent: AgentStep[], closeAfterStep: number | undefined, humans: string[] | undefined) {
+async function runTimeline(
+  settings: GroupSettings,
+  steps: Step[],
+  agent: AgentStep[],
+  closeAfterStep: number | undefined,
+  humans: string[] | undefined,
+  clock: ClockPlan = STEADY_CLOCK,
+) {
   const events: GroupClientEvent[] = [];
+  // The client's local clock is monotonic (a wall clock set off by an hour does not move it); the
+  // server's true time is that clock plus the skew.
+  const localNow = () => performance.timeOrigin + performance.now();
+  const serverTrue = () => localNow() + clock.skewMs;
+  // Each dispatch's estimate of server time beside the true one, and when the estimate could be
+  // known: the second live delivery at least 2 s after the first.
+  const nows: Array<{ local: number; estimate: number; truth: number }> = [];
+  let firstLive: number | undefined;
+  let knownFrom = clock.skewMs === 0 ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY;
   let inFlight = 0;
   let calls = 0;
   let nextId = 1;
@@ -98,15 +157,33 @@ async function runTimeline(settings: GroupSettings, steps: Step[], agent: AgentS
     ...(humans ? { humans } : {}),
     settings,
     dispatch,
-    onEvent: (e) => events.push(e),
+    onEvent: (e) => {
+      events.push(e);
+      if (e.type === "dispatch-start") nows.push({ local: localNow(), estimate: e.batch.now, truth: serverTrue() });
+    },
   });
+
+  if (clock.backlog) {
+    // A restart: what the group said while we were away arrives first, in one delivery.
+    const backlog: GroupMessage[] = [];
+    for (let k = 0; k < clock.backlog.count; k++) {
+      const id = String(nextId++);
+      const content = k === 0 ? `Alice, old ${id}?` : `old ${id}`;
+      backlog.push({ msgId: id, groupId: "g1", sender: SENDERS[k % SENDERS.length]!, content, contentType: "text", timestamp: serverTrue() - clock.backlog.ageMs + k * 1000, metadata: null });
+    }
+    fed.push(...backlog);
+    client.feedBufferGate(backlog);
+  }
 
   const mentionChecks: Array<{ id: string; at: number }> = [];
   // Mentions that arrived while a dispatch ran (and no retry was pending): which dispatch.
   const busyMentionChecks: Array<{ id: string; during: number }> = [];
   for (const [i, step] of steps.entries()) {
     await vi.advanceTimersByTimeAsync(step.gapMs);
-    const now = Date.now();
+    // The wall clock is set an hour off; the server's is not, and nothing the client times may move.
+    if (clock.jump?.atStep === i) vi.setSystemTime(Date.now() + clock.jump.ms);
+    const now = localNow();
+    const live = serverTrue();
     const batch: GroupMessage[] = step.batch.map((item) => {
       if (item.kind === "dup" && fed.length > 0) return fed[(nextId * 7) % fed.length]!;
       const id = String(nextId++);
@@ -120,9 +197,13 @@ async function runTimeline(settings: GroupSettings, steps: Step[], agent: AgentS
             ? { group_meta: { flags: { no_reply_expected: true } } }
             : null;
       const text = item.kind === "quiet" ? `Alice, fyi ${id}` : content;
-      return { msgId: id, groupId: "g1", sender, content: text, contentType: "text", timestamp: now + item.jitterMs, metadata };
+      return { msgId: id, groupId: "g1", sender, content: text, contentType: "text", timestamp: live + Math.round(item.jitterMs * clock.jitterScale), metadata };
     });
     fed.push(...batch);
+    if (batch.some((m) => !fed.slice(0, fed.length - batch.length).includes(m)) && !client.closed) {
+      if (firstLive === undefined) firstLive = now;
+      else if (now - firstLive >= 2000 && knownFrom === Number.POSITIVE_INFINITY) knownFrom = now;
+    }
     const retryPending = retryIsPending(events);
     const idle = inFlight === 0 && !client.stats().dispatching && !retryPending;
     const running = client.stats().dispatching ? lastStartedDispatch(events) : undefined;
@@ -142,6 +223,10 @@ async function runTimeline(settings: GroupSettings, steps: Step[], agent: AgentS
   // Run to quiescence: timers only move forward, so a bounded number of minutes suffices.
   for (let i = 0; i < 30 && (client.stats().held > 0 || client.stats().dispatching); i++) await vi.advanceTimersByTimeAsync(60_000);
   expect(client.stats()).toMatchObject({ held: 0, dispatching: false });
+  // Server time as the client estimates it: its live stamps are off by at most their jitter (0.5 s).
+  if (clock !== STEADY_CLOCK) {
+    for (const n of nows) if (n.local >= knownFrom) expect([n.local - T0, n.estimate - n.truth]).toEqual([n.local - T0, expect.toSatisfy((d: number) => Math.abs(d) <= 1000)]);
+  }
   await client.whenIdle();
   await closeGroupClientForIdentity(client);
   expect(vi.getTimerCount()).toBe(0);

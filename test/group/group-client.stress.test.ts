@@ -71,7 +71,8 @@ describe("group events", () => {
 describe("restart: a backlog of old messages", () => {
   it("does not become the clock: two-hour-old history is not live and last_speak_ago is real", async () => {
     const HOUR = 3_600_000;
-    vi.setSystemTime(T0 + 2 * HOUR);
+    // The process starts two hours after T0 (the client's clock is monotonic from the start).
+    vi.useFakeTimers({ now: T0 + 2 * HOUR });
     const batches: Array<{ vitality: string; lastSelfSpeakAt: number | null; now: number }> = [];
     const client = initGroupClientForIdentity({
       identityId: "alice",

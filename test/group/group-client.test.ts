@@ -48,17 +48,21 @@ describe("vitality through the engine", () => {
     expect(t.client.computeVitality()).toMatchObject({ state: "DORMANT", messagesIn5m: 0, updatedAt: T0 + 300_001 });
   });
 
-  it("counts on server time even when the local clock is five minutes ahead", async () => {
-    vi.setSystemTime(T0 + 300_000);
+  it("counts on server time even when the local clock is five minutes ahead (from the second live delivery on)", async () => {
+    // Our clock reads T0+5min from the start (the client's local clock is monotonic from there).
+    vi.useFakeTimers({ now: T0 + 300_000 });
     const t = setup();
     // Stamped by a server whose clock reads T0 while ours reads T0+5min.
-    t.client.feedBufferGate([msg(1, 0), msg(2, 0, "y", "carol.agentcp.io")]);
-    expect(t.client.serverNow()).toBe(T0);
-    expect(t.client.computeVitality()).toMatchObject({ state: "COOLING", messagesIn5m: 2, updatedAt: T0 });
+    t.client.feedBufferGate([msg(1, 0)]);
+    // One delivery cannot tell a message five minutes old from a skewed clock; the second one can.
+    await vi.advanceTimersByTimeAsync(2000);
+    t.client.feedBufferGate([msg(2, 2000, "y", "carol.agentcp.io")]);
+    expect(t.client.serverNow()).toBe(T0 + 2000);
+    expect(t.client.computeVitality()).toMatchObject({ state: "COOLING", messagesIn5m: 2, updatedAt: T0 + 2000 });
     await vi.advanceTimersByTimeAsync(3000);
     expect(t.calls).toHaveLength(1);
-    expect(t.calls[0]!.batch.now).toBe(T0 + 3000);
-    expect(t.calls[0]!.batch.vitality).toMatchObject({ state: "COOLING", messagesIn5m: 2, updatedAt: T0 + 3000 });
+    expect(t.calls[0]!.batch.now).toBe(T0 + 5000);
+    expect(t.calls[0]!.batch.vitality).toMatchObject({ state: "COOLING", messagesIn5m: 2, updatedAt: T0 + 5000 });
   });
 });
 

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { BackendAbortedError, createScriptedBackend } from "../../src/host/deterministic.ts";
+import { BackendAbortedError, createScriptedBackend, offlineReplyText } from "../../src/host/deterministic.ts";
+import { checkDuplicate, initDedup, rememberReply } from "../../src/monitor/dedup.ts";
 import type { GenerateRequest, InboundMessage } from "../../src/types.ts";
 
 function request(p: { mentioned?: boolean; phase?: "decide" | "reply"; messages?: InboundMessage[]; signal?: AbortSignal } = {}): GenerateRequest {
@@ -89,5 +90,26 @@ describe("createScriptedBackend", () => {
     ac.abort();
     await expect(q).rejects.toBeInstanceOf(BackendAbortedError);
     expect(vi.getTimerCount()).toBe(0);
+  });
+});
+
+describe("offlineReplyText (the demo's offline responder)", () => {
+  const asked = (content: string): Pick<GenerateRequest, "messages"> => ({
+    messages: [{ msgId: "1", groupId: "lobby", sender: "sam.acp.local", content, contentType: "text", timestamp: 0, metadata: null, isMention: true, engaged: false }],
+  });
+  // Pairs whose old answers ("heard <sender>: <question>") were 0.80–0.92 similar.
+  const QUESTIONS = ["Bob, are you here?", "Bob, any news?", "Bob, can you hear me?", "Bob, ready?", "Bob, and you?", "Bob, is it done?"];
+
+  it("answers different questions with answers dedup keeps apart, and the same question with the same answer (a repeat)", async () => {
+    await initDedup();
+    for (const a of QUESTIONS) {
+      const first = checkDuplicate({ text: offlineReplyText(asked(a), "[offline responder]"), memory: { hashes: [], texts: [] }, threshold: 0.8 });
+      const memory = rememberReply({ hashes: [], texts: [] }, first.hash, first.normalized, 10);
+      for (const b of QUESTIONS) {
+        const again = checkDuplicate({ text: offlineReplyText(asked(b), "[offline responder]"), memory, threshold: 0.8 });
+        if (a === b) expect(again).toMatchObject({ duplicate: true, reason: "same-hash" });
+        else expect(again.duplicate, `${a} → ${b}`).toBe(false);
+      }
+    }
   });
 });

@@ -11,6 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { renderHtmlReport } from "../../src/report/html.ts";
 import { bigLog, replayFor } from "./helpers.ts";
 
+// The page's own function, used inside evaluate() callbacks (this project compiles without the DOM library).
+declare const getComputedStyle: (e: unknown) => { backgroundColor: string; stroke: string };
+
 const CHROMIUM = "/usr/bin/chromium";
 const hasChromium = existsSync(CHROMIUM);
 // Where CI runs (it installs Chromium first), a missing browser fails this file; it never skips there.
@@ -76,7 +79,7 @@ describe.skipIf(!hasChromium)(`replay --html in headless Chromium (${hasChromium
 
     expect(await tab.locator("#chart circle.d").count()).toBeGreaterThan(100);
     expect(await tab.locator("#chart .vitality rect").count()).toBeGreaterThan(1);
-    expect(await tab.locator("#chart .budget polyline").count()).toBe(1);
+    expect(await tab.locator("#chart .budget polyline").count()).toBe(2);
     expect(await tab.locator("#chart rect.reply").count()).toBeGreaterThan(0);
     expect(await tab.locator("#chart .addressed path").count()).toBe(2);
     expect(await tab.locator("#hours tbody tr").count()).toBeGreaterThan(3);
@@ -97,6 +100,23 @@ describe.skipIf(!hasChromium)(`replay --html in headless Chromium (${hasChromium
     expect(detail).toMatch(/decision\s+sent \w+/);
     expect(await tab.locator("#detail .carried li").count()).toBeGreaterThan(0);
     expect(await tab.locator("#highlight .hl-msg").count()).toBeGreaterThan(0);
+
+    // One colour per meaning, as Chromium computes them: every legend swatch differs from the
+    // others, except that a mention refused for budget is an addressed line missed, the alarm.
+    const swatches = await tab.locator("#legend [data-mark] i").evaluateAll((els) =>
+      els.filter((e) => !e.classList.contains("k-full") && !e.classList.contains("k-over-addressed")).map((e) => `${e.className}=${getComputedStyle(e).backgroundColor}`),
+    );
+    expect(swatches.length).toBeGreaterThan(15);
+    const colours = swatches.map((sw) => sw.split("=")[1]);
+    expect(new Set(colours).size, swatches.join(" ")).toBe(colours.length);
+    // Budget skips of unaddressed talk are not drawn in the alarm colour (a refused mention is).
+    const stroke = (sel: string) => tab.locator(sel).first().evaluate((e) => getComputedStyle(e).stroke);
+    const alarm = await stroke("#chart .budget path.over-addressed");
+    const missed = await stroke("#chart .addressed path.missed");
+    expect(alarm).toBe(missed);
+    expect(await stroke("#chart .budget path.over-unaddressed")).not.toBe(alarm);
+    expect(await stroke("#chart .budget line.full")).not.toBe(alarm);
+    expect(await stroke("#chart .budget line.full")).not.toBe(await stroke("#chart .messages path.m-mention"));
 
     // The reply text with `</script><script>alert(1)</script>` is shown as text, never run.
     expect(await tab.locator("#detail blockquote.reply").innerText()).toContain("</script><script>alert(1)</script>");

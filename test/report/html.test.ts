@@ -52,7 +52,10 @@ describe("renderHtmlReport on a 20,000-line log", () => {
     const states = new Set(doc.querySelectorAll(".vitality rect").map((r) => r.getAttribute("class")));
     expect([...states].every((s) => /^v-(DORMANT|COOLING|ACTIVE|HEATED)$/.test(s ?? ""))).toBe(true);
     expect(states.size).toBeGreaterThan(1);
-    expect(doc.querySelector(".budget polyline")?.getAttribute("points")?.split(" ")).toHaveLength(report.dispatches.length);
+    // One line per allowance: every dispatch is a point on the line of the allowance it drew on.
+    const budgetPoints = doc.querySelectorAll(".budget polyline").map((l) => l.getAttribute("points")!.split(" ").length);
+    expect(budgetPoints).toHaveLength(2);
+    expect(budgetPoints[0]! + budgetPoints[1]!).toBe(report.dispatches.length);
     expect(doc.querySelector(".waits path")?.getAttribute("d")).toMatch(/^M[\d.]+ [\d.]+H/);
     expect(doc.querySelector(".addressed .reached")?.getAttribute("d")).toMatch(/^M/);
     expect(doc.querySelector(".addressed .missed")?.getAttribute("d")).toMatch(/^M/);
