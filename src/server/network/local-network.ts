@@ -10,7 +10,8 @@ import { silentLogger } from "../../log.ts";
 import type { ServiceAgent } from "../service-agent.ts";
 import { createFileAgentMdStore, handleAgentMdRequest, type AgentMdStore } from "../agent-md-store.ts";
 import { openLocalCa } from "./local-ca.ts";
-import { createApiHandler, type ApiContext } from "./access-point-api.ts";
+import { createApiHandler, type ApiContext, type CertifyResult } from "./access-point-api.ts";
+import { AidRegistry } from "./aid-registry.ts";
 import { MessageService, type MessageServiceCounters } from "./message-service.ts";
 import { DEFAULT_SOCKET_LIMITS, SESSION_PATHS, type SocketLimits } from "./socket-limits.ts";
 import { NonceStore, TokenStore } from "./tokens.ts";
@@ -46,6 +47,12 @@ export interface LocalNetworkOptions {
   socketLimits?: Partial<SocketLimits>;
   /** How often sockets are pinged; one missed pong drops a socket. Default 30000; 0 disables. */
   pingIntervalMs?: number;
+  /**
+   * Configured members (the owner, the humans, the identities this process runs): reserved from
+   * the first request on. `sign_cert` from outside refuses them unless the key is already theirs;
+   * `certifyConfigured` is how this process certifies them.
+   */
+  reservedMembers?: string[];
 }
 
 export interface LocalNetworkCounters extends MessageServiceCounters {
@@ -70,6 +77,8 @@ export interface LocalNetwork {
   /** The members' agent.md this server serves. */
   readonly agentMd: AgentMdStore;
   addServiceAgent(agent: ServiceAgent): void;
+  /** `sign_cert` in-process for a configured member (see `reservedMembers`): registers the CSR's key as the aid's. */
+  certifyConfigured(aid: string, csrPem: string): Promise<CertifyResult>;
   /** Expires the tokens of `aid` (or all) now and closes their sockets with code 4001. */
   expireTokens(aid?: string): void;
   /** Drops the socket of `aid` (or every socket) without a close frame, like a network failure. */
@@ -104,6 +113,8 @@ export async function startLocalNetwork(options: LocalNetworkOptions): Promise<L
   });
   for (const agent of options.serviceAgents ?? []) messages.addServiceAgent(agent);
   const apiCounters = { refusedSignIns: 0, issuedCertificates: 0, refusedCertificates: 0 };
+  const registry = new AidRegistry(options.stateDir);
+  registry.reserve(options.reservedMembers ?? []);
   const ctx: ApiContext = {
     domain,
     ca,
@@ -111,6 +122,7 @@ export async function startLocalNetwork(options: LocalNetworkOptions): Promise<L
     accessPointTokens,
     messageTokens,
     nonces: new NonceStore(),
+    registry,
     reservedAids: () => new Set([...messages.serviceAgentAids(), `acp3.${domain}`]),
     now,
     logger,
@@ -172,6 +184,7 @@ export async function startLocalNetwork(options: LocalNetworkOptions): Promise<L
     tls,
     agentMd: agentMd.store,
     addServiceAgent: (agent) => messages.addServiceAgent(agent),
+    certifyConfigured: (aid, csrPem) => handler.certifyConfigured(aid, csrPem),
     expireTokens(aid) {
       messageTokens.expire(aid, now());
       accessPointTokens.expire(aid, now());
