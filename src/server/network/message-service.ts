@@ -29,6 +29,8 @@ export interface MessageServiceCounters {
   deadClosed: number;
   /** Frames not sent because they were larger than clients read. */
   oversizeOutbound: number;
+  /** create_session_req and invites refused because an aid was in maxSessionsPerAid sessions. */
+  refusedSessions: number;
 }
 
 interface Session {
@@ -51,6 +53,8 @@ interface Connection {
   /** Frames that arrived after the pause (already read off the socket): served on resume, in order. */
   backlog: string[];
   backlogBytes: number;
+  /** The sessions this aid is in over this socket (bounded by maxSessionsPerAid); ended with it. */
+  sessions: Set<string>;
 }
 
 const str = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
@@ -67,7 +71,7 @@ export class MessageService {
   readonly #limits: SocketLimits;
   readonly counters: MessageServiceCounters = {
     connections: 0, refusedUpgrades: 0, refusedFrames: 0, sessionsCreated: 0, messagesRouted: 0, undeliverable: 0,
-    refusedFull: 0, pausedSockets: 0, slowClosed: 0, deadClosed: 0, oversizeOutbound: 0,
+    refusedFull: 0, pausedSockets: 0, slowClosed: 0, deadClosed: 0, oversizeOutbound: 0, refusedSessions: 0,
   };
 
   /** Pings every socket and drops the ones that did not answer the previous ping; cleared on close. */
@@ -134,10 +138,10 @@ export class MessageService {
     if (previous) {
       // The older socket may be half-open: its sessions end now, not whenever TCP notices.
       this.#connections.delete(aid);
-      this.#endSessionsOf(aid);
+      this.#endSessionsOf(aid, previous.sessions);
       previous.ws.close(CLOSE_REPLACED, "replaced by a newer connection");
     }
-    const conn: Connection = { aid, ws, alive: true, expiryTimer: undefined, paused: false, pausedBuffered: 0, backlog: [], backlogBytes: 0 };
+    const conn: Connection = { aid, ws, alive: true, expiryTimer: undefined, paused: false, pausedBuffered: 0, backlog: [], backlogBytes: 0, sessions: new Set() };
     ws.on("pong", () => {
       conn.alive = true;
     });
@@ -167,7 +171,7 @@ export class MessageService {
       conn.expiryTimer = undefined;
       if (this.#connections.get(aid) === conn) {
         this.#connections.delete(aid);
-        this.#endSessionsOf(aid);
+        this.#endSessionsOf(aid, conn.sessions);
       }
       this.#logger.log("info", "message-service.disconnected", { aid });
     });
@@ -207,15 +211,24 @@ export class MessageService {
     for (const conn of this.#connections.values()) if (aid === undefined || conn.aid === aid) conn.ws.terminate();
   }
 
-  #endSessionsOf(aid: string): void {
-    for (const session of this.#sessions.values()) {
-      if (!session.members.delete(aid)) continue;
-      for (const member of session.members) {
-        const agent = this.#agents.get(member);
-        if (agent) this.#safely(agent, "onSessionEnd", () => agent.onSessionEnd({ sessionId: session.id, from: aid }));
-      }
-      if (![...session.members].some((m) => this.#connections.has(m))) this.#sessions.delete(session.id);
+  #endSessionsOf(aid: string, sessions: Set<string>): void {
+    for (const id of sessions) {
+      const session = this.#sessions.get(id);
+      if (session) this.#removeMember(session, aid);
     }
+    sessions.clear();
+  }
+
+  /** `aid` leaves `session`: the others hear of it, and a session no connected agent is in is gone. */
+  #removeMember(session: Session, aid: string): void {
+    if (!session.members.delete(aid)) return;
+    this.#connections.get(aid)?.sessions.delete(session.id);
+    for (const member of session.members) {
+      const agent = this.#agents.get(member);
+      if (agent) this.#safely(agent, "onSessionEnd", () => agent.onSessionEnd({ sessionId: session.id, from: aid }));
+    }
+    if ([...session.members].some((m) => this.#connections.has(m))) return;
+    this.#sessions.delete(session.id);
   }
 
   #safely(agent: ServiceAgent, what: string, fn: () => void): void {
@@ -313,16 +326,22 @@ export class MessageService {
   }
 
   #createSession(conn: Connection, data: Record<string, unknown>): void {
+    const requestId = str(data.request_id) ? { request_id: data.request_id } : {};
+    if (conn.sessions.size >= this.#limits.maxSessionsPerAid) {
+      this.#refuseSession(conn.aid, "create");
+      this.#send(conn, "create_session_ack", { ...requestId, session_id: "", identifying_code: "", status_code: 429, message: "too many sessions" });
+      return;
+    }
     const session: Session = { id: randomBytes(16).toString("hex"), identifyingCode: randomBytes(8).toString("hex"), members: new Set([conn.aid]) };
     this.#sessions.set(session.id, session);
+    conn.sessions.add(session.id);
     this.counters.sessionsCreated++;
-    this.#send(conn, "create_session_ack", {
-      ...(str(data.request_id) ? { request_id: data.request_id } : {}),
-      session_id: session.id,
-      identifying_code: session.identifyingCode,
-      status_code: 200,
-      message: "success",
-    });
+    this.#send(conn, "create_session_ack", { ...requestId, session_id: session.id, identifying_code: session.identifyingCode, status_code: 200, message: "success" });
+  }
+
+  #refuseSession(aid: string, what: "create" | "invite"): void {
+    this.counters.refusedSessions++;
+    this.#logger.log("info", "message-service.session-refused", { aid, what, reason: "too many sessions", limit: this.#limits.maxSessionsPerAid });
   }
 
   #invite(conn: Connection, data: Record<string, unknown>): void {
@@ -334,7 +353,15 @@ export class MessageService {
     const session = this.#sessions.get(sessionId);
     if (!session || !session.members.has(conn.aid)) return void ack(404, "no such session");
     if (str(data.invite_code) !== session.identifyingCode) return void ack(403, "invite_code does not match the session");
-    if (!this.#agents.has(acceptor) && !this.#connections.has(acceptor)) return void ack(404, `${acceptor} is not online`);
+    const invited = this.#connections.get(acceptor);
+    if (!this.#agents.has(acceptor) && !invited) return void ack(404, `${acceptor} is not online`);
+    if (invited && !session.members.has(acceptor)) {
+      if (invited.sessions.size >= this.#limits.maxSessionsPerAid) {
+        this.#refuseSession(acceptor, "invite");
+        return void ack(429, `${acceptor} is in too many sessions`);
+      }
+      invited.sessions.add(session.id);
+    }
     session.members.add(acceptor);
     ack(200, "success");
   }
@@ -358,11 +385,7 @@ export class MessageService {
 
   #leave(conn: Connection, data: Record<string, unknown>): void {
     const session = this.#sessions.get(str(data.session_id) ?? "");
-    if (!session?.members.delete(conn.aid)) return;
-    for (const member of session.members) {
-      const agent = this.#agents.get(member);
-      if (agent) this.#safely(agent, "onSessionEnd", () => agent.onSessionEnd({ sessionId: session.id, from: conn.aid }));
-    }
+    if (session) this.#removeMember(session, conn.aid);
   }
 
   #deliver(p: { sessionId: string; from: string; to: string; payload: string }): boolean {

@@ -26,6 +26,11 @@ export interface SocketLimits {
   maxConnections: number;
   /** A frame larger than clients read (the client's socket limit) is not sent but counted. */
   maxOutboundFrameBytes: number;
+  /**
+   * Sessions one signed-in aid may be in at once (created or invited into); past it
+   * create_session_req and invites of it are answered 429. Service agents are not counted. Default 64.
+   */
+  maxSessionsPerAid: number;
   /** Frames of a paused socket held unserved (they were read before the pause took hold); past it the socket is closed. Default 256 KiB. */
   maxBacklogBytes: number;
 }
@@ -37,4 +42,5 @@ export const DEFAULT_SOCKET_LIMITS: SocketLimits = {
   maxConnections: 1000,
   maxOutboundFrameBytes: MAX_SOCKET_FRAME_BYTES,
   maxBacklogBytes: 256 * 1024,
+  maxSessionsPerAid: 64,
 };
