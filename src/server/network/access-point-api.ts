@@ -6,6 +6,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "../../types.ts";
 import { generateIdentityKey, normalizePem, toCryptoKeys, x509 } from "../../network/x509.ts";
 import { keyIdOf, type AidRegistry } from "./aid-registry.ts";
+import { SlidingWindowPerKey } from "./source-window.ts";
 import type { LocalCa } from "./local-ca.ts";
 import type { NonceStore, TokenStore } from "./tokens.ts";
 
@@ -27,6 +28,11 @@ export interface ApiContext {
 }
 
 const MAX_BODY = 64 * 1024;
+/** Guest certificates one source address gets per minute: guests cost nothing to make, so they are rationed. */
+export const GUEST_CERTS_PER_SOURCE_PER_MINUTE = 20;
+
+/** The peer's address, as the limits per source count it. */
+export const sourceOf = (req: IncomingMessage): string => req.socket.remoteAddress ?? "unknown";
 
 function send(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
@@ -87,6 +93,7 @@ export interface ApiHandler {
 
 export function createApiHandler(ctx: ApiContext): ApiHandler {
   const registry = ctx.registry;
+  const guestCerts = new SlidingWindowPerKey({ limit: GUEST_CERTS_PER_SOURCE_PER_MINUTE, windowMs: 60_000 });
   const escaped = ctx.domain.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
   const aidPattern = new RegExp(`^[a-z0-9][a-z0-9_-]{0,62}\\.${escaped}$`, "i");
 
@@ -131,7 +138,14 @@ export function createApiHandler(ctx: ApiContext): ApiHandler {
     send(res, 200, { certificate: result.certificate });
   }
 
-  async function signGuestCert(res: ServerResponse): Promise<void> {
+  async function signGuestCert(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const source = sourceOf(req);
+    if (!guestCerts.take(source, ctx.now())) {
+      ctx.counters.refusedCertificates++;
+      ctx.logger.log("info", "access-point.guest-refused", { source, reason: "rate", limit: GUEST_CERTS_PER_SOURCE_PER_MINUTE });
+      res.setHeader("retry-after", "60");
+      return send(res, 429, { error: "too many guest certificates from this address" });
+    }
     const aid = `guest-${randomBytes(5).toString("hex")}.${ctx.domain}`;
     const key = generateIdentityKey().privateKey;
     const cert = await ctx.ca.issue({ aid, publicKey: toCryptoKeys(key).publicKey, now: ctx.now() });
@@ -196,7 +210,7 @@ export function createApiHandler(ctx: ApiContext): ApiHandler {
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = new URL(req.url ?? "/", "http://x").pathname.replace(/\/+$/, "");
     try {
-      if (path === "/api/accesspoint/sign_guest_cert") return await signGuestCert(res);
+      if (path === "/api/accesspoint/sign_guest_cert") return await signGuestCert(req, res);
       if (req.method !== "POST") return send(res, 404, { error: "not found" });
       const body = await readJson(req);
       if (body === undefined) return send(res, 400, { error: "expected a JSON object of at most 64 KiB" });

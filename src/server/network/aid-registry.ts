@@ -6,6 +6,7 @@ import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { writeFileAtomicSync } from "../../state/atomic-file.ts";
+import type { AidKind } from "./socket-limits.ts";
 
 /** Guest aids remembered at once; past it the oldest guest can no longer sign in. */
 const MAX_GUEST_KEYS = 10_000;
@@ -31,6 +32,12 @@ export class AidRegistry {
 
   isReserved(aid: string): boolean {
     return this.#reserved.has(aid.toLowerCase());
+  }
+
+  kindOf(aid: string): AidKind {
+    const key = aid.toLowerCase();
+    if (this.#reserved.has(key)) return "member";
+    return !Object.hasOwn(this.#owners, key) && this.#guests.has(key) ? "guest" : "registered";
   }
 
   owner(aid: string): string | undefined {

@@ -101,9 +101,12 @@ export async function startLocalNetwork(options: LocalNetworkOptions): Promise<L
   const tls = options.tls === true;
   const ca = await openLocalCa({ dir: join(options.stateDir, "ca"), domain, now: now() });
   const ttl = options.tokenTtlMs ?? 3600_000;
+  const registry = new AidRegistry(options.stateDir);
+  registry.reserve(options.reservedMembers ?? []);
   const messageTokens = new TokenStore(ttl);
   const accessPointTokens = new TokenStore(ttl);
   const messages = new MessageService({
+    kindOf: (aid) => registry.kindOf(aid),
     tokens: messageTokens,
     now,
     logger,
@@ -113,8 +116,6 @@ export async function startLocalNetwork(options: LocalNetworkOptions): Promise<L
   });
   for (const agent of options.serviceAgents ?? []) messages.addServiceAgent(agent);
   const apiCounters = { refusedSignIns: 0, issuedCertificates: 0, refusedCertificates: 0 };
-  const registry = new AidRegistry(options.stateDir);
-  registry.reserve(options.reservedMembers ?? []);
   const ctx: ApiContext = {
     domain,
     ca,
@@ -151,7 +152,8 @@ export async function startLocalNetwork(options: LocalNetworkOptions): Promise<L
   }
   // Sockets in all (signed-in ones plus room for sign-ins and upgrades in flight); the message
   // service also limits its own sockets, answering 503 past it.
-  server.maxConnections = (options.socketLimits?.maxConnections ?? DEFAULT_SOCKET_LIMITS.maxConnections) + 256;
+  const limits = { ...DEFAULT_SOCKET_LIMITS, ...options.socketLimits };
+  server.maxConnections = limits.maxConnections + limits.maxGuestConnections + (options.reservedMembers?.length ?? 0) + 256;
   server.on("upgrade", (req, socket, head) => {
     const path = new URL(req.url ?? "/", "http://x").pathname;
     // Node hands an upgrade's socket over with no error listener: a peer that resets it (after a

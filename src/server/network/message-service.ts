@@ -10,7 +10,7 @@ import type { Logger } from "../../types.ts";
 import type { ServiceAgent, ServiceAgentHost } from "../service-agent.ts";
 import type { TokenStore } from "./tokens.ts";
 import { nextMessageId } from "../../network/message-id.ts";
-import { CLOSE_REPLACED, CLOSE_TOKEN_EXPIRED, CLOSE_TOO_SLOW, DEFAULT_SOCKET_LIMITS, type SocketLimits } from "./socket-limits.ts";
+import { CLOSE_REPLACED, CLOSE_TOKEN_EXPIRED, CLOSE_TOO_SLOW, DEFAULT_SOCKET_LIMITS, type AidKind, type SocketLimits } from "./socket-limits.ts";
 
 export interface MessageServiceCounters {
   connections: number;
@@ -19,7 +19,7 @@ export interface MessageServiceCounters {
   sessionsCreated: number;
   messagesRouted: number;
   undeliverable: number;
-  /** Upgrades refused because maxConnections sockets were open. */
+  /** Upgrades refused for room: maxConnections registered sockets, or the guests' caps. */
   refusedFull: number;
   /** Times a socket was not read because its unsent output passed pauseBufferedBytes. */
   pausedSockets: number;
@@ -41,6 +41,9 @@ interface Session {
 
 interface Connection {
   aid: string;
+  kind: AidKind;
+  /** The peer's address: guests are limited per source. */
+  source: string;
   ws: WebSocket;
   /** False from a ping until its pong; a socket still false at the next sweep is dead. */
   alive: boolean;
@@ -69,6 +72,7 @@ export class MessageService {
   readonly #sessions = new Map<string, Session>();
   #lastMessageId = 0;
   readonly #limits: SocketLimits;
+  readonly #kindOf: (aid: string) => AidKind;
   readonly counters: MessageServiceCounters = {
     connections: 0, refusedUpgrades: 0, refusedFrames: 0, sessionsCreated: 0, messagesRouted: 0, undeliverable: 0,
     refusedFull: 0, pausedSockets: 0, slowClosed: 0, deadClosed: 0, oversizeOutbound: 0, refusedSessions: 0,
@@ -77,8 +81,18 @@ export class MessageService {
   /** Pings every socket and drops the ones that did not answer the previous ping; cleared on close. */
   readonly #sweepTimer: ReturnType<typeof setInterval> | undefined;
 
-  constructor(params: { tokens: TokenStore; now: () => number; logger: Logger; answerPings?: boolean; pingIntervalMs?: number; limits?: Partial<SocketLimits> }) {
+  constructor(params: {
+    tokens: TokenStore;
+    now: () => number;
+    logger: Logger;
+    answerPings?: boolean;
+    pingIntervalMs?: number;
+    limits?: Partial<SocketLimits>;
+    /** Default: every aid is "registered". */
+    kindOf?: (aid: string) => AidKind;
+  }) {
     this.#limits = { ...DEFAULT_SOCKET_LIMITS, ...params.limits };
+    this.#kindOf = params.kindOf ?? (() => "registered");
     // maxPayload: ws refuses a larger frame from its header, before buffering it.
     // answerPings false simulates a half-open connection: the socket stays, pongs never come.
     this.#wss = new WebSocketServer({ noServer: true, maxPayload: this.#limits.maxFrameBytes, autoPong: params.answerPings !== false });
@@ -124,16 +138,41 @@ export class MessageService {
       socket.end(`HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${JSON.stringify({ error: check.reason })}`);
       return;
     }
-    if (this.#connections.size >= this.#limits.maxConnections && !this.#connections.has(aid)) {
+    const kind = this.#kindOf(aid);
+    const source = req.socket.remoteAddress ?? "unknown";
+    const full = this.#connections.has(aid) ? undefined : this.#noRoom(kind, source);
+    if (full !== undefined) {
       this.counters.refusedFull++;
-      this.#logger.log("warn", "message-service.upgrade-refused", { aid, reason: "full", limit: this.#limits.maxConnections });
+      this.#logger.log("warn", "message-service.upgrade-refused", { aid, kind, source, reason: full });
       socket.end(`HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 5\r\nConnection: close\r\n\r\n${JSON.stringify({ error: "too many connections" })}`);
       return;
     }
-    this.#wss.handleUpgrade(req, socket, head, (ws) => this.#accept(aid, ws, check.expiresAt));
+    this.#wss.handleUpgrade(req, socket, head, (ws) => this.#accept({ aid, kind, source }, ws, check.expiresAt));
   }
 
-  #accept(aid: string, ws: WebSocket, expiresAt: number): void {
+  /**
+   * Why a new socket of this kind from `source` finds no room, or undefined. Each kind has its own
+   * room, so guests (free to make) never take a member's place; configured members are never refused.
+   */
+  #noRoom(kind: AidKind, source: string): string | undefined {
+    if (kind === "member") return undefined;
+    let registered = 0;
+    let guests = 0;
+    let guestsHere = 0;
+    for (const conn of this.#connections.values()) {
+      if (conn.kind === "registered") registered++;
+      else if (conn.kind === "guest") {
+        guests++;
+        if (conn.source === source) guestsHere++;
+      }
+    }
+    if (kind === "registered") return registered >= this.#limits.maxConnections ? "full" : undefined;
+    if (guests >= this.#limits.maxGuestConnections) return "guests-full";
+    return guestsHere >= this.#limits.maxGuestConnectionsPerSource ? "guests-per-source" : undefined;
+  }
+
+  #accept(who: { aid: string; kind: AidKind; source: string }, ws: WebSocket, expiresAt: number): void {
+    const { aid, kind, source } = who;
     const previous = this.#connections.get(aid);
     if (previous) {
       // The older socket may be half-open: its sessions end now, not whenever TCP notices.
@@ -141,7 +180,7 @@ export class MessageService {
       this.#endSessionsOf(aid, previous.sessions);
       previous.ws.close(CLOSE_REPLACED, "replaced by a newer connection");
     }
-    const conn: Connection = { aid, ws, alive: true, expiryTimer: undefined, paused: false, pausedBuffered: 0, backlog: [], backlogBytes: 0, sessions: new Set() };
+    const conn: Connection = { aid, kind, source, ws, alive: true, expiryTimer: undefined, paused: false, pausedBuffered: 0, backlog: [], backlogBytes: 0, sessions: new Set() };
     ws.on("pong", () => {
       conn.alive = true;
     });

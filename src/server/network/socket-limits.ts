@@ -4,7 +4,7 @@
 // maxFrameBytes before being buffered whole; a socket whose unsent output passes
 // pauseBufferedBytes is not read until it drains (and is closed past maxBufferedBytes or when it
 // stops draining); silent sockets are pinged and dropped; one socket per aid (a newer one replaces
-// the older) and at most maxConnections in all.
+// the older); guests, registered identities and configured members each have their own room.
 import { MAX_SOCKET_FRAME_BYTES } from "../../transport/limits.ts";
 
 export const SESSION_PATHS = new Set(["/api/message/session", "/session"]);
@@ -15,6 +15,9 @@ export const CLOSE_REPLACED = 4002;
 /** Close code of a socket that stopped reading what it is sent. */
 export const CLOSE_TOO_SLOW = 4008;
 
+/** Whose socket it is: a guest, an identity registered here, or a member this network was configured with (never refused for room). */
+export type AidKind = "guest" | "registered" | "member";
+
 export interface SocketLimits {
   /** Largest frame a socket may send; a larger one closes it (1009) before it is buffered. Default 1 MiB. */
   maxFrameBytes: number;
@@ -22,8 +25,15 @@ export interface SocketLimits {
   pauseBufferedBytes: number;
   /** Unsent output past which the socket is closed (4008). Default 8 MiB. */
   maxBufferedBytes: number;
-  /** Sockets open at once; further upgrades answer 503. One per aid: a newer one replaces the older. Default 1000. */
+  /**
+   * Sockets of registered identities open at once; further upgrades answer 503. One per aid: a
+   * newer one replaces the older. Guests and configured members do not count here. Default 1000.
+   */
   maxConnections: number;
+  /** Sockets of guests (`sign_guest_cert` identities) open at once, apart from maxConnections. Default 200. */
+  maxGuestConnections: number;
+  /** Guest sockets from one source address. Default 20. */
+  maxGuestConnectionsPerSource: number;
   /** A frame larger than clients read (the client's socket limit) is not sent but counted. */
   maxOutboundFrameBytes: number;
   /**
@@ -40,6 +50,8 @@ export const DEFAULT_SOCKET_LIMITS: SocketLimits = {
   pauseBufferedBytes: 1024 * 1024,
   maxBufferedBytes: 8 * 1024 * 1024,
   maxConnections: 1000,
+  maxGuestConnections: 200,
+  maxGuestConnectionsPerSource: 20,
   maxOutboundFrameBytes: MAX_SOCKET_FRAME_BYTES,
   maxBacklogBytes: 256 * 1024,
   maxSessionsPerAid: 64,
