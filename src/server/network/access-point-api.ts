@@ -19,6 +19,8 @@ export interface ApiContext {
   nonces: NonceStore;
   /** Aids that may not be issued to anyone (the hosted service agents). */
   reservedAids: () => Set<string>;
+  /** First sign-in steps per source address per 10 s. */
+  signInsPerSourcePer10s: number;
   /** Who owns which aid; sign-in checks certificates' keys against it. */
   registry: AidRegistry;
   now: () => number;
@@ -94,6 +96,7 @@ export interface ApiHandler {
 export function createApiHandler(ctx: ApiContext): ApiHandler {
   const registry = ctx.registry;
   const guestCerts = new SlidingWindowPerKey({ limit: GUEST_CERTS_PER_SOURCE_PER_MINUTE, windowMs: 60_000 });
+  const nonceRequests = new SlidingWindowPerKey({ limit: ctx.signInsPerSourcePer10s, windowMs: 10_000 });
   const escaped = ctx.domain.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
   const aidPattern = new RegExp(`^[a-z0-9][a-z0-9_-]{0,62}\\.${escaped}$`, "i");
 
@@ -154,7 +157,7 @@ export function createApiHandler(ctx: ApiContext): ApiHandler {
     send(res, 200, { guest_aid: aid, key: key.export({ type: "pkcs8", format: "pem" }).toString(), cert });
   }
 
-  function signIn(body: Record<string, unknown>, res: ServerResponse, tokens: TokenStore, where: string): void {
+  function signIn(req: IncomingMessage, body: Record<string, unknown>, res: ServerResponse, tokens: TokenStore, where: string): void {
     const aid = str(body.agent_id);
     const requestId = str(body.request_id);
     const now = ctx.now();
@@ -166,7 +169,15 @@ export function createApiHandler(ctx: ApiContext): ApiHandler {
     if (!aid || !requestId) return refuse(400, "expected agent_id and request_id");
     const nonce = str(body.nonce);
     if (nonce === undefined) {
-      send(res, 200, { nonce: ctx.nonces.issue(aid, requestId, now), request_id: requestId });
+      const source = sourceOf(req);
+      if (!nonceRequests.take(source, now)) {
+        // Rationed per address: a flood from one address cannot crowd out everyone else's sign-in.
+        ctx.counters.refusedSignIns++;
+        ctx.logger.log("info", "access-point.sign-in-refused", { where, aid, source, error: "rate" });
+        res.setHeader("retry-after", "10");
+        return send(res, 429, { error: "too many sign-ins from this address" });
+      }
+      send(res, 200, { nonce: ctx.nonces.issue(aid, requestId, now, source), request_id: requestId });
       return;
     }
     const certPem = str(body.cert);
@@ -218,11 +229,11 @@ export function createApiHandler(ctx: ApiContext): ApiHandler {
         case "/api/accesspoint/sign_cert":
           return await signCert(body, res);
         case "/api/accesspoint/sign_in":
-          return signIn(body, res, ctx.accessPointTokens, "accesspoint");
+          return signIn(req, body, res, ctx.accessPointTokens, "accesspoint");
         case "/api/accesspoint/get_accesspoint_config":
           return config(req, body, res);
         case "/api/message/sign_in":
-          return signIn(body, res, ctx.messageTokens, "message");
+          return signIn(req, body, res, ctx.messageTokens, "message");
         default:
           return send(res, 404, { error: "not found" });
       }

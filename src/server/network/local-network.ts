@@ -3,7 +3,7 @@
 // certificate from that CA for `acp3.<domain>`, `*.<domain>`, `localhost` and 127.0.0.1.
 import { createServer as createHttpServer, type Server } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import { join } from "node:path";
 import type { Logger } from "../../types.ts";
 import { silentLogger } from "../../log.ts";
@@ -59,6 +59,8 @@ export interface LocalNetworkCounters extends MessageServiceCounters {
   refusedSignIns: number;
   issuedCertificates: number;
   refusedCertificates: number;
+  /** TCP connections dropped at once: their source address held maxConnectionsPerSource. */
+  refusedConnections: number;
 }
 
 export interface LocalNetwork {
@@ -101,6 +103,7 @@ export async function startLocalNetwork(options: LocalNetworkOptions): Promise<L
   const tls = options.tls === true;
   const ca = await openLocalCa({ dir: join(options.stateDir, "ca"), domain, now: now() });
   const ttl = options.tokenTtlMs ?? 3600_000;
+  const limits = { ...DEFAULT_SOCKET_LIMITS, ...options.socketLimits };
   const registry = new AidRegistry(options.stateDir);
   registry.reserve(options.reservedMembers ?? []);
   const messageTokens = new TokenStore(ttl);
@@ -116,13 +119,15 @@ export async function startLocalNetwork(options: LocalNetworkOptions): Promise<L
   });
   for (const agent of options.serviceAgents ?? []) messages.addServiceAgent(agent);
   const apiCounters = { refusedSignIns: 0, issuedCertificates: 0, refusedCertificates: 0 };
+  let refusedConnections = 0;
   const ctx: ApiContext = {
     domain,
     ca,
     stateDir: options.stateDir,
     accessPointTokens,
     messageTokens,
-    nonces: new NonceStore(),
+    nonces: new NonceStore({ maxPerSource: limits.maxNoncesPerSource }),
+    signInsPerSourcePer10s: limits.signInsPerSourcePer10s,
     registry,
     reservedAids: () => new Set([...messages.serviceAgentAids(), `acp3.${domain}`]),
     now,
@@ -152,8 +157,30 @@ export async function startLocalNetwork(options: LocalNetworkOptions): Promise<L
   }
   // Sockets in all (signed-in ones plus room for sign-ins and upgrades in flight); the message
   // service also limits its own sockets, answering 503 past it.
-  const limits = { ...DEFAULT_SOCKET_LIMITS, ...options.socketLimits };
   server.maxConnections = limits.maxConnections + limits.maxGuestConnections + (options.reservedMembers?.length ?? 0) + 256;
+  // Idle or stalled HTTP connections (a flood of them would hold every slot) are closed; ws clears
+  // this timeout once a connection becomes a /session socket.
+  server.timeout = limits.idleTimeoutMs;
+  server.headersTimeout = limits.idleTimeoutMs;
+  server.requestTimeout = 3 * limits.idleTimeoutMs;
+  // One address holds at most maxConnectionsPerSource connections, so it cannot take all of them.
+  const perSource = new Map<string, number>();
+  server.on("connection", (socket: Socket) => {
+    const source = socket.remoteAddress ?? "unknown";
+    const open = perSource.get(source) ?? 0;
+    if (open >= limits.maxConnectionsPerSource) {
+      refusedConnections++;
+      logger.log("warn", "network.connection-refused", { source, reason: "per-source", limit: limits.maxConnectionsPerSource });
+      socket.destroy();
+      return;
+    }
+    perSource.set(source, open + 1);
+    socket.once("close", () => {
+      const left = (perSource.get(source) ?? 1) - 1;
+      if (left === 0) perSource.delete(source);
+      else perSource.set(source, left);
+    });
+  });
   server.on("upgrade", (req, socket, head) => {
     const path = new URL(req.url ?? "/", "http://x").pathname;
     // Node hands an upgrade's socket over with no error listener: a peer that resets it (after a
@@ -194,7 +221,7 @@ export async function startLocalNetwork(options: LocalNetworkOptions): Promise<L
     },
     dropSockets: (aid) => messages.drop(aid),
     connectedAids: () => messages.connectedAids(),
-    counters: () => ({ ...messages.counters, ...apiCounters }),
+    counters: () => ({ ...messages.counters, ...apiCounters, refusedConnections }),
     async close() {
       await messages.close();
       server.closeAllConnections?.();

@@ -34,6 +34,14 @@ export interface SocketLimits {
   maxGuestConnections: number;
   /** Guest sockets from one source address. Default 20. */
   maxGuestConnectionsPerSource: number;
+  /** TCP connections (HTTP, upgrades and sockets) from one source address; past it a new one is dropped at once. Default 512. */
+  maxConnectionsPerSource: number;
+  /** An HTTP connection idle this long (no request, or a request that stalls) is closed; a /session socket is judged by pings instead. Default 10 s. */
+  idleTimeoutMs: number;
+  /** First sign-in steps (nonce requests) one source address may make per 10 s; past it 429. Default 1000. */
+  signInsPerSourcePer10s: number;
+  /** Nonces outstanding for one source address; past it its oldest goes (never another source's). Default 1000. */
+  maxNoncesPerSource: number;
   /** A frame larger than clients read (the client's socket limit) is not sent but counted. */
   maxOutboundFrameBytes: number;
   /**
@@ -52,6 +60,10 @@ export const DEFAULT_SOCKET_LIMITS: SocketLimits = {
   maxConnections: 1000,
   maxGuestConnections: 200,
   maxGuestConnectionsPerSource: 20,
+  maxConnectionsPerSource: 512,
+  idleTimeoutMs: 10_000,
+  signInsPerSourcePer10s: 1000,
+  maxNoncesPerSource: 1000,
   maxOutboundFrameBytes: MAX_SOCKET_FRAME_BYTES,
   maxBacklogBytes: 256 * 1024,
   maxSessionsPerAid: 64,
