@@ -53,9 +53,13 @@ interface Connection {
   paused: boolean;
   /** Unsent bytes at the previous sweep while paused: no progress by the next one closes it. */
   pausedBuffered: number;
-  /** Frames that arrived after the pause (already read off the socket): served on resume, in order. */
+  /** Frames that arrived while paused or unconfirmed (already read off the socket): served later, in order. */
   backlog: string[];
   backlogBytes: number;
+  /** Bytes sent that no pong has confirmed yet (see outputCreditBytes). */
+  unconfirmed: number;
+  /** The payload of the ping sent behind the output past its credit, and how much output it confirms; undefined when none is out. */
+  creditPing: { payload: string; confirms: number } | undefined;
   /** The sessions this aid is in over this socket (bounded by maxSessionsPerAid); ended with it. */
   sessions: Set<string>;
 }
@@ -71,6 +75,8 @@ export class MessageService {
   readonly #connections = new Map<string, Connection>();
   readonly #sessions = new Map<string, Session>();
   #lastMessageId = 0;
+  /** Numbers the credit pings, so a pong is matched to its own ping. */
+  #creditPings = 0;
   readonly #limits: SocketLimits;
   readonly #kindOf: (aid: string) => AidKind;
   readonly counters: MessageServiceCounters = {
@@ -95,7 +101,8 @@ export class MessageService {
     this.#kindOf = params.kindOf ?? (() => "registered");
     // maxPayload: ws refuses a larger frame from its header, before buffering it.
     // answerPings false simulates a half-open connection: the socket stays, pongs never come.
-    this.#wss = new WebSocketServer({ noServer: true, maxPayload: this.#limits.maxFrameBytes, autoPong: params.answerPings !== false });
+    // perMessageDeflate off: compression would hold a zlib context per socket.
+    this.#wss = new WebSocketServer({ noServer: true, maxPayload: this.#limits.maxFrameBytes, autoPong: params.answerPings !== false, perMessageDeflate: false });
     if (params.pingIntervalMs !== 0) {
       this.#sweepTimer = setInterval(() => this.#sweep(), params.pingIntervalMs ?? 30_000);
       this.#sweepTimer.unref?.();
@@ -180,9 +187,14 @@ export class MessageService {
       this.#endSessionsOf(aid, previous.sessions);
       previous.ws.close(CLOSE_REPLACED, "replaced by a newer connection");
     }
-    const conn: Connection = { aid, kind, source, ws, alive: true, expiryTimer: undefined, paused: false, pausedBuffered: 0, backlog: [], backlogBytes: 0, sessions: new Set() };
-    ws.on("pong", () => {
+    const conn: Connection = { aid, kind, source, ws, alive: true, expiryTimer: undefined, paused: false, pausedBuffered: 0, backlog: [], backlogBytes: 0, sessions: new Set(), unconfirmed: 0, creditPing: undefined };
+    ws.on("pong", (data: Buffer) => {
       conn.alive = true;
+      if (conn.creditPing === undefined || data.toString() !== conn.creditPing.payload) return;
+      // It has read everything sent before the ping: that much output is confirmed.
+      conn.unconfirmed = Math.max(0, conn.unconfirmed - conn.creditPing.confirms);
+      conn.creditPing = undefined;
+      this.#serveBacklog(conn);
     });
     const left = expiresAt - this.#now();
     conn.expiryTimer = setTimeout(() => {
@@ -196,8 +208,8 @@ export class MessageService {
     ws.on("message", (data: RawData, isBinary: boolean) => {
       if (isBinary) return this.#refuse(conn, "binary frame");
       const text = data.toString();
-      if (conn.paused) {
-        // Not served while its output is stuck: held, and past a limit the socket is closed.
+      if (conn.paused || conn.creditPing !== undefined || conn.backlog.length > 0) {
+        // Not served while its output is stuck or unconfirmed: held, and past a limit the socket is closed.
         conn.backlog.push(text);
         conn.backlogBytes += text.length;
         if (conn.backlogBytes > this.#limits.maxBacklogBytes) this.#closeSlow(conn, "backlog limit");
@@ -288,11 +300,23 @@ export class MessageService {
       this.#logger.log("warn", "message-service.frame-not-sent", { aid: conn.aid, cmd, reason: "oversize", bytes, limit: this.#limits.maxOutboundFrameBytes });
       return false;
     }
-    if (ws.bufferedAmount + bytes > this.#limits.maxBufferedBytes) {
+    // One frame (up to maxOutboundFrameBytes) always fits into an empty buffer: only a backlog behind it counts.
+    if (ws.bufferedAmount > 0 && ws.bufferedAmount + bytes > this.#limits.maxBufferedBytes) {
       this.#closeSlow(conn, "output limit");
       return false;
     }
+    // Counted from the credit ping on: one large frame before it is not held against a socket still reading it.
+    if (conn.creditPing !== undefined && conn.unconfirmed - conn.creditPing.confirms > this.#limits.maxUnconfirmedBytes) {
+      this.#closeSlow(conn, "output unconfirmed");
+      return false;
+    }
     ws.send(text, () => this.#drained(conn));
+    conn.unconfirmed += bytes;
+    if (conn.creditPing === undefined && conn.unconfirmed >= this.#limits.outputCreditBytes) {
+      // Past its credit: a ping behind this output; its pong says the socket read all of it.
+      conn.creditPing = { payload: `c${++this.#creditPings}`, confirms: conn.unconfirmed };
+      ws.ping(conn.creditPing.payload);
+    }
     if (!conn.paused && ws.bufferedAmount > this.#limits.pauseBufferedBytes) {
       // Stop serving it: no new requests are read until what it was sent has gone out.
       conn.paused = true;
@@ -311,18 +335,17 @@ export class MessageService {
     if (conn.ws.bufferedAmount > this.#limits.pauseBufferedBytes / 2) return;
     conn.paused = false;
     conn.alive = true;
-    const held = conn.backlog.splice(0);
-    conn.backlogBytes = 0;
-    for (let i = 0; i < held.length; i++) {
-      if (conn.paused) {
-        // Paused again midway: the rest waits for the next drain.
-        conn.backlog.push(...held.slice(i));
-        conn.backlogBytes = conn.backlog.reduce((n, t) => n + t.length, 0);
-        return;
-      }
-      this.#onFrame(conn, held[i]!);
-    }
     conn.ws.resume();
+    this.#serveBacklog(conn);
+  }
+
+  /** Serves held frames in order while the socket is neither paused nor waiting for its credit pong. */
+  #serveBacklog(conn: Connection): void {
+    while (conn.backlog.length > 0 && !conn.paused && conn.creditPing === undefined && conn.ws.readyState === WebSocket.OPEN) {
+      const text = conn.backlog.shift()!;
+      conn.backlogBytes -= text.length;
+      this.#onFrame(conn, text);
+    }
   }
 
   #closeSlow(conn: Connection, why: string): void {
