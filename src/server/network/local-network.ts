@@ -148,21 +148,24 @@ export async function startLocalNetwork(options: LocalNetworkOptions): Promise<L
         logger.log("error", "network.request-failed", { path: req.url?.split("?")[0], error: err instanceof Error ? err.message : String(err) });
         res.destroy();
       });
+  // A connection that has not sent its whole request within idleTimeoutMs (or sent nothing) is
+  // closed, checked every quarter of it; one whose request is being served is not timed out.
+  const httpTimeouts = {
+    headersTimeout: limits.idleTimeoutMs,
+    requestTimeout: 3 * limits.idleTimeoutMs,
+    connectionsCheckingInterval: Math.max(100, Math.floor(limits.idleTimeoutMs / 4)),
+    keepAliveTimeout: Math.min(5000, limits.idleTimeoutMs),
+  };
   let server: Server;
   if (tls) {
     const { certPem, keyPem } = await ca.issueServerCertificate({ dnsNames: [`acp3.${domain}`, `*.${domain}`, domain, "localhost"], ips: ["127.0.0.1"], now: now() });
-    server = createHttpsServer({ cert: certPem + ca.certPem, key: keyPem }, onRequest);
+    server = createHttpsServer({ cert: certPem + ca.certPem, key: keyPem, ...httpTimeouts }, onRequest);
   } else {
-    server = createHttpServer(onRequest);
+    server = createHttpServer(httpTimeouts, onRequest);
   }
   // Sockets in all (signed-in ones plus room for sign-ins and upgrades in flight); the message
   // service also limits its own sockets, answering 503 past it.
   server.maxConnections = limits.maxConnections + limits.maxGuestConnections + (options.reservedMembers?.length ?? 0) + 256;
-  // Idle or stalled HTTP connections (a flood of them would hold every slot) are closed; ws clears
-  // this timeout once a connection becomes a /session socket.
-  server.timeout = limits.idleTimeoutMs;
-  server.headersTimeout = limits.idleTimeoutMs;
-  server.requestTimeout = 3 * limits.idleTimeoutMs;
   // One address holds at most maxConnectionsPerSource connections, so it cannot take all of them.
   const perSource = new Map<string, number>();
   server.on("connection", (socket: Socket) => {
