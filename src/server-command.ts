@@ -43,7 +43,10 @@ export async function serverCommand(args: string[], io: Io, opts: { signal?: Abo
   // <state>/local-network/identities/; its agents register themselves (`id create`), first key wins.
   const people = [...new Set([...config.humans, ...Object.values(config.identities).flatMap((i) => i.owner ?? [])])];
   const dev = await startDevNetwork({ ...network, stateDir, groups, logger, reserve: people });
-  await Promise.all(people.map((aid) => dev.identity(aid)));
+  for (const aid of people) {
+    // Reserved either way; a name the access point cannot certify (not `<name>.<domain>`) is only logged.
+    await dev.identity(aid).catch((err: unknown) => logger.log("warn", "server.member-not-certified", { aid, error: err instanceof Error ? err.message : String(err) }));
+  }
   for (const line of dev.lines) io.out(line);
   io.out(`sdk domain: ${dev.net.sdkDomain} · state: ${stateDir} · Ctrl-C to stop`);
 

@@ -117,7 +117,8 @@ export function createApiHandler(ctx: ApiContext): ApiHandler {
     if (cn !== aid) return { status: 400, error: `csr names ${cn ?? "nobody"}, not ${aid}` };
     const keyId = keyIdOf(new Uint8Array(csr.publicKey.rawData));
     const owner = registry.owner(aid);
-    if (!configured) {
+    // Only a reserved aid certified by the process configured with it may change hands; everything else: first key wins.
+    if (!(configured && registry.isReserved(aid))) {
       if (registry.isReserved(aid) && owner !== keyId) return { status: 403, error: `${aid} is reserved for a configured member` };
       if (owner !== undefined && owner !== keyId) return { status: 409, error: `${aid} is already registered to another key` };
     }

@@ -37,6 +37,8 @@ describe("configured members are reserved for the keys this network certifies (r
     await expect(outsider("sam.acp.local", dev.net.localUrl)).rejects.toThrow(/reserved for a configured member/);
     // An aid nobody configured is free, as on the real network.
     await expect(outsider("bob.acp.local", dev.net.localUrl)).resolves.toMatchObject({ aid: "bob.acp.local" });
+    // The in-process path overrides nothing but reservations: bob is bob's.
+    await expect(dev.identity("bob.acp.local")).rejects.toThrow(/already registered to another key/);
   });
 
   it("`acp-group server` reserves the config's humans and owners: an outsider cannot register `sam`; a configured agent registers itself", async () => {
