@@ -1,7 +1,8 @@
-// `npm run bench -- server`: the local network's message service under 100 sockets that flood
-// pull requests and never read, in a child process so its memory is its own. Prints the server's
-// peak memory and a well-behaved member's request latency (p50/p99) during the flood. Bounded:
-// a fixed flood time, loopback only, the child is stopped at the end.
+// `npm run bench -- server`: the local network's message service under 100, then 300 sockets that
+// flood pull requests and never read (slow readers), in a child process so its memory is its own.
+// Prints the server's peak memory (and per slow socket) and a well-behaved member's request
+// latency (p50/p99) during each flood. Bounded: a fixed flood time, loopback only, the children
+// are stopped at the end. BENCH_FLOODERS=N runs one round of N.
 import { fork, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -10,7 +11,7 @@ import { fileURLToPath } from "node:url";
 import { createIdentity } from "../src/network/index.ts";
 import { openRawSession, type RawSession } from "./raw-session.ts";
 
-const FLOODERS = Number(process.env.BENCH_FLOODERS ?? 100);
+const ROUNDS = process.env.BENCH_FLOODERS ? [Number(process.env.BENCH_FLOODERS)] : [100, 300];
 const progress = (what: string) => process.env.BENCH_DEBUG && console.error(`[${new Date().toISOString()}] ${what}`);
 const FLOOD_MS = 8000;
 const MB = 1024 * 1024;
@@ -32,13 +33,18 @@ function ask<T>(child: ChildProcess, msg: string, pick: (m: Record<string, unkno
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length - 1) * p))]!;
 
 export async function benchServer(fmt: (n: number, digits?: number) => string): Promise<void> {
-  const BIG_AIDS = Array.from({ length: 8 }, (_, i) => `big${i}.acp.local`);
+  for (const [i, flooders] of ROUNDS.entries()) await benchRound(fmt, flooders, i === 0);
+}
+
+async function benchRound(fmt: (n: number, digits?: number) => string, FLOODERS: number, withBigFrames: boolean): Promise<void> {
+  const BIG_AIDS = Array.from({ length: withBigFrames ? 8 : 0 }, (_, i) => `big${i}.acp.local`);
   const aids = [...Array.from({ length: FLOODERS }, (_, i) => `flood${i}.acp.local`), "good.acp.local", ...BIG_AIDS];
   const child = fork(fileURLToPath(new URL("./server-child.ts", import.meta.url)), [], {
     execArgv: ["--expose-gc"],
     env: { ...process.env, BENCH_MEMBERS: JSON.stringify(aids) },
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   });
+  child.setMaxListeners(0);
   const dir = mkdtempSync(join(tmpdir(), "acp-bench-clients-"));
   const sessions: RawSession[] = [];
   let flood: ChildProcess | undefined;
@@ -109,11 +115,14 @@ export async function benchServer(fmt: (n: number, digits?: number) => string): 
       `server: memory rss ${fmt(base.rss / MB)} MB idle → peak ${fmt(peak.rss / MB)} MB, heap peak ${fmt(peak.heapUsed / MB)} MB   (target: bounded, not growing with requests)`,
     );
     console.log(
+      `server: ${FLOODERS} slow readers cost ${fmt((peak.rss - base.rss) / FLOODERS / 1024)} KB of rss each at the peak (${fmt(peak.rss / MB)} − ${fmt(base.rss / MB)} MB over ${FLOODERS})   (target: far below 1 MB)`,
+    );
+    if (withBigFrames) console.log(
       `server: 8 sockets × one 60 MB frame: rss ${fmt(beforeBig.rss / MB)} MB → peak ${fmt(bigPeak / MB)} MB, heap+buffers ${fmt((beforeBig.heapUsed + beforeBig.external) / MB)} → ${fmt(bigHeap / MB)} MB; close codes ${[...new Set(bigClosed)].join(", ")}   (target: refused from the header, not buffered)`,
     );
     console.log(`server: sockets paused ${c.pausedSockets}, closed as slow ${c.slowClosed}, closed as dead ${c.deadClosed}`);
     console.log(
-      `server: well-behaved member's request latency during the flood: p50 ${fmt(pct(latencies, 0.5), 1)} ms, p99 ${fmt(pct(latencies, 0.99), 1)} ms, max ${fmt(latencies[latencies.length - 1]!, 1)} ms over ${latencies.length} requests, ${unanswered} unanswered in 5 s   (target p99 ≤ 50 ms)`,
+      `server: well-behaved member's request latency during the flood of ${FLOODERS}: p50 ${fmt(pct(latencies, 0.5), 1)} ms, p99 ${fmt(pct(latencies, 0.99), 1)} ms, max ${fmt(latencies[latencies.length - 1]!, 1)} ms over ${latencies.length} requests, ${unanswered} unanswered in 5 s   (target p99 ≤ 50 ms)`,
     );
   } finally {
     for (const s of sessions) s.close();

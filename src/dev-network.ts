@@ -4,7 +4,7 @@
 // onto the local domain (`alice.agentcp.io` → `alice.<domain>`), and issues their certificates.
 import { RESULT_CODES } from "./transport/protocol.ts";
 import { join } from "node:path";
-import { connectAgent, ensureIdentity, type ConnectAgentOptions, type Identity, type NetworkAgent } from "./network/index.ts";
+import { connectAgent, ensureIdentity, type ConnectAgentOptions, type HttpClient, type Identity, type NetworkAgent } from "./network/index.ts";
 import { createAgentMdFetch } from "./profile/agent-md-fetch.ts";
 import type { FetchLike } from "./profile/publish.ts";
 import { createFileAgentMdStore, memberTypeFromStore } from "./server/agent-md-store.ts";
@@ -43,6 +43,11 @@ export interface StartDevNetworkParams {
   rateLimit?: RateLimit | null;
   /** Access and message token lifetime (tests expire them sooner). */
   tokenTtlMs?: number;
+  /**
+   * Configured aids nobody else may register (the owner, the humans, the identities this process
+   * runs): reserved from the first request on; `identity(aid)` certifies them in-process.
+   */
+  reserve?: string[];
 }
 
 export async function startDevNetwork(p: StartDevNetworkParams): Promise<DevNetwork> {
@@ -75,7 +80,10 @@ export async function startDevNetwork(p: StartDevNetworkParams): Promise<DevNetw
     agentMd,
     ...(p.logger ? { logger: p.logger } : {}),
     ...(p.tokenTtlMs !== undefined ? { tokenTtlMs: p.tokenTtlMs } : {}),
+    ...(p.reserve ? { reservedMembers: p.reserve } : {}),
   });
+  // This process's own identities are certified in-process: the only way to a reserved aid.
+  const inProcess = inProcessSignCert(net);
   const lines = networkBanner(net);
   for (const groupId of service.groupIds()) lines.push(`join ${groupId}: ${service.joinLink(groupId)}`);
   const tls = { ca: net.caPem };
@@ -86,9 +94,27 @@ export async function startDevNetwork(p: StartDevNetworkParams): Promise<DevNetw
     profileFetch: createAgentMdFetch({ tls, via: net.localUrl }),
     // Demo identities are for this machine only: stored without a passphrase, next to the CA that issued them.
     // A saved key whose certificate came from an older CA (the ca folder was deleted) is certified again.
-    identity: (aid) => ensureIdentity({ aid, stateDir: root, accessPointUrl: net.localUrl, noPassphrase: true, tls, issuerCaPem: net.caPem }),
+    identity: (aid) => ensureIdentity({ aid, stateDir: root, accessPointUrl: net.localUrl, noPassphrase: true, tls, issuerCaPem: net.caPem, http: inProcess }),
     connect: (identity, logger, options) => connectAgent({ ...options, identity, accessPointUrl: net.localUrl, tls, ...(logger ? { logger } : {}) }),
     close: () => net.close(),
+  };
+}
+
+/** An HttpClient whose only request is `sign_cert`, answered by the network in-process (no socket). */
+function inProcessSignCert(net: LocalNetwork): HttpClient {
+  const refuse = (): never => {
+    throw new Error("Expected only sign_cert on the in-process client");
+  };
+  return {
+    request: refuse,
+    async postJson(url, body) {
+      if (!url.endsWith("/api/accesspoint/sign_cert")) refuse();
+      const { id, csr } = body as { id: string; csr: string };
+      const result = await net.certifyConfigured(id, csr);
+      const json = result.status === 200 ? { certificate: result.certificate } : { error: result.error };
+      return { status: result.status, headers: {}, text: JSON.stringify(json), json };
+    },
+    close() {},
   };
 }
 

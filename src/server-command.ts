@@ -39,7 +39,14 @@ export async function serverCommand(args: string[], io: Io, opts: { signal?: Abo
   for (const g of Object.keys(config.groups)) if (g !== "*") groups[g] ??= { name: config.groups[g]?.subject ?? g, members: {} };
   for (const group of Object.values(groups)) for (const h of config.humans) group.members[h] = { human: true };
   const logger = createJsonLogger({ level: logLevel, write: (line) => io.err(line) });
-  const dev = await startDevNetwork({ ...network, stateDir, groups, logger });
+  // The config's people (humans, owners) are reserved and certified here, keys in
+  // <state>/local-network/identities/; its agents register themselves (`id create`), first key wins.
+  const people = [...new Set([...config.humans, ...Object.values(config.identities).flatMap((i) => i.owner ?? [])])];
+  const dev = await startDevNetwork({ ...network, stateDir, groups, logger, reserve: people });
+  for (const aid of people) {
+    // Reserved either way; a name the access point cannot certify (not `<name>.<domain>`) is only logged.
+    await dev.identity(aid).catch((err: unknown) => logger.log("warn", "server.member-not-certified", { aid, error: err instanceof Error ? err.message : String(err) }));
+  }
   for (const line of dev.lines) io.out(line);
   io.out(`sdk domain: ${dev.net.sdkDomain} · state: ${stateDir} · Ctrl-C to stop`);
 

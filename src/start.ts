@@ -90,7 +90,9 @@ export async function startCommand(args: string[], io: Io, opts: { signal?: Abor
     for (const h of new Set([...config.humans, human])) members[h] = { human: true };
     groups[g] = { name: config.groups[g]?.subject ?? g, members };
   }
-  const dev: DevNetwork = await startDevNetwork({ ...network, stateDir, groups, logger });
+  // Every configured member is reserved: only this process certifies them (the owner above all).
+  const reserve = [...Object.values(groups).flatMap((g) => Object.keys(g.members)), ...identityIds.flatMap((id) => config.identities[id]!.owner ?? [])];
+  const dev: DevNetwork = await startDevNetwork({ ...network, stateDir, groups, logger, reserve });
   for (const line of dev.lines) io.out(line);
   io.out(`local network ${network.domain} · groups: ${groupIds.join(", ")} · state: ${stateDir}`);
   // Every member, the human included, signs in with a key the local CA issued: nobody posts unsigned.

@@ -101,6 +101,9 @@ export class GroupServiceError extends Error {
   }
 }
 
+/** Sessions one aid may have registered online at once (a few processes); a newer one replaces the least recently seen. */
+export const MAX_ONLINE_SESSIONS_PER_AID = 8;
+
 /** Session-level actions: they need no group. */
 const ONLINE_ACTIONS = new Set(["register_online", "unregister_online", "heartbeat"]);
 
@@ -240,6 +243,12 @@ export function createGroupService(options: GroupServiceOptions): GroupService {
     if (action === "register_online") {
       let sessions = online.get(from);
       if (!sessions) online.set(from, (sessions = new Map()));
+      // Bounded: every push goes to each registered session, so many registrations would multiply it.
+      if (!sessions.has(sessionId) && sessions.size >= MAX_ONLINE_SESSIONS_PER_AID) {
+        let stalest: [string, number] | undefined;
+        for (const entry of sessions) if (stalest === undefined || entry[1] < stalest[1]) stalest = entry;
+        sessions.delete(stalest![0]);
+      }
       sessions.set(sessionId, now());
       log.log("info", "group-service.online", { aid: from, sessionId });
     } else if (action === "heartbeat") {

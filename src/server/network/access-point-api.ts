@@ -3,11 +3,10 @@
 // for another domain, a bad signature, a certificate this CA did not issue or that has expired.
 import { createPublicKey, randomBytes, verify } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
-import { writeFileAtomicSync } from "../../state/atomic-file.ts";
 import type { Logger } from "../../types.ts";
-import { generateIdentityKey, normalizePem, toCryptoKeys, x509, csrSubject } from "../../network/x509.ts";
+import { generateIdentityKey, normalizePem, toCryptoKeys, x509 } from "../../network/x509.ts";
+import { keyIdOf, type AidRegistry } from "./aid-registry.ts";
+import { SlidingWindowPerKey } from "./source-window.ts";
 import type { LocalCa } from "./local-ca.ts";
 import type { NonceStore, TokenStore } from "./tokens.ts";
 
@@ -20,6 +19,10 @@ export interface ApiContext {
   nonces: NonceStore;
   /** Aids that may not be issued to anyone (the hosted service agents). */
   reservedAids: () => Set<string>;
+  /** First sign-in steps per source address per 10 s. */
+  signInsPerSourcePer10s: number;
+  /** Who owns which aid; sign-in checks certificates' keys against it. */
+  registry: AidRegistry;
   now: () => number;
   logger: Logger;
   counters: { refusedSignIns: number; issuedCertificates: number; refusedCertificates: number };
@@ -27,6 +30,11 @@ export interface ApiContext {
 }
 
 const MAX_BODY = 64 * 1024;
+/** Guest certificates one source address gets per minute: guests cost nothing to make, so they are rationed. */
+export const GUEST_CERTS_PER_SOURCE_PER_MINUTE = 20;
+
+/** The peer's address, as the limits per source count it. */
+export const sourceOf = (req: IncomingMessage): string => req.socket.remoteAddress ?? "unknown";
 
 function send(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
@@ -53,67 +61,104 @@ async function readJson(req: IncomingMessage): Promise<Record<string, unknown> |
 
 const str = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
 
-/** Registered aids and the SHA-256 of their public key: an aid belongs to the first key that got it. */
-class Registry {
-  readonly #file: string;
-  readonly #map: Record<string, string>;
-  constructor(stateDir: string) {
-    this.#file = join(stateDir, "ca", "registered.json");
-    this.#map = existsSync(this.#file) ? (JSON.parse(readFileSync(this.#file, "utf8")) as Record<string, string>) : {};
+/** Values a CSR subject may hold: what the SDKs put there, and nothing that changes meaning when printed. */
+const SUBJECT_VALUE = /^[A-Za-z0-9 .'()\/:@_-]{0,64}$/;
+
+/**
+ * Why this CSR subject is refused, or undefined: exactly one CN, one attribute per RDN, plain
+ * values only. The certificate never copies the subject; this only turns away requests that try
+ * to smuggle a second name in.
+ */
+export function csrSubjectRefusal(name: x509.JsonName): string | undefined {
+  let cns = 0;
+  for (const rdn of name) {
+    const types = Object.keys(rdn);
+    if (types.length !== 1 || (rdn[types[0]!] ?? []).length !== 1) return "csr subject has a multi-valued name";
+    for (const [type, values] of Object.entries(rdn)) {
+      if (type === "CN" || type === "2.5.4.3") cns++;
+      if (!values.every((v) => SUBJECT_VALUE.test(v))) return "csr subject has characters outside letters, digits and . ' ( ) / : @ _ -";
+    }
   }
-  owner(aid: string): string | undefined {
-    return this.#map[aid];
-  }
-  register(aid: string, keyId: string): void {
-    this.#map[aid] = keyId;
-    writeFileAtomicSync(this.#file, JSON.stringify(this.#map, null, 2));
-  }
+  return cns === 1 ? undefined : `csr subject must name exactly one CN, got ${cns}`;
 }
 
-export function createApiHandler(ctx: ApiContext): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
-  const registry = new Registry(ctx.stateDir);
+export type CertifyResult = { status: 200; certificate: string } | { status: 400 | 403 | 409; error: string };
+
+export interface ApiHandler {
+  (req: IncomingMessage, res: ServerResponse): Promise<void>;
+  /**
+   * `sign_cert` in-process, for the members this process was configured with: the only way a
+   * reserved aid is certified (and re-certified to the configured key).
+   */
+  certifyConfigured(aid: string, csrPem: string): Promise<CertifyResult>;
+}
+
+export function createApiHandler(ctx: ApiContext): ApiHandler {
+  const registry = ctx.registry;
+  const guestCerts = new SlidingWindowPerKey({ limit: GUEST_CERTS_PER_SOURCE_PER_MINUTE, windowMs: 60_000 });
+  const nonceRequests = new SlidingWindowPerKey({ limit: ctx.signInsPerSourcePer10s, windowMs: 10_000 });
   const escaped = ctx.domain.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
   const aidPattern = new RegExp(`^[a-z0-9][a-z0-9_-]{0,62}\\.${escaped}$`, "i");
 
-  async function signCert(body: Record<string, unknown>, res: ServerResponse): Promise<void> {
-    const aid = str(body.id);
-    const pem = str(body.csr);
-    const refuse = (status: number, error: string) => {
-      ctx.counters.refusedCertificates++;
-      ctx.logger.log("info", "access-point.sign-cert-refused", { aid, error });
-      send(res, status, { error });
-    };
-    if (!aid || !pem) return refuse(400, "expected id and csr");
-    if (!aidPattern.test(aid)) return refuse(400, `aid must be <name>.${ctx.domain}`);
-    if (ctx.reservedAids().has(aid.toLowerCase())) return refuse(403, `${aid} is reserved`);
+  async function certify(aid: string, pem: string, configured: boolean): Promise<CertifyResult> {
+    if (!aidPattern.test(aid)) return { status: 400, error: `aid must be <name>.${ctx.domain}` };
+    if (ctx.reservedAids().has(aid.toLowerCase()) || /^guest-/i.test(aid)) return { status: 403, error: `${aid} is reserved` };
     let csr: x509.Pkcs10CertificateRequest;
     try {
       csr = new x509.Pkcs10CertificateRequest(normalizePem(pem));
     } catch {
-      return refuse(400, "csr is not a PEM certificate request");
+      return { status: 400, error: "csr is not a PEM certificate request" };
     }
-    if (!(await csr.verify())) return refuse(400, "csr signature does not verify");
+    if (!(await csr.verify())) return { status: 400, error: "csr signature does not verify" };
+    const subject = csr.subjectName.toJSON();
+    const subjectRefusal = csrSubjectRefusal(subject);
+    if (subjectRefusal !== undefined) return { status: 400, error: subjectRefusal };
     const cn = csr.subjectName.getField("CN")[0];
-    if (cn !== aid) return refuse(400, `csr names ${cn ?? "nobody"}, not ${aid}`);
-    const keyId = Buffer.from(await csr.publicKey.getThumbprint("SHA-256")).toString("hex");
-    const owner = registry.owner(aid.toLowerCase());
-    if (owner !== undefined && owner !== keyId) return refuse(409, `${aid} is already registered to another key`);
-    const certificate = await ctx.ca.issue({ aid, publicKey: csr.publicKey, subject: csr.subject, now: ctx.now() });
-    if (owner === undefined) registry.register(aid.toLowerCase(), keyId);
-    ctx.counters.issuedCertificates++;
-    ctx.logger.log("info", "access-point.sign-cert-issued", { aid });
-    send(res, 200, { certificate });
+    if (cn !== aid) return { status: 400, error: `csr names ${cn ?? "nobody"}, not ${aid}` };
+    const keyId = keyIdOf(new Uint8Array(csr.publicKey.rawData));
+    const owner = registry.owner(aid);
+    // Only a reserved aid certified by the process configured with it may change hands; everything else: first key wins.
+    if (!(configured && registry.isReserved(aid))) {
+      if (registry.isReserved(aid) && owner !== keyId) return { status: 403, error: `${aid} is reserved for a configured member` };
+      if (owner !== undefined && owner !== keyId) return { status: 409, error: `${aid} is already registered to another key` };
+    }
+    // The CN is the validated aid; the CSR's other (checked) attributes are kept as parsed values, never re-read from a string.
+    const certificate = await ctx.ca.issue({ aid, publicKey: csr.publicKey, attributes: subject, now: ctx.now() });
+    if (owner !== keyId) registry.register(aid, keyId);
+    return { status: 200, certificate };
   }
 
-  async function signGuestCert(res: ServerResponse): Promise<void> {
+  async function signCert(body: Record<string, unknown>, res: ServerResponse): Promise<void> {
+    const aid = str(body.id);
+    const pem = str(body.csr);
+    const result: CertifyResult = !aid || !pem ? { status: 400, error: "expected id and csr" } : await certify(aid, pem, false);
+    if (result.status !== 200) {
+      ctx.counters.refusedCertificates++;
+      ctx.logger.log("info", "access-point.sign-cert-refused", { aid, error: result.error });
+      return send(res, result.status, { error: result.error });
+    }
+    ctx.counters.issuedCertificates++;
+    ctx.logger.log("info", "access-point.sign-cert-issued", { aid });
+    send(res, 200, { certificate: result.certificate });
+  }
+
+  async function signGuestCert(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const source = sourceOf(req);
+    if (!guestCerts.take(source, ctx.now())) {
+      ctx.counters.refusedCertificates++;
+      ctx.logger.log("info", "access-point.guest-refused", { source, reason: "rate", limit: GUEST_CERTS_PER_SOURCE_PER_MINUTE });
+      res.setHeader("retry-after", "60");
+      return send(res, 429, { error: "too many guest certificates from this address" });
+    }
     const aid = `guest-${randomBytes(5).toString("hex")}.${ctx.domain}`;
     const key = generateIdentityKey().privateKey;
-    const cert = await ctx.ca.issue({ aid, publicKey: toCryptoKeys(key).publicKey, subject: csrSubject(aid), now: ctx.now() });
+    const cert = await ctx.ca.issue({ aid, publicKey: toCryptoKeys(key).publicKey, now: ctx.now() });
+    registry.registerGuest(aid, keyIdOf(createPublicKey(key).export({ type: "spki", format: "der" })));
     ctx.counters.issuedCertificates++;
     send(res, 200, { guest_aid: aid, key: key.export({ type: "pkcs8", format: "pem" }).toString(), cert });
   }
 
-  function signIn(body: Record<string, unknown>, res: ServerResponse, tokens: TokenStore, where: string): void {
+  function signIn(req: IncomingMessage, body: Record<string, unknown>, res: ServerResponse, tokens: TokenStore, where: string): void {
     const aid = str(body.agent_id);
     const requestId = str(body.request_id);
     const now = ctx.now();
@@ -125,7 +170,15 @@ export function createApiHandler(ctx: ApiContext): (req: IncomingMessage, res: S
     if (!aid || !requestId) return refuse(400, "expected agent_id and request_id");
     const nonce = str(body.nonce);
     if (nonce === undefined) {
-      send(res, 200, { nonce: ctx.nonces.issue(aid, requestId, now), request_id: requestId });
+      const source = sourceOf(req);
+      if (!nonceRequests.take(source, now)) {
+        // Rationed per address: a flood from one address cannot crowd out everyone else's sign-in.
+        ctx.counters.refusedSignIns++;
+        ctx.logger.log("info", "access-point.sign-in-refused", { where, aid, source, error: "rate" });
+        res.setHeader("retry-after", "10");
+        return send(res, 429, { error: "too many sign-ins from this address" });
+      }
+      send(res, 200, { nonce: ctx.nonces.issue(aid, requestId, now, source), request_id: requestId });
       return;
     }
     const certPem = str(body.cert);
@@ -135,6 +188,8 @@ export function createApiHandler(ctx: ApiContext): (req: IncomingMessage, res: S
     const check = ctx.ca.check(certPem, now);
     if (!check.ok) return refuse(401, `certificate refused: ${check.reason}`);
     if (check.aid !== aid) return refuse(401, `certificate is for ${check.aid}, not ${aid}`);
+    const keyRefusal = registry.keyRefusal(aid, keyIdOf(check.cert.publicKey.export({ type: "spki", format: "der" })));
+    if (keyRefusal !== undefined) return refuse(401, keyRefusal);
     const publicKeyPem = str(body.public_key);
     if (publicKeyPem !== undefined) {
       let same = false;
@@ -164,10 +219,10 @@ export function createApiHandler(ctx: ApiContext): (req: IncomingMessage, res: S
     send(res, 200, { config: JSON.stringify({ message_server: `${base}/api/message`, heartbeat_server: `${base}/api/heartbeat` }) });
   }
 
-  return async (req, res) => {
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = new URL(req.url ?? "/", "http://x").pathname.replace(/\/+$/, "");
     try {
-      if (path === "/api/accesspoint/sign_guest_cert") return await signGuestCert(res);
+      if (path === "/api/accesspoint/sign_guest_cert") return await signGuestCert(req, res);
       if (req.method !== "POST") return send(res, 404, { error: "not found" });
       const body = await readJson(req);
       if (body === undefined) return send(res, 400, { error: "expected a JSON object of at most 64 KiB" });
@@ -175,11 +230,11 @@ export function createApiHandler(ctx: ApiContext): (req: IncomingMessage, res: S
         case "/api/accesspoint/sign_cert":
           return await signCert(body, res);
         case "/api/accesspoint/sign_in":
-          return signIn(body, res, ctx.accessPointTokens, "accesspoint");
+          return signIn(req, body, res, ctx.accessPointTokens, "accesspoint");
         case "/api/accesspoint/get_accesspoint_config":
           return config(req, body, res);
         case "/api/message/sign_in":
-          return signIn(body, res, ctx.messageTokens, "message");
+          return signIn(req, body, res, ctx.messageTokens, "message");
         default:
           return send(res, 404, { error: "not found" });
       }
@@ -188,4 +243,5 @@ export function createApiHandler(ctx: ApiContext): (req: IncomingMessage, res: S
       if (!res.headersSent) send(res, 500, { error: "internal error" });
     }
   };
+  return Object.assign(handle, { certifyConfigured: (aid: string, csrPem: string) => certify(aid, csrPem, true) });
 }

@@ -15,8 +15,11 @@ export type CertificateCheck = { ok: true; aid: string; cert: X509Certificate } 
 export interface LocalCa {
   readonly certFile: string;
   readonly certPem: string;
-  /** Issues a certificate for `publicKey` with CN=`aid` (CA:false, client+server auth). */
-  issue(params: { aid: string; publicKey: CryptoKey | x509.PublicKey; subject?: string; now: number; days?: number }): Promise<string>;
+  /**
+   * Issues a certificate for `publicKey` (CA:false, client+server auth) whose only CN is `aid`;
+   * `attributes` (already validated, CNs ignored) come before it, as the SDKs' subjects have them.
+   */
+  issue(params: { aid: string; publicKey: CryptoKey | x509.PublicKey; attributes?: x509.JsonName; now: number; days?: number }): Promise<string>;
   /** A TLS server certificate for these names, with a fresh key. */
   issueServerCertificate(params: { dnsNames: string[]; ips: string[]; now: number }): Promise<{ certPem: string; keyPem: string }>;
   /** Was this certificate issued by this CA, and is it valid at `now`? */
@@ -64,7 +67,7 @@ export async function openLocalCa(params: { dir: string; domain: string; now: nu
   const caPublic = createPublicKey(caKey);
   const caX509 = new x509.X509Certificate(certPem);
 
-  const sign = async (p: { subject: string; publicKey: CryptoKey | x509.PublicKey; now: number; days: number; extensions: x509.Extension[] }) => {
+  const sign = async (p: { subject: string | x509.JsonName; publicKey: CryptoKey | x509.PublicKey; now: number; days: number; extensions: x509.Extension[] }) => {
     const cert = await x509.X509CertificateGenerator.create({
       serialNumber: serial(),
       subject: p.subject,
@@ -88,7 +91,8 @@ export async function openLocalCa(params: { dir: string; domain: string; now: nu
     certPem,
     issue: (p) =>
       sign({
-        subject: p.subject ?? `CN=${p.aid}`,
+        // A JSON name, never a string to parse, and the one CN is the aid itself.
+        subject: [...(p.attributes ?? []).filter((rdn) => !("CN" in rdn) && !("2.5.4.3" in rdn)), { CN: [p.aid] }],
         publicKey: p.publicKey,
         now: p.now,
         days: p.days ?? IDENTITY_CERT_DAYS,

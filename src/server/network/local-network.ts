@@ -3,14 +3,15 @@
 // certificate from that CA for `acp3.<domain>`, `*.<domain>`, `localhost` and 127.0.0.1.
 import { createServer as createHttpServer, type Server } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import { join } from "node:path";
 import type { Logger } from "../../types.ts";
 import { silentLogger } from "../../log.ts";
 import type { ServiceAgent } from "../service-agent.ts";
 import { createFileAgentMdStore, handleAgentMdRequest, type AgentMdStore } from "../agent-md-store.ts";
 import { openLocalCa } from "./local-ca.ts";
-import { createApiHandler, type ApiContext } from "./access-point-api.ts";
+import { createApiHandler, type ApiContext, type CertifyResult } from "./access-point-api.ts";
+import { AidRegistry } from "./aid-registry.ts";
 import { MessageService, type MessageServiceCounters } from "./message-service.ts";
 import { DEFAULT_SOCKET_LIMITS, SESSION_PATHS, type SocketLimits } from "./socket-limits.ts";
 import { NonceStore, TokenStore } from "./tokens.ts";
@@ -46,12 +47,20 @@ export interface LocalNetworkOptions {
   socketLimits?: Partial<SocketLimits>;
   /** How often sockets are pinged; one missed pong drops a socket. Default 30000; 0 disables. */
   pingIntervalMs?: number;
+  /**
+   * Configured members (the owner, the humans, the identities this process runs): reserved from
+   * the first request on. `sign_cert` from outside refuses them unless the key is already theirs;
+   * `certifyConfigured` is how this process certifies them.
+   */
+  reservedMembers?: string[];
 }
 
 export interface LocalNetworkCounters extends MessageServiceCounters {
   refusedSignIns: number;
   issuedCertificates: number;
   refusedCertificates: number;
+  /** TCP connections dropped at once: their source address held maxConnectionsPerSource. */
+  refusedConnections: number;
 }
 
 export interface LocalNetwork {
@@ -70,6 +79,8 @@ export interface LocalNetwork {
   /** The members' agent.md this server serves. */
   readonly agentMd: AgentMdStore;
   addServiceAgent(agent: ServiceAgent): void;
+  /** `sign_cert` in-process for a configured member (see `reservedMembers`): registers the CSR's key as the aid's. */
+  certifyConfigured(aid: string, csrPem: string): Promise<CertifyResult>;
   /** Expires the tokens of `aid` (or all) now and closes their sockets with code 4001. */
   expireTokens(aid?: string): void;
   /** Drops the socket of `aid` (or every socket) without a close frame, like a network failure. */
@@ -92,9 +103,13 @@ export async function startLocalNetwork(options: LocalNetworkOptions): Promise<L
   const tls = options.tls === true;
   const ca = await openLocalCa({ dir: join(options.stateDir, "ca"), domain, now: now() });
   const ttl = options.tokenTtlMs ?? 3600_000;
+  const limits = { ...DEFAULT_SOCKET_LIMITS, ...options.socketLimits };
+  const registry = new AidRegistry(options.stateDir);
+  registry.reserve(options.reservedMembers ?? []);
   const messageTokens = new TokenStore(ttl);
   const accessPointTokens = new TokenStore(ttl);
   const messages = new MessageService({
+    kindOf: (aid) => registry.kindOf(aid),
     tokens: messageTokens,
     now,
     logger,
@@ -104,13 +119,16 @@ export async function startLocalNetwork(options: LocalNetworkOptions): Promise<L
   });
   for (const agent of options.serviceAgents ?? []) messages.addServiceAgent(agent);
   const apiCounters = { refusedSignIns: 0, issuedCertificates: 0, refusedCertificates: 0 };
+  let refusedConnections = 0;
   const ctx: ApiContext = {
     domain,
     ca,
     stateDir: options.stateDir,
     accessPointTokens,
     messageTokens,
-    nonces: new NonceStore(),
+    nonces: new NonceStore({ maxPerSource: limits.maxNoncesPerSource }),
+    signInsPerSourcePer10s: limits.signInsPerSourcePer10s,
+    registry,
     reservedAids: () => new Set([...messages.serviceAgentAids(), `acp3.${domain}`]),
     now,
     logger,
@@ -130,16 +148,42 @@ export async function startLocalNetwork(options: LocalNetworkOptions): Promise<L
         logger.log("error", "network.request-failed", { path: req.url?.split("?")[0], error: err instanceof Error ? err.message : String(err) });
         res.destroy();
       });
+  // A connection that has not sent its whole request within idleTimeoutMs (or sent nothing) is
+  // closed, checked every quarter of it; one whose request is being served is not timed out.
+  const httpTimeouts = {
+    headersTimeout: limits.idleTimeoutMs,
+    requestTimeout: 3 * limits.idleTimeoutMs,
+    connectionsCheckingInterval: Math.max(100, Math.floor(limits.idleTimeoutMs / 4)),
+    keepAliveTimeout: Math.min(5000, limits.idleTimeoutMs),
+  };
   let server: Server;
   if (tls) {
     const { certPem, keyPem } = await ca.issueServerCertificate({ dnsNames: [`acp3.${domain}`, `*.${domain}`, domain, "localhost"], ips: ["127.0.0.1"], now: now() });
-    server = createHttpsServer({ cert: certPem + ca.certPem, key: keyPem }, onRequest);
+    server = createHttpsServer({ cert: certPem + ca.certPem, key: keyPem, ...httpTimeouts }, onRequest);
   } else {
-    server = createHttpServer(onRequest);
+    server = createHttpServer(httpTimeouts, onRequest);
   }
   // Sockets in all (signed-in ones plus room for sign-ins and upgrades in flight); the message
   // service also limits its own sockets, answering 503 past it.
-  server.maxConnections = (options.socketLimits?.maxConnections ?? DEFAULT_SOCKET_LIMITS.maxConnections) + 256;
+  server.maxConnections = limits.maxConnections + limits.maxGuestConnections + (options.reservedMembers?.length ?? 0) + 256;
+  // One address holds at most maxConnectionsPerSource connections, so it cannot take all of them.
+  const perSource = new Map<string, number>();
+  server.on("connection", (socket: Socket) => {
+    const source = socket.remoteAddress ?? "unknown";
+    const open = perSource.get(source) ?? 0;
+    if (open >= limits.maxConnectionsPerSource) {
+      refusedConnections++;
+      logger.log("warn", "network.connection-refused", { source, reason: "per-source", limit: limits.maxConnectionsPerSource });
+      socket.destroy();
+      return;
+    }
+    perSource.set(source, open + 1);
+    socket.once("close", () => {
+      const left = (perSource.get(source) ?? 1) - 1;
+      if (left === 0) perSource.delete(source);
+      else perSource.set(source, left);
+    });
+  });
   server.on("upgrade", (req, socket, head) => {
     const path = new URL(req.url ?? "/", "http://x").pathname;
     // Node hands an upgrade's socket over with no error listener: a peer that resets it (after a
@@ -172,6 +216,7 @@ export async function startLocalNetwork(options: LocalNetworkOptions): Promise<L
     tls,
     agentMd: agentMd.store,
     addServiceAgent: (agent) => messages.addServiceAgent(agent),
+    certifyConfigured: (aid, csrPem) => handler.certifyConfigured(aid, csrPem),
     expireTokens(aid) {
       messageTokens.expire(aid, now());
       accessPointTokens.expire(aid, now());
@@ -179,7 +224,7 @@ export async function startLocalNetwork(options: LocalNetworkOptions): Promise<L
     },
     dropSockets: (aid) => messages.drop(aid),
     connectedAids: () => messages.connectedAids(),
-    counters: () => ({ ...messages.counters, ...apiCounters }),
+    counters: () => ({ ...messages.counters, ...apiCounters, refusedConnections }),
     async close() {
       await messages.close();
       server.closeAllConnections?.();

@@ -10,7 +10,7 @@ import type { Logger } from "../../types.ts";
 import type { ServiceAgent, ServiceAgentHost } from "../service-agent.ts";
 import type { TokenStore } from "./tokens.ts";
 import { nextMessageId } from "../../network/message-id.ts";
-import { CLOSE_REPLACED, CLOSE_TOKEN_EXPIRED, CLOSE_TOO_SLOW, DEFAULT_SOCKET_LIMITS, type SocketLimits } from "./socket-limits.ts";
+import { CLOSE_REPLACED, CLOSE_TOKEN_EXPIRED, CLOSE_TOO_SLOW, DEFAULT_SOCKET_LIMITS, type AidKind, type SocketLimits } from "./socket-limits.ts";
 
 export interface MessageServiceCounters {
   connections: number;
@@ -19,7 +19,7 @@ export interface MessageServiceCounters {
   sessionsCreated: number;
   messagesRouted: number;
   undeliverable: number;
-  /** Upgrades refused because maxConnections sockets were open. */
+  /** Upgrades refused for room: maxConnections registered sockets, or the guests' caps. */
   refusedFull: number;
   /** Times a socket was not read because its unsent output passed pauseBufferedBytes. */
   pausedSockets: number;
@@ -29,6 +29,8 @@ export interface MessageServiceCounters {
   deadClosed: number;
   /** Frames not sent because they were larger than clients read. */
   oversizeOutbound: number;
+  /** create_session_req and invites refused because an aid was in maxSessionsPerAid sessions. */
+  refusedSessions: number;
 }
 
 interface Session {
@@ -39,6 +41,9 @@ interface Session {
 
 interface Connection {
   aid: string;
+  kind: AidKind;
+  /** The peer's address: guests are limited per source. */
+  source: string;
   ws: WebSocket;
   /** False from a ping until its pong; a socket still false at the next sweep is dead. */
   alive: boolean;
@@ -48,9 +53,15 @@ interface Connection {
   paused: boolean;
   /** Unsent bytes at the previous sweep while paused: no progress by the next one closes it. */
   pausedBuffered: number;
-  /** Frames that arrived after the pause (already read off the socket): served on resume, in order. */
+  /** Frames that arrived while paused or unconfirmed (already read off the socket): served later, in order. */
   backlog: string[];
   backlogBytes: number;
+  /** Bytes sent that no pong has confirmed yet (see outputCreditBytes). */
+  unconfirmed: number;
+  /** The payload of the ping sent behind the output past its credit, and how much output it confirms; undefined when none is out. */
+  creditPing: { payload: string; confirms: number } | undefined;
+  /** The sessions this aid is in over this socket (bounded by maxSessionsPerAid); ended with it. */
+  sessions: Set<string>;
 }
 
 const str = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
@@ -64,20 +75,34 @@ export class MessageService {
   readonly #connections = new Map<string, Connection>();
   readonly #sessions = new Map<string, Session>();
   #lastMessageId = 0;
+  /** Numbers the credit pings, so a pong is matched to its own ping. */
+  #creditPings = 0;
   readonly #limits: SocketLimits;
+  readonly #kindOf: (aid: string) => AidKind;
   readonly counters: MessageServiceCounters = {
     connections: 0, refusedUpgrades: 0, refusedFrames: 0, sessionsCreated: 0, messagesRouted: 0, undeliverable: 0,
-    refusedFull: 0, pausedSockets: 0, slowClosed: 0, deadClosed: 0, oversizeOutbound: 0,
+    refusedFull: 0, pausedSockets: 0, slowClosed: 0, deadClosed: 0, oversizeOutbound: 0, refusedSessions: 0,
   };
 
   /** Pings every socket and drops the ones that did not answer the previous ping; cleared on close. */
   readonly #sweepTimer: ReturnType<typeof setInterval> | undefined;
 
-  constructor(params: { tokens: TokenStore; now: () => number; logger: Logger; answerPings?: boolean; pingIntervalMs?: number; limits?: Partial<SocketLimits> }) {
+  constructor(params: {
+    tokens: TokenStore;
+    now: () => number;
+    logger: Logger;
+    answerPings?: boolean;
+    pingIntervalMs?: number;
+    limits?: Partial<SocketLimits>;
+    /** Default: every aid is "registered". */
+    kindOf?: (aid: string) => AidKind;
+  }) {
     this.#limits = { ...DEFAULT_SOCKET_LIMITS, ...params.limits };
+    this.#kindOf = params.kindOf ?? (() => "registered");
     // maxPayload: ws refuses a larger frame from its header, before buffering it.
     // answerPings false simulates a half-open connection: the socket stays, pongs never come.
-    this.#wss = new WebSocketServer({ noServer: true, maxPayload: this.#limits.maxFrameBytes, autoPong: params.answerPings !== false });
+    // perMessageDeflate off: compression would hold a zlib context per socket.
+    this.#wss = new WebSocketServer({ noServer: true, maxPayload: this.#limits.maxFrameBytes, autoPong: params.answerPings !== false, perMessageDeflate: false });
     if (params.pingIntervalMs !== 0) {
       this.#sweepTimer = setInterval(() => this.#sweep(), params.pingIntervalMs ?? 30_000);
       this.#sweepTimer.unref?.();
@@ -120,26 +145,56 @@ export class MessageService {
       socket.end(`HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${JSON.stringify({ error: check.reason })}`);
       return;
     }
-    if (this.#connections.size >= this.#limits.maxConnections && !this.#connections.has(aid)) {
+    const kind = this.#kindOf(aid);
+    const source = req.socket.remoteAddress ?? "unknown";
+    const full = this.#connections.has(aid) ? undefined : this.#noRoom(kind, source);
+    if (full !== undefined) {
       this.counters.refusedFull++;
-      this.#logger.log("warn", "message-service.upgrade-refused", { aid, reason: "full", limit: this.#limits.maxConnections });
+      this.#logger.log("warn", "message-service.upgrade-refused", { aid, kind, source, reason: full });
       socket.end(`HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 5\r\nConnection: close\r\n\r\n${JSON.stringify({ error: "too many connections" })}`);
       return;
     }
-    this.#wss.handleUpgrade(req, socket, head, (ws) => this.#accept(aid, ws, check.expiresAt));
+    this.#wss.handleUpgrade(req, socket, head, (ws) => this.#accept({ aid, kind, source }, ws, check.expiresAt));
   }
 
-  #accept(aid: string, ws: WebSocket, expiresAt: number): void {
+  /**
+   * Why a new socket of this kind from `source` finds no room, or undefined. Each kind has its own
+   * room, so guests (free to make) never take a member's place; configured members are never refused.
+   */
+  #noRoom(kind: AidKind, source: string): string | undefined {
+    if (kind === "member") return undefined;
+    let registered = 0;
+    let guests = 0;
+    let guestsHere = 0;
+    for (const conn of this.#connections.values()) {
+      if (conn.kind === "registered") registered++;
+      else if (conn.kind === "guest") {
+        guests++;
+        if (conn.source === source) guestsHere++;
+      }
+    }
+    if (kind === "registered") return registered >= this.#limits.maxConnections ? "full" : undefined;
+    if (guests >= this.#limits.maxGuestConnections) return "guests-full";
+    return guestsHere >= this.#limits.maxGuestConnectionsPerSource ? "guests-per-source" : undefined;
+  }
+
+  #accept(who: { aid: string; kind: AidKind; source: string }, ws: WebSocket, expiresAt: number): void {
+    const { aid, kind, source } = who;
     const previous = this.#connections.get(aid);
     if (previous) {
       // The older socket may be half-open: its sessions end now, not whenever TCP notices.
       this.#connections.delete(aid);
-      this.#endSessionsOf(aid);
+      this.#endSessionsOf(aid, previous.sessions);
       previous.ws.close(CLOSE_REPLACED, "replaced by a newer connection");
     }
-    const conn: Connection = { aid, ws, alive: true, expiryTimer: undefined, paused: false, pausedBuffered: 0, backlog: [], backlogBytes: 0 };
-    ws.on("pong", () => {
+    const conn: Connection = { aid, kind, source, ws, alive: true, expiryTimer: undefined, paused: false, pausedBuffered: 0, backlog: [], backlogBytes: 0, sessions: new Set(), unconfirmed: 0, creditPing: undefined };
+    ws.on("pong", (data: Buffer) => {
       conn.alive = true;
+      if (conn.creditPing === undefined || data.toString() !== conn.creditPing.payload) return;
+      // It has read everything sent before the ping: that much output is confirmed.
+      conn.unconfirmed = Math.max(0, conn.unconfirmed - conn.creditPing.confirms);
+      conn.creditPing = undefined;
+      this.#serveBacklog(conn);
     });
     const left = expiresAt - this.#now();
     conn.expiryTimer = setTimeout(() => {
@@ -153,8 +208,8 @@ export class MessageService {
     ws.on("message", (data: RawData, isBinary: boolean) => {
       if (isBinary) return this.#refuse(conn, "binary frame");
       const text = data.toString();
-      if (conn.paused) {
-        // Not served while its output is stuck: held, and past a limit the socket is closed.
+      if (conn.paused || conn.creditPing !== undefined || conn.backlog.length > 0) {
+        // Not served while its output is stuck or unconfirmed: held, and past a limit the socket is closed.
         conn.backlog.push(text);
         conn.backlogBytes += text.length;
         if (conn.backlogBytes > this.#limits.maxBacklogBytes) this.#closeSlow(conn, "backlog limit");
@@ -167,7 +222,7 @@ export class MessageService {
       conn.expiryTimer = undefined;
       if (this.#connections.get(aid) === conn) {
         this.#connections.delete(aid);
-        this.#endSessionsOf(aid);
+        this.#endSessionsOf(aid, conn.sessions);
       }
       this.#logger.log("info", "message-service.disconnected", { aid });
     });
@@ -207,15 +262,24 @@ export class MessageService {
     for (const conn of this.#connections.values()) if (aid === undefined || conn.aid === aid) conn.ws.terminate();
   }
 
-  #endSessionsOf(aid: string): void {
-    for (const session of this.#sessions.values()) {
-      if (!session.members.delete(aid)) continue;
-      for (const member of session.members) {
-        const agent = this.#agents.get(member);
-        if (agent) this.#safely(agent, "onSessionEnd", () => agent.onSessionEnd({ sessionId: session.id, from: aid }));
-      }
-      if (![...session.members].some((m) => this.#connections.has(m))) this.#sessions.delete(session.id);
+  #endSessionsOf(aid: string, sessions: Set<string>): void {
+    for (const id of sessions) {
+      const session = this.#sessions.get(id);
+      if (session) this.#removeMember(session, aid);
     }
+    sessions.clear();
+  }
+
+  /** `aid` leaves `session`: the others hear of it, and a session no connected agent is in is gone. */
+  #removeMember(session: Session, aid: string): void {
+    if (!session.members.delete(aid)) return;
+    this.#connections.get(aid)?.sessions.delete(session.id);
+    for (const member of session.members) {
+      const agent = this.#agents.get(member);
+      if (agent) this.#safely(agent, "onSessionEnd", () => agent.onSessionEnd({ sessionId: session.id, from: aid }));
+    }
+    if ([...session.members].some((m) => this.#connections.has(m))) return;
+    this.#sessions.delete(session.id);
   }
 
   #safely(agent: ServiceAgent, what: string, fn: () => void): void {
@@ -236,11 +300,23 @@ export class MessageService {
       this.#logger.log("warn", "message-service.frame-not-sent", { aid: conn.aid, cmd, reason: "oversize", bytes, limit: this.#limits.maxOutboundFrameBytes });
       return false;
     }
-    if (ws.bufferedAmount + bytes > this.#limits.maxBufferedBytes) {
+    // One frame (up to maxOutboundFrameBytes) always fits into an empty buffer: only a backlog behind it counts.
+    if (ws.bufferedAmount > 0 && ws.bufferedAmount + bytes > this.#limits.maxBufferedBytes) {
       this.#closeSlow(conn, "output limit");
       return false;
     }
+    // Counted from the credit ping on: one large frame before it is not held against a socket still reading it.
+    if (conn.creditPing !== undefined && conn.unconfirmed - conn.creditPing.confirms > this.#limits.maxUnconfirmedBytes) {
+      this.#closeSlow(conn, "output unconfirmed");
+      return false;
+    }
     ws.send(text, () => this.#drained(conn));
+    conn.unconfirmed += bytes;
+    if (conn.creditPing === undefined && conn.unconfirmed >= this.#limits.outputCreditBytes) {
+      // Past its credit: a ping behind this output; its pong says the socket read all of it.
+      conn.creditPing = { payload: `c${++this.#creditPings}`, confirms: conn.unconfirmed };
+      ws.ping(conn.creditPing.payload);
+    }
     if (!conn.paused && ws.bufferedAmount > this.#limits.pauseBufferedBytes) {
       // Stop serving it: no new requests are read until what it was sent has gone out.
       conn.paused = true;
@@ -259,18 +335,17 @@ export class MessageService {
     if (conn.ws.bufferedAmount > this.#limits.pauseBufferedBytes / 2) return;
     conn.paused = false;
     conn.alive = true;
-    const held = conn.backlog.splice(0);
-    conn.backlogBytes = 0;
-    for (let i = 0; i < held.length; i++) {
-      if (conn.paused) {
-        // Paused again midway: the rest waits for the next drain.
-        conn.backlog.push(...held.slice(i));
-        conn.backlogBytes = conn.backlog.reduce((n, t) => n + t.length, 0);
-        return;
-      }
-      this.#onFrame(conn, held[i]!);
-    }
     conn.ws.resume();
+    this.#serveBacklog(conn);
+  }
+
+  /** Serves held frames in order while the socket is neither paused nor waiting for its credit pong. */
+  #serveBacklog(conn: Connection): void {
+    while (conn.backlog.length > 0 && !conn.paused && conn.creditPing === undefined && conn.ws.readyState === WebSocket.OPEN) {
+      const text = conn.backlog.shift()!;
+      conn.backlogBytes -= text.length;
+      this.#onFrame(conn, text);
+    }
   }
 
   #closeSlow(conn: Connection, why: string): void {
@@ -313,16 +388,22 @@ export class MessageService {
   }
 
   #createSession(conn: Connection, data: Record<string, unknown>): void {
+    const requestId = str(data.request_id) ? { request_id: data.request_id } : {};
+    if (conn.sessions.size >= this.#limits.maxSessionsPerAid) {
+      this.#refuseSession(conn.aid, "create");
+      this.#send(conn, "create_session_ack", { ...requestId, session_id: "", identifying_code: "", status_code: 429, message: "too many sessions" });
+      return;
+    }
     const session: Session = { id: randomBytes(16).toString("hex"), identifyingCode: randomBytes(8).toString("hex"), members: new Set([conn.aid]) };
     this.#sessions.set(session.id, session);
+    conn.sessions.add(session.id);
     this.counters.sessionsCreated++;
-    this.#send(conn, "create_session_ack", {
-      ...(str(data.request_id) ? { request_id: data.request_id } : {}),
-      session_id: session.id,
-      identifying_code: session.identifyingCode,
-      status_code: 200,
-      message: "success",
-    });
+    this.#send(conn, "create_session_ack", { ...requestId, session_id: session.id, identifying_code: session.identifyingCode, status_code: 200, message: "success" });
+  }
+
+  #refuseSession(aid: string, what: "create" | "invite"): void {
+    this.counters.refusedSessions++;
+    this.#logger.log("info", "message-service.session-refused", { aid, what, reason: "too many sessions", limit: this.#limits.maxSessionsPerAid });
   }
 
   #invite(conn: Connection, data: Record<string, unknown>): void {
@@ -334,7 +415,15 @@ export class MessageService {
     const session = this.#sessions.get(sessionId);
     if (!session || !session.members.has(conn.aid)) return void ack(404, "no such session");
     if (str(data.invite_code) !== session.identifyingCode) return void ack(403, "invite_code does not match the session");
-    if (!this.#agents.has(acceptor) && !this.#connections.has(acceptor)) return void ack(404, `${acceptor} is not online`);
+    const invited = this.#connections.get(acceptor);
+    if (!this.#agents.has(acceptor) && !invited) return void ack(404, `${acceptor} is not online`);
+    if (invited && !session.members.has(acceptor)) {
+      if (invited.sessions.size >= this.#limits.maxSessionsPerAid) {
+        this.#refuseSession(acceptor, "invite");
+        return void ack(429, `${acceptor} is in too many sessions`);
+      }
+      invited.sessions.add(session.id);
+    }
     session.members.add(acceptor);
     ack(200, "success");
   }
@@ -358,11 +447,7 @@ export class MessageService {
 
   #leave(conn: Connection, data: Record<string, unknown>): void {
     const session = this.#sessions.get(str(data.session_id) ?? "");
-    if (!session?.members.delete(conn.aid)) return;
-    for (const member of session.members) {
-      const agent = this.#agents.get(member);
-      if (agent) this.#safely(agent, "onSessionEnd", () => agent.onSessionEnd({ sessionId: session.id, from: conn.aid }));
-    }
+    if (session) this.#removeMember(session, conn.aid);
   }
 
   #deliver(p: { sessionId: string; from: string; to: string; payload: string }): boolean {

@@ -1,10 +1,11 @@
 // What the local message service allows each socket and how it closes one: the `/session` paths,
 // the close codes a client sees, and the size limits that keep a slow or hostile socket from
 // growing the server (README "Server and socket limits"). Frames in are refused past
-// maxFrameBytes before being buffered whole; a socket whose unsent output passes
-// pauseBufferedBytes is not read until it drains (and is closed past maxBufferedBytes or when it
-// stops draining); silent sockets are pinged and dropped; one socket per aid (a newer one replaces
-// the older) and at most maxConnections in all.
+// maxFrameBytes before being buffered whole; a socket is sent at most outputCreditBytes before a
+// pong proves it reads (its requests wait meanwhile; past maxUnconfirmedBytes it is closed); a
+// socket whose unsent output passes pauseBufferedBytes is not read until it drains (and is closed
+// past maxBufferedBytes or when it stops draining); silent sockets are pinged and dropped; one socket per aid (a newer one replaces
+// the older); guests, registered identities and configured members each have their own room.
 import { MAX_SOCKET_FRAME_BYTES } from "../../transport/limits.ts";
 
 export const SESSION_PATHS = new Set(["/api/message/session", "/session"]);
@@ -15,26 +16,65 @@ export const CLOSE_REPLACED = 4002;
 /** Close code of a socket that stopped reading what it is sent. */
 export const CLOSE_TOO_SLOW = 4008;
 
+/** Whose socket it is: a guest, an identity registered here, or a member this network was configured with (never refused for room). */
+export type AidKind = "guest" | "registered" | "member";
+
 export interface SocketLimits {
   /** Largest frame a socket may send; a larger one closes it (1009) before it is buffered. Default 1 MiB. */
   maxFrameBytes: number;
-  /** Unsent output past which the socket is not read (no new requests) until it drains. Default 1 MiB. */
+  /** Unsent output past which the socket is not read (no new requests) until it drains. Default 256 KiB. */
   pauseBufferedBytes: number;
-  /** Unsent output past which the socket is closed (4008). Default 8 MiB. */
+  /** Unsent output past which the socket is closed (4008). Default 2 MiB. */
   maxBufferedBytes: number;
-  /** Sockets open at once; further upgrades answer 503. One per aid: a newer one replaces the older. Default 1000. */
+  /**
+   * Output a socket gets before it proves it reads: past it a ping goes out behind that output, and
+   * its requests wait (in the backlog) until the pong comes back. Default 256 KiB.
+   */
+  outputCreditBytes: number;
+  /** Output sent after a credit ping still unanswered (pushes go on while requests wait) past which the socket is closed as slow. Default 2 MiB. */
+  maxUnconfirmedBytes: number;
+  /**
+   * Sockets of registered identities open at once; further upgrades answer 503. One per aid: a
+   * newer one replaces the older. Guests and configured members do not count here. Default 1000.
+   */
   maxConnections: number;
+  /** Sockets of guests (`sign_guest_cert` identities) open at once, apart from maxConnections. Default 200. */
+  maxGuestConnections: number;
+  /** Guest sockets from one source address. Default 20. */
+  maxGuestConnectionsPerSource: number;
+  /** TCP connections (HTTP, upgrades and sockets) from one source address; past it a new one is dropped at once. Default 512. */
+  maxConnectionsPerSource: number;
+  /** An HTTP connection idle this long (no request, or a request that stalls) is closed; a /session socket is judged by pings instead. Default 10 s. */
+  idleTimeoutMs: number;
+  /** First sign-in steps (nonce requests) one source address may make per 10 s; past it 429. Default 1000. */
+  signInsPerSourcePer10s: number;
+  /** Nonces outstanding for one source address; past it its oldest goes (never another source's). Default 1000. */
+  maxNoncesPerSource: number;
   /** A frame larger than clients read (the client's socket limit) is not sent but counted. */
   maxOutboundFrameBytes: number;
-  /** Frames of a paused socket held unserved (they were read before the pause took hold); past it the socket is closed. Default 256 KiB. */
+  /**
+   * Sessions one signed-in aid may be in at once (created or invited into); past it
+   * create_session_req and invites of it are answered 429. Service agents are not counted. Default 64.
+   */
+  maxSessionsPerAid: number;
+  /** Frames of a paused or unconfirmed socket held unserved; past it the socket is closed. Default 64 KiB. */
   maxBacklogBytes: number;
 }
 
 export const DEFAULT_SOCKET_LIMITS: SocketLimits = {
   maxFrameBytes: 1024 * 1024,
-  pauseBufferedBytes: 1024 * 1024,
-  maxBufferedBytes: 8 * 1024 * 1024,
+  pauseBufferedBytes: 256 * 1024,
+  maxBufferedBytes: 2 * 1024 * 1024,
+  outputCreditBytes: 256 * 1024,
+  maxUnconfirmedBytes: 2 * 1024 * 1024,
   maxConnections: 1000,
+  maxGuestConnections: 200,
+  maxGuestConnectionsPerSource: 20,
+  maxConnectionsPerSource: 512,
+  idleTimeoutMs: 10_000,
+  signInsPerSourcePer10s: 1000,
+  maxNoncesPerSource: 1000,
   maxOutboundFrameBytes: MAX_SOCKET_FRAME_BYTES,
-  maxBacklogBytes: 256 * 1024,
+  maxBacklogBytes: 64 * 1024,
+  maxSessionsPerAid: 64,
 };

@@ -39,20 +39,51 @@ export class TokenStore {
   }
 }
 
-/** Nonces handed out by step 1 of a sign-in; each is good once, for one minute. */
+/**
+ * Nonces handed out by step 1 of a sign-in; each is good once, for one minute. Bounded in all and
+ * per source address: a flood from one address evicts only its own oldest nonces. Expired ones
+ * are pruned from the front (they expire in the order they were issued), so issuing costs O(1).
+ */
 export class NonceStore {
-  readonly #nonces = new Map<string, { aid: string; nonce: string; expiresAt: number }>();
-  issue(aid: string, requestId: string, now: number): string {
-    for (const [k, v] of this.#nonces) if (v.expiresAt <= now) this.#nonces.delete(k);
-    // A flood of first steps cannot grow this without bound: the oldest nonce goes first.
-    if (this.#nonces.size >= 10_000) this.#nonces.delete(this.#nonces.keys().next().value!);
+  readonly #maxPerSource: number;
+  readonly #maxTotal: number;
+  readonly #nonces = new Map<string, { aid: string; nonce: string; expiresAt: number; source: string }>();
+  /** source → its request ids, oldest first. */
+  readonly #bySource = new Map<string, Set<string>>();
+
+  constructor(params: { maxPerSource?: number; maxTotal?: number } = {}) {
+    this.#maxPerSource = params.maxPerSource ?? 1000;
+    this.#maxTotal = params.maxTotal ?? 10_000;
+  }
+
+  issue(aid: string, requestId: string, now: number, source = ""): string {
+    for (const [k, v] of this.#nonces) {
+      if (v.expiresAt > now) break;
+      this.#delete(k);
+    }
+    this.#delete(requestId);
+    let mine = this.#bySource.get(source);
+    if (!mine) this.#bySource.set(source, (mine = new Set()));
+    if (mine.size >= this.#maxPerSource) this.#delete(mine.values().next().value!);
+    if (this.#nonces.size >= this.#maxTotal) this.#delete(this.#nonces.keys().next().value!);
     const nonce = randomBytes(24).toString("hex");
-    this.#nonces.set(requestId, { aid, nonce, expiresAt: now + 60_000 });
+    this.#nonces.set(requestId, { aid, nonce, expiresAt: now + 60_000, source });
+    this.#bySource.get(source)?.add(requestId) ?? this.#bySource.set(source, new Set([requestId]));
     return nonce;
   }
+
   take(aid: string, requestId: string, nonce: string, now: number): boolean {
     const entry = this.#nonces.get(requestId);
-    this.#nonces.delete(requestId);
+    this.#delete(requestId);
     return entry !== undefined && entry.aid === aid && entry.nonce === nonce && entry.expiresAt > now;
+  }
+
+  #delete(requestId: string): void {
+    const entry = this.#nonces.get(requestId);
+    if (!entry) return;
+    this.#nonces.delete(requestId);
+    const mine = this.#bySource.get(entry.source);
+    mine?.delete(requestId);
+    if (mine?.size === 0) this.#bySource.delete(entry.source);
   }
 }

@@ -46,7 +46,8 @@ const pull = (n: number) => ({ action: "pull_messages", request_id: `p${n}`, gro
 
 describe("slow and silent sockets (real sockets)", () => {
   it("a socket that floods requests and never reads stops being served past its output limit, then is closed; a well-behaved member is served meanwhile", async () => {
-    const { service, open } = await setup({ socketLimits: { pauseBufferedBytes: 256 * 1024, maxBufferedBytes: 2 * 1024 * 1024 }, pingIntervalMs: 400 });
+    // The output credit (slow-readers.test.ts) would hold this socket first: set out of reach, so the pause on unsent output is what is tested here.
+    const { service, open } = await setup({ socketLimits: { pauseBufferedBytes: 256 * 1024, maxBufferedBytes: 2 * 1024 * 1024, outputCreditBytes: 1 << 30, maxUnconfirmedBytes: 1 << 30, maxBacklogBytes: 256 * 1024 }, pingIntervalMs: 400 });
     const flood = await open(0);
     const good = await open(1);
     flood.stopReading();
