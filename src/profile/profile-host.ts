@@ -8,7 +8,9 @@ import { BlockList, isIP, type LookupFunction } from "node:net";
 
 // A DNS label: letters, digits and inner hyphens, 1–63 characters. The last label (the top-level
 // domain) starts with a letter, so no dotted or numeric IPv4 form ("127.1", "a.0x7f") passes.
+// The first label is the agent's name: networks issue names with `_` too ("my_bot.acp.local").
 const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/i;
+const NAME_LABEL = /^[a-z0-9](?:[a-z0-9_-]{0,61}[a-z0-9])?$/i;
 const TOP_LABEL = /^[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?$/i;
 
 /** True when `aid` is a host name and nothing else: two or more labels, no port, path, query, userinfo or IP literal. */
@@ -17,7 +19,7 @@ export function isFetchableAid(aid: string): boolean {
   const labels = aid.split(".");
   if (labels.length < 2) return false;
   const top = labels.pop()!;
-  return TOP_LABEL.test(top) && labels.every((l) => LABEL.test(l));
+  return TOP_LABEL.test(top) && labels.every((l, i) => (i === 0 ? NAME_LABEL : LABEL).test(l));
 }
 
 // Everything that is not the public internet: "this" network, private (RFC 1918), shared

@@ -9,7 +9,8 @@ import { createMemoryLogger } from "../../src/log.ts";
 import { createAgentMdFetch } from "../../src/profile/agent-md-fetch.ts";
 import { ProfileLookup } from "../../src/profile/member-profile-lookup.ts";
 import { isFetchableAid, isPublicAddress } from "../../src/profile/profile-host.ts";
-import { fetchAgentMd } from "../../src/profile/publish.ts";
+import { fetchAgentMd, publishAgentMd } from "../../src/profile/publish.ts";
+import { createMemoryAgentMdStore, handleAgentMdRequest } from "../../src/server/agent-md-store.ts";
 
 const servers: Server[] = [];
 afterEach(async () => {
@@ -66,6 +67,19 @@ describe("agent.md requests go only to well-formed, public aids", () => {
     expect(t.requests).toEqual(["GET zed.acp.local /agent.md"]);
   });
 
+  it("an aid the network issues with an underscore in its name still publishes and fetches its agent.md (regression)", async () => {
+    // The local network and the config both allow `_` in an aid's first label (my_bot.acp.local):
+    // refusing it as "not a host name" silently stopped such an identity from publishing its profile.
+    const store = createMemoryAgentMdStore();
+    const server = createServer((req, res) => void handleAgentMdRequest(req, res, { verifyToken: (aid, t) => aid === "my_bot.acp.local" && t === "tok", store }));
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+    const fetch = createAgentMdFetch({ via: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
+    const text = "---\naid: my_bot.acp.local\nname: my bot\ntype: agent\n---\n# A bot\n";
+    expect(await publishAgentMd({ aid: "my_bot.acp.local", text, token: "tok", fetch })).toMatchObject({ ok: true });
+    expect(await fetchAgentMd({ aid: "my_bot.acp.local", fetch })).toMatchObject({ ok: true, text });
+  });
+
   it("a well-formed aid whose name resolves to a loopback or private address is refused before connecting", async () => {
     const resolvedTo: string[] = [];
     // Stands in for DNS: the attacker's name points at 127.0.0.1 (or a private address).
@@ -87,7 +101,7 @@ describe("agent.md requests go only to well-formed, public aids", () => {
   });
 
   it("isFetchableAid: host-name syntax only — labels and dots, no port, path, query, userinfo or IP literal", () => {
-    for (const ok of ["alice.agentcp.io", "Bob-2.acp.local", "a.b.c.example", "xn--80ak6aa92e.com"]) expect(isFetchableAid(ok), ok).toBe(true);
+    for (const ok of ["alice.agentcp.io", "Bob-2.acp.local", "a.b.c.example", "xn--80ak6aa92e.com", "my_bot.acp.local"]) expect(isFetchableAid(ok), ok).toBe(true);
     for (const bad of [
       "127.0.0.1",
       "127.0.0.1:8080/path?",
@@ -108,7 +122,8 @@ describe("agent.md requests go only to well-formed, public aids", () => {
       "alice.0x7f",
       "alice agent.io",
       "аlice.io",
-      "a_b.io",
+      "a.b_c.io",
+      "_a.io",
       `${"a".repeat(64)}.io`,
       `${"a.".repeat(127)}io`,
       "",
