@@ -136,4 +136,12 @@ describe("agent.md requests go only to well-formed, public aids", () => {
     for (const priv of ["127.0.0.1", "127.9.9.9", "0.0.0.0", "10.0.0.1", "172.16.0.1", "172.31.255.255", "192.168.1.1", "169.254.169.254", "100.64.0.1", "224.0.0.1", "255.255.255.255", "::", "::1", "fe80::1", "fc00::1", "fd12:3456::1", "ff02::1", "::ffff:127.0.0.1", "::ffff:8.8.8.8", "not-an-ip"])
       expect(isPublicAddress(priv), priv).toBe(false);
   });
+
+  it("isPublicAddress: IPv6 forms that carry an IPv4 address to a translator or tunnel are not public either", () => {
+    // ::a.b.c.d (IPv4-compatible), local-use NAT64 (64:ff9b:1::/48 reaches the site's own IPv4
+    // networks through its translator), 6to4 (2002:AABB:CCDD::) and the old site-local range.
+    for (const priv of ["::127.0.0.1", "::7f00:1", "::a00:1", "64:ff9b:1::a00:1", "64:ff9b:1:ffff::7f00:1", "2002:7f00:1::1", "2002:a00:1::", "fec0::1"])
+      expect(isPublicAddress(priv), priv).toBe(false);
+    for (const pub of ["2001:4860:4860::8888", "2a00:1450:4001::200e"]) expect(isPublicAddress(pub), pub).toBe(true);
+  });
 });
