@@ -144,6 +144,32 @@ describe("the floor: a room of three agents", () => {
     expect(r.room.answeredBy).toEqual({ none: 0, one: 2, twoOrMore: 0 });
   });
 
+  it("an open question next to an engaged line for one agent → its answer claims the question, the others yield", async () => {
+    // T+0       sam asks q1 · T+7.542s carol answers it (reply_to q1): sam is engaged for carol
+    // T+60s     ann asks the room (q2) · T+60.5s sam, after carol's answer: "ok, that worked"
+    // T+63.5s   carol's engaged dispatch of [q2, s2]; reply ready at T+65.5s, a normal reply
+    //           (8–20 s) waits her q2 rank 0.0235 → 8282 ms
+    // T+68.288s bob's cooldown ends: dispatch of [q2, s2], model writes, waits rank 0.9306
+    // T+70.184s alice the same, rank 0.8978
+    // T+73.782s carol sends; reply_to names q2, the question she took — not sam's engaged line,
+    //           which the others would not read as an answer to q2
+    // after their delays, bob and alice find carol's answer to q2 → yield
+    const r = await room([
+      line("q1", 0, "sam", "anyone know why apt hangs on update?"),
+      line("q2", 60_000, "ann", "anyone know how to mount an iso image?"),
+      line("s2", 60_500, "sam", "ok, that worked"),
+    ]);
+    expect(sends(r)).toEqual([
+      [7542, "carol", "q1"],
+      [73_782, "carol", "q2"],
+    ]);
+    const d = decisions(r);
+    expect(d["carol"]!.at(-1)).toEqual([63_500, "engaged", ["q2", "s2"], true, null, null]);
+    expect(d["bob"]![2]).toEqual([68_288, "normal", ["q2", "s2"], false, "answered-by-other", "after-delay q2:by:carol"]);
+    expect(d["alice"]![2]).toEqual([70_184, "normal", ["q2", "s2"], false, "answered-by-other", "after-delay q2:by:carol"]);
+    expect(r.room.answeredBy).toEqual({ none: 0, one: 2, twoOrMore: 0 });
+  });
+
   it("an agent addressed by name among others → it answers at once, the others stay out", async () => {
     // T+0     sam: "bob, …?" → bob's mention dispatch at T+0, reply at T+2s (no delay for a mention)
     // T+5s    alice and carol (buffer gate restarted by bob's reply at T+2s) dispatch [m1, bob's
