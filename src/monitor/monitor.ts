@@ -36,7 +36,7 @@ import { cleanOutboundText } from "./outbound.ts";
 import { minReplyType, toReaction, trimReply } from "./reply-policy.ts";
 import { decisionLogFields, type DispatchDecision } from "./decision.ts";
 import { checkOthersDuplicate, ReplyNotDeliveredError, sendPrepared, type PreparedReply } from "./send-gates.ts";
-import { decideFloor, onlyAgentAnswers, type FloorContext } from "./floor.ts";
+import { decideFloor, findAnswer, onlyAgentAnswers, type FloorContext } from "./floor.ts";
 
 export type { DispatchDecision } from "./decision.ts";
 
@@ -198,8 +198,12 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
     if (unsent !== undefined) {
       const pending = unsent;
       unsent = undefined;
-      // The retry of the batch whose reply did not get out: deliver that reply, no new model call.
-      if ([...pending.ids].every((id) => batchIds.has(id))) {
+      // The retry of the batch whose reply did not get out: deliver that reply, no new model call —
+      // unless it claimed an open question that someone else answered meanwhile (and surely did not
+      // leave): then the batch is decided afresh, and the floor yields.
+      const claimed = pending.claim === undefined || pending.maybeSent ? undefined : others.find((m) => m.msgId === pending.claim);
+      const answeredMeanwhile = claimed !== undefined && findAnswer(claimed, [...othersRecent, ...others, ...(batch.heldNow?.() ?? [])], floorContext) !== undefined;
+      if (!answeredMeanwhile && [...pending.ids].every((id) => batchIds.has(id))) {
         record.replyType = pending.replyType;
         record.budgetRatio = pending.ratio;
         // What arrived since that reply was written goes back to the group client for a dispatch
@@ -401,6 +405,7 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
       // A minute of slack for clock estimates: our dedup never lets the same text out twice that close.
       since: nowAt() - 60_000,
       afterMsgId: batch.newestMsgId,
+      ...(claim ? { claim } : {}),
     };
     return deliver(prepared, batch, record, finish, skip, nowAt);
   }

@@ -73,6 +73,8 @@ export interface PreparedReply {
   since: number;
   /** Newest msg id known before the first send attempt: a stored copy has a higher id. */
   afterMsgId: number | undefined;
+  /** The open question the reply took the floor for (src/monitor/floor.ts), if any. */
+  claim?: string;
 }
 
 export type SendResult =
