@@ -359,18 +359,27 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
     // room speak in turn and each later one sees the earlier answer before its own goes out.
     const delayMs = chooseDelayMs({ settings: settings.delay, hint: delayHint, mentioned, random: floor?.take === "claim" ? floor.rank : draw });
     record.delayMs = delayMs;
-    await delays.wait(delayMs, batch.mentionSignal);
-    const after = checkAfterDelay({
-      closed: lifetime.signal.aborted,
-      answeringMention: mentioned,
-      newerMention: batch.hasPendingMention(),
-      // This dispatch's own calls are paid for; the re-check asks whether anything else used the budget up meanwhile.
-      budget: checkBudget({ events: budgetEvents.filter((e) => !ownEvents.includes(e)), settings: settings.budget, now: nowAt(), pool }),
-    });
-    if (!after.ok) return skip(after.reason, after.detail ? `after-delay ${after.detail}` : "after-delay");
-    if (floor !== undefined) {
+    let waitMs = delayMs;
+    let waitedFor = floor?.take === "claim" ? floor.question : undefined;
+    for (;;) {
+      await delays.wait(waitMs, batch.mentionSignal);
+      const after = checkAfterDelay({
+        closed: lifetime.signal.aborted,
+        answeringMention: mentioned,
+        newerMention: batch.hasPendingMention(),
+        // This dispatch's own calls are paid for; the re-check asks whether anything else used the budget up meanwhile.
+        budget: checkBudget({ events: budgetEvents.filter((e) => !ownEvents.includes(e)), settings: settings.budget, now: nowAt(), pool }),
+      });
+      if (!after.ok) return skip(after.reason, after.detail ? `after-delay ${after.detail}` : "after-delay");
+      if (floor === undefined) break;
       floor = decideFloor({ batch: others, seen: seenAround(), ctx: floorContext });
       if (floor.take === "yield") return skip(floor.reason, `after-delay ${floor.detail}`);
+      // The question waited for was answered, another of the batch is open: wait this agent's turn
+      // for that one too, or every agent that switched to it would answer it at once.
+      if (floor.take !== "claim" || floor.question === waitedFor) break;
+      waitedFor = floor.question;
+      waitMs = chooseDelayMs({ settings: settings.delay, hint: delayHint, mentioned, random: floor.rank });
+      record.delayMs += waitMs;
     }
 
     // Someone else may have said it meanwhile (another agent answering the same question).
