@@ -37,7 +37,7 @@ import { cleanOutboundText } from "./outbound.ts";
 import { minReplyType, toReaction, trimReply } from "./reply-policy.ts";
 import { decisionLogFields, type DispatchDecision } from "./decision.ts";
 import { checkOthersDuplicate, ReplyNotDeliveredError, sendPrepared, type PreparedReply } from "./send-gates.ts";
-import { decideFloor, onlyAgentAnswers, type FloorContext } from "./floor.ts";
+import { decideFloor, findAnswer, onlyAgentAnswers, type FloorContext } from "./floor.ts";
 
 export type { DispatchDecision } from "./decision.ts";
 
@@ -207,8 +207,12 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
     if (unsent !== undefined) {
       const pending = unsent;
       unsent = undefined;
-      // The retry of the batch whose reply did not get out: deliver that reply, no new model call.
-      if ([...pending.ids].every((id) => batchIds.has(id))) {
+      // The retry of the batch whose reply did not get out: deliver that reply, no new model call —
+      // unless it claimed an open question that someone else answered meanwhile (and surely did not
+      // leave): then the batch is decided afresh, and the floor yields.
+      const claimed = pending.claim === undefined || pending.maybeSent ? undefined : others.find((m) => m.msgId === pending.claim);
+      const answeredMeanwhile = claimed !== undefined && findAnswer(claimed, [...othersRecent, ...others, ...(batch.heldNow?.() ?? [])], floorContext) !== undefined;
+      if (!answeredMeanwhile && [...pending.ids].every((id) => batchIds.has(id))) {
         record.replyType = pending.replyType;
         record.budgetRatio = pending.ratio;
         // What arrived since that reply was written goes back to the group client for a dispatch
@@ -367,18 +371,27 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
     // room speak in turn and each later one sees the earlier answer before its own goes out.
     const delayMs = chooseDelayMs({ settings: settings.delay, hint: delayHint, mentioned, random: floor?.take === "claim" ? floor.rank : draw });
     record.delayMs = delayMs;
-    await delays.wait(delayMs, batch.mentionSignal);
-    const after = checkAfterDelay({
-      closed: lifetime.signal.aborted,
-      answeringMention: mentioned,
-      newerMention: batch.hasPendingMention(),
-      // This dispatch's own calls are paid for; the re-check asks whether anything else used the budget up meanwhile.
-      budget: checkBudget({ events: budgetEvents.filter((e) => !ownEvents.includes(e)), settings: settings.budget, now: nowAt(), pool }),
-    });
-    if (!after.ok) return skip(after.reason, after.detail ? `after-delay ${after.detail}` : "after-delay");
-    if (floor !== undefined) {
+    let waitMs = delayMs;
+    let waitedFor = floor?.take === "claim" ? floor.question : undefined;
+    for (;;) {
+      await delays.wait(waitMs, batch.mentionSignal);
+      const after = checkAfterDelay({
+        closed: lifetime.signal.aborted,
+        answeringMention: mentioned,
+        newerMention: batch.hasPendingMention(),
+        // This dispatch's own calls are paid for; the re-check asks whether anything else used the budget up meanwhile.
+        budget: checkBudget({ events: budgetEvents.filter((e) => !ownEvents.includes(e)), settings: settings.budget, now: nowAt(), pool }),
+      });
+      if (!after.ok) return skip(after.reason, after.detail ? `after-delay ${after.detail}` : "after-delay");
+      if (floor === undefined) break;
       floor = decideFloor({ batch: others, seen: seenAround(), ctx: floorContext });
       if (floor.take === "yield") return skip(floor.reason, `after-delay ${floor.detail}`);
+      // The question waited for was answered, another of the batch is open: wait this agent's turn
+      // for that one too, or every agent that switched to it would answer it at once.
+      if (floor.take !== "claim" || floor.question === waitedFor) break;
+      waitedFor = floor.question;
+      waitMs = chooseDelayMs({ settings: settings.delay, hint: delayHint, mentioned, random: floor.rank });
+      record.delayMs += waitMs;
     }
 
     // Someone else may have said it meanwhile (another agent answering the same question).
@@ -414,6 +427,7 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
       since: nowAt() - 60_000,
       afterMsgId: batch.newestMsgId,
       writtenBy: batch.dispatchId,
+      ...(claim ? { claim } : {}),
     };
     return deliver(prepared, batch, record, finish, skip, nowAt);
   }

@@ -17,7 +17,10 @@ export function addressReply(p: {
   claim?: string;
 }): { replyTo: string | undefined; metadata: Record<string, unknown> | undefined } {
   // With reactions on, a reaction answers the message it reacts to even in unaddressed talk.
-  const replyTo = replyTarget(p.others, p.mentioned) ?? p.claim ?? (p.reactions && p.replyType === "reaction" ? lastAnswerable(p.others) : undefined);
+  // A claimed open question comes before an engaged line: the claim is what the room's other
+  // agents look for in `reply_to` to yield (they cannot see our engaged line is answered too).
+  const replyTo =
+    (p.mentioned ? undefined : p.claim) ?? replyTarget(p.others, p.mentioned) ?? (p.reactions && p.replyType === "reaction" ? lastAnswerable(p.others) : undefined);
   const metadata = buildReplyMetadata({ replyType: p.replyType, text: p.text, replyTo, reactions: p.reactions });
   const through = answeredThroughFor(p.others);
   return { replyTo, metadata: through === undefined ? metadata : { ...metadata, [ANSWERED_THROUGH_KEY]: through } };

@@ -75,6 +75,8 @@ export interface PreparedReply {
   afterMsgId: number | undefined;
   /** The dispatch whose model call wrote it (a retry delivers it under another dispatch id). */
   writtenBy: number;
+  /** The open question the reply took the floor for (src/monitor/floor.ts), if any. */
+  claim?: string;
 }
 
 export type SendResult =

@@ -8,7 +8,9 @@ import { BlockList, isIP, type LookupFunction } from "node:net";
 
 // A DNS label: letters, digits and inner hyphens, 1–63 characters. The last label (the top-level
 // domain) starts with a letter, so no dotted or numeric IPv4 form ("127.1", "a.0x7f") passes.
+// The first label is the agent's name: networks issue names with `_` too ("my_bot.acp.local").
 const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/i;
+const NAME_LABEL = /^[a-z0-9](?:[a-z0-9_-]{0,61}[a-z0-9])?$/i;
 const TOP_LABEL = /^[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?$/i;
 
 /** True when `aid` is a host name and nothing else: two or more labels, no port, path, query, userinfo or IP literal. */
@@ -17,13 +19,15 @@ export function isFetchableAid(aid: string): boolean {
   const labels = aid.split(".");
   if (labels.length < 2) return false;
   const top = labels.pop()!;
-  return TOP_LABEL.test(top) && labels.every((l) => LABEL.test(l));
+  return TOP_LABEL.test(top) && labels.every((l, i) => (i === 0 ? NAME_LABEL : LABEL).test(l));
 }
 
 // Everything that is not the public internet: "this" network, private (RFC 1918), shared
 // (CGNAT), loopback, link-local (cloud metadata lives at 169.254.169.254), IETF and benchmarking
-// ranges, multicast and reserved; for IPv6 also unique-local, link-local, multicast and the
-// IPv4-translated form (an AAAA record could wrap 127.0.0.1 in it; mapped ones are refused below).
+// ranges, multicast and reserved; for IPv6 also unique-local, link-local, old site-local,
+// multicast, and the forms that carry an IPv4 address to a translator or tunnel (IPv4-compatible,
+// NAT64 including its local-use range, 6to4): an AAAA record could wrap 10.0.0.1 or 127.0.0.1 in
+// any of them (IPv4-mapped ones are refused below).
 const NOT_PUBLIC = new BlockList();
 for (const [net, prefix] of [
   ["0.0.0.0", 8],
@@ -40,9 +44,11 @@ for (const [net, prefix] of [
 ] as const)
   NOT_PUBLIC.addSubnet(net, prefix, "ipv4");
 for (const [net, prefix] of [
-  ["::", 128],
-  ["::1", 128],
+  ["::", 96],
   ["64:ff9b::", 96],
+  ["64:ff9b:1::", 48],
+  ["2002::", 16],
+  ["fec0::", 10],
   ["100::", 64],
   ["fc00::", 7],
   ["fe80::", 10],

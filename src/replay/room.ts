@@ -44,6 +44,8 @@ export async function runRoomReplay(
   lines: readonly LogLine[],
   agents: readonly ReplayOptions[],
   onProgress?: (linesDone: number, linesTotal: number) => void,
+  /** Simulated network time from one agent's send to the others' receipt (default 0). */
+  deliveryMs = 0,
 ): Promise<RoomReport> {
   await initDedup();
   const ids = agents.map((o) => ({ persona: o.persona, aid: o.aid ?? o.persona }));
@@ -62,7 +64,7 @@ export async function runRoomReplay(
             // Delivered once the sender's own send has returned, at the same simulated time.
             setTimeout(() => {
               for (const other of running) if (other.aid !== m.aid) other.receive(m);
-            }, 0);
+            }, deliveryMs);
           },
         }),
       );

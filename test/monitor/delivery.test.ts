@@ -25,7 +25,7 @@ async function at(ms: number): Promise<void> {
   await vi.advanceTimersByTimeAsync(T0 + ms - Date.now());
 }
 
-function wire(p: { settings: GroupSettings; backend: AgentBackend; sender: GroupSender; random?: () => number }) {
+function wire(p: { settings: GroupSettings; backend: AgentBackend; sender: GroupSender; random?: () => number; agents?: string[] }) {
   const decisions: DispatchDecision[] = [];
   const logger = createMemoryLogger();
   const monitor = createGroupMonitor({
@@ -34,6 +34,7 @@ function wire(p: { settings: GroupSettings; backend: AgentBackend; sender: Group
     groupId: "g1",
     settings: p.settings,
     humans: ["carol.agentcp.io", "bob.agentcp.io"],
+    ...(p.agents ? { agents: p.agents } : {}),
     backend: p.backend,
     sender: p.sender,
     logger,
@@ -127,6 +128,29 @@ describe("sends that fail", () => {
       [2, true, null],
     ]);
     expect(w.client.stats()).toMatchObject({ dispatched: 1, ownMessages: 1, dropped: { "retries-exhausted": 0 } });
+  });
+
+  it("in a room: a claimed question another agent answers while the undelivered reply waits for its retry is not answered again", async () => {
+    const backend = createScriptedBackend({ mode: "helpful", latencyMs: 1000, replyText: "Try another mirror." });
+    const { sender, attempts } = scriptedSender(["NOT_CONNECTED"]);
+    // helper.agentcp.io is a known agent: the floor is in force.
+    const w = wire({ settings: settingsWith(), backend, sender, agents: ["helper.agentcp.io"] });
+    // T+0      carol asks the room (msg 1)
+    // T+3s     buffer gate → dispatch 1; T+4s the model's reply (short: 2–6 s delay)
+    // T+6.544s alice's rank for msg 1 (0.1359) of the delay: the send does not leave (NOT_CONNECTED)
+    // T+7.5s   helper (a known agent) answers msg 1, reply_to 1
+    // T+8.544s the retry of the batch: helper's answer is there → yields, sends nothing
+    w.client.feedBufferGate([gm("1", 0, "anyone know why apt hangs on update?", "carol.agentcp.io")]);
+    await at(7500);
+    expect(attempts.map((a) => a.at)).toEqual([6544]);
+    w.client.feedBufferGate([{ ...gm("h1", 7500, "mirror is down, use another", "helper.agentcp.io"), metadata: { reply_to: "1" } }]);
+    await at(40_000);
+    expect(attempts.map((a) => a.at)).toEqual([6544]);
+    expect(w.decisions.map((d) => [d.dispatchId, d.at - T0, d.messageIds, d.outcome.sent, d.outcome.skipReason ?? null, d.detail ?? null])).toEqual([
+      [1, 3000, ["1"], false, "send-failed", "retry-with-batch:not-sent"],
+      [2, 8544, ["1", "h1"], false, "answered-by-other", "1:by:helper.agentcp.io"],
+    ]);
+    expect(backend.calls).toHaveLength(1);
   });
 
   it("a mention that arrives while an undelivered reply waits for its retry still gets its own answer", async () => {

@@ -17,10 +17,12 @@ const at = (ms: number) => T0 + ms;
 let lineNo = 0;
 const line = (id: string, ms: number, sender: string, content: string): LogLine => ({ id, ts: at(ms), sender, content, line: ++lineNo });
 
-function room(lines: LogLine[], agents: string[] = []): Promise<RoomReport> {
+function room(lines: LogLine[], agents: string[] = [], deliveryMs = 0): Promise<RoomReport> {
   return runRoomReplay(
     lines,
     ["alice", "bob", "carol"].map((persona, i) => ({ persona, settings: DEFAULT_GROUP_SETTINGS, responder: "helpful" as const, agentLatencyMs: 2000, seed: 1 + i, agents })),
+    undefined,
+    deliveryMs,
   );
 }
 
@@ -102,19 +104,38 @@ describe("the floor: a room of three agents", () => {
     // T+0     sam asks q1 · T+0.5s ann asks q2 · T+3.5s three dispatches of [q1, q2] (short: 2–6 s)
     // T+5.5s  replies ready; each agent claims the newest open one, q2
     // T+7.594s  carol (q2 rank 0.0235) answers q2
-    // T+11.091s alice (q2 rank 0.8978): q2 is answered, q1 is still open → answers q1
-    // T+11.222s bob: both answered → yields
+    // T+11.091s alice (q2 rank 0.8978): q2 is answered, q1 is still open → takes q1 and waits her
+    //           q1 turn (rank 0.7961 → 5184 ms)
+    // T+11.222s bob (q2 rank 0.9306) the same → his q1 turn (rank 0.3220 → 3288 ms)
+    // T+14.510s bob answers q1 · T+16.275s alice: both answered → yields (the detail names the newest)
     const r = await room([line("q1", 0, "sam", "how do I mount an iso image?"), line("q2", 500, "ann", "why is wifi so slow on 20.04?")]);
     expect(sends(r)).toEqual([
       [7594, "carol", "q2"],
-      [11_091, "alice", "q1"],
+      [14_510, "bob", "q1"],
     ]);
     const firsts = Object.fromEntries(Object.entries(decisions(r)).map(([k, v]) => [k, v[0]]));
     expect(firsts).toEqual({
-      alice: [3500, "normal", ["q1", "q2"], true, null, null],
-      bob: [3500, "normal", ["q1", "q2"], false, "answered-by-other", "after-delay q2:by:carol"],
+      alice: [3500, "normal", ["q1", "q2"], false, "answered-by-other", "after-delay q2:by:carol"],
+      bob: [3500, "normal", ["q1", "q2"], true, null, null],
       carol: [3500, "normal", ["q1", "q2"], true, null, null],
     });
+    expect(r.room.answeredBy).toEqual({ none: 0, one: 2, twoOrMore: 0 });
+  });
+
+  it("two questions at once, with 300 ms between a send and the others seeing it → still each answered once", async () => {
+    // q1 ranks: carol 0.1354 · bob 0.3220 · alice 0.7961 — q2 ranks: carol 0.0235 · alice 0.8978 · bob 0.9306
+    // T+3.5s    three dispatches of [q1, q2]; T+5.5s replies ready; each claims q2 and waits its q2 rank
+    // T+7.594s  carol answers q2 (the others see it at T+7.894s)
+    // T+11.091s alice's q2 wait ends: q2 answered, q1 open → she takes q1 and waits her q1 turn
+    //           (rank 0.7961 → 5184 ms) rather than sending at once
+    // T+11.222s bob the same: q1 turn 3288 ms
+    // T+14.510s bob answers q1 (seen by the others at T+14.810s)
+    // T+16.275s alice's q1 turn ends: bob's answer is there → yields
+    const r = await room([line("q1", 0, "sam", "how do I mount an iso image?"), line("q2", 500, "ann", "why is wifi so slow on 20.04?")], [], 300);
+    expect(sends(r)).toEqual([
+      [7594, "carol", "q2"],
+      [14_510, "bob", "q1"],
+    ]);
     expect(r.room.answeredBy).toEqual({ none: 0, one: 2, twoOrMore: 0 });
   });
 
@@ -141,6 +162,32 @@ describe("the floor: a room of three agents", () => {
     expect(d["bob"]!.at(-1)).toEqual([68_288, "normal", ["q2", "carol:reply-2"], false, "answered-by-other", "q2:by:carol"]);
     expect(d["alice"]!.at(-1)).toEqual([70_184, "normal", ["q2", "carol:reply-2"], false, "answered-by-other", "q2:by:carol"]);
     expect(r.agents.map((a) => a.report.dispatches.at(-1)!.outcome.modelCalled)).toEqual([false, false, true]);
+    expect(r.room.answeredBy).toEqual({ none: 0, one: 2, twoOrMore: 0 });
+  });
+
+  it("an open question next to an engaged line for one agent → its answer claims the question, the others yield", async () => {
+    // T+0       sam asks q1 · T+7.542s carol answers it (reply_to q1): sam is engaged for carol
+    // T+60s     ann asks the room (q2) · T+60.5s sam, after carol's answer: "ok, that worked"
+    // T+63.5s   carol's engaged dispatch of [q2, s2]; reply ready at T+65.5s, a normal reply
+    //           (8–20 s) waits her q2 rank 0.0235 → 8282 ms
+    // T+68.288s bob's cooldown ends: dispatch of [q2, s2], model writes, waits rank 0.9306
+    // T+70.184s alice the same, rank 0.8978
+    // T+73.782s carol sends; reply_to names q2, the question she took — not sam's engaged line,
+    //           which the others would not read as an answer to q2
+    // after their delays, bob and alice find carol's answer to q2 → yield
+    const r = await room([
+      line("q1", 0, "sam", "anyone know why apt hangs on update?"),
+      line("q2", 60_000, "ann", "anyone know how to mount an iso image?"),
+      line("s2", 60_500, "sam", "ok, that worked"),
+    ]);
+    expect(sends(r)).toEqual([
+      [7542, "carol", "q1"],
+      [73_782, "carol", "q2"],
+    ]);
+    const d = decisions(r);
+    expect(d["carol"]!.at(-1)).toEqual([63_500, "engaged", ["q2", "s2"], true, null, null]);
+    expect(d["bob"]![2]).toEqual([68_288, "normal", ["q2", "s2"], false, "answered-by-other", "after-delay q2:by:carol"]);
+    expect(d["alice"]![2]).toEqual([70_184, "normal", ["q2", "s2"], false, "answered-by-other", "after-delay q2:by:carol"]);
     expect(r.room.answeredBy).toEqual({ none: 0, one: 2, twoOrMore: 0 });
   });
 

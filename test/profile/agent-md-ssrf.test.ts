@@ -9,7 +9,8 @@ import { createMemoryLogger } from "../../src/log.ts";
 import { createAgentMdFetch } from "../../src/profile/agent-md-fetch.ts";
 import { ProfileLookup } from "../../src/profile/member-profile-lookup.ts";
 import { isFetchableAid, isPublicAddress } from "../../src/profile/profile-host.ts";
-import { fetchAgentMd } from "../../src/profile/publish.ts";
+import { fetchAgentMd, publishAgentMd } from "../../src/profile/publish.ts";
+import { createMemoryAgentMdStore, handleAgentMdRequest } from "../../src/server/agent-md-store.ts";
 
 const servers: Server[] = [];
 afterEach(async () => {
@@ -66,6 +67,19 @@ describe("agent.md requests go only to well-formed, public aids", () => {
     expect(t.requests).toEqual(["GET zed.acp.local /agent.md"]);
   });
 
+  it("an aid the network issues with an underscore in its name still publishes and fetches its agent.md (regression)", async () => {
+    // The local network and the config both allow `_` in an aid's first label (my_bot.acp.local):
+    // refusing it as "not a host name" silently stopped such an identity from publishing its profile.
+    const store = createMemoryAgentMdStore();
+    const server = createServer((req, res) => void handleAgentMdRequest(req, res, { verifyToken: (aid, t) => aid === "my_bot.acp.local" && t === "tok", store }));
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+    const fetch = createAgentMdFetch({ via: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
+    const text = "---\naid: my_bot.acp.local\nname: my bot\ntype: agent\n---\n# A bot\n";
+    expect(await publishAgentMd({ aid: "my_bot.acp.local", text, token: "tok", fetch })).toMatchObject({ ok: true });
+    expect(await fetchAgentMd({ aid: "my_bot.acp.local", fetch })).toMatchObject({ ok: true, text });
+  });
+
   it("a well-formed aid whose name resolves to a loopback or private address is refused before connecting", async () => {
     const resolvedTo: string[] = [];
     // Stands in for DNS: the attacker's name points at 127.0.0.1 (or a private address).
@@ -87,7 +101,7 @@ describe("agent.md requests go only to well-formed, public aids", () => {
   });
 
   it("isFetchableAid: host-name syntax only — labels and dots, no port, path, query, userinfo or IP literal", () => {
-    for (const ok of ["alice.agentcp.io", "Bob-2.acp.local", "a.b.c.example", "xn--80ak6aa92e.com"]) expect(isFetchableAid(ok), ok).toBe(true);
+    for (const ok of ["alice.agentcp.io", "Bob-2.acp.local", "a.b.c.example", "xn--80ak6aa92e.com", "my_bot.acp.local"]) expect(isFetchableAid(ok), ok).toBe(true);
     for (const bad of [
       "127.0.0.1",
       "127.0.0.1:8080/path?",
@@ -108,7 +122,8 @@ describe("agent.md requests go only to well-formed, public aids", () => {
       "alice.0x7f",
       "alice agent.io",
       "аlice.io",
-      "a_b.io",
+      "a.b_c.io",
+      "_a.io",
       `${"a".repeat(64)}.io`,
       `${"a.".repeat(127)}io`,
       "",
@@ -120,5 +135,13 @@ describe("agent.md requests go only to well-formed, public aids", () => {
     for (const pub of ["93.184.216.34", "8.8.8.8", "2606:4700::1111"]) expect(isPublicAddress(pub), pub).toBe(true);
     for (const priv of ["127.0.0.1", "127.9.9.9", "0.0.0.0", "10.0.0.1", "172.16.0.1", "172.31.255.255", "192.168.1.1", "169.254.169.254", "100.64.0.1", "224.0.0.1", "255.255.255.255", "::", "::1", "fe80::1", "fc00::1", "fd12:3456::1", "ff02::1", "::ffff:127.0.0.1", "::ffff:8.8.8.8", "not-an-ip"])
       expect(isPublicAddress(priv), priv).toBe(false);
+  });
+
+  it("isPublicAddress: IPv6 forms that carry an IPv4 address to a translator or tunnel are not public either", () => {
+    // ::a.b.c.d (IPv4-compatible), local-use NAT64 (64:ff9b:1::/48 reaches the site's own IPv4
+    // networks through its translator), 6to4 (2002:AABB:CCDD::) and the old site-local range.
+    for (const priv of ["::127.0.0.1", "::7f00:1", "::a00:1", "64:ff9b:1::a00:1", "64:ff9b:1:ffff::7f00:1", "2002:7f00:1::1", "2002:a00:1::", "fec0::1"])
+      expect(isPublicAddress(priv), priv).toBe(false);
+    for (const pub of ["2001:4860:4860::8888", "2a00:1450:4001::200e"]) expect(isPublicAddress(pub), pub).toBe(true);
   });
 });
