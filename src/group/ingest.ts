@@ -370,7 +370,7 @@ export class GroupIngest {
     const s = this.#settings;
     if (this.lastSelfSpeakAt === null || ts > this.lastSelfSpeakAt) this.lastSelfSpeakAt = ts;
     const latest = this.#openLine === null || ts >= this.#openLine.ts;
-    this.#lastSpeaker = this.#aidLower;
+    if (latest) this.#lastSpeaker = this.#aidLower;
     // Our message is group traffic too: it counts in messages/speakers as well as my_messages.
     appendVitalityEvent(this.#window, ts, this.#aid);
     appendOwnTime(this.#ownTimes, ts, serverNowLowerBound(this.#clock, localNow), s.vitalityWindowMs, s.vitalityMaxEvents);
