@@ -48,13 +48,15 @@ export interface InboundMessage extends GroupMessage {
    * `named-us:<name>` (`jacob: …` for `jacob_`), `engaged`, `continues`, `addressed-other:<name>`
    * (a line that opens by addressing another member), `continues-addressed-other`,
    * `shared-conversation`, `after-our-line` (a first answer to our line that named nobody),
-   * `continues-after-our-line`. Undefined for plain talk.
+   * `continues-after-our-line`, `after-another-speaker` (an engaged speaker's line right after
+   * another member's, long after their last direct exchange with us). Undefined for plain talk.
    */
   addressing?: string;
   /**
    * Not marked engaged, but possibly for us: a line from someone in a conversation with us that
-   * another member joined, or a first answer to our line that named nobody. It follows up as
-   * promptly as an engaged line and on the addressed allowance, and the model sees it unmarked.
+   * another member joined, one right after another member's line, or a first answer to our line
+   * that named nobody. It follows up as promptly as an engaged line and on the addressed
+   * allowance, and the model sees it unmarked.
    */
   maybeOurs?: boolean;
 }

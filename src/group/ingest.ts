@@ -51,6 +51,12 @@ function selfKeysOf(keywords: readonly string[]): { keys: ReadonlySet<string>; v
  */
 export const ANSWER_WINDOW_MS = 60_000;
 export const ANSWER_SPEAKERS = 2;
+/**
+ * An engaged speaker's line that comes right after someone else's, when our last direct exchange
+ * with them (their mention of us, our line to them) is older than this, more likely answers that
+ * someone else: it goes to the model as maybe ours, not as [engaged].
+ */
+export const DIRECT_FRESH_MS = 120_000;
 /** Whether `content` names the member `sender` (its nick or aid user part, trailing `_`/`-` optional) as a whole word. */
 function namesMember(content: string, sender: string): boolean {
   const keys = memberKeys(sender).filter((k) => k.length >= 3);
@@ -94,6 +100,8 @@ export class GroupIngest {
   #listedMembers: (() => ReadonlySet<string>) | undefined;
   /** Our latest line to nobody in particular, and who has spoken since (lower-cased). */
   #openLine: { ts: number; spoken: Set<string> } | null = null;
+  /** Who spoke the group's previous line (lower-cased; ours too). */
+  #lastSpeaker: string | null = null;
 
   constructor(p: {
     aid: string;
@@ -149,6 +157,7 @@ export class GroupIngest {
     // A reaction or a line that expects no reply is never ours to answer: it only rides along.
     const { isMention, engaged, maybeOurs, addressing }: Classified = passive === undefined ? this.#classify(m, signals) : PLAIN;
     this.#openLine?.spoken.add(m.sender.toLowerCase());
+    if (passive === undefined) this.#lastSpeaker = m.sender.toLowerCase();
     // One object literal of one fixed shape for every accepted message (no spread, no property
     // added afterwards): the optional fields are present, undefined when they do not apply.
     return {
@@ -206,10 +215,16 @@ export class GroupIngest {
       this.#setTarget(m.sender, "other", ts);
       return { isMention: false, engaged: false, maybeOurs: undefined, addressing: "continues-addressed-other" };
     }
-    if (prev === "us") return this.#toUs(m, false, "continues");
     // The rest of an answer to our line (a second sentence, a paste) is maybe ours too.
     if (prev === "maybe-us") return { isMention: false, engaged: false, maybeOurs: true, addressing: "continues-after-our-line" };
     const state = this.#engaged !== null && this.#engaged.size > 0 ? this.#engaged.stateOf(m.sender, ts) : null;
+    if ((prev === "us" || state === "engaged") && this.#turnedToAnother(m.sender, ts)) {
+      // Still a conversation with us (it stays open), but this line is not marked [engaged].
+      this.#engage(m.sender, ts + this.#settings.engagedWindowMs, ts);
+      this.#setTarget(m.sender, "maybe-us", ts);
+      return { isMention: false, engaged: false, maybeOurs: true, addressing: "after-another-speaker" };
+    }
+    if (prev === "us") return this.#toUs(m, false, "continues");
     if (state === "engaged") return this.#toUs(m, false, "engaged");
     // Not marked [engaged], but it may be for us: it goes to the model as promptly as a follow-up.
     if (state === "shared") return { isMention: false, engaged: false, maybeOurs: true, addressing: "shared-conversation" };
@@ -221,9 +236,21 @@ export class GroupIngest {
     return PLAIN;
   }
 
+  /**
+   * The line follows another member's line (not ours, not the sender's own) and our last direct
+   * exchange with the sender is older than {@link DIRECT_FRESH_MS}: they are more likely talking
+   * with that member than continuing with us.
+   */
+  #turnedToAnother(sender: string, ts: number): boolean {
+    const last = this.#lastSpeaker;
+    if (last === null || last === this.#aidLower || last === sender.toLowerCase()) return false;
+    const direct = this.#engaged?.lastDirect(sender);
+    return direct === undefined || ts - direct > DIRECT_FRESH_MS;
+  }
+
   /** The line is for us: the sender is (still) engaged, and their next lines continue it. */
   #toUs(m: GroupMessage, isMention: boolean, addressing: string): Classified {
-    this.#engage(m.sender, m.timestamp + this.#settings.engagedWindowMs, m.timestamp);
+    this.#engage(m.sender, m.timestamp + this.#settings.engagedWindowMs, m.timestamp, false, isMention);
     this.#setTarget(m.sender, "us", m.timestamp);
     return { isMention, engaged: !isMention, maybeOurs: undefined, addressing };
   }
@@ -232,8 +259,8 @@ export class GroupIngest {
     return this.#engaged === null ? 0 : this.#engaged.size;
   }
 
-  #engage(sender: string, until: number, now: number, owesAnswer = false): void {
-    (this.#engaged ??= new EngagedSpeakers()).engage(sender, until, now, owesAnswer);
+  #engage(sender: string, until: number, now: number, owesAnswer = false, direct = false): void {
+    (this.#engaged ??= new EngagedSpeakers()).engage(sender, until, now, owesAnswer, direct);
   }
 
   #previousTarget(sender: string, ts: number): Target | undefined {
@@ -343,6 +370,7 @@ export class GroupIngest {
     const s = this.#settings;
     if (this.lastSelfSpeakAt === null || ts > this.lastSelfSpeakAt) this.lastSelfSpeakAt = ts;
     const latest = this.#openLine === null || ts >= this.#openLine.ts;
+    if (latest) this.#lastSpeaker = this.#aidLower;
     // Our message is group traffic too: it counts in messages/speakers as well as my_messages.
     appendVitalityEvent(this.#window, ts, this.#aid);
     appendOwnTime(this.#ownTimes, ts, serverNowLowerBound(this.#clock, localNow), s.vitalityWindowMs, s.vitalityMaxEvents);
@@ -351,7 +379,7 @@ export class GroupIngest {
     if (replyTo !== undefined) {
       const to = this.#senders.senderOf(replyTo);
       if (to !== undefined && to.toLowerCase() !== this.#aidLower) {
-        this.#engage(to, until, ts, true);
+        this.#engage(to, until, ts, true, true);
         toSomeone = true;
       }
     }
@@ -359,7 +387,7 @@ export class GroupIngest {
     for (const sender of windowSenders(this.#window)) {
       if (sender.toLowerCase() === this.#aidLower) continue;
       if (checkMention(content, buildMentionKeywords({ aid: sender }), "smart")) {
-        this.#engage(sender, until, ts, true);
+        this.#engage(sender, until, ts, true, true);
         toSomeone = true;
       }
     }

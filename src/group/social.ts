@@ -14,6 +14,8 @@ export class EngagedSpeakers {
   #owed: Set<string> | null = null;
   /** Engaged speakers someone else has addressed since: talking with us and with them. */
   #shared: Set<string> | null = null;
+  /** When each engaged speaker last talked with us directly: their mention of us, or our line to them. */
+  #direct: Map<string, number> | null = null;
 
   get size(): number {
     return this.#until?.size ?? 0;
@@ -21,11 +23,14 @@ export class EngagedSpeakers {
 
   /**
    * Engages `sender` until `until` (never shortens an existing engagement). `now` is the server
-   * time of the message that engages: only engagements already over by then are pruned.
+   * time of the message that engages: only engagements already over by then are pruned. `direct`:
+   * a direct exchange (their mention of us, our line to them), not a follow-up that only keeps
+   * the conversation open.
    */
-  engage(sender: string, until: number, now: number, owesAnswer = false): void {
+  engage(sender: string, until: number, now: number, owesAnswer = false, direct = false): void {
     const map = (this.#until ??= new Map());
     const key = sender.toLowerCase();
+    if (direct) (this.#direct ??= new Map()).set(key, now);
     if (owesAnswer) (this.#owed ??= new Set()).add(key);
     else this.#owed?.delete(key);
     this.#shared?.delete(key);
@@ -43,6 +48,11 @@ export class EngagedSpeakers {
     return this.#shared?.has(key) ? "shared" : "engaged";
   }
 
+  /** Server time of the last direct exchange with an engaged `sender` (see {@link engage}). */
+  lastDirect(sender: string): number | undefined {
+    return this.#direct?.get(sender.toLowerCase());
+  }
+
   /** Ends the engagement of every speaker whose nick matches `matches` (they now talk with someone else). */
   disengage(matches: (speaker: string) => boolean): void {
     if (this.#until === null) return;
@@ -51,6 +61,7 @@ export class EngagedSpeakers {
       this.#until.delete(k);
       this.#owed?.delete(k);
       this.#shared?.delete(k);
+      this.#direct?.delete(k);
     }
   }
 
@@ -71,6 +82,7 @@ export class EngagedSpeakers {
       this.#until.delete(k);
       this.#owed?.delete(k);
       this.#shared?.delete(k);
+      this.#direct?.delete(k);
     }
   }
 

@@ -155,3 +155,77 @@ describe("addressees from the member list (group service and agent.md), before t
     expect(accepted(t)[1]).toEqual(["2", false, true, "continues"]);
   });
 });
+
+describe("an engaged speaker who turns to someone else's line", () => {
+  it("two minutes past our last direct exchange, their line right after another member's goes as maybe ours, not [engaged]", async () => {
+    const t = setup();
+    // T+0s    bob:   "alice, how do I mount a usb disk?"  → mention: bob engaged, direct exchange at T+0s
+    // T+30s   carol: "anyone here using wayland?"         → plain
+    // T+50s   bob:   "it does show up in dmesg"           → engaged: right after carol, but T+0s was 50 s ago
+    // T+200s  carol: "my screen tears under wayland"      → plain
+    // T+210s  bob:   "try another compositor"             → after carol, 210 s past T+0s: maybe ours
+    // T+215s  (dispatch of line 5, as promptly as a follow-up: engagedFollowUpMs 5 s of quiet)
+    // T+230s  bob:   "or turn off vsync"                  → the same thought, maybe ours
+    // T+300s  bob:   "the disk mounts now, thanks"        → after bob's own line: the conversation
+    //                                                        is still open, engaged
+    t.client.feedBufferGate([msg(1, 0, "alice, how do I mount a usb disk?", BOB)]);
+    await at(30_000);
+    t.client.feedBufferGate([msg(2, 30_000, "anyone here using wayland?", CAROL)]);
+    await at(50_000);
+    t.client.feedBufferGate([msg(3, 50_000, "it does show up in dmesg", BOB)]);
+    await at(200_000);
+    t.client.feedBufferGate([msg(4, 200_000, "my screen tears under wayland", CAROL)]);
+    await at(210_000);
+    t.client.feedBufferGate([msg(5, 210_000, "try another compositor", BOB)]);
+    await at(230_000);
+    t.client.feedBufferGate([msg(6, 230_000, "or turn off vsync", BOB)]);
+    await at(300_000);
+    t.client.feedBufferGate([msg(7, 300_000, "the disk mounts now, thanks", BOB)]);
+    await at(400_000);
+    expect(accepted(t)).toEqual([
+      ["1", true, false, "mention"],
+      ["2", false, false, null],
+      ["3", false, true, "engaged"],
+      ["4", false, false, null],
+      ["5", false, false, "after-another-speaker"],
+      ["6", false, false, "continues-after-our-line"],
+      ["7", false, true, "engaged"],
+    ]);
+    const five = t.events.find((e) => e.type === "accepted" && e.message.msgId === "5");
+    expect(five?.type === "accepted" && five.message.maybeOurs).toBe(true);
+    // Not marked [engaged], but not left for the cooldown either: it went to the model 5 s later.
+    const call5 = t.calls.find((c) => c.ids.includes("5"));
+    expect(call5).toMatchObject({ at: 215_000 });
+    expect(call5!.batch.mentionInfo.triggerType).toBe("engaged");
+  });
+
+  it("our own line to them is a direct exchange too: their line right after another member's stays engaged", async () => {
+    const t = setup();
+    // T+0s    bob:   "alice, how do I mount a usb disk?"  → mention: bob engaged
+    // T+100s  alice: "bob: udisksctl mount -b /dev/sdb1"  → our line to bob: direct exchange at T+100s
+    // T+150s  carol: "anyone here using wayland?"         → plain
+    // T+160s  bob:   "it says not authorized"             → after carol, 160 s past his mention but
+    //                                                        60 s past our line to him: engaged
+    // T+400s  carol: "wayland tears here"                 → plain
+    // T+410s  bob:   "works now"                          → after carol, 310 s past our line: maybe ours
+    t.client.feedBufferGate([msg(1, 0, "alice, how do I mount a usb disk?", BOB)]);
+    await at(100_000);
+    t.client.feedBufferGate([msg("a1", 100_000, "bob: udisksctl mount -b /dev/sdb1", ALICE.aid)]);
+    await at(150_000);
+    t.client.feedBufferGate([msg(2, 150_000, "anyone here using wayland?", CAROL)]);
+    await at(160_000);
+    t.client.feedBufferGate([msg(3, 160_000, "it says not authorized", BOB)]);
+    await at(400_000);
+    t.client.feedBufferGate([msg(4, 400_000, "wayland tears here", CAROL)]);
+    await at(410_000);
+    t.client.feedBufferGate([msg(5, 410_000, "works now", BOB)]);
+    await at(500_000);
+    expect(accepted(t)).toEqual([
+      ["1", true, false, "mention"],
+      ["2", false, false, null],
+      ["3", false, true, "engaged"],
+      ["4", false, false, null],
+      ["5", false, false, "after-another-speaker"],
+    ]);
+  });
+});
