@@ -4,6 +4,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { parse, UsageError } from "./cli-args.ts";
 import { loadConfigFile } from "./config/load.ts";
+import { recordIdentityAccess } from "./join-config.ts";
 import { defaultStateDir } from "./state/file-store.ts";
 import { accessPointUrlFor, createIdentity, importIdentity, listIdentities, loadIdentity, summarizeCertificate, type CertificateSummary, type TlsOptions } from "./network/index.ts";
 import { checkCertificateExpiry, identityPaths } from "./network/identity-store.ts";
@@ -69,6 +70,8 @@ export async function idCommand(args: string[], io: Io, env: NodeJS.ProcessEnv =
       }
       const accessPointUrl = accessPointUrlFor({ aid, accessPoint: values.ap, accessPointUrl: values["ap-url"] });
       const identity = await createIdentity({ aid, stateDir, accessPointUrl, seedPassword, noPassphrase: values["no-passphrase"] === true, tls });
+      // `join` and `chat` reach the same network from this record, without the URL typed again.
+      recordIdentityAccess(stateDir, aid, { accessPointUrl, ...(caFile ? { caFile } : {}) });
       const s = summarizeCertificate(identity.certPem);
       io.out(`created ${aid} (certificate from ${accessPointUrl})`);
       io.out(`folder:      ${identity.dir}${seedPassword ? " (key encrypted with the seed password)" : " (key NOT encrypted)"}`);
