@@ -1,6 +1,9 @@
 // `acp-group <command>`. Commands are rows of one table (name, summary, usage, help, run); the
 // general help and each `<command> --help` are printed from it. Errors are printed as one clear
 // line (no stack trace); usage errors add a hint; `--debug` or ACP_GROUP_DEBUG=1 adds the stack.
+import { readFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { ID_HELP } from "./cli-id-help.ts";
 import { renderCommandHelp, renderUsage, UsageError, type CommandSpec, type Io } from "./cli-args.ts";
 import { ConfigError } from "./config/load.ts";
@@ -135,6 +138,25 @@ const defaultIo: Io = {
 
 export { UsageError } from "./cli-args.ts";
 
+/**
+ * Output piped into a reader that stops early (`acp-group id list | head -1`) ends the command
+ * quietly: the closed pipe's EPIPE exits 0 instead of surfacing as an unhandled error and its stack.
+ */
+export function quietOnClosedPipe(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on("error", (err: NodeJS.ErrnoException) => {
+      if (err.code === "EPIPE") process.exit(0);
+      throw err;
+    });
+  }
+}
+
+/** The package's version (package.json sits one level above src/ and dist/ alike). */
+function packageVersion(): string {
+  const file = resolve(dirname(fileURLToPath(import.meta.url)), "..", "package.json");
+  return (JSON.parse(readFileSync(file, "utf8")) as { version: string }).version;
+}
+
 export async function main(argv: string[], io: Io = defaultIo): Promise<number> {
   const [command, ...rest] = argv;
   const debug = rest.includes("--debug") || process.env.ACP_GROUP_DEBUG === "1";
@@ -155,6 +177,11 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
         // No command is a mistake: the usage goes to stderr so `acp-group > out` stays clean.
         io.err(USAGE);
         return 2;
+      case "--version":
+      case "-V":
+      case "version":
+        io.out(`acp-group ${packageVersion()}`);
+        return 0;
       case "help":
       case "--help":
       case "-h": {
