@@ -13,6 +13,7 @@ import { createHttpClient, tlsConnectOptions, type HttpClient, type HttpReply, t
 import type { Identity } from "./identity-store.ts";
 import { sessionSocketUrl } from "./access-point.ts";
 import { signInToNetwork } from "./sign-in.ts";
+import { describeUnreachable } from "./unreachable.ts";
 import { backoffDelayMs, type BackoffOptions } from "./backoff.ts";
 import { SessionChannel, type SessionHost } from "./session-channel.ts";
 import { TypedEmitter } from "../emitter.ts";
@@ -189,6 +190,10 @@ export class NetworkAgent implements AgentLink {
     } catch (err) {
       this.#counters.signInFailures++;
       if (err instanceof NetworkError && err.code === "IDENTITY_REJECTED") return this.#reject(err);
+      // Never connected yet: a wrong host, port, scheme or certificate is named at once instead
+      // of being retried for ever. A network that was up and went away is retried.
+      const unreachable = this.#counters.socketsOpened === 0 ? describeUnreachable(err, this.#o.accessPointUrl) : undefined;
+      if (unreachable !== undefined) return this.#reject(new NetworkError("UNREACHABLE", unreachable, { aid: this.aid, url: this.#o.accessPointUrl, cause: err }));
       return this.#scheduleRetry("sign-in-failed", err);
     }
     if ((this.#status as NetworkAgentStatus) === "closed") return;
@@ -256,7 +261,7 @@ export class NetworkAgent implements AgentLink {
 
   #reject(err: NetworkError): void {
     this.#setStatus("rejected");
-    this.#logger.log("error", "network.identity-rejected", { aid: this.aid, code: err.code, error: err.message });
+    this.#logger.log(err.code === "UNREACHABLE" ? "info" : "error", err.code === "UNREACHABLE" ? "network.unreachable" : "network.identity-rejected", { aid: this.aid, code: err.code, error: err.message });
     for (const ch of this.#channels.values()) ch.socketDown("identity-rejected");
     this.#readyReject(err);
     this.#events.emit("rejected", { error: err });
