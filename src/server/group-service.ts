@@ -16,6 +16,8 @@ import type { ServiceAgent, ServiceAgentHost } from "./service-agent.ts";
 export type { GroupDefinition, GroupMember } from "./actions.ts";
 
 export interface GroupServiceOptions {
+  /** Distance between consecutive msg ids. Default 1; more plays a service whose ids increase but skip numbers. */
+  msgIdStep?: number;
   /** The access point's domain: the service is `group.<domain>`. */
   domain: string;
   groups: Record<string, GroupDefinition>;
@@ -150,7 +152,7 @@ export function createGroupService(options: GroupServiceOptions): GroupService {
       const list = store.messages(groupId);
       const last = list[list.length - 1];
       const message: GroupMessage = {
-        msgId: String(last ? Number(last.msgId) + 1 : 1),
+        msgId: String(last ? Number(last.msgId) + (options.msgIdStep ?? 1) : 1),
         groupId,
         sender,
         content,
