@@ -12,6 +12,11 @@ import type { TokenStore } from "./tokens.ts";
 import { nextMessageId } from "../../network/message-id.ts";
 import { CLOSE_REPLACED, CLOSE_TOKEN_EXPIRED, CLOSE_TOO_SLOW, DEFAULT_SOCKET_LIMITS, type SocketLimits } from "./socket-limits.ts";
 
+export interface MessageServiceQuirks {
+  /** Accept invite_agent_req without ever sending invite_agent_ack (the official SDK never waits for one). */
+  omitInviteAck: boolean;
+}
+
 export interface MessageServiceCounters {
   connections: number;
   refusedUpgrades: number;
@@ -65,6 +70,8 @@ export class MessageService {
   readonly #sessions = new Map<string, Session>();
   #lastMessageId = 0;
   readonly #limits: SocketLimits;
+  /** How this service may differ from the usual (tests play a real network's behaviour with it). */
+  readonly quirks: MessageServiceQuirks = { omitInviteAck: false };
   readonly counters: MessageServiceCounters = {
     connections: 0, refusedUpgrades: 0, refusedFrames: 0, sessionsCreated: 0, messagesRouted: 0, undeliverable: 0,
     refusedFull: 0, pausedSockets: 0, slowClosed: 0, deadClosed: 0, oversizeOutbound: 0,
@@ -336,7 +343,7 @@ export class MessageService {
     if (str(data.invite_code) !== session.identifyingCode) return void ack(403, "invite_code does not match the session");
     if (!this.#agents.has(acceptor) && !this.#connections.has(acceptor)) return void ack(404, `${acceptor} is not online`);
     session.members.add(acceptor);
-    ack(200, "success");
+    if (!this.quirks.omitInviteAck) ack(200, "success");
   }
 
   #sessionMessage(conn: Connection, data: Record<string, unknown>): void {
