@@ -162,6 +162,11 @@ export class SessionChannel implements PeerChannel {
     else if (this.#early.length < 1000) this.#early.push(payload);
   }
 
+  /** A payload from the peer on another session while this one is up: delivered as the current session's (routed by sender). */
+  deliverFromPeer(payload: string): void {
+    if (this.#status === "up" && this.#sessionId !== undefined) this.#events.emit("message", { payload, sessionId: this.#sessionId });
+  }
+
   send(payload: string): boolean {
     if (this.#status !== "up" || this.#sessionId === undefined || !this.#host.socketOpen()) return false;
     const now = this.#host.now();

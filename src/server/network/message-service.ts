@@ -102,7 +102,18 @@ export class MessageService {
     const aid = agent.aid;
     if (this.#agents.has(aid)) throw new Error(`Expected one service agent per aid, got a second \`${agent.aid}\``);
     this.#agents.set(aid, agent);
-    const host: ServiceAgentHost = { send: (p) => this.#deliver({ sessionId: p.sessionId, from: agent.aid, to: p.to, payload: p.payload }) };
+    const host: ServiceAgentHost = {
+      send: (p) => this.#deliver({ sessionId: p.sessionId, from: agent.aid, to: p.to, payload: p.payload }),
+      invite: ({ to }) => {
+        const conn = this.#connections.get(to);
+        if (!conn) return undefined;
+        const session: Session = { id: randomBytes(16).toString("hex"), identifyingCode: randomBytes(8).toString("hex"), members: new Set([agent.aid, to]) };
+        this.#sessions.set(session.id, session);
+        this.counters.sessionsCreated++;
+        this.#send(conn, "invite_agent_req", { request_id: randomBytes(16).toString("hex"), session_id: session.id, inviter_id: agent.aid, acceptor_id: to, invite_code: session.identifyingCode });
+        return session.id;
+      },
+    };
     agent.attach(host);
   }
 
@@ -311,6 +322,8 @@ export class MessageService {
         return;
       case "session_message":
         return this.#sessionMessage(conn, data);
+      case "join_session_req":
+        return this.#join(conn, data);
       case "close_session_req":
       case "leave_session_req":
         return this.#leave(conn, data);
@@ -344,6 +357,13 @@ export class MessageService {
     if (!this.#agents.has(acceptor) && !this.#connections.has(acceptor)) return void ack(404, `${acceptor} is not online`);
     session.members.add(acceptor);
     if (!this.quirks.omitInviteAck) ack(200, "success");
+  }
+
+  /** An invited member accepts (the official SDKs answer an invite with join_session_req). */
+  #join(conn: Connection, data: Record<string, unknown>): void {
+    const session = this.#sessions.get(str(data.session_id) ?? "");
+    const ok = session !== undefined && session.members.has(conn.aid);
+    this.#send(conn, "join_session_ack", { ...(str(data.request_id) ? { request_id: data.request_id } : {}), session_id: str(data.session_id) ?? "", status_code: ok ? 200 : 404, message: ok ? "success" : "no such session" });
   }
 
   #sessionMessage(conn: Connection, data: Record<string, unknown>): void {
