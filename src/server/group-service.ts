@@ -83,6 +83,8 @@ export interface GroupService extends ServiceAgent {
   members(groupId: string): string[];
   /** Aids with a session registered online, optionally only members of `groupId`. */
   onlineAids(groupId?: string): string[];
+  /** Forgets the online registrations of `aid` (or everyone's) while still answering their heartbeats, as a real service may after a restart. */
+  forgetOnline(aid?: string): void;
   inviteCode(groupId: string): string;
   /** `https://group.<domain>/<group>?code=<invite code>`: what `acp-group join` takes. */
   joinLink(groupId: string): string;
@@ -345,6 +347,10 @@ export function createGroupService(options: GroupServiceOptions): GroupService {
     },
     groupIds: () => Object.keys(options.groups).sort(),
     members: (groupId) => [...membership.members(groupId).keys()].sort(),
+    forgetOnline(aid) {
+      if (aid === undefined) online.clear();
+      else online.delete(aid);
+    },
     onlineAids(groupId) {
       const out: string[] = [];
       for (const member of [...online.keys()]) {

@@ -65,3 +65,24 @@ describe("as forgiving as the official SDK", () => {
     expect(t.conn.counters().gapResyncs).toBeLessThanOrEqual(1);
   });
 });
+
+describe("a lapsed online registration", () => {
+  it("the service forgets us but keeps answering heartbeats: the next heartbeat slot renews it and new messages arrive (the missed one too)", async () => {
+    service = createGroupService({ domain: "acp.local", groups });
+    net = createLoopback([service]);
+    const fed: string[] = [];
+    // A short heartbeat, in real time: the loopback session is real I/O.
+    conn = createGroupConnection({ channel: net.link(AGENT).channel(SERVICE), aid: AGENT, groups: ["g1"], getCursor: () => 0, onMessages: (_g, ms) => void fed.push(...ms.map((m) => m.msgId)), logger: createMemoryLogger(), heartbeatMs: 100 });
+    await conn.start();
+    service!.post({ groupId: "g1", sender: BOB, content: "m1" });
+    await waitFor(() => fed.length === 1, "m1 pushed");
+    service!.forgetOnline(AGENT);
+    expect(service!.onlineAids("g1")).toEqual([]);
+    service!.post({ groupId: "g1", sender: BOB, content: "m2 (not pushed: we are forgotten)" });
+    // Heartbeats alone would keep answering 0 and never bring us back.
+    await waitFor(() => service!.onlineAids("g1").includes(AGENT), "registered again", 3000);
+    service!.post({ groupId: "g1", sender: BOB, content: "m3" });
+    await waitFor(() => fed.length === 3, "m2 and m3", 3000);
+    expect(fed).toEqual(["1", "2", "3"]);
+  });
+});
