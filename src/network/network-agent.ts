@@ -263,7 +263,9 @@ export class NetworkAgent implements AgentLink {
 
   #reject(err: NetworkError): void {
     this.#setStatus("rejected");
-    this.#logger.log(err.code === "UNREACHABLE" ? "info" : "error", err.code === "UNREACHABLE" ? "network.unreachable" : "network.identity-rejected", { aid: this.aid, code: err.code, error: err.message });
+    // Unreachable reaches the user as the one line `ready` rejects with; at info it does not repeat there.
+    if (err.code === "UNREACHABLE") this.#logger.log("info", "network.unreachable", { aid: this.aid, code: err.code, error: err.message });
+    else this.#logger.log("error", "network.identity-rejected", { aid: this.aid, code: err.code, error: err.message });
     for (const ch of this.#channels.values()) ch.socketDown("identity-rejected");
     this.#readyReject(err);
     this.#events.emit("rejected", { error: err });
