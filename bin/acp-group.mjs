@@ -14,5 +14,6 @@ process.removeAllListeners("warning");
 process.on("warning", (w) => {
   if (w.name !== "ExperimentalWarning") process.stderr.write(`${w.name}: ${w.message}\n`);
 });
-const { main } = await import("../src/cli.ts");
+const { main, quietOnClosedPipe } = await import("../src/cli.ts");
+quietOnClosedPipe();
 process.exitCode = await main(process.argv.slice(2));

@@ -4,9 +4,11 @@ import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { parse, UsageError } from "./cli-args.ts";
 import { loadConfigFile } from "./config/load.ts";
+import { recordIdentityAccess } from "./join-config.ts";
 import { defaultStateDir } from "./state/file-store.ts";
 import { accessPointUrlFor, createIdentity, importIdentity, listIdentities, loadIdentity, summarizeCertificate, type CertificateSummary, type TlsOptions } from "./network/index.ts";
 import { checkCertificateExpiry, identityPaths } from "./network/identity-store.ts";
+import { NetworkError } from "./network/errors.ts";
 import { describeProfile, describePublishedProfile, findPublishedProfile, readPublishedProfile } from "./profile/profile-sync.ts";
 
 type Io = { out: (s: string) => void; err: (s: string) => void };
@@ -68,7 +70,29 @@ export async function idCommand(args: string[], io: Io, env: NodeJS.ProcessEnv =
         io.err("acp-group: warning: TLS certificates are NOT verified (--insecure-tls)");
       }
       const accessPointUrl = accessPointUrlFor({ aid, accessPoint: values.ap, accessPointUrl: values["ap-url"] });
-      const identity = await createIdentity({ aid, stateDir, accessPointUrl, seedPassword, noPassphrase: values["no-passphrase"] === true, tls });
+      let identity;
+      try {
+        identity = await createIdentity({ aid, stateDir, accessPointUrl, seedPassword, noPassphrase: values["no-passphrase"] === true, tls });
+      } catch (err) {
+        if (!(err instanceof NetworkError) || err.code !== "CERT_REFUSED") throw err;
+        // The embedded network of `start`/`server` on this state dir registered the aid already:
+        // its key is in the same store, one folder down. Reuse it rather than fight over the name.
+        const demo = identityPaths({ aid, stateDir: join(stateDir, "local-network") });
+        if (existsSync(demo.key) && existsSync(demo.cert)) {
+          const reused = importIdentity({ stateDir, aid, keyFile: demo.key, certFile: demo.cert, seedPassword, noPassphrase: values["no-passphrase"] === true });
+          recordIdentityAccess(stateDir, aid, { accessPointUrl, ...(caFile ? { caFile } : {}) });
+          io.out(`reused ${aid}: ${accessPointUrl} has it registered already, to the key the local network of this state dir made (${demo.dir})`);
+          io.out(`folder:      ${reused.dir}`);
+          for (const line of certLines(summarizeCertificate(reused.certPem), statusOf(reused.certPem, now))) io.out(line);
+          return 0;
+        }
+        if (err.status === 409) {
+          throw new Error(`${aid} is already registered at ${accessPointUrl} to another key: choose another name, or bring the key that owns it with \`acp-group id import\``);
+        }
+        throw err;
+      }
+      // `join` and `chat` reach the same network from this record, without the URL typed again.
+      recordIdentityAccess(stateDir, aid, { accessPointUrl, ...(caFile ? { caFile } : {}) });
       const s = summarizeCertificate(identity.certPem);
       io.out(`created ${aid} (certificate from ${accessPointUrl})`);
       io.out(`folder:      ${identity.dir}${seedPassword ? " (key encrypted with the seed password)" : " (key NOT encrypted)"}`);
@@ -76,7 +100,9 @@ export async function idCommand(args: string[], io: Io, env: NodeJS.ProcessEnv =
       return 0;
     }
     case "list": {
-      const list = listIdentities(stateDir);
+      // One store per state dir: the identities `start` / `server` made for their local network live one folder down.
+      const local = basename(stateDir) === "local-network" ? [] : listIdentities(join(stateDir, "local-network")).map((l) => ({ ...l, local: true }));
+      const list = [...listIdentities(stateDir).map((l) => ({ ...l, local: false })), ...local];
       if (values.json) {
         io.out(JSON.stringify(list));
         return 0;
@@ -86,20 +112,23 @@ export async function idCommand(args: string[], io: Io, env: NodeJS.ProcessEnv =
         return 0;
       }
       for (const l of list) {
-        io.out(l.certificate ? `${l.aid}  ${l.certificate.validTo.toISOString().slice(0, 10)}  ${statusOf(readCert(l.dir, l.aid), now)}  issuer: ${l.certificate.issuer}` : `${l.aid}  (unreadable: ${l.problem})`);
+        const where = l.local ? "  (local network)" : "";
+        io.out(l.certificate ? `${l.aid}  ${l.certificate.validTo.toISOString().slice(0, 10)}  ${statusOf(readCert(l.dir, l.aid), now)}  issuer: ${l.certificate.issuer}${where}` : `${l.aid}  (unreadable: ${l.problem})${where}`);
       }
       return 0;
     }
     case "show": {
       const [aid] = positionals;
       if (!aid) throw new UsageError("expected `id show <aid>`");
-      const paths = identityPaths({ aid, stateDir });
+      const own = identityPaths({ aid, stateDir });
+      const demo = identityPaths({ aid, stateDir: join(stateDir, "local-network") });
+      const paths = !existsSync(own.cert) && existsSync(demo.cert) ? demo : own;
       const certPem = readCert(paths.dir, aid);
       const s = summarizeCertificate(certPem);
       // Opening the key proves the seed password and the key/certificate pair; not fatal for `show`.
       let key = "key opens and matches the certificate";
       try {
-        loadIdentity({ aid, stateDir, seedPassword });
+        loadIdentity({ aid, identityDir: paths.dir, seedPassword });
       } catch (err) {
         key = (err as Error).message;
       }

@@ -1,6 +1,9 @@
 // `acp-group <command>`. Commands are rows of one table (name, summary, usage, help, run); the
 // general help and each `<command> --help` are printed from it. Errors are printed as one clear
 // line (no stack trace); usage errors add a hint; `--debug` or ACP_GROUP_DEBUG=1 adds the stack.
+import { readFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { ID_HELP } from "./cli-id-help.ts";
 import { renderCommandHelp, renderUsage, UsageError, type CommandSpec, type Io } from "./cli-args.ts";
 import { ConfigError } from "./config/load.ts";
@@ -41,6 +44,27 @@ const startSpec: CommandSpec = {
   run: async (args, io) => (await import("./start.ts")).startCommand(args, io),
 };
 
+const chatSpec: CommandSpec = {
+  name: "chat",
+  summary: "Talk in a group as a person: history, live messages, post lines (any ACP network)",
+  usage:
+    "<link|group> --identity AID [--say TEXT]... [--no-stdin] [--duration-ms N] [--history N]\n" +
+    "[--state-dir DIR] [--config FILE] [--ca-file CA] [--timeout-ms N] [--log-level L]",
+  help: [
+    "Signs in with the identity (an aid from `acp-group id create`, or an identity of --config), joins by",
+    "the link first when given one, prints the group's recent history and then each new message",
+    "(time, sender, (agent)/(human) when the group service says which), and posts each --say and each",
+    "typed or piped line. Ctrl-C, SIGTERM or --duration-ms leaves.",
+    "",
+    "  --say TEXT         post TEXT once connected (repeatable)",
+    "  --history N        how many earlier messages to show first (default 20)",
+    "  --no-stdin         do not read lines from stdin",
+    "  --duration-ms N    leave after N ms",
+    "  --ca-file CA       trust this CA (default: network.caFile, else what `id create` used)",
+  ].join("\n"),
+  run: async (args, io) => (await import("./cli-chat.ts")).chatCommand(args, io),
+};
+
 const serverSpec: CommandSpec = {
   name: "server",
   summary: "Run the local ACP network alone (access point, message service, group.<domain>)",
@@ -54,11 +78,39 @@ const serverSpec: CommandSpec = {
   run: async (args, io) => (await import("./server-command.ts")).serverCommand(args, io),
 };
 
+const runSpec: CommandSpec = {
+  name: "run",
+  summary: "Run the configured agents on the network the config names (never starts one)",
+  usage: "[--config FILE] [--state-dir DIR] [--no-stdin] [--duration-ms N] [--log-level L] [--show-prompts]",
+  help: [
+    "Signs every enabled identity of the configuration in to its own access point (accessPointUrl,",
+    "accessPoint, else acp3.<its domain>; a private CA from network.caFile) and runs its groups there:",
+    "a network started with `acp-group server`, or the real one (agentcp.io). It prints the same",
+    "transcript and decision lines as `start`, with the configured model (OPENAI_*) or the offline",
+    "responder. Lines typed on stdin are posted as the first identity into its first group.",
+    "Ctrl-C or SIGTERM saves state and exits 0. Use `start` for the self-contained demo.",
+    "",
+    `  --config FILE      the configuration (default: ${DEFAULT_CONFIG}); \`join --config\` writes one`,
+    "  --state-dir DIR    the state directory (default: stateDir, ACP_GROUP_STATE_DIR, ~/.acp-group/state)",
+    "  --no-stdin         do not read lines from stdin",
+    "  --duration-ms N    stop after N ms",
+    "  --log-level L      structured JSON logs on stderr at debug, info, warn (default) or error",
+    "  --show-prompts     print each dispatch's model request as it is sent",
+  ].join("\n"),
+  run: async (args, io) => (await import("./cli-run.ts")).runCommand(args, io),
+};
+
 const joinSpec: CommandSpec = {
   name: "join",
   summary: "Join a group by its link (https://group.<ap>/<group>?code=<invite>)",
-  usage: "<link> --identity ID --config FILE [--message TEXT] [--state-dir DIR] [--timeout-ms N] [--log-level L]",
-  help: "A link with ?code= joins at once (use_invite_code); without one it asks to join (request_join, with --message).",
+  usage: "<link> --identity AID --config FILE [--message TEXT] [--state-dir DIR] [--ca-file CA] [--ap-url URL]\n[--timeout-ms N] [--log-level L]",
+  help: [
+    "A link with ?code= joins at once (use_invite_code); without one it asks to join (request_join, with --message).",
+    "--identity is an aid made by `acp-group id create` (its access point and CA are remembered from there)",
+    "or an identity of the config. Once joined, the config file is created, or added to, with everything",
+    "`acp-group run --config FILE` needs: the identity, the group, the access point URL and CA file when",
+    "they differ from the defaults, and the state dir.",
+  ].join("\n"),
   run: async (args, io) => (await import("./cli-join.ts")).joinCommand(args, io),
 };
 
@@ -71,7 +123,7 @@ const idSpec: CommandSpec = {
 };
 
 /** Every command, in the order the general help lists them. Add a row to add a command. */
-export const COMMANDS: readonly CommandSpec[] = [startSpec, serverSpec, joinSpec, replaySpec, inspectSpec, idSpec];
+export const COMMANDS: readonly CommandSpec[] = [startSpec, runSpec, chatSpec, serverSpec, joinSpec, replaySpec, inspectSpec, idSpec];
 
 const USAGE = renderUsage(COMMANDS);
 
@@ -85,6 +137,25 @@ const defaultIo: Io = {
 };
 
 export { UsageError } from "./cli-args.ts";
+
+/**
+ * Output piped into a reader that stops early (`acp-group id list | head -1`) ends the command
+ * quietly: the closed pipe's EPIPE exits 0 instead of surfacing as an unhandled error and its stack.
+ */
+export function quietOnClosedPipe(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on("error", (err: NodeJS.ErrnoException) => {
+      if (err.code === "EPIPE") process.exit(0);
+      throw err;
+    });
+  }
+}
+
+/** The package's version (package.json sits one level above src/ and dist/ alike). */
+function packageVersion(): string {
+  const file = resolve(dirname(fileURLToPath(import.meta.url)), "..", "package.json");
+  return (JSON.parse(readFileSync(file, "utf8")) as { version: string }).version;
+}
 
 export async function main(argv: string[], io: Io = defaultIo): Promise<number> {
   const [command, ...rest] = argv;
@@ -106,6 +177,11 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
         // No command is a mistake: the usage goes to stderr so `acp-group > out` stays clean.
         io.err(USAGE);
         return 2;
+      case "--version":
+      case "-V":
+      case "version":
+        io.out(`acp-group ${packageVersion()}`);
+        return 0;
       case "help":
       case "--help":
       case "-h": {

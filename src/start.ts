@@ -9,9 +9,7 @@ import { createInterface } from "node:readline";
 import { listGroupsForIdentity, loadConfigFile } from "./config/load.ts";
 import { intOption, parse, UsageError } from "./cli-args.ts";
 import { requireGroup } from "./cli-checks.ts";
-import { createScriptedBackend, offlineReplyText } from "./host/deterministic.ts";
-import { createConversationRegistry } from "./host/conversation-store.ts";
-import { createOpenAIBackend, resolveLlmSettings } from "./host/standalone.ts";
+import { createCliBackend, createTranscript, decisionLine } from "./cli-live.ts";
 import { createJsonLogger, errorFields } from "./log.ts";
 import type { DispatchDecision } from "./monitor/monitor.ts";
 import { DEFAULT_LOCAL_DOMAIN, rehome, rehomeConfig, startDevNetwork, type DevNetwork } from "./dev-network.ts";
@@ -19,17 +17,14 @@ import type { NetworkAgent } from "./network/index.ts";
 import { startIdentity, type RunningIdentity } from "./runtime.ts";
 import type { GroupDefinition } from "./server/group-service.ts";
 import { createGroupConnection, type GroupConnection } from "./transport/connection.ts";
-import { displaySafe } from "./monitor/outbound.ts";
 import { createFileStateStore, defaultStateDir } from "./state/file-store.ts";
-import type { AgentBackend, ChannelConfig, GenerateRequest, GroupMessage, LogLevel } from "./types.ts";
+import type { ChannelConfig, LogLevel } from "./types.ts";
 
 type Io = { out: (s: string) => void; err: (s: string) => void };
 
 import { DEFAULT_CONFIG } from "./paths.ts";
 
 export { DEFAULT_CONFIG };
-
-const OFFLINE_PREFIX = "[offline responder]";
 
 /** Every option of `start` (the CLI's help must list each one; a test checks). */
 export const START_OPTIONS = {
@@ -105,51 +100,13 @@ export async function startCommand(args: string[], io: Io, opts: { signal?: Abor
     throw err;
   }
 
-  const llm = resolveLlmSettings(config.llm, process.env);
   const store = createFileStateStore({ dir: stateDir, logger });
-  let backend: AgentBackend;
-  let saveConversations = () => {};
-  if (llm.configured) {
-    const conversations = createConversationRegistry({ historyTokenLimit: llm.historyTokenLimit, persistence: store, logger });
-    backend = createOpenAIBackend({
-      llm: config.llm,
-      logger,
-      conversations,
-      ...(values["show-prompts"] ? { onRequest: (body: unknown, r: GenerateRequest) => printRequest(r, JSON.stringify(body, null, 2)) } : {}),
-    });
-    saveConversations = () => conversations.saveAll();
-    io.out(`model: ${llm.model} at ${llm.baseUrl ?? "the OpenAI API"}`);
-  } else {
-    backend = createScriptedBackend({
-      // Mentions and open questions: a question to the room shows the agents settling who answers.
-      mode: "helpful",
-      replyText: (req) => offlineReplyText(req, OFFLINE_PREFIX),
-    });
-    io.out(`no model configured (set OPENAI_BASE_URL and/or OPENAI_API_KEY): using the ${OFFLINE_PREFIX}, which answers mentions and questions`);
-    if (values["show-prompts"]) backend = showingPrompts(backend, (r) => printRequest(r, `[system]\n${r.systemPrompt}\n[user]\n${r.body}`));
-  }
+  const { backend, save: saveConversations } = createCliBackend({ config, logger, store, out: io.out, showPrompts: values["show-prompts"] === true });
 
   const aidToName = new Map(identityIds.map((id) => [config.identities[id]!.aid, id]));
-  const printed = new Set<string>();
-  const printMessage = (m: GroupMessage) => {
-    const key = `${m.groupId}\u0000${m.msgId}`;
-    if (printed.has(key)) return;
-    printed.add(key);
-    const who = aidToName.has(m.sender) ? `${m.sender} (agent)` : m.sender;
-    // Member-written fields are shown, never obeyed by the terminal (escape sequences, bidi).
-    io.out(displaySafe(`${new Date(m.timestamp).toISOString().slice(11, 19)} [${m.groupId}] #${m.msgId} ${who}: ${m.content}`));
-  };
+  const printMessage = createTranscript(io.out, (sender) => (aidToName.has(sender) ? `${sender} (agent)` : sender));
   dev.service.onStored(printMessage);
-
-  const printDecision = (d: DispatchDecision) => {
-    const o = d.outcome;
-    const verdict = o.sent ? `sent ${o.replyType}` : `skipped: ${o.skipReason}${d.detail ? ` (${d.detail})` : ""}`;
-    io.out(
-      `    ↳ ${d.identityId} [${d.groupId}] dispatch #${d.dispatchId} ${d.trigger} · ${d.messageIds.length} msg(s) · ` +
-        `${d.vitality.state} ${d.vitality.messagesIn5m}/${d.vitality.uniqueSpeakersIn5m} · mentions ${d.mentionInfo.mentionCount} · ` +
-        `reply_type ${d.replyType ?? "-"} · budget ${d.budgetRatio.toFixed(2)} → ${verdict}`,
-    );
-  };
+  const printDecision = (d: DispatchDecision) => io.out(decisionLine(d));
 
   const running: RunningIdentity[] = [];
   const stop = new AbortController();
@@ -273,20 +230,6 @@ export async function startCommand(args: string[], io: Io, opts: { signal?: Abor
   io.out("stopped");
   return 0;
 
-  function printRequest(r: Pick<GenerateRequest, "identityId" | "groupId" | "dispatchId">, text: string): void {
-    io.out(`    ⇢ ${r.identityId} [${r.groupId}] dispatch #${r.dispatchId} request as sent:\n${text.replace(/^/gm, "      ")}`);
-  }
-}
-
-/** The offline responder, printing each request it gets (`--show-prompts`). */
-function showingPrompts(backend: AgentBackend, show: (r: GenerateRequest) => void): AgentBackend {
-  return {
-    ...backend,
-    generate: (r) => {
-      show(r);
-      return backend.generate(r);
-    },
-  };
 }
 
 /** Stopped before every member was connected: nothing more to start. */

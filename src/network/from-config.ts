@@ -3,6 +3,8 @@
 import type { IdentityConfig, NetworkSettings } from "../config/schema.ts";
 import { accessPointUrlFor } from "./access-point.ts";
 import type { TlsOptions } from "./http-client.ts";
+import { join } from "node:path";
+import { NetworkError } from "./errors.ts";
 import { loadIdentity, type Identity } from "./identity-store.ts";
 
 export interface ResolvedAgentConnection {
@@ -20,15 +22,30 @@ export function resolveAgentConnection(params: {
 }): ResolvedAgentConnection {
   const { identity: c, network } = params;
   const seedPassword = network.seedPassword ?? ((params.env ?? process.env).ACP_SEED_PASSWORD || undefined);
-  const identity = loadIdentity({
-    aid: c.aid,
-    stateDir: params.stateDir,
-    ...(c.identityDir !== undefined ? { identityDir: c.identityDir } : {}),
-    ...(c.keyFile !== undefined ? { keyFile: c.keyFile } : {}),
-    ...(c.certFile !== undefined ? { certFile: c.certFile } : {}),
-    seedPassword,
-  });
-  return { identity, accessPointUrl: accessPointUrlFor({ aid: c.aid, accessPoint: c.accessPoint, accessPointUrl: c.accessPointUrl }), tls: tlsFromNetwork(network) };
+  const accessPointUrl = accessPointUrlFor({ aid: c.aid, accessPoint: c.accessPoint, accessPointUrl: c.accessPointUrl });
+  let identity: Identity;
+  try {
+    identity = loadIdentity({
+      aid: c.aid,
+      stateDir: params.stateDir,
+      ...(c.identityDir !== undefined ? { identityDir: c.identityDir } : {}),
+      ...(c.keyFile !== undefined ? { keyFile: c.keyFile } : {}),
+      ...(c.certFile !== undefined ? { certFile: c.certFile } : {}),
+      seedPassword,
+    });
+  } catch (err) {
+    // Where we looked and the whole command that puts the identity there (the OpenClaw gateway
+    // and the CLI print this one line).
+    if (!(err instanceof NetworkError) || err.code !== "IDENTITY_NOT_FOUND" || c.identityDir !== undefined || c.keyFile !== undefined) throw err;
+    const defaultUrl = accessPointUrlFor({ aid: c.aid });
+    const command = [
+      `acp-group id create ${c.aid} --state-dir ${params.stateDir}`,
+      ...(accessPointUrl !== defaultUrl ? [`--ap-url ${accessPointUrl}`] : []),
+      ...(network.caFile !== undefined ? [`--ca-file ${network.caFile}`] : []),
+    ].join(" ");
+    throw new NetworkError("IDENTITY_NOT_FOUND", `No identity ${c.aid} in ${join(params.stateDir, "identities")} (the state dir): create it with \`${command}\``, { aid: c.aid });
+  }
+  return { identity, accessPointUrl, tls: tlsFromNetwork(network) };
 }
 
 /** The TLS rules of the config's `network` section (a private CA, or the explicit opt-out). */

@@ -13,6 +13,7 @@ import { createHttpClient, tlsConnectOptions, type HttpClient, type HttpReply, t
 import type { Identity } from "./identity-store.ts";
 import { sessionSocketUrl } from "./access-point.ts";
 import { signInToNetwork } from "./sign-in.ts";
+import { describeUnreachable } from "./unreachable.ts";
 import { backoffDelayMs, type BackoffOptions } from "./backoff.ts";
 import { SessionChannel, type SessionHost } from "./session-channel.ts";
 import { TypedEmitter } from "../emitter.ts";
@@ -46,8 +47,10 @@ export interface NetworkAgentCounters {
   socketsOpened: number;
   /** session_messages from senders with no channel: direct messages, never group chat. */
   directMessages: number;
-  /** session_messages from a channel's peer on a session that is not the current one. */
+  /** session_messages from a channel's peer on a session that is not the current one, while the channel is down. */
   staleMessages: number;
+  /** session_messages from a channel's peer on another session while the channel is up: delivered (routed by sender). */
+  otherSessionMessages: number;
 }
 
 export interface NetworkAgentEvents {
@@ -70,7 +73,7 @@ export class NetworkAgent implements AgentLink {
   readonly #events: TypedEmitter<NetworkAgentEvents>;
   readonly #channels = new Map<string, SessionChannel>();
   readonly #control: ControlRequests;
-  readonly #counters: NetworkAgentCounters = { signIns: 0, signInFailures: 0, socketsOpened: 0, directMessages: 0, staleMessages: 0 };
+  readonly #counters: NetworkAgentCounters = { signIns: 0, signInFailures: 0, socketsOpened: 0, directMessages: 0, staleMessages: 0, otherSessionMessages: 0 };
   #status: NetworkAgentStatus = "signing-in";
   #ws: WebSocket | undefined;
   #token: string | undefined;
@@ -189,6 +192,10 @@ export class NetworkAgent implements AgentLink {
     } catch (err) {
       this.#counters.signInFailures++;
       if (err instanceof NetworkError && err.code === "IDENTITY_REJECTED") return this.#reject(err);
+      // Never connected yet: a wrong host, port, scheme or certificate is named at once instead
+      // of being retried for ever. A network that was up and went away is retried.
+      const unreachable = this.#counters.socketsOpened === 0 ? describeUnreachable(err, this.#o.accessPointUrl) : undefined;
+      if (unreachable !== undefined) return this.#reject(new NetworkError("UNREACHABLE", unreachable, { aid: this.aid, url: this.#o.accessPointUrl, cause: err }));
       return this.#scheduleRetry("sign-in-failed", err);
     }
     if ((this.#status as NetworkAgentStatus) === "closed") return;
@@ -256,7 +263,9 @@ export class NetworkAgent implements AgentLink {
 
   #reject(err: NetworkError): void {
     this.#setStatus("rejected");
-    this.#logger.log("error", "network.identity-rejected", { aid: this.aid, code: err.code, error: err.message });
+    // Unreachable reaches the user as the one line `ready` rejects with; at info it does not repeat there.
+    if (err.code === "UNREACHABLE") this.#logger.log("info", "network.unreachable", { aid: this.aid, code: err.code, error: err.message });
+    else this.#logger.log("error", "network.identity-rejected", { aid: this.aid, code: err.code, error: err.message });
     for (const ch of this.#channels.values()) ch.socketDown("identity-rejected");
     this.#readyReject(err);
     this.#events.emit("rejected", { error: err });
@@ -305,6 +314,8 @@ export class NetworkAgent implements AgentLink {
         return this.#control.settle("invite_agent_req", data);
       case "session_message":
         return this.#onSessionMessage(data);
+      case "invite_agent_req":
+        return this.#onInvite(data);
       default:
         this.#logger.log("debug", "network.frame-other", { aid: this.aid, cmd: typeof frame?.cmd === "string" ? frame.cmd : undefined });
     }
@@ -316,6 +327,12 @@ export class NetworkAgent implements AgentLink {
     const payload = typeof data.message === "string" ? data.message : "";
     const ch = this.#channels.get(sender);
     if (ch?.owns(sessionId)) return ch.deliver(payload, sessionId);
+    // As the official SDK: group frames are routed by their sender, also when they arrive on
+    // another session than the one we opened (a session the service invited us into).
+    if (ch?.status === "up") {
+      this.#counters.otherSessionMessages++;
+      return ch.deliverFromPeer(payload);
+    }
     if (ch) {
       this.#counters.staleMessages++;
       this.#logger.log("debug", "network.message-stale", { aid: this.aid, sender, sessionId });
@@ -325,6 +342,24 @@ export class NetworkAgent implements AgentLink {
     this.#counters.directMessages++;
     this.#logger.log("debug", "network.message-direct", { aid: this.aid, sender, sessionId, chars: payload.length });
     this.#events.emit("direct", { sender, sessionId, payload });
+  }
+
+  /** The network invites us into a session: accepted (join_session_req) when a channel's peer invites. */
+  #onInvite(data: Record<string, unknown>): void {
+    const inviter = typeof data.inviter_id === "string" ? data.inviter_id : typeof data.inviter_agent_id === "string" ? data.inviter_agent_id : "";
+    const sessionId = typeof data.session_id === "string" ? data.session_id : "";
+    if (!sessionId || !this.#channels.has(inviter)) {
+      this.#logger.log("debug", "network.invite-ignored", { aid: this.aid, inviter, sessionId });
+      return;
+    }
+    this.#sendFrame("join_session_req", {
+      session_id: sessionId,
+      request_id: randomBytes(16).toString("hex"),
+      inviter_agent_id: inviter,
+      invite_code: typeof data.invite_code === "string" ? data.invite_code : "",
+      last_msg_id: "0",
+    });
+    this.#logger.log("info", "network.invite-accepted", { aid: this.aid, inviter, sessionId });
   }
 
   async close(): Promise<void> {

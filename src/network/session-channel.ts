@@ -95,19 +95,28 @@ export class SessionChannel implements PeerChannel {
       if (!sessionId) throw new Error("create_session_ack without session_id");
       this.#sessionId = sessionId;
       this.#early = [];
-      const invited = await this.#host.request("invite_agent_req", {
-        request_id: randomBytes(16).toString("hex"),
-        acceptor_id: this.peer,
-        invite_code: typeof created.identifying_code === "string" ? created.identifying_code : "",
-        session_id: sessionId,
-        inviter_id: this.#host.aid,
-      });
-      if (generation !== this.#generation) return;
-      if (!okStatus(invited.status_code)) {
-        throw new Error(`invite_agent_ack ${String(invited.status_code)}${typeof invited.message === "string" ? `: ${invited.message}` : ""}`);
-      }
-      this.#sessionId = sessionId;
-      this.#failures = 0;
+      // As the official SDK: invite the peer and use the session at once, never waiting for
+      // invite_agent_ack. A refusing ack ends the session (retried); a missing one is logged.
+      this.#host
+        .request("invite_agent_req", {
+          request_id: randomBytes(16).toString("hex"),
+          acceptor_id: this.peer,
+          invite_code: typeof created.identifying_code === "string" ? created.identifying_code : "",
+          session_id: sessionId,
+          inviter_id: this.#host.aid,
+        })
+        .then(
+          (invited) => {
+            if (generation !== this.#generation) return;
+            if (okStatus(invited.status_code)) return void (this.#failures = 0);
+            const why = `invite_agent_ack ${String(invited.status_code)}${typeof invited.message === "string" ? `: ${invited.message}` : ""}`;
+            this.#sessionFailed(generation, new Error(why));
+          },
+          (err: unknown) => {
+            if (generation !== this.#generation || (err as { code?: unknown }).code === "CLOSED") return;
+            this.#host.logger.log("info", "network.invite-ack-missing", { aid: this.#host.aid, peer: this.peer, sessionId, error: (err as Error).message });
+          },
+        );
       this.#setStatus("up");
       const reconnect = this.#everUp;
       this.#everUp = true;
@@ -117,21 +126,28 @@ export class SessionChannel implements PeerChannel {
       this.#early = [];
       for (const payload of early) if (this.#status === "up" && this.#sessionId === sessionId) this.#events.emit("message", { payload, sessionId });
     } catch (err) {
-      if (generation !== this.#generation || this.#status === "closed") return;
-      this.#sessionId = undefined;
-      this.#early = [];
-      this.#setStatus("down");
-      this.#failures++;
-      const delay = backoffDelayMs(this.#failures, this.#host.random(), this.#host.backoff);
-      this.#host.logger.log("warn", "network.session-failed", { aid: this.#host.aid, peer: this.peer, error: (err as Error).message, retryInMs: delay });
-      this.#events.emit("down", { reason: "session-refused" });
-      if (!this.#host.socketOpen()) return;
-      this.#retryTimer = setTimeout(() => {
-        this.#retryTimer = undefined;
-        if (this.#host.socketOpen() && generation === this.#generation) void this.#buildSession(++this.#generation);
-      }, delay);
-      this.#retryTimer.unref?.();
+      this.#sessionFailed(generation, err);
     }
+  }
+
+  /** The session could not be built (or the peer refused the invite): down, and built again after the backoff. */
+  #sessionFailed(generation: number, err: unknown): void {
+    if (generation !== this.#generation || this.#status === "closed") return;
+    this.#generation++;
+    const retryGeneration = this.#generation;
+    this.#sessionId = undefined;
+    this.#early = [];
+    this.#setStatus("down");
+    this.#failures++;
+    const delay = backoffDelayMs(this.#failures, this.#host.random(), this.#host.backoff);
+    this.#host.logger.log("warn", "network.session-failed", { aid: this.#host.aid, peer: this.peer, error: (err as Error).message, retryInMs: delay });
+    this.#events.emit("down", { reason: "session-refused" });
+    if (!this.#host.socketOpen()) return;
+    this.#retryTimer = setTimeout(() => {
+      this.#retryTimer = undefined;
+      if (this.#host.socketOpen() && retryGeneration === this.#generation) void this.#buildSession(++this.#generation);
+    }, delay);
+    this.#retryTimer.unref?.();
   }
 
   /** Is `sessionId` this channel's session (up, or being built)? */
@@ -144,6 +160,11 @@ export class SessionChannel implements PeerChannel {
     if (!this.owns(sessionId)) return;
     if (this.#status === "up") this.#events.emit("message", { payload, sessionId });
     else if (this.#early.length < 1000) this.#early.push(payload);
+  }
+
+  /** A payload from the peer on another session while this one is up: delivered as the current session's (routed by sender). */
+  deliverFromPeer(payload: string): void {
+    if (this.#status === "up" && this.#sessionId !== undefined) this.#events.emit("message", { payload, sessionId: this.#sessionId });
   }
 
   send(payload: string): boolean {

@@ -1,6 +1,7 @@
 // The two-step nonce sign-in (used for the access point and for the message service) and the
-// access point's config. A 401/403 means the key or certificate is not accepted: a typed
-// IDENTITY_REJECTED that callers must not retry. Anything else is SIGN_IN_FAILED (retry later).
+// access point's config. A 401/403 that says the key, certificate or identity is not accepted is a
+// typed IDENTITY_REJECTED that callers must not retry. Anything else (a bare 403 from a proxy, a
+// lost nonce) is SIGN_IN_FAILED: retried later.
 import { randomUUID, sign } from "node:crypto";
 import { NetworkError } from "./errors.ts";
 import type { HttpClient, HttpReply } from "./http-client.ts";
@@ -12,10 +13,14 @@ export const CLIENT_INFO = "acp-group-channel";
 /** Hex of the DER ECDSA-SHA256 signature over the nonce string. */
 export const signNonce = (identity: Identity, nonce: string): string => sign("sha256", Buffer.from(nonce, "utf8"), identity.privateKey).toString("hex");
 
+const REFUSES_IDENTITY = /certificate|cert\b|public.?key|signature|identity|reserved|not registered|unknown agent|revoked|banned|forbidden agent/i;
+
 function refusal(identity: Identity, url: string, reply: HttpReply, step: string): NetworkError {
   const body = reply.json as { error?: unknown; message?: unknown } | undefined;
   const why = typeof body?.error === "string" ? body.error : typeof body?.message === "string" ? body.message : `HTTP ${reply.status}`;
-  if (reply.status === 401 || reply.status === 403) {
+  // Only a refusal of the key, certificate or identity stops the identity; a bare 401/403 (a
+  // proxy in the way, a nonce lost between two servers) may pass and is retried with backoff.
+  if ((reply.status === 401 || reply.status === 403) && REFUSES_IDENTITY.test(why)) {
     return new NetworkError("IDENTITY_REJECTED", `${url} refused ${identity.aid} (${step}): ${why}`, { aid: identity.aid, url, status: reply.status });
   }
   return new NetworkError("SIGN_IN_FAILED", `${url} failed for ${identity.aid} (${step}): ${why}`, { aid: identity.aid, url, status: reply.status });

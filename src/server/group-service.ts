@@ -16,6 +16,8 @@ import type { ServiceAgent, ServiceAgentHost } from "./service-agent.ts";
 export type { GroupDefinition, GroupMember } from "./actions.ts";
 
 export interface GroupServiceOptions {
+  /** Distance between consecutive msg ids. Default 1; more plays a service whose ids increase but skip numbers. */
+  msgIdStep?: number;
   /** The access point's domain: the service is `group.<domain>`. */
   domain: string;
   groups: Record<string, GroupDefinition>;
@@ -81,6 +83,8 @@ export interface GroupService extends ServiceAgent {
   members(groupId: string): string[];
   /** Aids with a session registered online, optionally only members of `groupId`. */
   onlineAids(groupId?: string): string[];
+  /** Forgets the online registrations of `aid` (or everyone's) while still answering their heartbeats, as a real service may after a restart. */
+  forgetOnline(aid?: string): void;
   inviteCode(groupId: string): string;
   /** `https://group.<domain>/<group>?code=<invite code>`: what `acp-group join` takes. */
   joinLink(groupId: string): string;
@@ -153,7 +157,7 @@ export function createGroupService(options: GroupServiceOptions): GroupService {
       const list = store.messages(groupId);
       const last = list[list.length - 1];
       const message: GroupMessage = {
-        msgId: String(last ? Number(last.msgId) + 1 : 1),
+        msgId: String(last ? Number(last.msgId) + (options.msgIdStep ?? 1) : 1),
         groupId,
         sender,
         content,
@@ -352,6 +356,10 @@ export function createGroupService(options: GroupServiceOptions): GroupService {
     },
     groupIds: () => Object.keys(options.groups).sort(),
     members: (groupId) => [...membership.members(groupId).keys()].sort(),
+    forgetOnline(aid) {
+      if (aid === undefined) online.clear();
+      else online.delete(aid);
+    },
     onlineAids(groupId) {
       const out: string[] = [];
       for (const member of [...online.keys()]) {

@@ -8,6 +8,11 @@ export interface ServiceAgentHost {
    * `sessionId`. False when that member's session or socket is gone (nothing sent).
    */
   send(params: { sessionId: string; to: string; payload: string }): boolean;
+  /**
+   * Opens a new session with `to` and sends it `invite_agent_req` (as a real network's service may
+   * do, e.g. after a restart). The session id, or undefined when `to` has no socket.
+   */
+  invite?(params: { to: string }): string | undefined;
 }
 
 export interface ServiceAgent {

@@ -362,6 +362,10 @@ class ChannelGroupConnection implements GroupConnection {
     else {
       try {
         await this.#call("heartbeat");
+        // A service may forget a registration (a restart, a lapsed TTL) and still answer
+        // heartbeats: renew it every slot. Registering again is idempotent; anything missed
+        // meanwhile shows as a gap at the next push and is pulled.
+        if (this.#session === sessionId) await this.#call("register_online");
       } catch (err) {
         if (this.#session !== sessionId) return;
         this.#counters.heartbeatFailures++;

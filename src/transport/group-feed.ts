@@ -59,6 +59,14 @@ export class GroupFeed {
   /** Serialises deliveries: pages and pushes reach the handler one batch at a time, in order. */
   #chain: Promise<unknown> = Promise.resolve();
   /**
+   * This group's ids increase but skip numbers: learnt when a pull made for a skipped id found
+   * nothing in between. From then on a push with higher ids is fed as it is (a batch's own range
+   * and `new_message` still bring a pull when something was not carried).
+   */
+  #sparseIds = false;
+  /** The id range a gap pull is checking: any message fed inside it means the gap was real. */
+  #gapProbe: { after: number; before: number; filled: boolean } | undefined;
+  /**
    * Set by a handler or pull failure until the retry: pushes and queued batches are dropped then,
    * because feeding them would move lastFed past messages the retry must re-pull.
    */
@@ -186,7 +194,8 @@ export class GroupFeed {
   /**
    * ACP msg ids count up by one per group, so a push that skips an id means a message we never
    * saw (a push lost around a reconnect, a server that only notifies): pull instead of feeding
-   * past it. A server with sparse ids costs an extra pull per push, never a lost message.
+   * past it. A server whose ids skip numbers costs one such pull: finding nothing in between, the
+   * feed takes increasing ids as in order from then on.
    */
   #acceptPush(messages: readonly GroupMessage[]): void {
     let expected = Math.max(this.#lastFed, this.#lastQueued);
@@ -200,10 +209,22 @@ export class GroupFeed {
     this.#lastQueued = Math.max(this.#lastQueued, expected);
     const fresh = freshMessages(messages, expected);
     if (fresh.length === 0) return;
-    if (!fresh.every((m, i) => msgIdValue(m.msgId) === expected + 1 + i)) {
+    const inOrder = this.#sparseIds
+      ? fresh.every((m, i) => i === 0 || msgIdValue(m.msgId) > msgIdValue(fresh[i - 1]!.msgId))
+      : fresh.every((m, i) => msgIdValue(m.msgId) === expected + 1 + i);
+    if (!inOrder) {
       this.#p.counters.gapResyncs++;
       this.#p.logger.log("debug", "transport.push-gap", { groupId: this.groupId, expected: expected + 1, got: fresh[0]!.msgId });
-      void this.sync();
+      const probe = { after: expected, before: msgIdValue(fresh[0]!.msgId), filled: false };
+      this.#gapProbe = probe;
+      void this.sync().then(() => {
+        if (this.#gapProbe !== probe) return;
+        this.#gapProbe = undefined;
+        if (!probe.filled && this.#lastFed >= probe.before && !this.#sparseIds) {
+          this.#sparseIds = true;
+          this.#p.logger.log("info", "transport.sparse-ids", { groupId: this.groupId, after: probe.after, next: probe.before });
+        }
+      });
       return;
     }
     void this.#enqueue(fresh);
@@ -321,6 +342,8 @@ export class GroupFeed {
   #enqueue(messages: readonly GroupMessage[]): Promise<boolean> {
     const epoch = this.#epoch;
     for (const m of messages) this.#lastQueued = Math.max(this.#lastQueued, msgIdValue(m.msgId));
+    const probe = this.#gapProbe;
+    if (probe && messages.some((m) => msgIdValue(m.msgId) > probe.after && msgIdValue(m.msgId) < probe.before)) probe.filled = true;
     const run = this.#chain.then(() => this.#deliver(messages, epoch));
     this.#chain = run;
     return run;

@@ -6,7 +6,7 @@ import type { ConnectionCounters, GroupEvent } from "./connection-types.ts";
 import { TransportError } from "./errors.ts";
 import type { GroupFeed } from "./group-feed.ts";
 import type { PendingRequests } from "./pending-requests.ts";
-import { isPlain, parseServerFrame, parseWireMessage, type ServerFrame } from "./protocol.ts";
+import { isPlain, parseServerFrame, PUSH_ACTIONS, parseWireMessage, type ServerFrame } from "./protocol.ts";
 
 export interface InboundDeps {
   counters: ConnectionCounters;
@@ -49,7 +49,12 @@ export function handleInboundFrame(deps: InboundDeps, text: string): void {
     }
     return;
   }
-  const frame = parsed.frame;
+  let frame = parsed.frame;
+  if (frame.kind === "response" && PUSH_ACTIONS.has(frame.action) && !deps.pending.has(frame.requestId)) {
+    // As the SDK does: a pending request takes its answer; anything else goes to the push handlers.
+    const again = parseServerFrame(text, { asPush: true });
+    if (again.ok) frame = again.frame;
+  }
   if (frame.kind === "response") {
     if (!deps.pending.resolve(frame)) {
       deps.counters.unmatchedResponses++;

@@ -44,6 +44,11 @@ export class PendingRequests {
     });
   }
 
+  /** Does a request wait for this id? */
+  has(requestId: string): boolean {
+    return this.#pending.has(requestId);
+  }
+
   /** Resolves the matching request. False when no request waits for this id. */
   resolve(frame: ResponseFrame): boolean {
     const p = this.#pending.get(frame.requestId);

@@ -171,8 +171,14 @@ const bad = (detail: string, requestId?: string): ParsedFrame => ({
   ...(requestId !== undefined ? { requestId } : {}),
 });
 
-/** Parses one text frame from the group service. Never throws. */
-export function parseServerFrame(text: string): ParsedFrame {
+/** Actions a service pushes unasked: one carrying a request_id that answers nothing of ours is still this. */
+export const PUSH_ACTIONS: ReadonlySet<string> = new Set(["message_push", "message_batch_push", "group_notify"]);
+
+/**
+ * Parses one text frame from the group service. Never throws. `asPush`: read a frame that carries
+ * a request_id as a push (it answered none of our requests, and its action is a push action).
+ */
+export function parseServerFrame(text: string, opts: { asPush?: boolean } = {}): ParsedFrame {
   let raw: unknown;
   try {
     raw = JSON.parse(text);
@@ -188,7 +194,9 @@ export function parseServerFrame(text: string): ParsedFrame {
   }
   const event = typeof raw.event === "string" && raw.event !== "" ? raw.event : undefined;
 
-  if (requestId !== undefined) {
+  // A push action with a request_id but no result code is a push (a real service may tag pushes).
+  const pushWithId = requestId !== undefined && PUSH_ACTIONS.has(raw.action) && (opts.asPush === true || typeof raw.code !== "number");
+  if (requestId !== undefined && !pushWithId) {
     if (typeof raw.code !== "number" || !Number.isInteger(raw.code)) {
       return bad(`code: expected an integer, got ${describe(raw.code)}`, requestId);
     }

@@ -69,6 +69,27 @@ describe("repeated refusals (fake timers)", () => {
     await agent.close();
   });
 
+  it("401/403 that do not refuse the key (a proxy's bare 403, a lost nonce) are retried with backoff: T+0 403, T+0.75 s 401 nonce, T+2.25 s signed in", async () => {
+    let attempt = 0;
+    const ap = scriptedAccessPoint((url, body) => {
+      if (url.endsWith("/api/accesspoint/sign_in") && !body.nonce) {
+        attempt++;
+        if (attempt === 1) return { status: 403, json: undefined };
+      }
+      if (url.endsWith("/api/accesspoint/sign_in") && body.nonce && attempt === 2) return { status: 401, json: { error: "unknown or used nonce" } };
+      if (url.endsWith("/get_accesspoint_config")) return { status: 200, json: { config: '{"message_server":"https://127.0.0.1:1"}' } };
+      return { status: 200, json: body.nonce ? { signature: "t" } : { nonce: "n" } };
+    });
+    const agent = connectAgent({ identity: fakeIdentity(), accessPointUrl: "https://acp3.acp.local", http: ap.http, random: () => 0.5 });
+    const rejected: string[] = [];
+    agent.on("rejected", ({ error }) => rejected.push(error.code));
+    await vi.advanceTimersByTimeAsync(2_300);
+    expect(ap.calls.filter((c) => c.step === "nonce" && c.url.includes("/accesspoint/")).map((c) => c.t)).toEqual([0, 750, 2250]);
+    expect(ap.calls.some((c) => c.t === 2250 && c.url.endsWith("/api/message/sign_in"))).toBe(true);
+    expect(rejected).toEqual([]);
+    await agent.close();
+  });
+
   it("a message_server the socket cannot even parse: a failure with backoff, not an unhandled rejection", async () => {
     const ap = scriptedAccessPoint((url, body) =>
       url.endsWith("/get_accesspoint_config") ? { status: 200, json: { config: '{"message_server":"https://[not-a-host"}' } } : { status: 200, json: body.nonce ? { signature: "t" } : { nonce: "n" } },

@@ -41,7 +41,7 @@ describe("a peer channel's sessions (fake timers)", () => {
     vi.useRealTimers();
   });
 
-  it("T+0 invite refused → down; retried at T+0.75 s and T+2.25 s; accepted at the third try → up (reconnect:false); socket drop → down; socket back → new session, up (reconnect:true)", async () => {
+  it("T+0 up at once (no wait for invite_agent_ack), the ack refuses → down; again at T+0.75 s (refused) and T+2.25 s (accepted, stays up); socket drop → down; socket back → new session, up", async () => {
     const answers: Array<number | string> = [404, 404, "200", 200];
     const { host, log } = scriptedHost(() => answers.shift() ?? 200);
     const ch = new SessionChannel("group.acp.local", host);
@@ -50,7 +50,13 @@ describe("a peer channel's sessions (fake timers)", () => {
     ch.on("down", (d) => events.push(`T+${Date.now()} down ${d.reason}`));
     ch.socketUp();
     await vi.advanceTimersByTimeAsync(10_000);
-    expect(events).toEqual(["T+0 down session-refused", "T+750 down session-refused", "T+2250 up s3 reconnect=false"]);
+    expect(events).toEqual([
+      "T+0 up s1 reconnect=false",
+      "T+0 down session-refused",
+      "T+750 up s2 reconnect=true",
+      "T+750 down session-refused",
+      "T+2250 up s3 reconnect=true",
+    ]);
     expect(ch.send("hello")).toBe(true);
     host.setOpen(false);
     ch.socketDown("socket-closed");
@@ -58,7 +64,7 @@ describe("a peer channel's sessions (fake timers)", () => {
     host.setOpen(true);
     ch.socketUp();
     await vi.advanceTimersByTimeAsync(0);
-    expect(events.slice(3)).toEqual(["T+10000 down socket-closed", "T+10000 up s4 reconnect=true"]);
+    expect(events.slice(5)).toEqual(["T+10000 down socket-closed", "T+10000 up s4 reconnect=true"]);
     expect(log.filter((l) => l.includes("session_message"))).toEqual(["T+10000 session_message hello"]);
     ch.close();
     expect(ch.status).toBe("closed");

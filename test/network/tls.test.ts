@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { X509Certificate } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { startLocalNetwork, type LocalNetwork } from "../../src/server/network/index.ts";
-import { connectAgent, createIdentity, type NetworkAgent } from "../../src/network/index.ts";
+import { connectAgent, createIdentity, type NetworkAgent, type NetworkError } from "../../src/network/index.ts";
 import { createMemoryLogger } from "../../src/log.ts";
 import { echoAgent, loopbackLookup, tempDir, waitFor } from "./support.ts";
 
@@ -54,7 +54,7 @@ describe("TLS with the local CA (real sockets, real certificates)", () => {
     }
   });
 
-  it("an unknown CA is refused: no certificate, no sign-in (retried with backoff, never open)", async () => {
+  it("an unknown CA is refused: no certificate, no sign-in (named at once as untrusted, never open)", async () => {
     const err = await createIdentity({ aid: "carol.acp.test", stateDir: `${tmp.dir}/s`, accessPointUrl: net.localUrl, noPassphrase: true }).then(() => undefined, (e: unknown) => e);
     expect((err as { code: string }).code).toBe("HTTP_ERROR");
     expect((err as Error).message).toMatch(/self-signed|unable to verify|certificate/i);
@@ -63,11 +63,13 @@ describe("TLS with the local CA (real sockets, real certificates)", () => {
     const logger = createMemoryLogger();
     const agent: NetworkAgent = connectAgent({ identity, accessPointUrl: net.localUrl, logger, backoff: { baseMs: 100, maxMs: 100 } });
     try {
-      await waitFor(() => agent.counters().signInFailures >= 1, "a refused sign-in");
-      expect(agent.status).toBe("waiting");
-      expect(agent.counters().socketsOpened).toBe(0);
-      const retry = logger.entries.find((e) => e.event === "network.retry");
-      expect(retry?.fields.code).toBe("HTTP_ERROR");
+      // Never connected: an untrusted certificate is a configuration problem, said in one line, not retried.
+      const refused = await agent.ready.then(() => undefined, (e: unknown) => e as NetworkError);
+      expect(refused?.code).toBe("UNREACHABLE");
+      expect(refused?.message).toMatch(/^certificate not trusted: pass --ca-file or set network\.caFile \(https:\/\/127\.0\.0\.1:\d+: [A-Z_]+\)$/);
+      expect(agent.status).toBe("rejected");
+      expect(agent.counters()).toMatchObject({ signInFailures: 1, socketsOpened: 0 });
+      expect(logger.entries.filter((e) => e.event === "network.retry")).toEqual([]);
     } finally {
       await agent.close();
     }

@@ -86,12 +86,18 @@ describe("acp-group join", () => {
       const c = capture();
       expect(await main(["join", link, "--identity", "dave", "--config", configFile], c.io)).toBe(0);
       expect(c.out[0]).toBe("dave.acp.local → lobby on group.acp.local: joined");
-      expect(c.out[1]).toBe('to chat there, add to the config: "groups": { "lobby": {} }');
+      // The config now has everything `run` needs: the identity was there, the group is added.
+      expect(c.out[1]).toBe(`updated ${configFile}: group lobby; start it with: acp-group run --config ${configFile}`);
+      expect(JSON.parse(readFileSync(configFile, "utf8")).groups).toEqual({ lobby: {} });
       expect(dev.service.members("lobby")).toContain("dave.acp.local");
 
       const c2 = capture();
       expect(await main(["join", "https://group.acp.local/private", "--identity", "dave", "--config", configFile, "--message", "hi"], c2.io)).toBe(0);
-      expect(c2.out).toEqual(["dave.acp.local → private on group.acp.local: pending"]);
+      expect(c2.out).toEqual([
+        "dave.acp.local → private on group.acp.local: pending",
+        `the group's owner decides; run \`acp-group join\` again once accepted to add private to ${configFile}`,
+      ]);
+      expect(JSON.parse(readFileSync(configFile, "utf8")).groups).toEqual({ lobby: {} });
       expect(dev.service.pendingJoinRequests("private")).toEqual(["dave.acp.local"]);
 
       const c3 = capture();

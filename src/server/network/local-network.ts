@@ -12,7 +12,7 @@ import { createFileAgentMdStore, handleAgentMdRequest, type AgentMdStore } from 
 import { openLocalCa } from "./local-ca.ts";
 import { createApiHandler, type ApiContext, type CertifyResult } from "./access-point-api.ts";
 import { AidRegistry } from "./aid-registry.ts";
-import { MessageService, type MessageServiceCounters } from "./message-service.ts";
+import { MessageService, type MessageServiceCounters, type MessageServiceQuirks } from "./message-service.ts";
 import { DEFAULT_SOCKET_LIMITS, SESSION_PATHS, type SocketLimits } from "./socket-limits.ts";
 import { NonceStore, TokenStore } from "./tokens.ts";
 
@@ -85,6 +85,8 @@ export interface LocalNetwork {
   expireTokens(aid?: string): void;
   /** Drops the socket of `aid` (or every socket) without a close frame, like a network failure. */
   dropSockets(aid?: string): void;
+  /** Switches that make this network behave as another may (see MessageServiceQuirks). */
+  readonly quirks: MessageServiceQuirks;
   connectedAids(): string[];
   counters(): Readonly<LocalNetworkCounters>;
   close(): Promise<void>;
@@ -223,6 +225,7 @@ export async function startLocalNetwork(options: LocalNetworkOptions): Promise<L
       messages.expire(aid);
     },
     dropSockets: (aid) => messages.drop(aid),
+    quirks: messages.quirks,
     connectedAids: () => messages.connectedAids(),
     counters: () => ({ ...messages.counters, ...apiCounters, refusedConnections }),
     async close() {

@@ -12,6 +12,11 @@ import type { TokenStore } from "./tokens.ts";
 import { nextMessageId } from "../../network/message-id.ts";
 import { CLOSE_REPLACED, CLOSE_TOKEN_EXPIRED, CLOSE_TOO_SLOW, DEFAULT_SOCKET_LIMITS, type AidKind, type SocketLimits } from "./socket-limits.ts";
 
+export interface MessageServiceQuirks {
+  /** Accept invite_agent_req without ever sending invite_agent_ack (the official SDK never waits for one). */
+  omitInviteAck: boolean;
+}
+
 export interface MessageServiceCounters {
   connections: number;
   refusedUpgrades: number;
@@ -79,6 +84,8 @@ export class MessageService {
   #creditPings = 0;
   readonly #limits: SocketLimits;
   readonly #kindOf: (aid: string) => AidKind;
+  /** How this service may differ from the usual (tests play a real network's behaviour with it). */
+  readonly quirks: MessageServiceQuirks = { omitInviteAck: false };
   readonly counters: MessageServiceCounters = {
     connections: 0, refusedUpgrades: 0, refusedFrames: 0, sessionsCreated: 0, messagesRouted: 0, undeliverable: 0,
     refusedFull: 0, pausedSockets: 0, slowClosed: 0, deadClosed: 0, oversizeOutbound: 0, refusedSessions: 0,
@@ -120,7 +127,18 @@ export class MessageService {
     const aid = agent.aid;
     if (this.#agents.has(aid)) throw new Error(`Expected one service agent per aid, got a second \`${agent.aid}\``);
     this.#agents.set(aid, agent);
-    const host: ServiceAgentHost = { send: (p) => this.#deliver({ sessionId: p.sessionId, from: agent.aid, to: p.to, payload: p.payload }) };
+    const host: ServiceAgentHost = {
+      send: (p) => this.#deliver({ sessionId: p.sessionId, from: agent.aid, to: p.to, payload: p.payload }),
+      invite: ({ to }) => {
+        const conn = this.#connections.get(to);
+        if (!conn) return undefined;
+        const session: Session = { id: randomBytes(16).toString("hex"), identifyingCode: randomBytes(8).toString("hex"), members: new Set([agent.aid, to]) };
+        this.#sessions.set(session.id, session);
+        this.counters.sessionsCreated++;
+        this.#send(conn, "invite_agent_req", { request_id: randomBytes(16).toString("hex"), session_id: session.id, inviter_id: agent.aid, acceptor_id: to, invite_code: session.identifyingCode });
+        return session.id;
+      },
+    };
     agent.attach(host);
   }
 
@@ -379,6 +397,8 @@ export class MessageService {
         return;
       case "session_message":
         return this.#sessionMessage(conn, data);
+      case "join_session_req":
+        return this.#join(conn, data);
       case "close_session_req":
       case "leave_session_req":
         return this.#leave(conn, data);
@@ -425,7 +445,14 @@ export class MessageService {
       invited.sessions.add(session.id);
     }
     session.members.add(acceptor);
-    ack(200, "success");
+    if (!this.quirks.omitInviteAck) ack(200, "success");
+  }
+
+  /** An invited member accepts (the official SDKs answer an invite with join_session_req). */
+  #join(conn: Connection, data: Record<string, unknown>): void {
+    const session = this.#sessions.get(str(data.session_id) ?? "");
+    const ok = session !== undefined && session.members.has(conn.aid);
+    this.#send(conn, "join_session_ack", { ...(str(data.request_id) ? { request_id: data.request_id } : {}), session_id: str(data.session_id) ?? "", status_code: ok ? 200 : 404, message: ok ? "success" : "no such session" });
   }
 
   #sessionMessage(conn: Connection, data: Record<string, unknown>): void {
