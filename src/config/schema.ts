@@ -144,6 +144,25 @@ export const groupSettingsSchema = z
     gapThresholdMs: ms().default(600000).describe("xml format: gaps longer than this get a <g/> mark"),
     decision: z.enum(["single", "two-phase"]).default("single"),
     maxAgentChain: z.number().int().min(1).max(1000).default(6),
+    allowFrom: z
+      .array(z.string().min(1).max(200))
+      .max(1000)
+      .default([])
+      .describe("Only these senders (aids, or patterns with *) may address the agent here; empty: everyone. The owner always may"),
+    denyFrom: z
+      .array(z.string().min(1).max(200))
+      .max(1000)
+      .default([])
+      .describe("These senders (aids, or patterns with *) never wake the agent here and never reach the model; the owner is never refused"),
+    // Two thirds of the addressed allowance per member: one person talking with the agent every
+    // 30 s still fits in every window, yet a flood (or a runaway agent) always leaves a third for
+    // everyone else. The owner is checked against their own calls only, never the others'.
+    senderShare: z
+      .number()
+      .min(0.01)
+      .max(1)
+      .default(0.67)
+      .describe("Largest share of the addressed allowance one sender (not the owner) may use in each window"),
     replyPolicy: replyPolicySchema.default(replyPolicySchema.parse({})),
     budget: budgetSchema.default(budgetSchema.parse({})),
     dedup: dedupSchema.default(dedupSchema.parse({})),
