@@ -11,7 +11,7 @@ import { describeProfile, describePublishedProfile, findPublishedProfile, readPu
 
 type Io = { out: (s: string) => void; err: (s: string) => void };
 
-export const ID_USAGE = `Usage: acp-group id <create|list|show|import> [options]\n\n${ID_HELP}`;
+export const ID_USAGE = `Usage: acp-group id <create|renew|list|show|import> [options]\n\n${ID_HELP}`;
 
 const COMMON = {
   "state-dir": { type: "string" },
@@ -73,6 +73,26 @@ export async function idCommand(args: string[], io: Io, env: NodeJS.ProcessEnv =
       io.out(`created ${aid} (certificate from ${accessPointUrl})`);
       io.out(`folder:      ${identity.dir}${seedPassword ? " (key encrypted with the seed password)" : " (key NOT encrypted)"}`);
       for (const line of certLines(s, statusOf(identity.certPem, now))) io.out(line);
+      return 0;
+    }
+    case "renew": {
+      // An expired (or soon expiring) certificate: the same key certified again, so the aid keeps its key.
+      const [aid, extra] = positionals;
+      if (!aid || extra !== undefined) throw new UsageError("expected `id renew <aid>`");
+      if (values.ap && values["ap-url"]) throw new UsageError("`--ap` and `--ap-url` exclude each other");
+      const tls: TlsOptions = {};
+      const caFile = values["ca-file"] ?? config?.network.caFile;
+      if (caFile) tls.caFile = caFile;
+      if (values["insecure-tls"] || config?.network.insecureTls) {
+        tls.insecureTls = true;
+        io.err("acp-group: warning: TLS certificates are NOT verified (--insecure-tls)");
+      }
+      const old = loadIdentity({ aid, stateDir, seedPassword });
+      const accessPointUrl = accessPointUrlFor({ aid, accessPoint: values.ap, accessPointUrl: values["ap-url"] });
+      // A key that opened without a password was stored unencrypted: it stays so.
+      const identity = await createIdentity({ aid, stateDir, accessPointUrl, seedPassword, noPassphrase: seedPassword === undefined, tls, privateKey: old.privateKey, overwrite: true });
+      io.out(`renewed ${aid} (same key, certificate from ${accessPointUrl})`);
+      for (const line of certLines(summarizeCertificate(identity.certPem), statusOf(identity.certPem, now))) io.out(line);
       return 0;
     }
     case "list": {

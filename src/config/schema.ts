@@ -163,6 +163,15 @@ export const groupSettingsSchema = z
       .max(1)
       .default(0.67)
       .describe("Largest share of the addressed allowance one sender (not the owner) may use in each window"),
+    tools: z
+      .object({
+        allow: z.array(z.string().min(1)).optional(),
+        alsoAllow: z.array(z.string().min(1)).optional(),
+        deny: z.array(z.string().min(1)).optional(),
+      })
+      .strict()
+      .optional()
+      .describe("OpenClaw: the tools the agent may use for this group's turns (host tool policy). Default: none where anyone may talk (no allowFrom), the host's own policy otherwise"),
     replyPolicy: replyPolicySchema.default(replyPolicySchema.parse({})),
     budget: budgetSchema.default(budgetSchema.parse({})),
     dedup: dedupSchema.default(dedupSchema.parse({})),

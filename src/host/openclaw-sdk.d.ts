@@ -128,13 +128,46 @@ declare module "openclaw/plugin-sdk/channel-core" {
     }>;
   };
 
+  type ChannelDirectoryEntry = { kind: "user" | "group" | "channel"; id: string; name?: string; handle?: string; rank?: number; raw?: unknown };
+  type ChannelAccountSnapshot = {
+    accountId: string;
+    name?: string;
+    enabled?: boolean;
+    configured?: boolean;
+    running?: boolean;
+    connected?: boolean;
+    lastConnectedAt?: number | null;
+    lastInboundAt?: number | null;
+    lastOutboundAt?: number | null;
+    lastError?: string | null;
+    identity?: string;
+    baseUrl?: string;
+    probe?: unknown;
+    lastProbeAt?: number | null;
+  };
+
   export type ChannelPlugin<A = any> = {
     id: string;
     meta: { id: string; label: string; selectionLabel: string; docsPath: string; blurb: string; markdownCapable?: boolean };
     capabilities: { chatTypes: Array<"direct" | "group" | "channel" | "thread">; reactions?: boolean; media?: boolean; blockStreaming?: boolean };
     reload?: { configPrefixes: string[] };
     config: ChannelConfigAdapter<A>;
-    groups?: { resolveRequireMention?: (params: { cfg: OpenClawConfig; groupId?: string | null }) => boolean | undefined };
+    groups?: {
+      resolveRequireMention?: (params: { cfg: OpenClawConfig; groupId?: string | null }) => boolean | undefined;
+      resolveToolPolicy?: (params: { cfg: OpenClawConfig; groupId?: string | null; accountId?: string | null }) => { allow?: string[]; alsoAllow?: string[]; deny?: string[] } | undefined;
+    };
+    status?: {
+      probeAccount?: (params: { account: A; timeoutMs: number; cfg: OpenClawConfig }) => Promise<unknown>;
+      buildAccountSnapshot?: (params: { account: A; cfg: OpenClawConfig; runtime?: ChannelAccountSnapshot; probe?: unknown }) => ChannelAccountSnapshot | Promise<ChannelAccountSnapshot>;
+      buildChannelSummary?: (params: { account: A; cfg: OpenClawConfig; defaultAccountId: string; snapshot: ChannelAccountSnapshot }) => Record<string, unknown> | Promise<Record<string, unknown>>;
+    };
+    doctor?: { collectPreviewWarnings?: (params: { cfg: OpenClawConfig; doctorFixCommand: string; env?: NodeJS.ProcessEnv }) => string[] | Promise<string[]> };
+    security?: { collectWarnings?: (ctx: { cfg: OpenClawConfig; accountId?: string | null; account: A }) => string[] | Promise<string[]> };
+    messaging?: { targetPrefixes?: readonly string[]; normalizeTarget?: (raw: string) => string | undefined };
+    directory?: {
+      listGroups?: (params: { cfg: OpenClawConfig; accountId?: string | null; query?: string | null; limit?: number | null }) => Promise<ChannelDirectoryEntry[]>;
+      listPeers?: (params: { cfg: OpenClawConfig; accountId?: string | null; query?: string | null; limit?: number | null }) => Promise<ChannelDirectoryEntry[]>;
+    };
     outbound?: ChannelOutboundAdapter;
     gateway?: { startAccount?: (ctx: ChannelGatewayContext<A>) => Promise<unknown> };
   };
