@@ -8,7 +8,7 @@ import { connectConfiguredIdentity } from "./runtime-link.ts";
 import { defaultStateDir } from "./state/file-store.ts";
 import { createGroupConnection } from "./transport/connection.ts";
 import { TransportError } from "./transport/errors.ts";
-import type { LogLevel } from "./types.ts";
+import type { ChannelConfig, Logger, LogLevel } from "./types.ts";
 
 type Io = { out: (s: string) => void; err: (s: string) => void };
 
@@ -56,11 +56,31 @@ export async function joinCommand(args: string[], io: Io): Promise<number> {
   const identity = config.identities[values.identity];
   if (!identity) throw new UsageError(`no identity \`${values.identity}\` in the config (have: ${Object.keys(config.identities).join(", ") || "none"})`);
   const logger = createJsonLogger({ level: (values["log-level"] ?? "warn") as LogLevel, write: (line) => io.err(line) });
-  const agent = connectConfiguredIdentity({ config, identityId: values.identity, logger });
+  const timeoutMs = intOption(values["timeout-ms"], "timeout-ms", 1) ?? 30_000;
+  const { status } = await joinGroupByLink({ config, identityId: values.identity, link, logger, timeoutMs, ...(values.message ? { message: values.message } : {}) });
+  io.out(`${identity.aid} → ${target.groupId} on ${target.service}: ${status}`);
+  if (status !== "pending") {
+    const home = target.accessPoint === identity.aid.slice(identity.aid.indexOf(".") + 1);
+    io.out(`to chat there, add to the config: "groups": { "${target.groupId}": ${home ? "{}" : `{ "accessPoint": "${target.accessPoint}" }`} }`);
+  }
+  return status === "pending" || status === "joined" || status === "member" ? 0 : 1;
+}
+
+/**
+ * Signs the configured identity in and joins the group of `link` (invite code → `use_invite_code`,
+ * else `request_join`). `status`: `joined`, `member` (already), `pending` (the owner decides) or
+ * what the group service said. Throws when sign-in or the request fails.
+ */
+export async function joinGroupByLink(p: { config: ChannelConfig; identityId: string; link: string; logger: Logger; timeoutMs?: number; message?: string }): Promise<{ status: string; target: JoinLink }> {
+  const target = parseJoinLink(p.link);
+  const identity = p.config.identities[p.identityId];
+  if (!identity) throw new UsageError(`no identity \`${p.identityId}\` in the config`);
+  const logger = p.logger;
+  const agent = connectConfiguredIdentity({ config: p.config, identityId: p.identityId, logger });
   // No groups to feed: this connection only registers and asks.
   const connection = createGroupConnection({ channel: agent.channel(target.service), aid: identity.aid, groups: [], getCursor: () => 0, onMessages: () => {}, logger });
   try {
-    const timeoutMs = intOption(values["timeout-ms"], "timeout-ms", 1) ?? 30_000;
+    const timeoutMs = p.timeoutMs ?? 30_000;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`no session with ${target.service} within ${timeoutMs} ms`)), timeoutMs);
@@ -72,7 +92,7 @@ export async function joinCommand(args: string[], io: Io): Promise<number> {
       clearTimeout(timer);
     }
     const action = target.code ? "use_invite_code" : "request_join";
-    const params = target.code ? { code: target.code } : values.message ? { message: values.message } : {};
+    const params = target.code ? { code: target.code } : p.message ? { message: p.message } : {};
     let data: unknown;
     try {
       data = await connection.request(action, { groupId: target.groupId, params });
@@ -81,12 +101,7 @@ export async function joinCommand(args: string[], io: Io): Promise<number> {
       else throw err;
     }
     const status = data && typeof data === "object" && typeof (data as { status?: unknown }).status === "string" ? (data as { status: string }).status : "joined";
-    io.out(`${identity.aid} → ${target.groupId} on ${target.service}: ${status}`);
-    if (status !== "pending") {
-      const home = target.accessPoint === identity.aid.slice(identity.aid.indexOf(".") + 1);
-      io.out(`to chat there, add to the config: "groups": { "${target.groupId}": ${home ? "{}" : `{ "accessPoint": "${target.accessPoint}" }`} }`);
-    }
-    return status === "pending" || status === "joined" || status === "member" ? 0 : 1;
+    return { status, target };
   } finally {
     await connection.close();
     await agent.close();

@@ -9,7 +9,10 @@ import {
   type OpenClawConfig,
   type PluginRuntime,
 } from "openclaw/plugin-sdk/channel-core";
+import { defineChannelSetupContract } from "openclaw/plugin-sdk/channel-setup";
 import { resolveGroupSettings } from "./config/load.ts";
+import { ACP_GROUP_SETUP_FIELDS, applyAcpGroupSetup, prepareAcpGroupSetup, validateAcpGroupSetup } from "./host/openclaw-setup.ts";
+import { createJsonLogger } from "./log.ts";
 import {
   ACP_GROUP_CHANNEL_ID,
   ACP_GROUP_CHANNEL_META,
@@ -137,11 +140,23 @@ const status: NonNullable<ChannelPlugin<AcpGroupAccount>["status"]> = {
   buildChannelSummary: ({ snapshot }) => ({ identity: snapshot.identity ?? null, signedIn: snapshot.connected === true, lastError: snapshot.lastError ?? null }),
 };
 
+// `openclaw channels add --channel acp-group --aid … --join <link>`: identity, join, config.
+const setupContract = defineChannelSetupContract({
+  fields: ACP_GROUP_SETUP_FIELDS,
+  adapter: {
+    validateInput: ({ cfg, accountId, input }) => validateAcpGroupSetup(input, cfg, accountId),
+    prepareAccountConfigInput: ({ cfg, accountId, input }) =>
+      prepareAcpGroupSetup({ cfg, accountId, input, defaultStateDir: resolveHostStateDir(pluginRuntime), logger: createJsonLogger({ level: "warn" }) }),
+    applyAccountConfig: ({ cfg, accountId, input }) => applyAcpGroupSetup({ cfg, accountId, input }),
+  },
+});
+
 export const acpGroupChannelPlugin: ChannelPlugin<AcpGroupAccount> = createChatChannelPlugin<AcpGroupAccount>({
   base: {
     ...base,
     config,
     gateway: adapters.gateway,
+    setupContract,
     status,
     doctor: {
       collectPreviewWarnings: ({ cfg, env }) => {

@@ -170,6 +170,7 @@ declare module "openclaw/plugin-sdk/channel-core" {
     };
     outbound?: ChannelOutboundAdapter;
     gateway?: { startAccount?: (ctx: ChannelGatewayContext<A>) => Promise<unknown> };
+    setupContract?: import("openclaw/plugin-sdk/channel-setup").ChannelOwnedSetupContract;
   };
 
   export function createChannelPluginBase<A>(
@@ -188,4 +189,23 @@ declare module "openclaw/plugin-sdk/channel-core" {
     plugin: TPlugin;
     setRuntime?: (runtime: PluginRuntime) => void;
   }): { id: string; name: string; description: string; register: (api: unknown) => void; channelPlugin: TPlugin };
+}
+
+declare module "openclaw/plugin-sdk/channel-setup" {
+  import type { OpenClawConfig } from "openclaw/plugin-sdk/channel-core";
+  type SetupField =
+    | { kind: "string"; sensitive?: boolean; cli: { flags: string; description: string } }
+    | { kind: "boolean"; cli: { flags: string; description: string } }
+    | { kind: "string-list"; sensitive?: boolean; cli: { flags: string; description: string } };
+  type FieldValue<F> = F extends { kind: "boolean" } ? boolean : F extends { kind: "string-list" } ? string[] : string;
+  type InputOf<Fields> = { name?: string } & { [K in keyof Fields]?: FieldValue<Fields[K]> };
+  export type ChannelOwnedSetupContract = { kind: "channel-owned"; metadata: { fields: readonly unknown[] }; parseInput: (input: unknown) => { ok: true; value: unknown } | { ok: false; error: string } };
+  export function defineChannelSetupContract<const Fields extends Record<string, SetupField>>(params: {
+    fields: Fields;
+    adapter: {
+      prepareAccountConfigInput?: (params: { cfg: OpenClawConfig; accountId: string; input: InputOf<Fields>; runtime: unknown }) => Promise<InputOf<Fields>> | InputOf<Fields>;
+      applyAccountConfig: (params: { cfg: OpenClawConfig; accountId: string; input: InputOf<Fields> }) => OpenClawConfig;
+      validateInput?: (params: { cfg: OpenClawConfig; accountId: string; input: InputOf<Fields> }) => string | null;
+    };
+  }): ChannelOwnedSetupContract;
 }

@@ -105,3 +105,17 @@ describe("security warnings (security.collectWarnings)", () => {
     expect(collectAcpGroupSecurityWarnings({ cfg: safe, accountId: "bot" })).toEqual([]);
   });
 });
+
+describe("setup flags", () => {
+  it("package.json openclaw.channel.setup.fields is the projection of the setup contract's fields (the host reads it without loading the plugin)", async () => {
+    const { readFileSync } = await import("node:fs");
+    const { ACP_GROUP_SETUP_FIELDS } = await import("../../src/host/openclaw-setup.ts");
+    const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { openclaw: { channel: { setup: { fields: unknown[] } } } };
+    expect(pkg.openclaw.channel.setup.fields).toEqual(Object.entries(ACP_GROUP_SETUP_FIELDS).map(([key, f]) => ({ key, ...f })));
+    // The host's rule: each key is the camelCased long flag.
+    for (const [key, f] of Object.entries(ACP_GROUP_SETUP_FIELDS)) {
+      const flag = /^--([a-z-]+)/.exec(f.cli.flags)![1]!;
+      expect(flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())).toBe(key);
+    }
+  });
+});

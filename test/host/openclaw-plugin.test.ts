@@ -26,6 +26,11 @@ vi.mock("openclaw/plugin-sdk/channel-core", () => ({
   }),
 }));
 
+// The host's setup contract helper: the fields and adapter pass through as given.
+vi.mock("openclaw/plugin-sdk/channel-setup", () => ({
+  defineChannelSetupContract: (p: { fields: unknown; adapter: unknown }) => ({ kind: "channel-owned", metadata: { fields: p.fields }, adapter: p.adapter, parseInput: (v: unknown) => ({ ok: true, value: v }) }),
+}));
+
 vi.mock("../../src/runtime.ts", () => ({
   startIdentity: (params: StartIdentityParams) => {
     let abort!: () => void;
