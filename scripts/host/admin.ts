@@ -1,0 +1,211 @@
+// The channel's own adapters in the real host, from the plugin the host installed, against a local
+// ACP network started here (its own process, not the gateway's):
+//   1. `openclaw channels add --channel acp-group --aid … --join <link> …` (non-interactive) creates
+//      the identity in the `acp-group id` layout, joins the group, writes channels.acp-group
+//   2. `openclaw doctor --non-interactive` reports an expired certificate planted for a second
+//      identity, with the `acp-group id renew` command that fixes it
+//   3. the gateway runs; `openclaw channels status --probe --json` shows the account signed in and
+//      the group's session open
+//   4. tool policy: the model request of a turn in the open group carries no tools (the host applied
+//      our `deny: ["*"]`); a group with `tools.allow` gets those tools
+// Prints every check; on a miss, fails with the command's output or the gateway log tail.
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { connectAgent, ensureIdentity } from "../../src/network/index.ts";
+import { identityPaths } from "../../src/network/identity-store.ts";
+import { generateIdentityKey, toCryptoKeys } from "../../src/network/x509.ts";
+import { createGroupService, type GroupService } from "../../src/server/group-service.ts";
+import { startLocalNetwork, type LocalNetwork } from "../../src/server/network/index.ts";
+import { openLocalCa } from "../../src/server/network/local-ca.ts";
+import { connectHuman, type HumanMember } from "./human.ts";
+import { startMockModel, type MockModel } from "./mock-model.ts";
+import { createRunDir, freePort, hostEnv, REPO, resolveHostPaths, runOpenclaw, sleep, startGateway, writeJson, type Gateway } from "./host-env.ts";
+
+const CHANNEL = "acp-group";
+const DOMAIN = "acp.local";
+const OPEN = "open-room";
+const LAB = "lab-room";
+const BOT = `bot.${DOMAIN}`;
+const OLD = `old.${DOMAIN}`;
+const ALICE = `alice.${DOMAIN}`;
+const DAY = 86_400_000;
+
+class CheckFailed extends Error {}
+let passed = 0;
+function check(name: string, ok: boolean, detail = ""): void {
+  console.log(`${ok ? "  ✓" : "  ✗"} ${name}${detail ? ` — ${detail}` : ""}`);
+  if (!ok) throw new CheckFailed(name);
+  passed++;
+}
+const step = (title: string) => console.log(`\n== ${title}`);
+
+async function waitFor<T>(what: string, timeoutMs: number, probe: () => T | undefined | Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new CheckFailed(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(250);
+  }
+}
+
+/** Tool names a chat-completions or responses request offered the model. */
+function toolNames(body: unknown): string[] {
+  const tools = (body as { tools?: Array<{ name?: string; function?: { name?: string } }> } | null)?.tools ?? [];
+  return tools.map((t) => t.function?.name ?? t.name ?? "?");
+}
+
+async function main(): Promise<void> {
+  const host = resolveHostPaths();
+  // `channels add` finds a channel's setup flags only in installed plugins (not in plugins.load.paths):
+  // this run installs the tarball scripts/host/plugin-install.sh packed, as a user does.
+  const packDir = join(host.dir, "plugin", createHash("sha1").update(REPO).digest("hex").slice(0, 12), "pack");
+  const tgz = existsSync(packDir) ? readdirSync(packDir).find((f) => f.endsWith(".tgz")) : undefined;
+  if (!tgz) throw new Error(`no tarball in ${packDir}: run scripts/host/plugin-install.sh first`);
+  const pluginDir = join(packDir, tgz);
+  const run = createRunDir(host, "admin");
+  const env = hostEnv(run);
+  const acpStateDir = join(run.root, "acp-state");
+  console.log(`OpenClaw ${host.version}; plugin from ${pluginDir}; run dir ${run.root}`);
+  let net: LocalNetwork | undefined;
+  let model: MockModel | undefined;
+  let gateway: Gateway | undefined;
+  let lastOutput = "";
+  const humans: HumanMember[] = [];
+  try {
+    const server: GroupService = createGroupService({
+      domain: DOMAIN,
+      groups: {
+        [OPEN]: { name: "Open room", members: { [ALICE]: { human: true } } },
+        [LAB]: { name: "Lab", members: { [ALICE]: { human: true } } },
+      },
+      rateLimit: null,
+    });
+    net = await startLocalNetwork({ domain: DOMAIN, stateDir: join(run.root, "local-network"), tls: true, serviceAgents: [server] });
+    const tls = { caFile: net.caFile };
+    model = await startMockModel({ answer: () => "Noted." });
+    const port = await freePort();
+    // The host config before setup: the mock model, no channels.acp-group yet; then the plugin installed.
+    writeJson(run.config, { gateway: { mode: "local" }, update: { checkOnStart: false }, models: { catalogRefresh: { enabled: false } } });
+    step("0. openclaw plugins install npm-pack:<tarball>");
+    const install = await runOpenclaw(host, env, ["plugins", "install", `npm-pack:${pluginDir}`, "--force", "--accept-capabilities"], 300_000);
+    lastOutput = `${install.stdout}\n${install.stderr}`;
+    check("plugins install exits 0", install.code === 0, `code ${install.code}`);
+    const installed = JSON.parse(readFileSync(run.config, "utf8")) as { plugins?: Record<string, unknown> };
+    writeJson(run.config, {
+      ...installed,
+      gateway: { mode: "local", port, bind: "loopback" },
+      update: { checkOnStart: false },
+      agents: { defaults: { model: { primary: "mock/mock-model" }, workspace: join(run.root, "workspace") } },
+      models: {
+        catalogRefresh: { enabled: false },
+        mode: "merge",
+        providers: {
+          mock: {
+            baseUrl: model.baseUrl,
+            apiKey: "mock-key",
+            api: "openai-completions",
+            models: [{ id: "mock-model", name: "Mock Model", reasoning: false, input: ["text"], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 32000, maxTokens: 1024 }],
+          },
+        },
+      },
+      plugins: { ...installed.plugins, allow: [CHANNEL] },
+    });
+
+    step("1. openclaw channels add (non-interactive flags)");
+    const add = await runOpenclaw(host, env, [
+      "channels", "add", "--channel", CHANNEL, "--account", "bot",
+      "--aid", BOT, "--access-point-url", net.localUrl, "--ca-file", net.caFile, "--state-dir", acpStateDir,
+      "--owner", ALICE, "--join", server.joinLink(OPEN), "--groups", LAB, "--unencrypted-key",
+    ], 180_000);
+    lastOutput = `${add.stdout}\n${add.stderr}`;
+    check("channels add exits 0", add.code === 0, `code ${add.code}`);
+    const paths = identityPaths({ aid: BOT, stateDir: acpStateDir });
+    check("the identity is in the acp-group id layout", existsSync(paths.key) && existsSync(paths.cert), paths.dir);
+    check("the identity joined the group by its link", server.members(OPEN).includes(BOT), `members of ${OPEN}: ${server.members(OPEN).join(", ")}`);
+    const written = JSON.parse(readFileSync(run.config, "utf8")) as { channels?: Record<string, { identities?: Record<string, { aid?: string; owner?: string }>; groups?: Record<string, unknown>; stateDir?: string }> };
+    const section = written.channels?.[CHANNEL];
+    check(
+      "channels.acp-group was written",
+      section?.identities?.bot?.aid === BOT && section.identities.bot.owner === ALICE && section.stateDir === acpStateDir && OPEN in (section.groups ?? {}) && LAB in (section.groups ?? {}),
+      JSON.stringify(section),
+    );
+    server.addMember(LAB, BOT);
+
+    step("2. openclaw doctor reports a planted expired certificate");
+    const ca = await openLocalCa({ dir: dirname(net.caFile), domain: DOMAIN, now: Date.now() });
+    const { privateKey } = generateIdentityKey();
+    const oldPaths = identityPaths({ aid: OLD, stateDir: acpStateDir });
+    mkdirSync(join(oldPaths.dir, "private"), { recursive: true });
+    mkdirSync(join(oldPaths.dir, "public"), { recursive: true });
+    writeFileSync(oldPaths.key, privateKey.export({ type: "pkcs8", format: "pem" }).toString());
+    writeFileSync(oldPaths.cert, await ca.issue({ aid: OLD, publicKey: toCryptoKeys(privateKey).publicKey, now: Date.now() - 400 * DAY, days: 395 }));
+    const cfg = JSON.parse(readFileSync(run.config, "utf8"));
+    cfg.channels[CHANNEL].identities.old = { aid: OLD, accessPointUrl: net.localUrl, enabled: true, owner: ALICE };
+    // The lab group's tools: one named tool, so the host's filtering is visible (step 4).
+    cfg.channels[CHANNEL].groups[LAB] = { tools: { allow: ["web_fetch"] } };
+    writeJson(run.config, cfg);
+    const doctor = await runOpenclaw(host, env, ["doctor", "--non-interactive"], 180_000);
+    lastOutput = `${doctor.stdout}\n${doctor.stderr}`;
+    const line = lastOutput.split("\n").find((l) => l.includes(OLD) && l.includes("certificate expired"));
+    check("doctor names the expired certificate", line !== undefined, line?.trim() ?? "no line about it");
+    check("…with the command that renews it", line?.includes(`acp-group id renew ${OLD} --state-dir ${acpStateDir}`) === true);
+    check("…and not the valid one", !lastOutput.split("\n").some((l) => l.includes(`(${BOT})`) && l.includes("certificate")));
+    // The expired identity would be refused at sign-in: keep it out of the running gateway.
+    cfg.channels[CHANNEL].identities.old.enabled = false;
+    writeJson(run.config, cfg);
+
+    step("3. gateway, then openclaw channels status --probe --json");
+    gateway = startGateway(host, env, { port, logFile: join(run.root, "gateway.log") });
+    await gateway.waitForLog(/openclaw\.account-start/, 240_000);
+    await gateway.waitForLog(/\[gateway\] ready/, 60_000);
+    await waitFor("the identity online in the group service", 60_000, () => (server.onlineAids(OPEN).includes(BOT) ? true : undefined));
+    const status = await waitFor("a probe that says signed in", 90_000, async () => {
+      const r = await runOpenclaw(host, env, ["channels", "status", "--probe", "--json", "--channel", CHANNEL], 90_000);
+      lastOutput = `${r.stdout}\n${r.stderr}`;
+      const json = r.stdout.slice(r.stdout.indexOf("{"));
+      try {
+        const s = JSON.stringify(JSON.parse(json));
+        return s.includes('"signedIn":true') && s.includes(`"groupId":"${OPEN}"`) ? s : undefined;
+      } catch {
+        return undefined;
+      }
+    });
+    check("the account is signed in", status.includes('"signedIn":true'));
+    const openGroup = new RegExp(`\\{[^{}]*"groupId":"${OPEN}"[^{}]*\\}`).exec(status)?.[0] ?? "";
+    check("the joined group's session is open", /"session":"open"/.test(openGroup), openGroup);
+
+    step("4. the host applies our per-group tool policy");
+    const [alice] = await Promise.all([ensureIdentity({ aid: ALICE, stateDir: join(run.root, "humans"), accessPointUrl: net.localUrl, noPassphrase: true, tls })]);
+    humans.push(await connectHuman({ agent: connectAgent({ identity: alice!, accessPointUrl: net.localUrl, tls }), service: server.aid }));
+    const before = model.calls.length;
+    await humans[0]!.say(OPEN, "bot, are you there?");
+    const openCall = await waitFor("a model call for the open group", 120_000, () => model!.calls.slice(before).find((c) => c.system.includes("mentioned_in_context=")));
+    check("open group (no allowFrom): the model is offered no tools", toolNames(openCall.body).length === 0, `tools: [${toolNames(openCall.body).join(", ")}]`);
+    const mid = model.calls.length;
+    await sleep(6_000);
+    await humans[0]!.say(LAB, "bot, fetch the page please");
+    const labCall = await waitFor("a model call for the lab group", 120_000, () => model!.calls.slice(mid).find((c) => c.system.includes("mentioned_in_context=") && c.lastUser.includes("fetch the page")));
+    const labTools = toolNames(labCall.body);
+    check("lab group (tools.allow: [web_fetch]): only that tool is offered", labTools.length > 0 && labTools.every((t) => t === "web_fetch"), `tools: [${labTools.join(", ")}]`);
+
+    console.log(`\nADMIN OK: ${passed} checks passed in the real host (OpenClaw ${host.version}).`);
+  } catch (err) {
+    console.error(`\nADMIN FAILED: ${err instanceof CheckFailed ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    if (lastOutput) console.error(`\n-- last command output (tail):\n${lastOutput.split("\n").slice(-60).join("\n")}`);
+    if (gateway) console.error(`\n-- gateway log tail (${gateway.logFile}):\n${gateway.tail(80)}`);
+    process.exitCode = 1;
+  } finally {
+    if (model) writeJson(join(run.root, "model-calls.json"), model.calls);
+    await Promise.all(humans.map((h) => h.close().catch(() => undefined)));
+    if (gateway) {
+      const res = await gateway.stop(30_000);
+      if (!res.exited) gateway.kill();
+    }
+    await model?.close();
+    await net?.close();
+  }
+}
+
+await main();
