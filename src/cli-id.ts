@@ -4,6 +4,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { parse, UsageError } from "./cli-args.ts";
 import { loadConfigFile } from "./config/load.ts";
+import { resolveSeedPassword } from "./config/secret-ref.ts";
 import { defaultStateDir } from "./state/file-store.ts";
 import { accessPointUrlFor, createIdentity, importIdentity, listIdentities, loadIdentity, summarizeCertificate, type CertificateSummary, type TlsOptions } from "./network/index.ts";
 import { checkCertificateExpiry, identityPaths } from "./network/identity-store.ts";
@@ -53,7 +54,8 @@ export async function idCommand(args: string[], io: Io, env: NodeJS.ProcessEnv =
   const { values, positionals } = parse(rest, COMMON, true);
   const config = values.config ? loadConfigFile(values.config) : undefined;
   const stateDir = values["state-dir"] ?? config?.stateDir ?? defaultStateDir(env);
-  const seedPassword = env.ACP_SEED_PASSWORD || config?.network.seedPassword || undefined;
+  // The environment first here (a command-line habit); the config's value may be a reference.
+  const seedPassword = env.ACP_SEED_PASSWORD || (config ? resolveSeedPassword(config.network, env) : undefined);
   const now = Date.now();
   switch (sub) {
     case "create": {

@@ -1,6 +1,7 @@
 // The one source of truth for configuration: the code validates with these zod schemas, and the
 // OpenClaw manifest's JSON Schema is generated from them (scripts/gen-manifest.ts; a test compares).
 import { z } from "zod";
+import { secretRefSchema } from "./secret-ref.ts";
 
 const ms = (max = 24 * 3600_000) => z.number().int().min(0).max(max);
 
@@ -304,7 +305,10 @@ export const networkSchema = z
   .object({
     caFile: z.string().min(1).optional().describe("PEM of a private CA to trust besides the system roots (e.g. a local network's ca.crt)"),
     insecureTls: z.boolean().default(false).describe("Skip TLS certificate verification (logged at warn; never for the real network)"),
-    seedPassword: z.string().min(1).optional().describe("Unlocks encrypted identity keys; else ACP_SEED_PASSWORD"),
+    seedPassword: z
+      .union([z.string().min(1), secretRefSchema])
+      .optional()
+      .describe("Unlocks encrypted identity keys: the text, or a reference { source: env|file, provider, id }; else ACP_SEED_PASSWORD"),
   })
   .strict();
 export type NetworkSettings = z.infer<typeof networkSchema>;

@@ -12,6 +12,7 @@ import { accessPointUrlFor } from "../network/access-point.ts";
 import { checkCertificateExpiry, identityPaths, loadIdentity } from "../network/identity-store.ts";
 import { NetworkError } from "../network/errors.ts";
 import { encodeSafeName } from "../state/safe-name.ts";
+import { resolveSeedPassword } from "../config/secret-ref.ts";
 import { ACP_GROUP_CHANNEL_ID } from "./openclaw.ts";
 
 const PATH = `channels.${ACP_GROUP_CHANNEL_ID}`;
@@ -36,9 +37,9 @@ export type IdentityHealth = {
 export function checkIdentityHealth(p: { accountId: string; identity: IdentityConfig; config: ChannelConfig; stateDir: string; env?: NodeJS.ProcessEnv; now: number }): IdentityHealth {
   const { identity: c } = p;
   const base = { accountId: p.accountId, aid: c.aid, accessPointUrl: accessPointUrlFor(c) };
-  const seedPassword = p.config.network.seedPassword ?? ((p.env ?? process.env).ACP_SEED_PASSWORD || undefined);
   let certPem: string;
   try {
+    const seedPassword = resolveSeedPassword(p.config.network, p.env ?? process.env);
     certPem = loadIdentity({
       aid: c.aid,
       stateDir: p.stateDir,

@@ -3,6 +3,7 @@
 // by their links, and write `channels.acp-group`. Host-agnostic: src/plugin.ts hands these to the
 // host's setup contract; package.json `openclaw.channel.setup.fields` mirrors ACP_GROUP_SETUP_FIELDS.
 import { parseChannelConfig } from "../config/load.ts";
+import { resolveSeedPassword } from "../config/secret-ref.ts";
 import { joinGroupByLink } from "../cli-join.ts";
 import type { Logger } from "../types.ts";
 import { accessPointUrlFor } from "../network/access-point.ts";
@@ -91,7 +92,7 @@ export async function prepareAcpGroupSetup(p: { cfg: unknown; accountId: string;
   const draft = applyAcpGroupSetup({ cfg: p.cfg, accountId: p.accountId, input: { ...p.input, stateDir, groups: p.input.groups ?? [] } });
   const config = parseChannelConfig(sectionOf(draft));
   const identity = config.identities[p.accountId]!;
-  const seedPassword = config.network.seedPassword ?? (env.ACP_SEED_PASSWORD || undefined);
+  const seedPassword = resolveSeedPassword(config.network, env);
   const tls = { ...(config.network.caFile ? { caFile: config.network.caFile } : {}), ...(config.network.insecureTls ? { insecureTls: true } : {}) };
   const accessPointUrl = accessPointUrlFor(identity);
   await ensureIdentity({ aid: identity.aid, stateDir, accessPointUrl, seedPassword, noPassphrase: p.input.unencryptedKey === true, tls });

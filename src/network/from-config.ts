@@ -2,6 +2,7 @@
 // point URL and the TLS rules. The one place config shapes meet the network layer.
 import type { IdentityConfig, NetworkSettings } from "../config/schema.ts";
 import { accessPointUrlFor } from "./access-point.ts";
+import { resolveSeedPassword } from "../config/secret-ref.ts";
 import type { TlsOptions } from "./http-client.ts";
 import { loadIdentity, type Identity } from "./identity-store.ts";
 
@@ -19,7 +20,7 @@ export function resolveAgentConnection(params: {
   env?: NodeJS.ProcessEnv;
 }): ResolvedAgentConnection {
   const { identity: c, network } = params;
-  const seedPassword = network.seedPassword ?? ((params.env ?? process.env).ACP_SEED_PASSWORD || undefined);
+  const seedPassword = resolveSeedPassword(network, params.env ?? process.env);
   const identity = loadIdentity({
     aid: c.aid,
     stateDir: params.stateDir,
