@@ -96,7 +96,7 @@ async function main(): Promise<void> {
     const installed = JSON.parse(readFileSync(run.config, "utf8")) as { plugins?: Record<string, unknown> };
     writeJson(run.config, {
       ...installed,
-      // A token the CLI sends to the gateway (`channels status` refuses to connect without one).
+      // A token in the config: the CLI sends it (`channels status` refuses to connect without one).
       gateway: { mode: "local", port, bind: "loopback", auth: { mode: "token", token: GATEWAY_TOKEN } },
       update: { checkOnStart: false },
       agents: { defaults: { model: { primary: "mock/mock-model" }, workspace: join(run.root, "workspace") } },
@@ -169,7 +169,7 @@ async function main(): Promise<void> {
     await gateway.waitForLog(/\[gateway\] ready/, 60_000);
     await waitFor("the identity online in the group service", 60_000, () => (server.onlineAids(OPEN).includes(BOT) ? true : undefined));
     const status = await waitFor("a probe that says signed in", 90_000, async () => {
-      const r = await runOpenclaw(host, env, ["channels", "status", "--probe", "--json", "--channel", CHANNEL, "--token", GATEWAY_TOKEN], 90_000);
+      const r = await runOpenclaw(host, env, ["channels", "status", "--probe", "--json", "--channel", CHANNEL], 90_000);
       lastOutput = `${r.stdout}\n${r.stderr}`;
       const json = r.stdout.slice(r.stdout.indexOf("{"));
       try {
