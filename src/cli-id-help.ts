@@ -5,6 +5,8 @@ export const ID_HELP = `  create <aid> [--ap DOMAIN | --ap-url URL] [--no-passph
          (default https://acp3.<domain of aid>), store them under <state>/identities/<aid>/.
          The key is encrypted with ACP_SEED_PASSWORD (or network.seedPassword in --config);
          without one, --no-passphrase is required to store it unencrypted.
+  renew  <aid> [--ap DOMAIN | --ap-url URL] [--ca-file FILE] [--insecure-tls]
+         Certify the same key again (an expired or expiring certificate); the folder keeps its layout.
   list   [--json]                 Identities in the state dir with their certificate's validity.
   show   <aid> [--json]           Subject, issuer, validity, SHA-256 fingerprint, files, and the
                                   agent.md last published for it (or why none is).

@@ -5,6 +5,7 @@ import { basename, dirname, join } from "node:path";
 import { parse, UsageError } from "./cli-args.ts";
 import { loadConfigFile } from "./config/load.ts";
 import { recordIdentityAccess } from "./join-config.ts";
+import { resolveSeedPassword } from "./config/secret-ref.ts";
 import { defaultStateDir } from "./state/file-store.ts";
 import { accessPointUrlFor, createIdentity, importIdentity, listIdentities, loadIdentity, summarizeCertificate, type CertificateSummary, type TlsOptions } from "./network/index.ts";
 import { checkCertificateExpiry, identityPaths } from "./network/identity-store.ts";
@@ -13,7 +14,7 @@ import { describeProfile, describePublishedProfile, findPublishedProfile, readPu
 
 type Io = { out: (s: string) => void; err: (s: string) => void };
 
-export const ID_USAGE = `Usage: acp-group id <create|list|show|import> [options]\n\n${ID_HELP}`;
+export const ID_USAGE = `Usage: acp-group id <create|renew|list|show|import> [options]\n\n${ID_HELP}`;
 
 const COMMON = {
   "state-dir": { type: "string" },
@@ -55,7 +56,8 @@ export async function idCommand(args: string[], io: Io, env: NodeJS.ProcessEnv =
   const { values, positionals } = parse(rest, COMMON, true);
   const config = values.config ? loadConfigFile(values.config) : undefined;
   const stateDir = values["state-dir"] ?? config?.stateDir ?? defaultStateDir(env);
-  const seedPassword = env.ACP_SEED_PASSWORD || config?.network.seedPassword || undefined;
+  // The environment first here (a command-line habit); the config's value may be a reference.
+  const seedPassword = env.ACP_SEED_PASSWORD || (config ? resolveSeedPassword(config.network, env) : undefined);
   const now = Date.now();
   switch (sub) {
     case "create": {
@@ -97,6 +99,26 @@ export async function idCommand(args: string[], io: Io, env: NodeJS.ProcessEnv =
       io.out(`created ${aid} (certificate from ${accessPointUrl})`);
       io.out(`folder:      ${identity.dir}${seedPassword ? " (key encrypted with the seed password)" : " (key NOT encrypted)"}`);
       for (const line of certLines(s, statusOf(identity.certPem, now))) io.out(line);
+      return 0;
+    }
+    case "renew": {
+      // An expired (or soon expiring) certificate: the same key certified again, so the aid keeps its key.
+      const [aid, extra] = positionals;
+      if (!aid || extra !== undefined) throw new UsageError("expected `id renew <aid>`");
+      if (values.ap && values["ap-url"]) throw new UsageError("`--ap` and `--ap-url` exclude each other");
+      const tls: TlsOptions = {};
+      const caFile = values["ca-file"] ?? config?.network.caFile;
+      if (caFile) tls.caFile = caFile;
+      if (values["insecure-tls"] || config?.network.insecureTls) {
+        tls.insecureTls = true;
+        io.err("acp-group: warning: TLS certificates are NOT verified (--insecure-tls)");
+      }
+      const old = loadIdentity({ aid, stateDir, seedPassword });
+      const accessPointUrl = accessPointUrlFor({ aid, accessPoint: values.ap, accessPointUrl: values["ap-url"] });
+      // A key that opened without a password was stored unencrypted: it stays so.
+      const identity = await createIdentity({ aid, stateDir, accessPointUrl, seedPassword, noPassphrase: seedPassword === undefined, tls, privateKey: old.privateKey, overwrite: true });
+      io.out(`renewed ${aid} (same key, certificate from ${accessPointUrl})`);
+      for (const line of certLines(summarizeCertificate(identity.certPem), statusOf(identity.certPem, now))) io.out(line);
       return 0;
     }
     case "list": {

@@ -150,3 +150,15 @@ export async function joinByLink(p: { config: ChannelConfig; identityId: string;
     await agent.close();
   }
 }
+
+/**
+ * Joins the group of `link` with a configured identity (the OpenClaw setup flow's entry): the
+ * status `joinByLink` returns — `joined`, `member`, `pending` or what the group service said — and
+ * the parsed link. Throws when sign-in or the request fails.
+ */
+export async function joinGroupByLink(p: { config: ChannelConfig; identityId: string; link: string; logger: Logger; timeoutMs?: number; message?: string }): Promise<{ status: string; target: JoinLink }> {
+  const target = parseJoinLink(p.link);
+  if (!p.config.identities[p.identityId]) throw new UsageError(`no identity \`${p.identityId}\` in the config`);
+  const status = await joinByLink({ config: p.config, identityId: p.identityId, target, message: p.message, timeoutMs: p.timeoutMs ?? 30_000, logger: p.logger });
+  return { status, target };
+}

@@ -9,7 +9,10 @@ import {
   type OpenClawConfig,
   type PluginRuntime,
 } from "openclaw/plugin-sdk/channel-core";
+import { defineChannelSetupContract } from "openclaw/plugin-sdk/channel-setup";
 import { resolveGroupSettings } from "./config/load.ts";
+import { ACP_GROUP_SETUP_FIELDS, applyAcpGroupSetup, prepareAcpGroupSetup, validateAcpGroupSetup } from "./host/openclaw-setup.ts";
+import { createJsonLogger } from "./log.ts";
 import {
   ACP_GROUP_CHANNEL_ID,
   ACP_GROUP_CHANNEL_META,
@@ -27,6 +30,16 @@ import {
   type AcpGroupAccount,
 } from "./host/openclaw-channel.ts";
 import { startIdentity } from "./runtime.ts";
+import {
+  checkIdentityHealth,
+  collectAcpGroupDoctorWarnings,
+  collectAcpGroupSecurityWarnings,
+  listAcpGroupGroups,
+  listAcpGroupPeers,
+  normalizeAcpGroupTarget,
+  resolveAcpGroupToolPolicy,
+} from "./host/openclaw-admin.ts";
+import { resolveHostStateDir } from "./host/openclaw.ts";
 
 type HostChannelRuntime = PluginRuntime["channel"];
 type HostMsgContext = Parameters<HostChannelRuntime["session"]["recordInboundSession"]>[0]["ctx"];
@@ -77,11 +90,93 @@ const base = createChannelPluginBase<AcpGroupAccount>({
   config,
   // Our own buffer/mention/loop gate decides which batches reach the agent, so the host treats
   // every turn we hand it as addressed ("always-on" in its group prompt) and never re-gates it.
-  groups: { resolveRequireMention: () => false },
+  // Tools: a group where anyone may talk gets none unless its `tools` says so (README).
+  groups: {
+    resolveRequireMention: () => false,
+    resolveToolPolicy: ({ cfg, groupId, accountId }) => resolveAcpGroupToolPolicy({ cfg, groupId: groupId ?? null, accountId: accountId ?? null }),
+  },
+});
+
+const stateDirOf = (account: AcpGroupAccount): string => account.config?.stateDir ?? resolveHostStateDir(pluginRuntime);
+
+/** `channels status --probe`: the key and certificate on disk, and what the running identity saw. */
+async function probeAccount({ account }: { account: AcpGroupAccount }) {
+  const live = adapters.liveStatus(account.accountId)?.snapshot();
+  if (!account.config || !account.identity) return { ok: false, error: account.error?.issues.join("; ") ?? "not configured" };
+  const health = checkIdentityHealth({ accountId: account.accountId, identity: account.identity, config: account.config, stateDir: stateDirOf(account), now: Date.now() });
+  const why = health.key !== "ok" ? health.keyDetail : health.certificate?.reason === "expired" ? `certificate expired on ${health.certificate.validTo}` : live?.lastError ?? (live ? undefined : "not running in this gateway");
+  return {
+    ok: health.key === "ok" && health.certificate?.reason !== "expired" && live?.signedIn === true,
+    aid: health.aid,
+    accessPointUrl: health.accessPointUrl,
+    signedIn: live?.signedIn ?? false,
+    ...(why ? { why } : {}),
+    key: health.key,
+    ...(health.certificate ? { certificate: health.certificate } : {}),
+    groups: live?.groups ?? [],
+    lastInboundAt: live?.lastInboundAt ?? null,
+    lastOutboundAt: live?.lastOutboundAt ?? null,
+  };
+}
+
+const status: NonNullable<ChannelPlugin<AcpGroupAccount>["status"]> = {
+  probeAccount,
+  buildAccountSnapshot: ({ account, runtime, probe }) => {
+    const live = adapters.liveStatus(account.accountId)?.snapshot();
+    const described = describeAcpGroupAccount(account);
+    return {
+      ...runtime,
+      accountId: account.accountId,
+      ...(described.name ? { name: described.name } : {}),
+      enabled: described.enabled,
+      configured: described.configured,
+      ...(account.identity ? { identity: account.identity.aid } : {}),
+      ...(described.baseUrl ? { baseUrl: described.baseUrl } : {}),
+      ...(live ? { connected: live.signedIn, lastInboundAt: live.lastInboundAt, lastOutboundAt: live.lastOutboundAt } : {}),
+      lastError: live?.lastError ?? runtime?.lastError ?? described.lastError,
+      ...(probe !== undefined ? { probe } : {}),
+    };
+  },
+  buildChannelSummary: ({ snapshot }) => ({ identity: snapshot.identity ?? null, signedIn: snapshot.connected === true, lastError: snapshot.lastError ?? null }),
+};
+
+// `openclaw channels add --channel acp-group --aid … --join <link>`: identity, join, config.
+const setupContract = defineChannelSetupContract({
+  fields: ACP_GROUP_SETUP_FIELDS,
+  adapter: {
+    validateInput: ({ cfg, accountId, input }) => validateAcpGroupSetup(input, cfg, accountId),
+    prepareAccountConfigInput: ({ cfg, accountId, input }) =>
+      prepareAcpGroupSetup({ cfg, accountId, input, defaultStateDir: resolveHostStateDir(pluginRuntime), logger: createJsonLogger({ level: "warn" }) }),
+    applyAccountConfig: ({ cfg, accountId, input }) => applyAcpGroupSetup({ cfg, accountId, input }),
+  },
 });
 
 export const acpGroupChannelPlugin: ChannelPlugin<AcpGroupAccount> = createChatChannelPlugin<AcpGroupAccount>({
-  base: { ...base, config, gateway: adapters.gateway },
+  base: {
+    ...base,
+    config,
+    gateway: adapters.gateway,
+    setupContract,
+    status,
+    doctor: {
+      collectPreviewWarnings: ({ cfg, env }) => {
+        const section = resolveAcpGroupAccount(cfg).config;
+        return collectAcpGroupDoctorWarnings({ cfg, stateDir: section?.stateDir ?? resolveHostStateDir(pluginRuntime, env ?? process.env), ...(env ? { env } : {}), now: Date.now() });
+      },
+    },
+    security: { collectWarnings: ({ cfg, accountId, account }) => collectAcpGroupSecurityWarnings({ cfg, accountId: accountId ?? account.accountId }) },
+    messaging: { targetPrefixes: [ACP_GROUP_CHANNEL_ID], normalizeTarget: normalizeAcpGroupTarget },
+    directory: {
+      listGroups: async ({ cfg, accountId, query, limit }) => {
+        const id = accountId ?? defaultAcpGroupAccountId(cfg);
+        return listAcpGroupGroups({ cfg, accountId: id, running: adapters.runningDirectory(id)?.groups ?? [], query: query ?? null, limit: limit ?? null });
+      },
+      listPeers: async ({ cfg, accountId, query, limit }) => {
+        const id = accountId ?? defaultAcpGroupAccountId(cfg);
+        return listAcpGroupPeers({ cfg, accountId: id, known: adapters.runningDirectory(id)?.members ?? [], query: query ?? null, limit: limit ?? null });
+      },
+    },
+  },
   outbound: adapters.outbound,
 });
 

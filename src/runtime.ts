@@ -145,6 +145,7 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
       replyHashes: snap.replyHashes,
       replyTexts: snap.replyTexts,
       budgetEvents: snap.budgetEvents,
+      ...(snap.senderCharges ? { senderCharges: snap.senderCharges } : {}),
       agentChain: snap.agentChain,
     };
   };

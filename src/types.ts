@@ -133,7 +133,9 @@ export type SkipReason =
   /** In a room of agents, an unmentioned batch whose questions were all put to other members by name. */
   | "addressed-to-other"
   /** An unaddressed batch held only agents' answers to others: an answer is not answered. */
-  | "agent-answer";
+  | "agent-answer"
+  /** Everyone who addressed us in the batch has used their share of the addressed allowance. */
+  | "sender-over-share";
 
 /** What the agent side did with a dispatch. A silent outcome is a success. */
 export interface DispatchOutcome {
@@ -161,9 +163,10 @@ export type DispatchHandler = (batch: DispatchBatch) => Promise<DispatchOutcome>
 
 /**
  * `not-for-reply`: a reaction or no-reply-expected message with nothing to ride along with;
- * `answered`: held when our own reply to it came back (echo or history after a restart).
+ * `answered`: held when our own reply to it came back (echo or history after a restart);
+ * `refused-sender`: from a sender the group's `allowFrom` / `denyFrom` refuses (never the owner).
  */
-export type DropReason = "self" | "duplicate" | "over-capacity" | "group-closed" | "retries-exhausted" | "not-for-reply" | "answered";
+export type DropReason = "self" | "duplicate" | "over-capacity" | "group-closed" | "retries-exhausted" | "not-for-reply" | "answered" | "refused-sender";
 
 export interface Usage {
   promptTokens: number;
@@ -267,6 +270,8 @@ export interface PersistedGroupState {
   replyTexts: string[];
   /** Model calls: [server-time ms, tokens, addressed(0|1)], oldest first, ≤ 24 h. */
   budgetEvents: Array<[number, number, number]>;
+  /** Addressed model calls by who paid: [server-time ms, tokens, sender lower-cased], ≤ 24 h. Absent in older files. */
+  senderCharges?: Array<[number, number, string]>;
   /** Consecutive agent-only exchanges (bot-loop guard). */
   agentChain: number;
 }

@@ -7,6 +7,8 @@
 #      inspect` says loaded (scripts/host/plugin-install.sh) — the package users install
 #   5. the host's config validation and ours agree on channels.acp-group
 #   6. the end-to-end proof (scripts/host/e2e.ts), with the installed package
+#   7. setup and doctor (scripts/host/admin.ts), the packed tarball installed
+#      into a fresh state (needs step 4's tarball: skipped with ACP_PLUGIN_SOURCE=checkout)
 # OPENCLAW_HOST_DIR overrides the cache dir. ACP_PLUGIN_SOURCE=checkout loads this checkout's
 # folder instead of the installed tarball (after `npm run build`; quicker while developing);
 # ACP_PLUGIN_DIR loads the plugin from another root.
@@ -26,3 +28,6 @@ else
 fi
 echo "== host: config";         "$NODE" scripts/host/config-check.ts
 echo "== host: end to end";     "$NODE" scripts/host/e2e.ts
+if [ -z "${ACP_PLUGIN_DIR:-}" ] && [ "${ACP_PLUGIN_SOURCE:-installed}" != "checkout" ]; then
+  echo "== host: setup and doctor"; "$NODE" scripts/host/admin.ts
+fi

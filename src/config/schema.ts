@@ -1,6 +1,7 @@
 // The one source of truth for configuration: the code validates with these zod schemas, and the
 // OpenClaw manifest's JSON Schema is generated from them (scripts/gen-manifest.ts; a test compares).
 import { z } from "zod";
+import { secretRefSchema } from "./secret-ref.ts";
 
 const ms = (max = 24 * 3600_000) => z.number().int().min(0).max(max);
 
@@ -147,6 +148,34 @@ export const groupSettingsSchema = z
     gapThresholdMs: ms().default(600000).describe("xml format: gaps longer than this get a <g/> mark"),
     decision: z.enum(["single", "two-phase"]).default("single"),
     maxAgentChain: z.number().int().min(1).max(1000).default(6),
+    allowFrom: z
+      .array(z.string().min(1).max(200))
+      .max(1000)
+      .default([])
+      .describe("Only these senders (aids, or patterns with *) may address the agent here; empty: everyone. The owner always may"),
+    denyFrom: z
+      .array(z.string().min(1).max(200))
+      .max(1000)
+      .default([])
+      .describe("These senders (aids, or patterns with *) never wake the agent here and never reach the model; the owner is never refused"),
+    // Two thirds of the addressed allowance per member: one person talking with the agent every
+    // 30 s still fits in every window, yet a flood (or a runaway agent) always leaves a third for
+    // everyone else. The owner is checked against their own calls only, never the others'.
+    senderShare: z
+      .number()
+      .min(0.01)
+      .max(1)
+      .default(0.67)
+      .describe("Largest share of the addressed allowance one sender (not the owner) may use in each window"),
+    tools: z
+      .object({
+        allow: z.array(z.string().min(1)).optional(),
+        alsoAllow: z.array(z.string().min(1)).optional(),
+        deny: z.array(z.string().min(1)).optional(),
+      })
+      .strict()
+      .optional()
+      .describe("OpenClaw: the tools the agent may use for this group's turns (host tool policy). Default: none where anyone may talk (no allowFrom), the host's own policy otherwise"),
     replyPolicy: replyPolicySchema.default(replyPolicySchema.parse({})),
     budget: budgetSchema.default(budgetSchema.parse({})),
     dedup: dedupSchema.default(dedupSchema.parse({})),
@@ -279,7 +308,10 @@ export const networkSchema = z
   .object({
     caFile: z.string().min(1).optional().describe("PEM of a private CA to trust besides the system roots (e.g. a local network's ca.crt)"),
     insecureTls: z.boolean().default(false).describe("Skip TLS certificate verification (logged at warn; never for the real network)"),
-    seedPassword: z.string().min(1).optional().describe("Unlocks encrypted identity keys; else ACP_SEED_PASSWORD"),
+    seedPassword: z
+      .union([z.string().min(1), secretRefSchema])
+      .optional()
+      .describe("Unlocks encrypted identity keys: the text, or a reference { source: env|file, provider, id }; else ACP_SEED_PASSWORD"),
   })
   .strict();
 export type NetworkSettings = z.infer<typeof networkSchema>;

@@ -100,7 +100,7 @@ export function emptyStats(): GroupClientStats {
     mentions: 0,
     engaged: 0,
     ownMessages: 0,
-    dropped: { self: 0, duplicate: 0, "over-capacity": 0, "group-closed": 0, "retries-exhausted": 0, "not-for-reply": 0, answered: 0 },
+    dropped: { self: 0, duplicate: 0, "over-capacity": 0, "group-closed": 0, "retries-exhausted": 0, "not-for-reply": 0, answered: 0, "refused-sender": 0 },
     held: 0,
     dispatching: false,
   };

@@ -23,6 +23,7 @@ import {
   type OwnMessage,
 } from "./group-client-types.ts";
 import { GroupIngest } from "./ingest.ts";
+import { compileSenderAccess } from "./sender-access.ts";
 import { allAnswered, answeredThroughOf } from "./answered.ts";
 import { compileMentionMatcher, sharedMentionKeywords } from "./mention.ts";
 import { HeldMessages } from "./held.ts";
@@ -92,6 +93,8 @@ class GroupClientImpl implements GroupClient {
   #mentionTimer: Timer | undefined;
 
   #closing: Promise<void> | null = null;
+  /** Senders whose refusal was logged already (lower-cased). */
+  #refusedLogged = new Set<string>();
   #idleWaiters: Array<() => void> = [];
 
   constructor(p: GroupClientParams) {
@@ -106,6 +109,7 @@ class GroupClientImpl implements GroupClient {
       settings: p.settings,
       restored: p.restored,
       listedMembers: p.memberTypes?.memberKeysOf ? () => p.memberTypes!.memberKeysOf!(p.groupId) : undefined,
+      access: compileSenderAccess({ allowFrom: p.settings.allowFrom, denyFrom: p.settings.denyFrom, owner: p.identity.owner }),
     });
     this.#handler = p.dispatch;
     this.#memberTypes = p.memberTypes;
@@ -151,6 +155,7 @@ class GroupClientImpl implements GroupClient {
       const inbound = this.#ingest.admit(m, now);
       if (typeof inbound === "string") {
         this.#drop(m, inbound, "arrival");
+        if (inbound === "refused-sender") this.#noteRefused(m.sender);
         // Our own reply came back — what it answered is settled, not answered again.
         if (inbound === "self" && this.#settleAnswered(answeredThroughOf(m.metadata)) && mention) mention = this.#held.holdsMention();
         continue;
@@ -556,6 +561,15 @@ class GroupClientImpl implements GroupClient {
     for (const h of answered) this.#drop(h, "answered", "held");
     if (answered.length > 0) this.#log.log("info", "group.settled-answered", { messages: answered.length, through });
     return answered.length > 0;
+  }
+
+  /** One info line per refused sender (bounded), then only the counter: a flood cannot flood the log. */
+  #noteRefused(sender: string): void {
+    const key = sender.toLowerCase();
+    if (this.#refusedLogged.has(key)) return;
+    if (this.#refusedLogged.size >= 256) this.#refusedLogged.clear();
+    this.#refusedLogged.add(key);
+    this.#log.log("info", "group.sender-refused", { sender, allowFrom: this.settings.allowFrom.length, denyFrom: this.settings.denyFrom.length });
   }
 
   #drop(m: GroupMessage, reason: DropReason, stage: "arrival" | "held"): void {

@@ -9,6 +9,7 @@ import { RecentSenders, SeenIds } from "./seen-ids.ts";
 import { passiveKindOf, readMessageSignals, type MessageSignals } from "./signals.ts";
 import { groupServiceAid, isServiceEvent } from "./service-event.ts";
 import { equalsLower } from "./same-lower.ts";
+import type { SenderAccess } from "./sender-access.ts";
 import { createServerClock, observeServerTime, serverNow, serverNowLowerBound, type ServerClock } from "./server-clock.ts";
 import { EngagedSpeakers, OwnMessages } from "./social.ts";
 import {
@@ -89,6 +90,8 @@ export class GroupIngest {
   /** Per sender, whom their last addressed line was for: their next lines may continue it. */
   #targets: Map<string, { to: Target; ts: number }> | null = null;
   #own = new OwnMessages();
+  /** Null when the group has no allowFrom/denyFrom: every sender may address us. */
+  #access: SenderAccess | null;
 
   lastSelfSpeakAt: number | null;
   #settings: IngestSettings;
@@ -112,7 +115,9 @@ export class GroupIngest {
     restored?: { cursor?: number; lastSelfSpeakAt?: number | null } | undefined;
     /** Nick keys of the group's member list (group service, agent.md names): members who may not have spoken yet. */
     listedMembers?: (() => ReadonlySet<string>) | undefined;
+    access?: SenderAccess | null;
   }) {
+    this.#access = p.access ?? null;
     this.#listedMembers = p.listedMembers;
     this.#aid = p.aid;
     this.#aidLower = p.aid.toLowerCase();
@@ -131,7 +136,7 @@ export class GroupIngest {
    * One inbound message arriving at local time `localNow`: the accepted message with its flags,
    * or why it is not accepted. Runs per message — no closures, regex built here, or extra scans.
    */
-  admit(m: GroupMessage, localNow: number): InboundMessage | "duplicate" | "self" {
+  admit(m: GroupMessage, localNow: number): InboundMessage | "duplicate" | "self" | "refused-sender" {
     const num = numericMsgId(m.msgId);
     if (this.#seen.checkAndAdd(m.msgId, num)) return "duplicate";
     this.#senders.add(m.msgId, m.sender);
@@ -147,6 +152,8 @@ export class GroupIngest {
     }
     // Reactions count for vitality like any message.
     appendVitalityEvent(this.#window, m.timestamp, m.sender);
+    // A refused sender still makes the group busy, but never wakes us nor reaches the model.
+    if (this.#access !== null && !this.#access(m.sender).ok) return "refused-sender";
     // Network signals (metadata mentions, reactions, no-reply flags): optional, honoured when present.
     const signals = readMessageSignals(m.metadata, this.#aid, m.content);
     const passive = passiveKindOf(signals);

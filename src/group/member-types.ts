@@ -136,6 +136,16 @@ export class MemberDirectory implements MemberTypes, MemberNames {
     return false;
   }
 
+  /** Every member with a known type (the host's directory lists them), by precedence. */
+  known(): Array<{ aid: string; type: MemberType }> {
+    const out = new Map<string, MemberType>();
+    // A member's own "human" is an unverified claim: listed as unknown.
+    for (const [aid, type] of this.#profile) out.set(aid, type === "human" ? "unknown" : type);
+    for (const [aid, type] of this.#service) out.set(aid, type);
+    for (const [aid, info] of this.#config) out.set(aid, info.type);
+    return [...out].map(([aid, type]) => ({ aid, type }));
+  }
+
   /** A type the group service reported (a `get_members` entry, its reading of the member's agent.md). */
   recordService(aid: string, type: MemberType): void {
     this.#record(this.#service, aid, type);

@@ -1,7 +1,10 @@
 // The adapters the OpenClaw host calls into: accounts (= our identities), the gateway that runs
 // one identity per account, and outbound sends. Host-agnostic: the composition root (src/plugin.ts)
 // supplies `startIdentity` and the backend factory, so this file runs and tests without the host.
-import type { AgentBackend, ChannelConfig, IdentityConfig, Logger } from "../types.ts";
+import type { AgentBackend, ChannelConfig, GroupMessage, IdentityConfig, Logger } from "../types.ts";
+import type { DispatchDecision } from "../monitor/decision.ts";
+import type { GroupClientEvent } from "../group/group-client-types.ts";
+import { createAccountLiveStatus, type AccountLiveStatus } from "./openclaw-status.ts";
 import { cleanOutboundText } from "../monitor/outbound.ts";
 import { ConfigError, parseChannelConfig } from "../config/load.ts";
 import { childLogger, createJsonLogger, errorFields } from "../log.ts";
@@ -37,9 +40,20 @@ export type StartIdentityParams = {
   backend: AgentBackend;
   logger: Logger;
   abortSignal: AbortSignal;
+  /** Observers for the account's status (src/host/openclaw-status.ts). */
+  onMessages?: (groupId: string, messages: readonly GroupMessage[]) => void;
+  onDecision?: (decision: DispatchDecision) => void;
+  onGroupEvent?: (groupId: string, event: GroupClientEvent) => void;
 };
 export type RunningIdentity = {
   readonly done: Promise<void>;
+  /** Resolves once signed in and every group's backlog is pulled; rejects when sign-in is refused. */
+  readonly ready?: Promise<void>;
+  readonly groups?: readonly string[];
+  /** Who is a human or an agent as this identity knows it; `known()` lists them (the host's directory). */
+  readonly memberTypes?: object;
+  /** The group connection's state (`open`, `reconnecting`, …) for one group. */
+  connectionFor?(groupId: string): { readonly status: string } | undefined;
   sendText(groupId: string, text: string): Promise<{ msgId: string; timestamp: number }>;
 };
 export type StartIdentity = (params: StartIdentityParams) => RunningIdentity;
@@ -58,6 +72,8 @@ export type AcpGroupGatewayContext<Cfg> = {
 export type AcpGroupStatus = {
   accountId: string;
   running?: boolean;
+  connected?: boolean;
+  lastConnectedAt?: number | null;
   configured?: boolean;
   lastStartAt?: number | null;
   lastStopAt?: number | null;
@@ -161,6 +177,8 @@ export function createAcpGroupChannelAdapters<Cfg>(deps: {
   fallbackLog?: (line: string) => void;
 }) {
   const running = new Map<string, RunningIdentity>();
+  // What each account has done since it started in this process (status and probe read it).
+  const live = new Map<string, AccountLiveStatus>();
 
   async function startAccount(ctx: AcpGroupGatewayContext<Cfg>): Promise<void> {
     const { account, accountId } = ctx;
@@ -181,10 +199,23 @@ export function createAcpGroupChannelAdapters<Cfg>(deps: {
     const backend = deps.createBackend({ cfg: ctx.cfg, accountId, config, identity, channelRuntime: ctx.channelRuntime, logger });
     logger.log("info", "openclaw.account-start", { aid: identity.aid, accessPoint: accessPointUrlFor(identity), stateDir: config.stateDir });
     let identityRun: RunningIdentity | undefined;
+    const status = createAccountLiveStatus({ aid: identity.aid, now: Date.now });
+    live.set(accountId, status);
     try {
-      identityRun = deps.startIdentity({ config, identityId: accountId, backend, logger, abortSignal: ctx.abortSignal });
+      identityRun = deps.startIdentity({ config, identityId: accountId, backend, logger, abortSignal: ctx.abortSignal, ...status.observers });
       running.set(accountId, identityRun);
+      status.attach(identityRun);
       reportStatus(ctx, logger, { running: true, configured: true, lastStartAt: Date.now(), lastError: null });
+      // Signed in (or refused): the host's status shows it without a probe.
+      void identityRun.ready
+        ?.then(() => {
+          status.markSignedIn();
+          reportStatus(ctx, logger, { connected: true, lastConnectedAt: Date.now() });
+        })
+        .catch((err: unknown) => {
+          status.markError(err);
+          reportStatus(ctx, logger, { connected: false, lastError: err instanceof Error ? err.message : String(err) });
+        });
       // Pending until the host aborts this account; `done` never rejects.
       await identityRun.done;
       logger.log("info", "openclaw.account-stopped", {});
@@ -233,6 +264,15 @@ export function createAcpGroupChannelAdapters<Cfg>(deps: {
     outbound: { deliveryMode: "direct" as const, sendText },
     /** Identity ids with a live transport (for tests and status). */
     runningAccountIds: (): string[] => [...running.keys()],
+    /** Groups and typed members of a running account (the host's directory). */
+    runningDirectory: (accountId: string): { groups: readonly string[]; members: Array<{ aid: string; type: string }> } | undefined => {
+      const r = running.get(accountId);
+      if (!r) return undefined;
+      const known = (r.memberTypes as { known?: () => Array<{ aid: string; type: string }> } | undefined)?.known;
+      return { groups: r.groups ?? [], members: typeof known === "function" ? known.call(r.memberTypes) : [] };
+    },
+    /** The account's live status in this process, when it has started here. */
+    liveStatus: (accountId: string): AccountLiveStatus | undefined => live.get(accountId),
   };
 }
 

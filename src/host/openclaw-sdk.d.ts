@@ -128,15 +128,49 @@ declare module "openclaw/plugin-sdk/channel-core" {
     }>;
   };
 
+  type ChannelDirectoryEntry = { kind: "user" | "group" | "channel"; id: string; name?: string; handle?: string; rank?: number; raw?: unknown };
+  type ChannelAccountSnapshot = {
+    accountId: string;
+    name?: string;
+    enabled?: boolean;
+    configured?: boolean;
+    running?: boolean;
+    connected?: boolean;
+    lastConnectedAt?: number | null;
+    lastInboundAt?: number | null;
+    lastOutboundAt?: number | null;
+    lastError?: string | null;
+    identity?: string;
+    baseUrl?: string;
+    probe?: unknown;
+    lastProbeAt?: number | null;
+  };
+
   export type ChannelPlugin<A = any> = {
     id: string;
     meta: { id: string; label: string; selectionLabel: string; docsPath: string; blurb: string; markdownCapable?: boolean };
     capabilities: { chatTypes: Array<"direct" | "group" | "channel" | "thread">; reactions?: boolean; media?: boolean; blockStreaming?: boolean };
     reload?: { configPrefixes: string[] };
     config: ChannelConfigAdapter<A>;
-    groups?: { resolveRequireMention?: (params: { cfg: OpenClawConfig; groupId?: string | null }) => boolean | undefined };
+    groups?: {
+      resolveRequireMention?: (params: { cfg: OpenClawConfig; groupId?: string | null }) => boolean | undefined;
+      resolveToolPolicy?: (params: { cfg: OpenClawConfig; groupId?: string | null; accountId?: string | null }) => { allow?: string[]; alsoAllow?: string[]; deny?: string[] } | undefined;
+    };
+    status?: {
+      probeAccount?: (params: { account: A; timeoutMs: number; cfg: OpenClawConfig }) => Promise<unknown>;
+      buildAccountSnapshot?: (params: { account: A; cfg: OpenClawConfig; runtime?: ChannelAccountSnapshot; probe?: unknown }) => ChannelAccountSnapshot | Promise<ChannelAccountSnapshot>;
+      buildChannelSummary?: (params: { account: A; cfg: OpenClawConfig; defaultAccountId: string; snapshot: ChannelAccountSnapshot }) => Record<string, unknown> | Promise<Record<string, unknown>>;
+    };
+    doctor?: { collectPreviewWarnings?: (params: { cfg: OpenClawConfig; doctorFixCommand: string; env?: NodeJS.ProcessEnv }) => string[] | Promise<string[]> };
+    security?: { collectWarnings?: (ctx: { cfg: OpenClawConfig; accountId?: string | null; account: A }) => string[] | Promise<string[]> };
+    messaging?: { targetPrefixes?: readonly string[]; normalizeTarget?: (raw: string) => string | undefined };
+    directory?: {
+      listGroups?: (params: { cfg: OpenClawConfig; accountId?: string | null; query?: string | null; limit?: number | null }) => Promise<ChannelDirectoryEntry[]>;
+      listPeers?: (params: { cfg: OpenClawConfig; accountId?: string | null; query?: string | null; limit?: number | null }) => Promise<ChannelDirectoryEntry[]>;
+    };
     outbound?: ChannelOutboundAdapter;
     gateway?: { startAccount?: (ctx: ChannelGatewayContext<A>) => Promise<unknown> };
+    setupContract?: import("openclaw/plugin-sdk/channel-setup").ChannelOwnedSetupContract;
   };
 
   export function createChannelPluginBase<A>(
@@ -155,4 +189,23 @@ declare module "openclaw/plugin-sdk/channel-core" {
     plugin: TPlugin;
     setRuntime?: (runtime: PluginRuntime) => void;
   }): { id: string; name: string; description: string; register: (api: unknown) => void; channelPlugin: TPlugin };
+}
+
+declare module "openclaw/plugin-sdk/channel-setup" {
+  import type { OpenClawConfig } from "openclaw/plugin-sdk/channel-core";
+  type SetupField =
+    | { kind: "string"; sensitive?: boolean; cli: { flags: string; description: string } }
+    | { kind: "boolean"; cli: { flags: string; description: string } }
+    | { kind: "string-list"; sensitive?: boolean; cli: { flags: string; description: string } };
+  type FieldValue<F> = F extends { kind: "boolean" } ? boolean : F extends { kind: "string-list" } ? string[] : string;
+  type InputOf<Fields> = { name?: string } & { [K in keyof Fields]?: FieldValue<Fields[K]> };
+  export type ChannelOwnedSetupContract = { kind: "channel-owned"; metadata: { fields: readonly unknown[] }; parseInput: (input: unknown) => { ok: true; value: unknown } | { ok: false; error: string } };
+  export function defineChannelSetupContract<const Fields extends Record<string, SetupField>>(params: {
+    fields: Fields;
+    adapter: {
+      prepareAccountConfigInput?: (params: { cfg: OpenClawConfig; accountId: string; input: InputOf<Fields>; runtime: unknown }) => Promise<InputOf<Fields>> | InputOf<Fields>;
+      applyAccountConfig: (params: { cfg: OpenClawConfig; accountId: string; input: InputOf<Fields> }) => OpenClawConfig;
+      validateInput?: (params: { cfg: OpenClawConfig; accountId: string; input: InputOf<Fields> }) => string | null;
+    };
+  }): ChannelOwnedSetupContract;
 }

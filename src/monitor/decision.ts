@@ -28,6 +28,8 @@ export interface DispatchDecision {
   /** Agent-only exchanges in a row after this dispatch (bot-loop guard). */
   agentChain: number;
   outcome: DispatchOutcome;
+  /** Who the addressed call is charged to (lower-cased aid), when someone addressed us. */
+  payer?: string;
   /** Machine-readable detail of a skip or downgrade, e.g. `unaddressed:5m:messages 2/2 +1`, `near-duplicate:0.86`. */
   detail?: string;
 }
@@ -51,6 +53,7 @@ export function decisionLogFields(d: DispatchDecision): Record<string, unknown> 
     // Clamped: a window overspent by a restart or a config change must not log 7.5 (or NaN).
     budgetRatio: Number.isFinite(d.budgetRatio) ? Math.round(Math.min(1, Math.max(0, d.budgetRatio)) * 1000) / 1000 : 1,
     budgetPool: d.budgetPool,
+    ...(d.payer !== undefined ? { payer: d.payer } : {}),
     modelCalls: d.modelCalls,
     tokens: d.tokens,
     delayMs: d.delayMs,

@@ -36,13 +36,14 @@ import type { OwnReply } from "./prompt.ts";
 import { cleanOutboundText } from "./outbound.ts";
 import { minReplyType, toReaction, trimReply } from "./reply-policy.ts";
 import { decisionLogFields, type DispatchDecision } from "./decision.ts";
+import { choosePayer, describeOverShare, ownerBudgetEvents, pruneSenderCharges, recordSenderCharge, type SenderCharge } from "./sender-share.ts";
 import { checkOthersDuplicate, ReplyNotDeliveredError, sendPrepared, type PreparedReply } from "./send-gates.ts";
 import { decideFloor, findAnswer, onlyAgentAnswers, type FloorContext } from "./floor.ts";
 
 export type { DispatchDecision } from "./decision.ts";
 
 /** The monitor's part of {@link PersistedGroupState}. */
-export type MonitorSnapshot = Pick<PersistedGroupState, "lastSelfSpeakAt" | "replyHashes" | "replyTexts" | "budgetEvents" | "agentChain">;
+export type MonitorSnapshot = Pick<PersistedGroupState, "lastSelfSpeakAt" | "replyHashes" | "replyTexts" | "budgetEvents" | "agentChain" | "senderCharges">;
 
 export interface MonitorParams {
   identityId: string;
@@ -102,6 +103,8 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
   let memory: ReplyMemory = { hashes: p.restored?.replyHashes ?? [], texts: p.restored?.replyTexts ?? [] };
   let budgetEvents: BudgetEvent[] = [...(p.restored?.budgetEvents ?? [])].map((e) => [e[0], e[1], e[2]]);
   let agentChain = p.restored?.agentChain ?? 0;
+  // Who paid for each addressed call (src/monitor/sender-share.ts): one sender's share is bounded.
+  let senderCharges: SenderCharge[] = (p.restored?.senderCharges ?? []).map((c) => [c[0], c[1], c[2]]);
   let ownReplies: OwnReply[] = [];
   /** Other members' latest messages from earlier batches (dedup.othersHistorySize), oldest first. */
   let othersRecent: InboundMessage[] = [];
@@ -119,6 +122,8 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
     replyTexts: [...memory.texts],
     budgetEvents: budgetEvents.map((e) => [e[0], e[1], e[2]]),
     agentChain,
+    // Left out while empty: a group nobody addressed saves what it saved before.
+    ...(senderCharges.length > 0 ? { senderCharges: senderCharges.map((c): [number, number, string] => [c[0], c[1], c[2]]) } : {}),
   });
   const emitState = () => safeCall(() => p.onStateChange?.(snapshot()), "monitor.on-state-change-failed");
   function safeCall(fn: () => void, event: string): void {
@@ -251,7 +256,16 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
     let parts = buildPrompt(batch, { budgetRatio: budgetUsageRatio(budgetEvents, settings.budget, batch.now, pool) });
     // The prompt's own size must fit: a window is never overrun by the call that would cross it.
     const nextCallTokens = estimateTokens(parts.systemPrompt) + estimateTokens(parts.body);
-    const budget = checkBudget({ events: budgetEvents, settings: settings.budget, now: batch.now, pool, nextCallTokens });
+    senderCharges = pruneSenderCharges(senderCharges, batch.now);
+    const payer =
+      pool === "addressed"
+        ? choosePayer({ messages: others, owner: identity.owner, charges: senderCharges, settings: settings.budget, share: settings.senderShare, now: batch.now, nextCallTokens })
+        : ({ ok: true, payer: undefined, owner: false } as const);
+    if (!payer.ok) return skip("sender-over-share", describeOverShare(payer));
+    if (payer.payer !== undefined) record.payer = payer.payer;
+    // The owner is checked against the allowance counting only their own calls: others cannot use it up.
+    const poolEvents = (): BudgetEvent[] => (payer.owner ? ownerBudgetEvents(senderCharges, payer.payer) : budgetEvents);
+    const budget = checkBudget({ events: poolEvents(), settings: settings.budget, now: batch.now, pool, nextCallTokens });
     record.budgetRatio = budget.ratio;
     if (!budget.ok) return skip("over-budget", describeOverBudget(budget));
 
@@ -302,6 +316,7 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
       const event: BudgetEvent = [calledAt, tokens, pool === "addressed" ? 1 : 0];
       ownEvents.push(event);
       budgetEvents = recordBudgetEvent(budgetEvents, event);
+      if (payer.payer !== undefined) senderCharges = recordSenderCharge(senderCharges, [calledAt, tokens, payer.payer]);
       record.tokens += tokens;
       emitState();
       return result.text;
@@ -380,7 +395,7 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
         answeringMention: mentioned,
         newerMention: batch.hasPendingMention(),
         // This dispatch's own calls are paid for; the re-check asks whether anything else used the budget up meanwhile.
-        budget: checkBudget({ events: budgetEvents.filter((e) => !ownEvents.includes(e)), settings: settings.budget, now: nowAt(), pool }),
+        budget: checkBudget({ events: poolEvents().filter((e) => !ownEvents.some((o) => o[0] === e[0] && o[1] === e[1])), settings: settings.budget, now: nowAt(), pool }),
       });
       if (!after.ok) return skip(after.reason, after.detail ? `after-delay ${after.detail}` : "after-delay");
       if (floor === undefined) break;

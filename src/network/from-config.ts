@@ -2,6 +2,7 @@
 // point URL and the TLS rules. The one place config shapes meet the network layer.
 import type { IdentityConfig, NetworkSettings } from "../config/schema.ts";
 import { accessPointUrlFor } from "./access-point.ts";
+import { resolveSeedPassword } from "../config/secret-ref.ts";
 import type { TlsOptions } from "./http-client.ts";
 import { join } from "node:path";
 import { NetworkError } from "./errors.ts";
@@ -21,7 +22,7 @@ export function resolveAgentConnection(params: {
   env?: NodeJS.ProcessEnv;
 }): ResolvedAgentConnection {
   const { identity: c, network } = params;
-  const seedPassword = network.seedPassword ?? ((params.env ?? process.env).ACP_SEED_PASSWORD || undefined);
+  const seedPassword = resolveSeedPassword(network, params.env ?? process.env);
   const accessPointUrl = accessPointUrlFor({ aid: c.aid, accessPoint: c.accessPoint, accessPointUrl: c.accessPointUrl });
   let identity: Identity;
   try {

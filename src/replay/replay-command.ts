@@ -123,6 +123,7 @@ async function replayCommand(args: string[], io: Io): Promise<number> {
     persona,
     ...(aid ? { aid } : {}),
     aliases,
+    ...(identity?.owner !== undefined ? { owner: identity.owner } : {}),
     // The log has no group id of its own: --group picks whose configured settings apply.
     settings: settingsFor(config, identity, values.group ?? "replay"),
     agentLatencyMs,

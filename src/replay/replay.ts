@@ -18,6 +18,8 @@ export interface ReplayOptions {
   /** Our agent id; default the persona name. Lines from the persona are our own messages. */
   aid?: string;
   aliases?: readonly string[];
+  /** The agent's owner (from the config): never refused, never limited by a sender's share. */
+  owner?: string;
   settings: GroupSettings;
   /** Simulated model latency. Default 2000 ms. */
   agentLatencyMs?: number;
@@ -70,6 +72,8 @@ export interface ReplayReport {
   messages: ReplayMessage[];
   dispatches: ReplayDispatch[];
   drops: Array<{ id: string; reason: DropReason }>;
+  /** Model-called dispatches by who paid for them (the sender who addressed us), most first. */
+  payers: Array<{ sender: string; dispatches: number }>;
   summary: {
     messages: number;
     dispatches: number;
@@ -178,6 +182,7 @@ export function startReplayAgent(p: {
     aid,
     name: opts.persona,
     aliases: [...(opts.aliases ?? [])],
+    ...(opts.owner !== undefined ? { owner: opts.owner } : {}),
     enabled: true,
     groups: {},
   };
@@ -185,6 +190,7 @@ export function startReplayAgent(p: {
     messages: [],
     dispatches: [],
     drops: [],
+    payers: [],
     summary: { messages: lines.length, dispatches: 0, mentions: 0, maxWaitMs: 0, p95WaitMs: 0, maxMentionWaitMs: 0, modelCalls: 0, sent: 0, skipped: {}, replyTypes: {} },
     addressed: null,
   };
@@ -193,6 +199,7 @@ export function startReplayAgent(p: {
   const firstDispatchAt = new Map<string, number>();
   const byDispatch = new Map<number, ReplayDispatch>();
   let replySeq = 0;
+  const paid = new Map<string, number>();
   const backend = createScriptedBackend({
     mode: opts.responder ?? "silent",
     latencyMs: opts.agentLatencyMs ?? 2000,
@@ -222,6 +229,7 @@ export function startReplayAgent(p: {
     logger,
     random: mulberry32(opts.seed ?? 1),
     onDecision: (d: DispatchDecision) => {
+      if (d.payer !== undefined && d.modelCalls > 0) paid.set(d.payer, (paid.get(d.payer) ?? 0) + 1);
       const rec = byDispatch.get(d.dispatchId);
       if (!rec) return;
       rec.outcome = {
@@ -317,6 +325,7 @@ export function startReplayAgent(p: {
       s.p95WaitMs = percentile(waits, 95);
       s.maxMentionWaitMs = maxMentionWait;
       report.addressed = measureAddressed({ lines, isPersona, persona: opts.persona, flags, modelCallAt });
+      report.payers = [...paid].map(([sender, dispatches]) => ({ sender, dispatches })).sort((a, b) => b.dispatches - a.dispatches || a.sender.localeCompare(b.sender));
       for (const d of report.dispatches) {
         if (d.outcome.sent) s.sent++;
         else if (d.outcome.skipReason) s.skipped[d.outcome.skipReason] = (s.skipped[d.outcome.skipReason] ?? 0) + 1;

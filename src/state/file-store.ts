@@ -61,6 +61,7 @@ const persistedGroupStateSchema = z
     replyHashes: z.array(z.string()),
     replyTexts: z.array(z.string()),
     budgetEvents: z.array(z.tuple([z.number(), count, z.number().int().min(0).max(1)])),
+    senderCharges: z.array(z.tuple([z.number(), count, z.string()])).optional(),
     agentChain: count,
   })
   .strict();

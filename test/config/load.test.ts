@@ -54,6 +54,9 @@ describe("defaults", () => {
       gapThresholdMs: 600000,
       decision: "single",
       maxAgentChain: 6,
+      allowFrom: [],
+      denyFrom: [],
+      senderShare: 0.67,
       replyPolicy: { allowLong: false, maxCharsPerMessage: 500, noMarkdown: true, maxReactionChars: 8, shortSentences: 2, normalSentences: 5, tailMark: "…" },
       budget: {
         enabled: true,

@@ -57,7 +57,8 @@ describe("openclaw.plugin.json", () => {
   it("marks every secret sensitive, and every uiHints key names a real config path", () => {
     for (const key of Object.keys(UI_HINTS)) expect([key, nodeAt(schema, key) !== undefined]).toEqual([key, true]);
     const secretPaths = walk(schema)
-      .filter(([path, n]) => n.type === "string" && /(token|apikey|secret|password)$/i.test(path))
+      // A secret may also be a reference (`anyOf` of the text and a SecretRef object): still a secret.
+      .filter(([path, n]) => (n.type === "string" || (n.anyOf as Node[] | undefined)?.some((a) => a.type === "string") === true) && /(token|apikey|secret|password)$/i.test(path))
       .map(([path]) => path)
       .sort();
     expect(secretPaths).toEqual(["llm.apiKey", "network.seedPassword"]);

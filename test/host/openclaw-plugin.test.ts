@@ -26,6 +26,11 @@ vi.mock("openclaw/plugin-sdk/channel-core", () => ({
   }),
 }));
 
+// The host's setup contract helper: the fields and adapter pass through as given.
+vi.mock("openclaw/plugin-sdk/channel-setup", () => ({
+  defineChannelSetupContract: (p: { fields: unknown; adapter: unknown }) => ({ kind: "channel-owned", metadata: { fields: p.fields }, adapter: p.adapter, parseInput: (v: unknown) => ({ ok: true, value: v }) }),
+}));
+
 vi.mock("../../src/runtime.ts", () => ({
   startIdentity: (params: StartIdentityParams) => {
     let abort!: () => void;
@@ -157,5 +162,23 @@ describe("src/plugin.ts", () => {
     await running;
     expect(status).toMatchObject({ running: false });
     expect(lines.map((l) => l.split(" ")[0])).toEqual(["openclaw.account-start", "openclaw.account-stopped"]);
+  });
+});
+
+describe("the host-facing adapters of src/plugin.ts", () => {
+  it("the setup entry (doctor, channels add) is the same plugin, with setup, status, doctor, security, tool policy, directory and targets", async () => {
+    const { default: setupEntry } = await import("../../src/setup-entry.ts");
+    expect(setupEntry.plugin).toBe(acpGroupChannelPlugin);
+    const p = acpGroupChannelPlugin as unknown as Record<string, Record<string, unknown>>;
+    expect(Object.keys(p).filter((k) => ["setupContract", "status", "doctor", "security", "directory", "messaging"].includes(k)).sort()).toEqual(["directory", "doctor", "messaging", "security", "setupContract", "status"]);
+    const resolveToolPolicy = p.groups!.resolveToolPolicy as (x: unknown) => unknown;
+    expect(resolveToolPolicy({ cfg, groupId: "room-1", accountId: "bot" })).toEqual({ deny: ["*"] });
+    const normalizeTarget = p.messaging!.normalizeTarget as (raw: string) => string | undefined;
+    expect(normalizeTarget("acp-group:room-1")).toBe("group:room-1");
+    const listGroups = p.directory!.listGroups as (x: unknown) => Promise<unknown>;
+    await expect(listGroups({ cfg, accountId: "bot" })).resolves.toEqual([{ kind: "group", id: "group:room-1", name: "Room one" }]);
+    // Not started in this process: the probe says why it is not signed in, and the key is missing.
+    const probe = (await (p.status!.probeAccount as (x: unknown) => Promise<Record<string, unknown>>)({ account: acpGroupChannelPlugin.config.resolveAccount(cfg, "bot"), timeoutMs: 1000, cfg })) as Record<string, unknown>;
+    expect(probe).toMatchObject({ ok: false, aid: "bot.agentcp.io", signedIn: false, key: "missing" });
   });
 });

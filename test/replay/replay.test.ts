@@ -34,7 +34,7 @@ describe("replay --json: the seed §4.3 timeline", () => {
   it("T+0 a×3, T+1s b×2, T+2s c×4, T+2.5s d×1 naming alice → one mention dispatch at T+2.5s with all 10 in order", async () => {
     const report = await replayJson(dir.jsonl("seed.jsonl", SEED_TIMELINE));
 
-    expect(Object.keys(report).sort()).toEqual(["addressed", "dispatches", "drops", "messages", "summary"]);
+    expect(Object.keys(report).sort()).toEqual(["addressed", "dispatches", "drops", "messages", "payers", "summary"]);
     // No annotations in this log: nothing to measure reach against.
     expect(report.addressed).toBeNull();
     expect(report.messages).toEqual([
