@@ -47,8 +47,8 @@ afterEach(() => {
 
 describe("per-sender share of the addressed allowance", () => {
   it("a stranger flooding mentions gets 10 of the 15 addressed calls in 5 min; bob and the owner are still answered", async () => {
-    // Defaults: addressed 5m allowance 15 calls, senderShare 0.67 → 10 calls per sender per 5 min.
-    const { sender, backend, decisions, monitor, client } = setup(settingsWith());
+    // An addressed 5m allowance of 15 calls and the default senderShare 0.67 → 10 calls per sender per 5 min.
+    const { sender, backend, decisions, monitor, client } = setup(settingsWith({ budget: { addressed: { "5m": { messages: 15, tokens: 180_000 } } } }));
 
     // T+0s … T+290s: mallory mentions Alice every 10 s (30 mentions).
     for (let i = 0; i < 30; i++) {

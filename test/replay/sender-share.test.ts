@@ -22,7 +22,8 @@ describe("replay: who may spend the agent", () => {
   it("the flood gets 10 model calls of 15 in 5 min, the denied sender none, bob and the owner are answered", async () => {
     const cfg = dir.json("share-config.json", {
       identities: { a: { aid: "alice.agentcp.io", name: "alice", owner: "carol" } },
-      groups: { "*": { denyFrom: ["spam*"] } },
+      // An addressed allowance of 15 calls per 5 min: the flood's share is 10 of them.
+      groups: { "*": { denyFrom: ["spam*"], budget: { addressed: { "5m": { messages: 15, tokens: 180_000 } } } } },
     });
     const log = dir.jsonl("flood.jsonl", FLOOD);
     const run = await runCli(["replay", log, "--persona", "alice", "--json", "--responder", "mention", "--config", cfg]);
