@@ -68,4 +68,20 @@ describe("requests are served round-robin across sockets", () => {
     expect(longestRun(order)).toBeLessThanOrEqual(2);
     expect(net.counters().slowClosed).toBe(0);
   });
+
+  it("a reading socket that sends 500 requests at once (past the 64 KiB held) is read again as they are served: all answered, nothing closed", async () => {
+    tmp = tempDir();
+    const service = createGroupService({ domain: "acp.local", groups: { [GROUP]: { members: Object.fromEntries(AIDS.map((a) => [a, {}])) } }, rateLimit: null });
+    service.post({ groupId: GROUP, sender: AIDS[2]!, content: "hello" });
+    net = await startLocalNetwork({ domain: "acp.local", stateDir: join(tmp.dir, "net"), serviceAgents: [service] });
+    const identity = await createIdentity({ aid: AIDS[0]!, stateDir: join(tmp.dir, "ids"), accessPointUrl: net.localUrl, noPassphrase: true });
+    const s = await openRawSession({ localUrl: net.localUrl, identity, service: service.aid });
+    sessions.push(s);
+    // Each request frame is ~250 bytes: 500 of them are ~125 KB, about twice what is held before reading stops.
+    const all = await Promise.all(
+      Array.from({ length: 500 }, (_, i) => s.request({ action: "pull_messages", request_id: `r${i}`, group_id: GROUP, params: { after_msg_id: 0, limit: 1 } })),
+    );
+    expect(all.filter((a) => a.code === 0)).toHaveLength(500);
+    expect(net.counters().slowClosed).toBe(0);
+  });
 });
