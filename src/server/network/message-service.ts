@@ -67,7 +67,14 @@ interface Connection {
   creditPing: { payload: string; confirms: number } | undefined;
   /** The sessions this aid is in over this socket (bounded by maxSessionsPerAid); ended with it. */
   sessions: Set<string>;
+  /** In the ready queue: it has held frames to be served, one per turn. */
+  queued: boolean;
+  /** Not read because its held frames passed maxBacklogBytes while it was served normally (read again once they are served). */
+  heldFull: boolean;
 }
+
+/** Held frames served per turn (one per socket, round-robin) before reading sockets again. */
+const FRAMES_PER_TURN = 16;
 
 const str = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
 
@@ -82,6 +89,11 @@ export class MessageService {
   #lastMessageId = 0;
   /** Numbers the credit pings, so a pong is matched to its own ping. */
   #creditPings = 0;
+  /** Sockets with held frames to serve, in round-robin order. */
+  #ready: Connection[] = [];
+  /** Sockets that had a frame served since the last turn: their next frames wait for their turn. */
+  readonly #servedThisTurn = new Set<Connection>();
+  #turnTimer: ReturnType<typeof setImmediate> | undefined;
   readonly #limits: SocketLimits;
   readonly #kindOf: (aid: string) => AidKind;
   /** How this service may differ from the usual (tests play a real network's behaviour with it). */
@@ -205,14 +217,14 @@ export class MessageService {
       this.#endSessionsOf(aid, previous.sessions);
       previous.ws.close(CLOSE_REPLACED, "replaced by a newer connection");
     }
-    const conn: Connection = { aid, kind, source, ws, alive: true, expiryTimer: undefined, paused: false, pausedBuffered: 0, backlog: [], backlogBytes: 0, sessions: new Set(), unconfirmed: 0, creditPing: undefined };
+    const conn: Connection = { aid, kind, source, ws, alive: true, expiryTimer: undefined, paused: false, pausedBuffered: 0, backlog: [], backlogBytes: 0, sessions: new Set(), unconfirmed: 0, creditPing: undefined, queued: false, heldFull: false };
     ws.on("pong", (data: Buffer) => {
       conn.alive = true;
       if (conn.creditPing === undefined || data.toString() !== conn.creditPing.payload) return;
       // It has read everything sent before the ping: that much output is confirmed.
       conn.unconfirmed = Math.max(0, conn.unconfirmed - conn.creditPing.confirms);
       conn.creditPing = undefined;
-      this.#serveBacklog(conn);
+      this.#enqueue(conn);
     });
     const left = expiresAt - this.#now();
     conn.expiryTimer = setTimeout(() => {
@@ -226,13 +238,24 @@ export class MessageService {
     ws.on("message", (data: RawData, isBinary: boolean) => {
       if (isBinary) return this.#refuse(conn, "binary frame");
       const text = data.toString();
-      if (conn.paused || conn.creditPing !== undefined || conn.backlog.length > 0) {
-        // Not served while its output is stuck or unconfirmed: held, and past a limit the socket is closed.
+      const stuck = conn.paused || conn.creditPing !== undefined;
+      if (stuck || conn.backlog.length > 0 || this.#servedThisTurn.has(conn)) {
+        // Held: served in its turn (one frame per socket per turn), not while its output is stuck or unconfirmed.
         conn.backlog.push(text);
         conn.backlogBytes += text.length;
-        if (conn.backlogBytes > this.#limits.maxBacklogBytes) this.#closeSlow(conn, "backlog limit");
+        if (conn.backlogBytes > this.#limits.maxBacklogBytes) {
+          // A socket whose output is stuck is closed; one that is merely busy is not read until it is served.
+          if (stuck) return this.#closeSlow(conn, "backlog limit");
+          if (!conn.heldFull) {
+            conn.heldFull = true;
+            ws.pause();
+          }
+        }
+        this.#enqueue(conn);
         return;
       }
+      this.#servedThisTurn.add(conn);
+      this.#scheduleTurn();
       this.#onFrame(conn, text);
     });
     ws.on("close", () => {
@@ -344,6 +367,8 @@ export class MessageService {
       this.#logger.log("debug", "message-service.socket-paused", { aid: conn.aid, buffered: ws.bufferedAmount });
       ws.pause();
     }
+    // Stuck now with a full backlog (it sent more than it reads): nothing more of it will be served soon.
+    if ((conn.paused || conn.creditPing !== undefined) && conn.backlogBytes > this.#limits.maxBacklogBytes) this.#closeSlow(conn, "backlog limit");
     return true;
   }
 
@@ -353,17 +378,49 @@ export class MessageService {
     if (conn.ws.bufferedAmount > this.#limits.pauseBufferedBytes / 2) return;
     conn.paused = false;
     conn.alive = true;
-    conn.ws.resume();
-    this.#serveBacklog(conn);
+    if (!conn.heldFull) conn.ws.resume();
+    this.#enqueue(conn);
   }
 
-  /** Serves held frames in order while the socket is neither paused nor waiting for its credit pong. */
-  #serveBacklog(conn: Connection): void {
-    while (conn.backlog.length > 0 && !conn.paused && conn.creditPing === undefined && conn.ws.readyState === WebSocket.OPEN) {
+  /** Puts a socket with held frames in the ready queue (once) and makes sure a turn comes. */
+  #enqueue(conn: Connection): void {
+    if (conn.queued || conn.backlog.length === 0) return;
+    conn.queued = true;
+    this.#ready.push(conn);
+    this.#scheduleTurn();
+  }
+
+  #scheduleTurn(): void {
+    this.#turnTimer ??= setImmediate(() => this.#turn());
+  }
+
+  /**
+   * One turn, after the sockets were read: one held frame of each ready socket in order, at most
+   * FRAMES_PER_TURN of them, each socket back at the end of the queue while it has more. So a socket
+   * that sends a burst is served one frame at a time between everyone else's, and sockets are read
+   * again between turns (a frame from a socket with nothing held is served as soon as it is read).
+   */
+  #turn(): void {
+    this.#turnTimer = undefined;
+    this.#servedThisTurn.clear();
+    let served = 0;
+    while (served < FRAMES_PER_TURN && this.#ready.length > 0) {
+      const conn = this.#ready.shift()!;
+      conn.queued = false;
+      // Stuck sockets leave the queue; their pong or drain puts them back.
+      if (conn.paused || conn.creditPing !== undefined || conn.ws.readyState !== WebSocket.OPEN || conn.backlog.length === 0) continue;
       const text = conn.backlog.shift()!;
       conn.backlogBytes -= text.length;
+      if (conn.heldFull && conn.backlogBytes <= this.#limits.maxBacklogBytes / 2) {
+        conn.heldFull = false;
+        if (!conn.paused) conn.ws.resume();
+      }
+      this.#servedThisTurn.add(conn);
+      served++;
       this.#onFrame(conn, text);
+      this.#enqueue(conn);
     }
+    if (this.#ready.length > 0 || this.#servedThisTurn.size > 0) this.#scheduleTurn();
   }
 
   #closeSlow(conn: Connection, why: string): void {
@@ -501,6 +558,9 @@ export class MessageService {
 
   async close(): Promise<void> {
     if (this.#sweepTimer) clearInterval(this.#sweepTimer);
+    if (this.#turnTimer) clearImmediate(this.#turnTimer);
+    this.#turnTimer = undefined;
+    this.#ready = [];
     for (const conn of this.#connections.values()) {
       if (conn.expiryTimer) clearTimeout(conn.expiryTimer);
       conn.ws.close(1001, "server closing");

@@ -4,7 +4,8 @@
 // maxFrameBytes before being buffered whole; a socket is sent at most outputCreditBytes before a
 // pong proves it reads (its requests wait meanwhile; past maxUnconfirmedBytes it is closed); a
 // socket whose unsent output passes pauseBufferedBytes is not read until it drains (and is closed
-// past maxBufferedBytes or when it stops draining); silent sockets are pinged and dropped; one socket per aid (a newer one replaces
+// past maxBufferedBytes or when it stops draining); requests a socket sends in a burst are held and served
+// round-robin across sockets (one per socket per turn); silent sockets are pinged and dropped; one socket per aid (a newer one replaces
 // the older); guests, registered identities and configured members each have their own room.
 import { MAX_SOCKET_FRAME_BYTES } from "../../transport/limits.ts";
 
