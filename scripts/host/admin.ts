@@ -4,8 +4,9 @@
 //      the identity in the `acp-group id` layout, joins the group, writes channels.acp-group
 //   2. `openclaw doctor --non-interactive` reports an expired certificate planted for a second
 //      identity, with the `acp-group id renew` command that fixes it
-// (`channels status --probe` and the host's tool policy need a gateway the CLI may talk to, which
-// 2026.9.6 refuses without a paired device: covered by the vitest suite, not here yet.)
+//   3. with the gateway running (shared-token auth, the token in the config the CLI reads),
+//      `openclaw channels status --probe --json` shows the identity signed in and its groups joined,
+//      and the expired one not ok with the reason
 // Prints every check; on a miss, fails with the command's output.
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -16,7 +17,7 @@ import { createGroupService, type GroupService } from "../../src/server/group-se
 import { startLocalNetwork, type LocalNetwork } from "../../src/server/network/index.ts";
 import { openLocalCa } from "../../src/server/network/local-ca.ts";
 import { startMockModel, type MockModel } from "./mock-model.ts";
-import { createRunDir, freePort, hostEnv, REPO, resolveHostPaths, runOpenclaw, writeJson } from "./host-env.ts";
+import { createRunDir, freePort, type Gateway, hostEnv, REPO, resolveHostPaths, runOpenclaw, sleep, startGateway, writeJson } from "./host-env.ts";
 
 const CHANNEL = "acp-group";
 const DOMAIN = "acp.local";
@@ -36,6 +37,14 @@ function check(name: string, ok: boolean, detail = ""): void {
   passed++;
 }
 const step = (title: string) => console.log(`\n== ${title}`);
+async function waitUntil(timeoutMs: number, ok: () => boolean): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (!ok()) {
+    if (Date.now() > deadline) return false;
+    await sleep(200);
+  }
+  return true;
+}
 
 async function main(): Promise<void> {
   const host = resolveHostPaths();
@@ -51,6 +60,7 @@ async function main(): Promise<void> {
   console.log(`OpenClaw ${host.version}; plugin from ${pluginDir}; run dir ${run.root}`);
   let net: LocalNetwork | undefined;
   let model: MockModel | undefined;
+  let gateway: Gateway | undefined;
   let lastOutput = "";
   try {
     const server: GroupService = createGroupService({
@@ -137,12 +147,42 @@ async function main(): Promise<void> {
     const renew = `\`acp-group id renew ${OLD} --state-dir ${acpStateDir} --ap-url ${net.localUrl} --ca-file ${net.caFile}\``;
     check("…with the command that renews it", finding?.replace(/\s/g, "").includes(renew.replace(/\s/g, "")) === true, renew);
     check("…and not the valid one", !flat.includes(`identities.bot (${BOT}): the certificate`));
+
+    step("3. openclaw channels status --probe --json against the running gateway");
+    // The gateway requires the config's shared token; the CLI sends it, which is what admits an
+    // operator client that has no paired device.
+    gateway = startGateway(host, env, { port, logFile: join(run.root, "gateway.log"), auth: { token: GATEWAY_TOKEN } });
+    await gateway.waitForLog(/\[gateway\] ready/, 180_000);
+    await waitUntil(60_000, () => server.onlineAids(OPEN).includes(BOT));
+    const st = await runOpenclaw(host, env, ["channels", "status", "--channel", CHANNEL, "--probe", "--json"], 120_000);
+    lastOutput = `${st.stdout}\n${st.stderr}`;
+    check("channels status --probe exits 0", st.code === 0, `code ${st.code}`);
+    type ProbedGroup = { groupId?: string; session?: string };
+    type Probed = { accountId?: string; connected?: boolean; probe?: { ok?: boolean; signedIn?: boolean; why?: string; groups?: ProbedGroup[] } };
+    let report: { channels?: Record<string, { signedIn?: boolean }>; channelAccounts?: Record<string, Probed[]> } = {};
+    try {
+      report = JSON.parse(st.stdout.slice(st.stdout.indexOf("{")));
+    } catch {
+      // left empty: the checks below fail and print the output
+    }
+    const accounts = report.channelAccounts?.[CHANNEL] ?? [];
+    const bot = accounts.find((a) => a.accountId === "bot");
+    const old = accounts.find((a) => a.accountId === "old");
+    check("the summary says signed in", report.channels?.[CHANNEL]?.signedIn === true, JSON.stringify(report.channels?.[CHANNEL]));
+    check("the bot account's probe: ok and signed in", bot?.probe?.ok === true && bot.probe.signedIn === true && bot.connected === true, JSON.stringify(bot?.probe && { ok: bot.probe.ok, signedIn: bot.probe.signedIn, why: bot.probe.why }));
+    const sessions = Object.fromEntries((bot?.probe?.groups ?? []).map((g) => [g.groupId, g.session]));
+    check("…with both groups joined and their sessions open", sessions[OPEN] === "open" && sessions[LAB] === "open", JSON.stringify(sessions));
+    check("the expired identity's probe: not ok, saying why", old?.probe?.ok === false && old.probe.signedIn === false && /certificate expired/.test(old.probe.why ?? ""), JSON.stringify(old?.probe?.why));
     console.log(`\nADMIN OK: ${passed} checks passed in the real host (OpenClaw ${host.version}).`);
   } catch (err) {
     console.error(`\nADMIN FAILED: ${err instanceof CheckFailed ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
     if (lastOutput) console.error(`\n-- last command output (tail):\n${lastOutput.split("\n").slice(-60).join("\n")}`);
     process.exitCode = 1;
   } finally {
+    if (gateway) {
+      const res = await gateway.stop(30_000);
+      if (!res.exited) gateway.kill();
+    }
     if (model) writeJson(join(run.root, "model-calls.json"), model.calls);
     await model?.close();
     await net?.close();

@@ -137,13 +137,23 @@ export interface Gateway {
   kill(): void;
 }
 
-export function startGateway(host: HostPaths, env: NodeJS.ProcessEnv, params: { port: number; logFile: string }): Gateway {
+/**
+ * `auth: "none"` (default) lets any local client in without credentials; `{ token }` makes the
+ * gateway require that shared token, which is what lets the `openclaw` CLI (an operator client
+ * without a paired device) connect to it: 2026.9.6 refuses device-less operators unless they
+ * authenticated with the shared secret ("device identity required").
+ */
+export function startGateway(host: HostPaths, env: NodeJS.ProcessEnv, params: { port: number; logFile: string; auth?: "none" | { token: string } }): Gateway {
   const out = createWriteStream(params.logFile);
   let text = "";
   // Its own process group, so cleanup reaches the gateway's children and nothing else.
   const child: ChildProcess = spawn(
     host.node,
-    [host.openclaw, "gateway", "run", "--port", String(params.port), "--auth", "none", "--allow-unconfigured", "--verbose"],
+    [
+      host.openclaw, "gateway", "run", "--port", String(params.port),
+      ...(params.auth === undefined || params.auth === "none" ? ["--auth", "none"] : ["--auth", "token", "--token", params.auth.token]),
+      "--allow-unconfigured", "--verbose",
+    ],
     { env, stdio: ["ignore", "pipe", "pipe"], detached: true },
   );
   const onData = (d: Buffer) => {
