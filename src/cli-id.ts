@@ -4,6 +4,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { parse, UsageError } from "./cli-args.ts";
 import { loadConfigFile } from "./config/load.ts";
+import type { ChannelConfig } from "./types.ts";
 import { recordIdentityAccess } from "./join-config.ts";
 import { resolveSeedPassword } from "./config/secret-ref.ts";
 import { defaultStateDir } from "./state/file-store.ts";
@@ -64,13 +65,7 @@ export async function idCommand(args: string[], io: Io, env: NodeJS.ProcessEnv =
       const [aid, extra] = positionals;
       if (!aid || extra !== undefined) throw new UsageError("expected `id create <aid>`");
       if (values.ap && values["ap-url"]) throw new UsageError("`--ap` and `--ap-url` exclude each other");
-      const tls: TlsOptions = {};
-      const caFile = values["ca-file"] ?? config?.network.caFile;
-      if (caFile) tls.caFile = caFile;
-      if (values["insecure-tls"] || config?.network.insecureTls) {
-        tls.insecureTls = true;
-        io.err("acp-group: warning: TLS certificates are NOT verified (--insecure-tls)");
-      }
+      const tls = tlsFromFlags(values, config, io);
       const accessPointUrl = accessPointUrlFor({ aid, accessPoint: values.ap, accessPointUrl: values["ap-url"] });
       let identity;
       try {
@@ -82,7 +77,7 @@ export async function idCommand(args: string[], io: Io, env: NodeJS.ProcessEnv =
         const demo = identityPaths({ aid, stateDir: join(stateDir, "local-network") });
         if (existsSync(demo.key) && existsSync(demo.cert)) {
           const reused = importIdentity({ stateDir, aid, keyFile: demo.key, certFile: demo.cert, seedPassword, noPassphrase: values["no-passphrase"] === true });
-          recordIdentityAccess(stateDir, aid, { accessPointUrl, ...(caFile ? { caFile } : {}) });
+          recordIdentityAccess(stateDir, aid, { accessPointUrl, ...(tls.caFile ? { caFile: tls.caFile } : {}) });
           io.out(`reused ${aid}: ${accessPointUrl} has it registered already, to the key the local network of this state dir made (${demo.dir})`);
           io.out(`folder:      ${reused.dir}`);
           for (const line of certLines(summarizeCertificate(reused.certPem), statusOf(reused.certPem, now))) io.out(line);
@@ -94,7 +89,7 @@ export async function idCommand(args: string[], io: Io, env: NodeJS.ProcessEnv =
         throw err;
       }
       // `join` and `chat` reach the same network from this record, without the URL typed again.
-      recordIdentityAccess(stateDir, aid, { accessPointUrl, ...(caFile ? { caFile } : {}) });
+      recordIdentityAccess(stateDir, aid, { accessPointUrl, ...(tls.caFile ? { caFile: tls.caFile } : {}) });
       const s = summarizeCertificate(identity.certPem);
       io.out(`created ${aid} (certificate from ${accessPointUrl})`);
       io.out(`folder:      ${identity.dir}${seedPassword ? " (key encrypted with the seed password)" : " (key NOT encrypted)"}`);
@@ -106,13 +101,7 @@ export async function idCommand(args: string[], io: Io, env: NodeJS.ProcessEnv =
       const [aid, extra] = positionals;
       if (!aid || extra !== undefined) throw new UsageError("expected `id renew <aid>`");
       if (values.ap && values["ap-url"]) throw new UsageError("`--ap` and `--ap-url` exclude each other");
-      const tls: TlsOptions = {};
-      const caFile = values["ca-file"] ?? config?.network.caFile;
-      if (caFile) tls.caFile = caFile;
-      if (values["insecure-tls"] || config?.network.insecureTls) {
-        tls.insecureTls = true;
-        io.err("acp-group: warning: TLS certificates are NOT verified (--insecure-tls)");
-      }
+      const tls = tlsFromFlags(values, config, io);
       const old = loadIdentity({ aid, stateDir, seedPassword });
       const accessPointUrl = accessPointUrlFor({ aid, accessPoint: values.ap, accessPointUrl: values["ap-url"] });
       // A key that opened without a password was stored unencrypted: it stays so.
@@ -196,4 +185,16 @@ function readCert(dir: string, aid: string): string {
   const file = join(dir, "public", `${aid}.crt`);
   if (!existsSync(file)) throw new UsageError(`no identity \`${aid}\` (${file} is missing)`);
   return readFileSync(file, "utf8");
+}
+
+/** The TLS rules of `--ca-file` / `--insecure-tls`, else the config's `network` (the opt-out warned about). */
+function tlsFromFlags(values: { "ca-file"?: string | undefined; "insecure-tls"?: boolean | undefined }, config: ChannelConfig | undefined, io: { err(line: string): void }): TlsOptions {
+  const tls: TlsOptions = {};
+  const caFile = values["ca-file"] ?? config?.network.caFile;
+  if (caFile) tls.caFile = caFile;
+  if (values["insecure-tls"] || config?.network.insecureTls) {
+    tls.insecureTls = true;
+    io.err("acp-group: warning: TLS certificates are NOT verified (--insecure-tls)");
+  }
+  return tls;
 }
