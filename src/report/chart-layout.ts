@@ -1,0 +1,85 @@
+// Where the report's chart puts things: the time scale, the lanes stacked from the top, and one
+// row per busy sender. Pure: the same report and lines always give the same layout.
+import type { LogLine } from "../replay/log.ts";
+import type { ReplayReport } from "../replay/replay.ts";
+
+/** Senders with a row of their own; the rest share the last row. */
+const SENDER_ROWS = 24;
+export const LANE = { axis: 24, vitality: 16, budget: 44, dispatches: 36, sent: 18, addressed: 18, sender: 12 } as const;
+const GAP = 6;
+
+export const round = (n: number) => Math.round(n * 10) / 10;
+
+/** The chart's geometry as the page script reads it from the page data. */
+export interface Layout {
+  left: number;
+  width: number;
+  height: number;
+  /** y of each row (sender rows first, then "others"). */
+  rowY: number[];
+  lanes: Record<string, number>;
+}
+
+export interface TimeScale {
+  t0: number;
+  t1: number;
+  width: number;
+  /** x of a timestamp, in pixels from the chart's left edge. */
+  x: (ts: number) => number;
+}
+
+/** From the first line to the last line or dispatch, whichever is later. */
+export function timeScale(report: ReplayReport, lines: readonly LogLine[]): TimeScale {
+  const t0 = lines[0]?.ts ?? 0;
+  const t1 = Math.max(t0 + 1, lines.at(-1)?.ts ?? 0, report.dispatches.at(-1)?.at ?? 0);
+  const minutes = (t1 - t0) / 60_000;
+  // 4 px a minute, or half a pixel a message on a busy day, scrolled sideways past the window.
+  const width = Math.round(Math.min(24_000, Math.max(1_000, minutes * 4, lines.length / 2)));
+  return { t0, t1, width, x: (ts: number) => round(((ts - t0) / (t1 - t0)) * width) };
+}
+
+export interface SenderRows {
+  /** Every sender, most lines first (ties by name). */
+  ranked: string[];
+  /** The persona as it appears among the senders, if it speaks. */
+  own: string | undefined;
+  /** Senders with a row of their own, the persona first. */
+  rowSenders: string[];
+  /** Whether the rest share an "others" row. */
+  others: boolean;
+  /** Index of each sender in `ranked`. */
+  senderIndex: Map<string, number>;
+  /** Row of each sender in `rowSenders`; absent means the "others" row. */
+  rowOf: Map<string, number>;
+}
+
+/** Senders by how much they say; the persona always gets a row. */
+export function rankSenders(lines: readonly LogLine[], isPersona: (sender: string) => boolean): SenderRows {
+  const counts = new Map<string, number>();
+  for (const l of lines) counts.set(l.sender, (counts.get(l.sender) ?? 0) + 1);
+  const ranked = [...counts.keys()].sort((a, b) => counts.get(b)! - counts.get(a)! || (a < b ? -1 : 1));
+  const own = ranked.find(isPersona);
+  const rowSenders = [...(own ? [own] : []), ...ranked.filter((s) => s !== own)].slice(0, SENDER_ROWS);
+  return {
+    ranked,
+    own,
+    rowSenders,
+    others: ranked.length > rowSenders.length,
+    senderIndex: new Map(ranked.map((s, i) => [s, i])),
+    rowOf: new Map(rowSenders.map((s, i) => [s, i])),
+  };
+}
+
+/** The lanes from the top (the addressed lane only for an annotated log), then the sender rows. */
+export function stackLanes(width: number, annotated: boolean, senders: SenderRows): Layout {
+  const lanes: Record<string, number> = {};
+  let y = 0;
+  for (const [name, h] of Object.entries(LANE)) {
+    if (name === "sender" || (name === "addressed" && !annotated)) continue;
+    lanes[name] = y;
+    y += h + GAP;
+  }
+  const rowY = [...senders.rowSenders, ...(senders.others ? ["others"] : [])].map((_, i) => y + LANE.sender / 2 + i * LANE.sender);
+  const height = y + rowY.length * LANE.sender + GAP;
+  return { left: 0, width, height, rowY, lanes };
+}
