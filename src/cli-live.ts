@@ -2,7 +2,8 @@
 // offline responder), and the transcript and decision lines they print.
 import { createScriptedBackend, offlineReplyText } from "./host/deterministic.ts";
 import { createConversationRegistry } from "./host/conversation-store.ts";
-import { createOpenAIBackend, resolveLlmSettings } from "./host/standalone.ts";
+import { createOpenAIBackend } from "./host/standalone.ts";
+import { resolveLlmSettings } from "./host/llm-settings.ts";
 import type { DispatchDecision } from "./monitor/monitor.ts";
 import { displaySafe } from "./monitor/outbound.ts";
 import type { StateStore } from "./state/file-store.ts";

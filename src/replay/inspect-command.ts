@@ -3,7 +3,8 @@
 import { parse, UsageError, type CommandSpec, type Io } from "../cli-args.ts";
 import { configuredGroups, loadOptionalConfig, readLogFile, requireGroup, requireIdentities, settingsFor, warnSilentPersona } from "../cli-checks.ts";
 import { createConversationRegistry } from "../host/conversation-store.ts";
-import { previewChatRequest, resolveLlmSettings } from "../host/standalone.ts";
+import { previewChatRequest } from "../host/chat-request.ts";
+import { resolveLlmSettings } from "../host/llm-settings.ts";
 import { llmSchema } from "../config/schema.ts";
 import { silentLogger } from "../log.ts";
 import { createFileStateStore, defaultStateDir } from "../state/file-store.ts";
