@@ -1,7 +1,7 @@
 // What `start` and `run` share: the model back-end a CLI run uses (the configured model, else the
 // offline responder), and the transcript and decision lines they print.
 import { createScriptedBackend, offlineReplyText } from "./host/deterministic.ts";
-import { createConversationRegistry } from "./host/conversation-store.ts";
+import { createConversationRegistry } from "./host/conversation-registry.ts";
 import { createOpenAIBackend } from "./host/standalone.ts";
 import { resolveLlmSettings } from "./host/llm-settings.ts";
 import type { DispatchDecision } from "./monitor/monitor.ts";

@@ -3,7 +3,7 @@
 // an optional peer, so this file must not — `import { createGroupAgent } from "acp-group-channel"`
 // works without OpenClaw installed.
 import { parseChannelConfig } from "./config/load.ts";
-import { createConversationRegistry } from "./host/conversation-store.ts";
+import { createConversationRegistry } from "./host/conversation-registry.ts";
 import { createOpenAIBackend } from "./host/standalone.ts";
 import { startIdentity, type RunningIdentity, type StartIdentityParams } from "./runtime.ts";
 import { createFileStateStore, defaultStateDir } from "./state/file-store.ts";

@@ -3,7 +3,7 @@
 import type { GenerateRequest } from "../types.ts";
 import { parseIntent } from "../monitor/intent.ts";
 import type { ResolvedLlmSettings } from "./llm-settings.ts";
-import type { ChatMessage } from "./conversation-store.ts";
+import type { ChatMessage } from "./conversation-entry.ts";
 
 /** The reply that means "stay silent" (the monitor's intent gate uses the same token). */
 export const NO_REPLY_TOKEN = "NO_REPLY";

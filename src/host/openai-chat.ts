@@ -3,7 +3,7 @@
 import OpenAI from "openai";
 import type { Logger, Usage } from "../types.ts";
 import { chatRequestBody } from "./chat-request.ts";
-import type { ChatMessage } from "./conversation-store.ts";
+import type { ChatMessage } from "./conversation-entry.ts";
 import type { ResolvedLlmSettings } from "./llm-settings.ts";
 
 /** What the model answered: its text, the usage it reported, and the model that answered. */

@@ -4,8 +4,9 @@
 import type { AgentBackend, GenerateRequest, GenerateResult, LlmSettings, Logger } from "../types.ts";
 import { childLogger, silentLogger } from "../log.ts";
 import { parseIntent, type Intent } from "../monitor/intent.ts";
-import { createConversationRegistry, type ConversationRegistry } from "./conversation-store.ts";
-import type { ChatMessage, ConversationStore } from "./conversation-store.ts";
+import { createConversationRegistry, type ConversationRegistry } from "./conversation-registry.ts";
+import type { ChatMessage } from "./conversation-entry.ts";
+import type { ConversationStore } from "./conversation-store.ts";
 import { chatRequestBody, joinUserTurns, NO_REPLY_TOKEN, userTurnContent } from "./chat-request.ts";
 import { LlmError, toLlmError } from "./llm-error.ts";
 import { resolveLlmSettings, type ResolvedLlmSettings } from "./llm-settings.ts";

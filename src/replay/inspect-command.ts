@@ -2,7 +2,7 @@
 // configured back-end would send it.
 import { parse, UsageError, type CommandSpec, type Io } from "../cli-args.ts";
 import { configuredGroups, loadOptionalConfig, readLogFile, requireGroup, requireIdentities, settingsFor, warnSilentPersona } from "../cli-checks.ts";
-import { createConversationRegistry } from "../host/conversation-store.ts";
+import { createConversationRegistry } from "../host/conversation-registry.ts";
 import { previewChatRequest } from "../host/chat-request.ts";
 import { resolveLlmSettings } from "../host/llm-settings.ts";
 import { llmSchema } from "../config/schema.ts";

@@ -6,7 +6,7 @@ import { createOpenAIBackend } from "../../src/host/standalone.ts";
 import { isSilentReply, joinUserTurns } from "../../src/host/chat-request.ts";
 import { LlmError } from "../../src/host/llm-error.ts";
 import { resolveLlmSettings } from "../../src/host/llm-settings.ts";
-import { createConversationRegistry } from "../../src/host/conversation-store.ts";
+import { createConversationRegistry } from "../../src/host/conversation-registry.ts";
 import { createFileStateStore } from "../../src/state/file-store.ts";
 import { llmSchema, type LlmSettings } from "../../src/config/schema.ts";
 import { createMemoryLogger } from "../../src/log.ts";
