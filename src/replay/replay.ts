@@ -5,11 +5,14 @@ import FakeTimers from "@sinonjs/fake-timers";
 import { closeGroupClientForIdentity, initGroupClientForIdentity } from "../group/group-client.ts";
 import { createMemoryLogger } from "../log.ts";
 import { initDedup } from "../monitor/dedup.ts";
-import { createGroupMonitor, type DispatchDecision } from "../monitor/monitor.ts";
+import { createGroupMonitor } from "../monitor/monitor.ts";
 import { createScriptedBackend, type ScriptedMode } from "../host/deterministic.ts";
-import type { DropReason, GroupMessage, GroupSettings, IdentityConfig, ReplyType, SkipReason, VitalityState } from "../types.ts";
-import { isDirectedAt, measureAddressed, percentile, type AddressedReport } from "./addressed.ts";
+import type { GroupMessage, GroupSettings, IdentityConfig } from "../types.ts";
 import { batchByTimestamp, type LogLine } from "./log.ts";
+import { createReplayRecorder, type ReplayReport } from "./replay-report.ts";
+
+// The report is what runReplay returns: its types are part of this module's surface.
+export type { ReplayDispatch, ReplayMessage, ReplayReport } from "./replay-report.ts";
 
 export const REPLAY_GROUP_ID = "replay";
 
@@ -35,62 +38,6 @@ export interface ReplayOptions {
 }
 
 export const PROGRESS_EVERY = 5000;
-
-export interface ReplayDispatch {
-  at: number;
-  trigger: "normal" | "mention" | "engaged";
-  messageIds: string[];
-  batchesMerged: number;
-  mentionCount: number;
-  vitality: { state: VitalityState; messagesIn5m: number; uniqueSpeakersIn5m: number; myMessagesIn5m: number };
-  outcome: {
-    replyType: ReplyType | null;
-    sent: boolean;
-    skipReason: SkipReason | null;
-    text: string | null;
-    budgetRatio: number;
-    /** The dispatch reached the model (a gate such as the budget can stop it before). */
-    modelCalled: boolean;
-    /** Machine-readable detail of a skip or downgrade, e.g. `unaddressed:5m:tokens 24100/24000 +100`, `near-duplicate:0.86`. */
-    detail: string | null;
-  };
-}
-
-export interface ReplayMessage {
-  id: string;
-  isMention: boolean;
-  engaged: boolean;
-  /** Why the engine took the line as ours or not (`mention`, `engaged`, `addressed-other:bob`, …), or null for plain talk. */
-  why: string | null;
-  /** Carried by a dispatch whose model was called. */
-  reached: boolean;
-  /** The log's annotation: meant for the persona (true/false), or null where not annotated. */
-  directed: boolean | null;
-}
-
-export interface ReplayReport {
-  messages: ReplayMessage[];
-  dispatches: ReplayDispatch[];
-  drops: Array<{ id: string; reason: DropReason }>;
-  /** Model-called dispatches by who paid for them (the sender who addressed us), most first. */
-  payers: Array<{ sender: string; dispatches: number }>;
-  summary: {
-    messages: number;
-    dispatches: number;
-    mentions: number;
-    maxWaitMs: number;
-    p95WaitMs: number;
-    /** Longest wait of a mentioning message for the dispatch that carried it. */
-    maxMentionWaitMs: number;
-    /** Model calls the responder received. */
-    modelCalls: number;
-    sent: number;
-    skipped: Partial<Record<SkipReason, number>>;
-    replyTypes: Partial<Record<ReplyType, number>>;
-  };
-  /** Reach of the lines annotated as meant for the persona; null when the log has no annotations. */
-  addressed: AddressedReport | null;
-}
 
 function mulberry32(seed: number): () => number {
   let a = seed >>> 0;
@@ -172,34 +119,9 @@ export function startReplayAgent(p: {
   onSent?: (m: ReplaySent) => void;
 }): ReplayAgent {
   const { lines, opts } = p;
-  const aid = opts.aid ?? opts.persona;
-  const isPersona = personaMatcher(opts.persona, aid);
-  const peerMatchers = p.peers.map((peer) => ({ aid: peer.aid, is: personaMatcher(peer.persona, peer.aid) }));
-  const peerOf = (sender: string) => peerMatchers.find((m) => m.is(sender));
-  const agents = new Set([...(opts.agents ?? []), ...p.peers.map((peer) => peer.aid)].map((a) => a.toLowerCase()));
-  const humans = [...new Set(lines.map((l) => l.sender))].filter((s) => !isPersona(s) && !agents.has(s.toLowerCase()) && peerOf(s) === undefined);
-  const identity: IdentityConfig = {
-    aid,
-    name: opts.persona,
-    aliases: [...(opts.aliases ?? [])],
-    ...(opts.owner !== undefined ? { owner: opts.owner } : {}),
-    enabled: true,
-    groups: {},
-  };
-  const report: ReplayReport = {
-    messages: [],
-    dispatches: [],
-    drops: [],
-    payers: [],
-    summary: { messages: lines.length, dispatches: 0, mentions: 0, maxWaitMs: 0, p95WaitMs: 0, maxMentionWaitMs: 0, modelCalls: 0, sent: 0, skipped: {}, replyTypes: {} },
-    addressed: null,
-  };
-  const flags = new Map<string, { isMention: boolean; engaged: boolean; why: string | null }>();
-  const tsOf = new Map(lines.map((l) => [l.id, l.ts] as const));
-  const firstDispatchAt = new Map<string, number>();
-  const byDispatch = new Map<number, ReplayDispatch>();
+  const { aid, isPersona, identity, humans, agents, senderOf } = rosterOf(lines, opts, p.peers);
+  const recorder = createReplayRecorder({ lines, persona: opts.persona, isPersona });
   let replySeq = 0;
-  const paid = new Map<string, number>();
   const backend = createScriptedBackend({
     mode: opts.responder ?? "silent",
     latencyMs: opts.agentLatencyMs ?? 2000,
@@ -213,35 +135,21 @@ export function startReplayAgent(p: {
     settings: opts.settings,
     humans,
     // `--agents` and the room's other agents: shown as agents in the prompt's [Senders], not as unknown.
-    agents: [...agents],
+    agents,
     backend,
     // Alone, replies go nowhere: the log is history. The group client still counts them as ours.
     // In a room, they reach the other agents.
     sender: {
       sendMessage: async (m) => {
         const sent = { msgId: p.peers.length ? `${aid}:reply-${++replySeq}` : `reply-${++replySeq}`, timestamp: Date.now() };
-        // One dispatch runs at a time per agent: the newest one is the one sending.
-        const answers = report.dispatches.at(-1)?.messageIds ?? [];
+        const answers = recorder.newestDispatchIds();
         p.onSent?.({ aid, msgId: sent.msgId, timestamp: sent.timestamp, content: m.content, metadata: m.metadata ?? null, answers });
         return sent;
       },
     },
     logger,
     random: mulberry32(opts.seed ?? 1),
-    onDecision: (d: DispatchDecision) => {
-      if (d.payer !== undefined && d.modelCalls > 0) paid.set(d.payer, (paid.get(d.payer) ?? 0) + 1);
-      const rec = byDispatch.get(d.dispatchId);
-      if (!rec) return;
-      rec.outcome = {
-        replyType: d.replyType,
-        sent: d.outcome.sent,
-        skipReason: d.outcome.skipReason ?? null,
-        text: d.outcome.text ?? null,
-        budgetRatio: Math.round(d.budgetRatio * 1000) / 1000,
-        modelCalled: d.modelCalls > 0,
-        detail: d.detail ?? null,
-      };
-    },
+    onDecision: recorder.onDecision,
   });
   const client = initGroupClientForIdentity({
     identityId: aid,
@@ -251,34 +159,8 @@ export function startReplayAgent(p: {
     settings: opts.settings,
     dispatch: monitor.handle,
     logger,
-    onEvent: (e) => {
-      if (e.type === "accepted") {
-        flags.set(e.message.msgId, { isMention: e.message.isMention, engaged: e.message.engaged, why: e.message.addressing ?? null });
-      } else if (e.type === "dropped") {
-        report.drops.push({ id: e.msgId, reason: e.reason });
-      } else if (e.type === "dispatch-start") {
-        const b = e.batch;
-        const rec: ReplayDispatch = {
-          at: b.now,
-          trigger: b.mentionInfo.triggerType,
-          messageIds: b.messages.map((m) => m.msgId),
-          batchesMerged: b.mentionInfo.batchesMerged,
-          mentionCount: b.mentionInfo.mentionCount,
-          vitality: {
-            state: b.vitality.state,
-            messagesIn5m: b.vitality.messagesIn5m,
-            uniqueSpeakersIn5m: b.vitality.uniqueSpeakersIn5m,
-            myMessagesIn5m: b.vitality.myMessagesIn5m,
-          },
-          outcome: { replyType: null, sent: false, skipReason: null, text: null, budgetRatio: 0, modelCalled: false, detail: null },
-        };
-        byDispatch.set(b.dispatchId, rec);
-        report.dispatches.push(rec);
-        for (const id of rec.messageIds) if (!firstDispatchAt.has(id)) firstDispatchAt.set(id, b.now);
-      }
-    },
+    onEvent: recorder.onEvent,
   });
-  const senderOf = (sender: string) => (isPersona(sender) ? aid : (peerOf(sender)?.aid ?? sender));
 
   return {
     persona: opts.persona,
@@ -290,50 +172,33 @@ export function startReplayAgent(p: {
     async finish() {
       await closeGroupClientForIdentity(client);
       monitor.close();
-      report.summary.modelCalls = backend.calls.length;
-
-      // A message is reached by the first dispatch that carried it and called the model.
-      const modelCallAt = new Map<string, number>();
-      for (const d of report.dispatches) {
-        if (!d.outcome.modelCalled) continue;
-        for (const id of d.messageIds) if (!modelCallAt.has(id)) modelCallAt.set(id, d.at);
-      }
-      const waits: number[] = [];
-      let maxMentionWait = 0;
-      for (const l of lines) {
-        const f = flags.get(l.id) ?? { isMention: false, engaged: false, why: null };
-        report.messages.push({
-          id: l.id,
-          isMention: f.isMention,
-          engaged: f.engaged,
-          why: f.why,
-          reached: modelCallAt.has(l.id),
-          directed: isPersona(l.sender) ? null : isDirectedAt(l, opts.persona),
-        });
-        if (f.isMention) report.summary.mentions++;
-        const at = firstDispatchAt.get(l.id);
-        if (at !== undefined) {
-          const wait = Math.max(0, at - (tsOf.get(l.id) ?? at));
-          waits.push(wait);
-          if (f.isMention && wait > maxMentionWait) maxMentionWait = wait;
-        }
-      }
-      waits.sort((a, b) => a - b);
-      const s = report.summary;
-      s.dispatches = report.dispatches.length;
-      s.maxWaitMs = waits.at(-1) ?? 0;
-      s.p95WaitMs = percentile(waits, 95);
-      s.maxMentionWaitMs = maxMentionWait;
-      report.addressed = measureAddressed({ lines, isPersona, persona: opts.persona, flags, modelCallAt });
-      report.payers = [...paid].map(([sender, dispatches]) => ({ sender, dispatches })).sort((a, b) => b.dispatches - a.dispatches || a.sender.localeCompare(b.sender));
-      for (const d of report.dispatches) {
-        if (d.outcome.sent) s.sent++;
-        else if (d.outcome.skipReason) s.skipped[d.outcome.skipReason] = (s.skipped[d.outcome.skipReason] ?? 0) + 1;
-        if (d.outcome.sent && d.outcome.replyType) s.replyTypes[d.outcome.replyType] = (s.replyTypes[d.outcome.replyType] ?? 0) + 1;
-      }
-      return report;
+      return recorder.finish(backend.calls.length);
     },
   };
+}
+
+/**
+ * Who is who for one agent: its identity (the persona under `--aid`), the agents it knows
+ * (`--agents` and the room's other agents), everyone else in the log as a person, and the
+ * sender each log line is fed under (the persona's and the peers' lines under their aids).
+ */
+function rosterOf(lines: readonly LogLine[], opts: ReplayOptions, peers: ReadonlyArray<{ persona: string; aid: string }>) {
+  const aid = opts.aid ?? opts.persona;
+  const isPersona = personaMatcher(opts.persona, aid);
+  const peerMatchers = peers.map((peer) => ({ aid: peer.aid, is: personaMatcher(peer.persona, peer.aid) }));
+  const peerOf = (sender: string) => peerMatchers.find((m) => m.is(sender));
+  const agents = new Set([...(opts.agents ?? []), ...peers.map((peer) => peer.aid)].map((a) => a.toLowerCase()));
+  const humans = [...new Set(lines.map((l) => l.sender))].filter((s) => !isPersona(s) && !agents.has(s.toLowerCase()) && peerOf(s) === undefined);
+  const identity: IdentityConfig = {
+    aid,
+    name: opts.persona,
+    aliases: [...(opts.aliases ?? [])],
+    ...(opts.owner !== undefined ? { owner: opts.owner } : {}),
+    enabled: true,
+    groups: {},
+  };
+  const senderOf = (sender: string) => (isPersona(sender) ? aid : (peerOf(sender)?.aid ?? sender));
+  return { aid, isPersona, identity, humans, agents: [...agents], senderOf };
 }
 
 /** Feeds the log on the clock to every agent, then lets every timer play out. */
