@@ -4,6 +4,7 @@
 import type { GroupMessage, GroupSettings, GroupVitality, InboundMessage } from "../types.ts";
 import { classifyLeadingAddress, memberKeys, nickKey, type LeadingAddress } from "./addressee.ts";
 import { buildMentionKeywords, checkMention, compileMentionMatcher, replyTargetOf, type MentionMatcher } from "./mention.ts";
+import { parseBotCommand } from "./command.ts";
 import { numericMsgId } from "./order.ts";
 import { RecentSenders, SeenIds } from "./seen-ids.ts";
 import { passiveKindOf, readMessageSignals, type MessageSignals } from "./signals.ts";
@@ -105,6 +106,8 @@ export class GroupIngest {
   #openLine: { ts: number; spoken: Set<string> } | null = null;
   /** Who spoke the group's previous line (lower-cased; ours too). */
   #lastSpeaker: string | null = null;
+  /** Our latest line when it was a bot command (`!sound | puff`): the group's next line may be its answer. */
+  #command: { ts: number; target: string | null } | null = null;
 
   constructor(p: {
     aid: string;
@@ -198,6 +201,9 @@ export class GroupIngest {
     if (signals.mentionsUs) return this.#toUs(m, true, "metadata-mention");
     if (this.#matcher(m.content)) return this.#toUs(m, true, "mention");
     if (this.#repliesToUs(m.metadata) || (signals.replyTo !== undefined && this.#own.hasId(signals.replyTo))) return this.#toUs(m, true, "reply-to-us");
+    if (this.#command !== null && this.#answersCommand(m.content, ts)) {
+      return { isMention: false, engaged: false, maybeOurs: true, addressing: "answers-our-command" };
+    }
     const prev = this.#previousTarget(m.sender, ts);
     if (!this.#selfVariants && this.#engagedCount() === 0 && prev === undefined && !this.#mayAnswerOpenLine(m.sender, ts)) return PLAIN;
     const lead = this.#leadingAddress(m.content);
@@ -241,6 +247,20 @@ export class GroupIngest {
       return { isMention: false, engaged: false, maybeOurs: true, addressing: "after-our-line" };
     }
     return PLAIN;
+  }
+
+  /**
+   * Our latest line was a bot command: the group's next line, when it opens with the command's
+   * target or names nobody, is the bot answering it (a bot answers at once, so only that line).
+   * It answers our request, whoever it names: maybe ours, and the model judges. Either way the
+   * command is spent.
+   */
+  #answersCommand(content: string, ts: number): boolean {
+    const command = this.#command!;
+    this.#command = null;
+    if (ts < command.ts || ts - command.ts > ANSWER_WINDOW_MS) return false;
+    const lead = this.#leadingAddress(content);
+    return lead.to === "none" || (lead.to === "other" && command.target !== null && nickKey(lead.name) === command.target);
   }
 
   /**
@@ -401,5 +421,9 @@ export class GroupIngest {
     // A line of ours to someone is answered by them (engaged above); one that names nobody (a
     // question to the room, a topic, an answer) may be answered by anyone.
     if (latest) this.#openLine = toSomeone || this.#leadingAddress(content).to === "other" ? null : { ts, spoken: new Set() };
+    if (latest) {
+      const command = parseBotCommand(content);
+      this.#command = command === null ? null : { ts, target: command.target === null ? null : nickKey(command.target) };
+    }
   }
 }

@@ -2,6 +2,7 @@
 // Every decision is a pure sibling; this file wires them to the back-end, the transport, one
 // abortable delay timer per dispatch, and the per-(identity, group) state that survives restarts.
 import { MemberDirectory, type MemberTypes } from "../group/member-types.ts";
+import { monotonicNow } from "../group/local-clock.ts";
 import { addressReply } from "./reply-address.ts";
 import { DelayWaits } from "./delay-waits.ts";
 import { childLogger, errorFields, silentLogger } from "../log.ts";
@@ -64,7 +65,7 @@ export interface MonitorParams {
   logger?: Logger;
   /** One draw in [0, 1) per delayed send. Tests and replay pass a seeded one. */
   random?: () => number;
-  /** Local monotonic-enough clock for time elapsed inside a dispatch. Default Date.now. */
+  /** Local clock for time elapsed inside a dispatch: the group client's (default, monotonic). */
   clock?: Clock;
   restored?: Partial<PersistedGroupState>;
   /** After every change worth persisting (budget event, sent reply, agent chain). */
@@ -91,7 +92,9 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
   const selfAid = identity.aid;
   const logger = childLogger(p.logger ?? silentLogger, { identity: p.identityId, group: groupId });
   const random = p.random ?? Math.random;
-  const localNow = p.clock ? () => p.clock!.now() : Date.now;
+  // The group client's clock: `batch.now` is server time estimated on it, and elapsed time added
+  // to it must come from the same clock (a wall-clock step would move it by the step).
+  const localNow = p.clock ? () => p.clock!.now() : monotonicNow;
   const memberTypes = p.memberTypes ?? new MemberDirectory({ humans: p.humans, agents: p.agents ?? [], owner: identity.owner });
   // Per identity, not per group (shared across its groups: memory per runtime group).
   const stablePrefix = sharedAcpSystemPrompt(identity);

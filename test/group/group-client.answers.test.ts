@@ -213,3 +213,72 @@ describe("a person typing line after line to us", () => {
     ]);
   });
 });
+
+describe("a bot's answer to a command of ours is for us", () => {
+  const PUFF = "puff.agentcp.io";
+  const BOT = "ubottu.agentcp.io";
+  it("`!sound | puff` → the group's next line, opening with puff's name, answers our command: maybe ours; a line after it is not", async () => {
+    const t = setup();
+    // T+0s    puff:   "can somebody help me with my disappearing sound?"   plain
+    // T+5s    we:     "!sound | puff"                                       a command for puff
+    // T+6s    ubottu: "puff: If you're having problems with sound, …"       answers our command
+    //                                                                       (names puff, not us): maybe ours
+    // T+7s    ubottu: "puff: see also …"                                    not the next line: addressed to puff
+    // T+20s   puff:   "thanks"                                              puff was named by us: engaged
+    t.client.feedBufferGate([msg(1, 0, "can somebody help me with my disappearing sound?", PUFF)]);
+    await at(5000);
+    t.client.recordOwnMessage({ msgId: "100", timestamp: T0 + 5000, content: "!sound | puff" });
+    await at(6000);
+    t.client.feedBufferGate([msg(2, 6000, "puff: If you're having problems with sound, click the Volume applet", BOT)]);
+    await at(7000);
+    t.client.feedBufferGate([msg(3, 7000, "puff: see also the sound troubleshooting page", BOT)]);
+    await at(20_000);
+    t.client.feedBufferGate([msg(4, 20_000, "thanks", PUFF)]);
+    await at(120_000);
+    expect(accepted(t)).toEqual([
+      ["1", false, false, false, null],
+      ["2", false, false, true, "answers-our-command"],
+      ["3", false, false, false, "addressed-other:puff"],
+      ["4", false, true, false, "engaged"],
+    ]);
+    // The answer reached the model.
+    expect(t.calls.some((c) => c.ids.includes("2"))).toBe(true);
+  });
+
+  it("a command without a target (`!wow`): the next line naming nobody answers it; one addressed to another member does not", async () => {
+    const t = setup();
+    // T+0s   carol: "wine sound stutters in games"   plain
+    // T+5s   we:    "!wow"                            a command for the room
+    // T+6s   bob:   "carol: try pulseaudio"           the next line, addressed to carol: not the answer
+    // T+7s   ubottu: "Information about games …"      not the next line after our command: plain
+    t.client.feedBufferGate([msg(1, 0, "wine sound stutters in games", CAROL)]);
+    await at(5000);
+    t.client.recordOwnMessage({ msgId: "100", timestamp: T0 + 5000, content: "!wow" });
+    await at(6000);
+    t.client.feedBufferGate([msg(2, 6000, "carol: try pulseaudio", BOB)]);
+    await at(7000);
+    t.client.feedBufferGate([msg(3, 7000, "Information about games on Ubuntu can be found at the wiki", BOT)]);
+    await at(120_000);
+    expect(accepted(t).map((a) => [a[0], a[3], a[4]])).toEqual([
+      ["1", false, null],
+      ["2", false, "addressed-other:carol"],
+      ["3", true, "after-our-line"],
+    ]);
+  });
+
+  it("someone else's command: the bot's answer naming its target is addressed to that member", async () => {
+    const t = setup();
+    // T+0s  puff: "my sound is gone"      T+5s  dave: "!sound | puff"      T+6s  ubottu: "puff: If you're …" → not ours
+    t.client.feedBufferGate([msg(1, 0, "my sound is gone", PUFF)]);
+    await at(5000);
+    t.client.feedBufferGate([msg(2, 5000, "!sound | puff", DAVE)]);
+    await at(6000);
+    t.client.feedBufferGate([msg(3, 6000, "puff: If you're having problems with sound, click the Volume applet", BOT)]);
+    await at(60_000);
+    expect(accepted(t).map((a) => [a[0], a[3], a[4]])).toEqual([
+      ["1", false, null],
+      ["2", false, null],
+      ["3", false, null],
+    ]);
+  });
+});

@@ -8,6 +8,7 @@
 // timelines on skewed clocks (the server ±15 min from the local clock), a local clock that jumps
 // an hour, and a restart whose first delivery is a backlog stamped minutes or hours ago: each
 // dispatch's server-time `now` is the server's real time once the clock could be known.
+// A longer hunt: FC_RUNS=5000 (and FC_SEED=<seed> to replay a reported failure).
 import fc from "fast-check";
 import { describe, expect, it, vi } from "vitest";
 import { DEFAULT_GROUP_SETTINGS } from "../../src/config/load.ts";
@@ -53,6 +54,16 @@ interface ClockPlan {
 }
 const STEADY_CLOCK: ClockPlan = { skewMs: 0, jitterScale: 1, backlog: null, jump: null };
 const MIN = 60_000;
+/** fast-check options: the default number of runs, or FC_RUNS / FC_SEED from the environment. */
+function runsOf(numRuns: number): fc.Parameters<unknown> {
+  const seed = process.env.FC_SEED;
+  return { numRuns: Number(process.env.FC_RUNS ?? numRuns), ...(seed ? { seed: Number(seed) } : {}) };
+}
+/**
+ * Each property takes 1–3 s alone and several times that on a loaded machine: more than the 20 s
+ * unit-test default leaves room for a full run on two busy cores (and for a longer hunt).
+ */
+const PROPERTY_TIMEOUT_MS = process.env.FC_RUNS ? 0 : 120_000;
 const clockArb: fc.Arbitrary<ClockPlan> = fc.record({
   skewMs: fc.constantFrom(0, 0, 15 * MIN, -15 * MIN),
   jitterScale: fc.constant(0.25),
@@ -79,9 +90,9 @@ describe("group client invariants (fast-check)", () => {
           }
         },
       ),
-      { numRuns: 300 },
+      runsOf(300),
     );
-  });
+  }, PROPERTY_TIMEOUT_MS);
 
   it("on skewed and jumping clocks, after a backlog: the same invariants, and each dispatch's `now` is the server's time once it could be known", async () => {
     await fc.assert(
@@ -100,9 +111,9 @@ describe("group client invariants (fast-check)", () => {
           }
         },
       ),
-      { numRuns: 200 },
+      runsOf(200),
     );
-  });
+  }, PROPERTY_TIMEOUT_MS);
 });
 
 type Step = { gapMs: number; batch: Array<{ kind: string; sender: number; jitterMs: number }> };

@@ -62,3 +62,15 @@ describe("reach of addressed lines on the #ubuntu dev log (default settings, --r
     expect(other).toMatchObject({ isMention: false, engaged: false });
   });
 });
+
+describe("a bot's answer to the persona's own command, on the #ubuntu 2011-11-13 log", () => {
+  it("apwbdjp's `!sound | puff`: ubottu's `puff: …` reaches a model call as answers-our-command; apwbdjp reaches ≥ 90% of its lines", async () => {
+    const log = fileURLToPath(new URL("../fixtures/irc-dev/ubuntu-2011-11-13.jsonl", import.meta.url));
+    const { lines } = parseLog(readFileSync(log, "utf8"));
+    const r = await runReplay(lines, { persona: "apwbdjp", settings: DEFAULT_GROUP_SETTINGS, responder: "mention" });
+    // 1090 apwbdjp: "!sound | puff"   1091 ubottu: "puff: If you're having problems with sound, …"
+    expect(r.messages.find((m) => m.id === "ubuntu-2011-11-13:1091")).toMatchObject({ why: "answers-our-command", reached: true, directed: true });
+    expect(r.addressed!.gold).toBe(25);
+    expect(r.addressed!.reachRate).toBeGreaterThanOrEqual(0.9);
+  }, 60_000);
+});
