@@ -48,7 +48,8 @@ export interface InboundMessage extends GroupMessage {
    * `named-us:<name>` (`jacob: …` for `jacob_`), `engaged`, `continues`, `addressed-other:<name>`
    * (a line that opens by addressing another member), `continues-addressed-other`,
    * `shared-conversation`, `after-our-line` (a first answer to our line that named nobody),
-   * `continues-after-our-line`, `after-another-speaker` (an engaged speaker's line right after
+   * `continues-after-our-line`, `answers-our-command` (the group's next line after a bot command
+   * of ours, `!sound | puff`), `after-another-speaker` (an engaged speaker's line right after
    * another member's, long after their last direct exchange with us). Undefined for plain talk.
    */
   addressing?: string;
