@@ -1,7 +1,7 @@
 // What the collaborators of one group client share, by name: the messages held, the group's
 // traffic record, the lock flag, and the books — counters, counted drops and the observer. Each
 // collaborator names the part it reads in its own type; nothing here is private to one of them.
-import { errorFields } from "../log.ts";
+import { childLogger, errorFields } from "../log.ts";
 import type { DropReason, GroupMessage, GroupSettings, InboundMessage, Logger } from "../types.ts";
 import { emptyStats, type GroupClientEvent, type GroupClientStats, type OwnMessage } from "./group-client-types.ts";
 import { HeldMessages } from "./held.ts";
@@ -25,7 +25,9 @@ export class ClientState {
   /** The lock: true while the handler runs. Written by the dispatcher alone. */
   dispatching = false;
   readonly counts: GroupClientStats = emptyStats();
-  readonly log: Logger;
+  readonly #parentLog: Logger;
+  /** Made on the first line: most groups never log, and thousands of them are held. */
+  #log: Logger | null = null;
   readonly identityId: string;
   readonly groupId: string;
   /** Resolved when nothing is held and no dispatch runs; made on the first wait. */
@@ -36,6 +38,7 @@ export class ClientState {
     groupId: string;
     settings: GroupSettings;
     localNow: () => number;
+    /** The identity's logger: every line of the group adds its identity and group. */
     log: Logger;
     ingest: GroupIngest;
     onEvent: ((e: GroupClientEvent) => void) | undefined;
@@ -44,9 +47,13 @@ export class ClientState {
     this.ingest = p.ingest;
     this.onEvent = p.onEvent;
     this.settings = p.settings;
-    this.log = p.log;
+    this.#parentLog = p.log;
     this.identityId = p.identityId;
     this.groupId = p.groupId;
+  }
+
+  get log(): Logger {
+    return (this.#log ??= childLogger(this.#parentLog, { identity: this.identityId, group: this.groupId }));
   }
 
   /** Nothing held and no dispatch running. */

@@ -4,7 +4,7 @@
 // dispatch at a time with its retries, and the overload (overload.ts) bounds what is held. They
 // share one ClientState (client-state.ts): every accepted message ends in one dispatch or one
 // counted drop there.
-import { childLogger, silentLogger } from "../log.ts";
+import { silentLogger } from "../log.ts";
 import type { GroupMessage, GroupSettings, GroupVitality } from "../types.ts";
 import { ClientState } from "./client-state.ts";
 import { Dispatcher } from "./dispatcher.ts";
@@ -53,7 +53,7 @@ class GroupClientImpl implements GroupClient {
       // durations, and a wall clock set back an hour would hold a message for that hour. Looked up
       // on each call: fake timers replace `performance` after this module may have been loaded.
       localNow: p.localNow ?? (() => performance.timeOrigin + performance.now()),
-      log: childLogger(p.logger ?? silentLogger, { identity: p.identityId, group: p.groupId }),
+      log: p.logger ?? silentLogger,
       ingest,
       onEvent: p.onEvent,
     }));
