@@ -31,7 +31,8 @@ export async function runDispatch(m: MonitorContext, batch: DispatchBatch): Prom
   const { budget } = priced;
   const plan = await planReply(run, budget, parts);
   if (isSkip(plan)) return run.skip(plan);
-  const written = readIntent(run, plan, await callForReply(run, budget, plan));
+  const called = await callForReply(run, budget, plan);
+  const written = readIntent(run, plan, called);
   if (isSkip(written)) return run.skip(written);
 
   const shaped = shape(run, written);
