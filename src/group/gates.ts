@@ -1,0 +1,277 @@
+// When held messages go: the buffer gate (a trailing debounce with a cap), the engaged follow-up,
+// the mention path, the cooldown, the follow-ups' pace and the retry backoff. Every timer of the
+// group lives here and clear() clears them all; the flags say what waits. The decisions are the
+// pure ones of dispatch-gate.ts; taking the batch and holding the lock are the dispatcher's.
+import { BUDGET_WINDOW_MS } from "../monitor/budget.ts";
+import type { InboundMessage, TriggerType } from "../types.ts";
+import { CappedDebounce } from "./capped-debounce.ts";
+import type { ClientState } from "./client-state.ts";
+import { checkMentionDispatch, checkNormalDispatch, followsUp, followUpPaceMs, scaledCooldownMs } from "./dispatch-gate.ts";
+
+type Timer = ReturnType<typeof setTimeout>;
+
+/** What the gates read of the client's shared state. */
+export type GatesState = Pick<ClientState, "closed" | "dispatching" | "held" | "ingest" | "settings" | "localNow">;
+
+const NO_STARTS: readonly number[] = Object.freeze([]);
+
+export class DispatchGates {
+  readonly #s: GatesState;
+  /** Starts a dispatch of everything held (the dispatcher checks the lock and close itself). */
+  readonly #start: (now: number) => void;
+  // Timers hold pending messages, so they keep the process alive until clear() clears them.
+  /** Buffer gate: trailing debounce (bufferGateMs) capped at bufferGateMaxWaitMs. */
+  readonly #bufferGate: CappedDebounce;
+  /** Engaged follow-up: armed while a message from an engaged speaker waits. */
+  readonly #engagedGate: CappedDebounce;
+  /** Armed when pending messages wait out the cooldown after the last dispatch. */
+  #cooldownTimer: Timer | undefined;
+  /** Armed after a failed dispatch; the retry takes everything held. */
+  #retryTimer: Timer | undefined;
+  /** Armed when a mention must wait for mentionMinIntervalMs. */
+  #mentionTimer: Timer | undefined;
+  /** Armed while a follow-up waits for its pace (followUpPaceMs). */
+  #paceTimer: Timer | undefined;
+  #mentionWaiting = false;
+  #engagedWaiting = false;
+  /** Only agents' mentions wait: the earliest local time they may dispatch; null otherwise. */
+  #agentGapUntil: number | null = null;
+  #lastDispatchEndLocal: number | null = null;
+  #lastMentionDispatchLocal: number | null = null;
+  /** Local start times of recent mention and engaged dispatches (pacing follow-ups, oldest first); made on the first. */
+  #addressedStarts: number[] | null = null;
+  /** Aborted when a mention arrives during the running dispatch (ends its send delay). */
+  #mentionController: AbortController | null = null;
+
+  constructor(s: GatesState, start: (now: number) => void) {
+    this.#s = s;
+    this.#start = start;
+    this.#bufferGate = new CappedDebounce(() => this.#onBufferGate(), s.localNow);
+    this.#engagedGate = new CappedDebounce(() => this.#onEngagedGate(), s.localNow);
+  }
+
+  /** A mention waits for its dispatch (a running dispatch asks: its reply may be cancelled). */
+  get mentionWaiting(): boolean {
+    return this.#mentionWaiting;
+  }
+
+  // ── arrivals ───────────────────────────────────────────────────────────────────────────────
+
+  /** Talk that mentions nobody arrived: the buffer gate waits for quiet, a follow-up for less. */
+  talkArrived(now: number, engagedSeen: boolean): void {
+    const { bufferGateMs, bufferGateMaxWaitMs, engagedFollowUpMs } = this.#s.settings;
+    // A follow-up waits engagedFollowUpMs of quiet, but a person typing line after line to us
+    // is answered within twice that of their first line (never later than the buffer's cap).
+    if (engagedSeen) this.#engagedGate.touch(now, engagedFollowUpMs, Math.min(bufferGateMaxWaitMs, 2 * engagedFollowUpMs));
+    this.#bufferGate.touch(now, bufferGateMs, bufferGateMaxWaitMs);
+  }
+
+  /**
+   * Mention path: everything held goes now, past cooldown. A human's mention is instant; when only
+   * agents' mentions wait, they go agentMentionGapMs after the first of them, so two agents cannot
+   * answer each other at machine speed. A running dispatch's send delay ends at once.
+   */
+  mentionArrived(now: number, human: boolean): void {
+    clearTimeout(this.#cooldownTimer);
+    this.#cooldownTimer = undefined;
+    this.#flushBufferGateToQueue();
+    if (human) this.#agentGapUntil = null;
+    else if (!this.#mentionWaiting && this.#s.settings.agentMentionGapMs > 0) this.#agentGapUntil = now + this.#s.settings.agentMentionGapMs;
+    this.#mentionWaiting = true;
+    this.#mentionController?.abort();
+    this.#tryMentionDispatch(now);
+  }
+
+  /**
+   * Capacity drops took held messages. A waiting mention (or follow-up) that was dropped is no
+   * longer waiting: the running dispatch must not cancel its reply for it, and the next plain
+   * batch waits its cooldown.
+   */
+  afterCapacityDrop(): void {
+    const held = this.#s.held;
+    if (held.incoming.length === 0) this.#bufferGate.cancel();
+    if (this.#mentionWaiting && !held.holdsMention()) {
+      this.#mentionWaiting = false;
+      this.#agentGapUntil = null;
+      clearTimeout(this.#mentionTimer);
+      this.#mentionTimer = undefined;
+    }
+    if (this.#engagedWaiting && !held.pending.some(followsUp)) this.#engagedWaiting = false;
+  }
+
+  // ── the dispatcher's side ──────────────────────────────────────────────────────────────────
+
+  /** Everything held was taken: the debounces have nothing left to wait for. */
+  taken(): void {
+    this.#bufferGate.cancel();
+    this.#engagedGate.cancel();
+  }
+
+  /** Nothing waits any more: every timer cleared, no waiting flag left (a stale one would hold back every later message). */
+  reset(): void {
+    this.clear();
+    this.#mentionWaiting = this.#engagedWaiting = false;
+  }
+
+  /** A dispatch of `trigger` starts at local `now`. The signal is aborted by a mention arriving meanwhile. */
+  dispatchStarted(trigger: TriggerType, now: number): AbortSignal {
+    this.reset();
+    this.#agentGapUntil = null;
+    const controller = (this.#mentionController = new AbortController());
+    if (trigger === "mention") this.#lastMentionDispatchLocal = now;
+    if (trigger !== "normal") {
+      const starts = (this.#addressedStarts ??= []);
+      starts.push(now);
+      while (starts.length > 0 && (starts[0]! <= now - BUDGET_WINDOW_MS["5m"] || starts.length > 1024)) starts.shift();
+    }
+    return controller.signal;
+  }
+
+  /** Messages the dispatch did not handle are held again: a mention among them goes next. */
+  heldAgain(back: readonly InboundMessage[]): void {
+    if (back.some((m) => m.isMention)) this.#mentionWaiting = true;
+    else if (back.some(followsUp)) this.#engagedWaiting = true;
+  }
+
+  /** A failed dispatch is retried after `ms`, with everything held then. */
+  retryIn(ms: number): void {
+    clearTimeout(this.#retryTimer);
+    this.#retryTimer = setTimeout(() => this.#onRetryTimer(), ms);
+  }
+
+  /** The lock was released at local `now`: the cooldown counts from here. */
+  dispatchEnded(now: number): void {
+    this.#mentionController = null;
+    this.#lastDispatchEndLocal = now;
+  }
+
+  /** After the lock is released: a waiting mention or follow-up goes at once; else cooldown. */
+  afterDispatch(now: number): void {
+    if (this.#mentionWaiting) this.#tryMentionDispatch(now);
+    else if (this.#retryTimer !== undefined) {
+      // The retry timer takes everything held when it fires.
+    } else if (this.#engagedWaiting) {
+      this.#engagedWaiting = false;
+      this.#tryFollowUpDispatch(now);
+    } else {
+      this.#flushBufferGateToQueue();
+      this.#tryDispatch(now);
+    }
+  }
+
+  clear(): void {
+    this.#bufferGate.cancel();
+    this.#engagedGate.cancel();
+    clearTimeout(this.#cooldownTimer);
+    clearTimeout(this.#retryTimer);
+    clearTimeout(this.#mentionTimer);
+    clearTimeout(this.#paceTimer);
+    this.#cooldownTimer = this.#retryTimer = this.#mentionTimer = this.#paceTimer = undefined;
+  }
+
+  // ── the paths to a dispatch ────────────────────────────────────────────────────────────────
+
+  #onBufferGate(): void {
+    this.#flushBufferGateToQueue();
+    this.#tryDispatch(this.#s.localNow());
+  }
+
+  #onEngagedGate(): void {
+    const now = this.#s.localNow();
+    this.#flushBufferGateToQueue();
+    // Capacity drops may have taken the engaged messages: then this is plain unaddressed talk.
+    if (!this.#s.held.pending.some(followsUp)) return this.#tryDispatch(now);
+    // A follow-up skips the cooldown, but not the lock, a pending retry or a waiting mention.
+    if (this.#s.dispatching) this.#engagedWaiting = true;
+    else if (this.#retryTimer === undefined && !this.#mentionWaiting) this.#tryFollowUpDispatch(now);
+  }
+
+  /** A follow-up goes now, or when its pace allows (a mention arriving meanwhile takes it along). */
+  #tryFollowUpDispatch(now: number): void {
+    if (!this.#waitForPace(now)) this.#start(now);
+  }
+
+  /**
+   * True when held follow-ups must wait for their pace (followUpPaceMs): the pace timer is armed
+   * and dispatches them (with whatever is held then) when the reserve allows.
+   */
+  #waitForPace(now: number): boolean {
+    const budget = this.#s.settings.budget;
+    if (!budget.enabled || !this.#s.held.pending.some(followsUp)) return false;
+    const wait = followUpPaceMs({ now, recentStarts: this.#addressedStarts ?? NO_STARTS, allowance: budget.addressed["5m"].messages, windowMs: BUDGET_WINDOW_MS["5m"] });
+    if (wait <= 0) return false;
+    if (this.#paceTimer === undefined) {
+      this.#paceTimer = setTimeout(() => {
+        this.#paceTimer = undefined;
+        if (this.#s.closed) return;
+        if (this.#s.dispatching) this.#engagedWaiting = true;
+        else if (this.#retryTimer === undefined && !this.#mentionWaiting) this.#tryFollowUpDispatch(this.#s.localNow());
+      }, wait);
+    }
+    return true;
+  }
+
+  #flushBufferGateToQueue(): void {
+    this.#bufferGate.cancel();
+    this.#s.held.flush();
+  }
+
+  /** Normal path: lock, pending retry or mention, then cooldown (scaled by vitality). */
+  #tryDispatch(now: number): void {
+    const s = this.#s;
+    if (s.closed || s.held.length === 0) return;
+    const state = s.ingest.vitalityAt(now).state;
+    const decision = checkNormalDispatch({
+      now,
+      dispatching: s.dispatching,
+      retryPending: this.#retryTimer !== undefined,
+      mentionWaiting: this.#mentionWaiting,
+      lastDispatchEndedAt: this.#lastDispatchEndLocal,
+      cooldownMs: scaledCooldownMs(s.settings, state),
+    });
+    if (decision.ok) {
+      // Held follow-ups make this an addressed dispatch: it keeps their pace.
+      if (!this.#waitForPace(now)) this.#start(now);
+      return;
+    }
+    if (decision.reason === "cooldown") {
+      clearTimeout(this.#cooldownTimer);
+      this.#cooldownTimer = setTimeout(() => {
+        this.#cooldownTimer = undefined;
+        this.#tryDispatch(s.localNow());
+      }, decision.waitMs);
+    }
+  }
+
+  #tryMentionDispatch(now: number): void {
+    const s = this.#s;
+    if (s.closed || s.held.length === 0) {
+      this.#mentionWaiting = false;
+      return;
+    }
+    const decision = checkMentionDispatch({
+      now,
+      dispatching: s.dispatching,
+      retryPending: this.#retryTimer !== undefined,
+      lastMentionDispatchAt: this.#lastMentionDispatchLocal,
+      mentionMinIntervalMs: s.settings.mentionMinIntervalMs,
+      agentGapUntil: this.#agentGapUntil,
+    });
+    if (decision.ok) return this.#start(now);
+    if (decision.reason === "mention-interval" || decision.reason === "agent-gap") {
+      clearTimeout(this.#mentionTimer);
+      this.#mentionTimer = setTimeout(() => {
+        this.#mentionTimer = undefined;
+        this.#tryMentionDispatch(s.localNow());
+      }, decision.waitMs);
+    }
+  }
+
+  #onRetryTimer(): void {
+    this.#retryTimer = undefined;
+    if (this.#s.dispatching || this.#s.closed) return;
+    const now = this.#s.localNow();
+    if (this.#mentionWaiting) this.#tryMentionDispatch(now);
+    else this.#start(now);
+  }
+}

@@ -1,0 +1,80 @@
+// The budget of one dispatch: the allowance it draws from (addressed or unaddressed talk), who pays
+// for an addressed call (one sender's share is bounded), the check before the first model call —
+// the prompt's own size must fit — and the bookkeeping of every call it makes.
+import type { DispatchBatch } from "../../types.ts";
+import type { PromptParts } from "../assemble.ts";
+import { checkBudget, describeOverBudget, estimateTokens, recordBudgetEvent, type BudgetCheck, type BudgetEvent, type BudgetPool } from "../budget.ts";
+import { choosePayer, describeOverShare, ownerBudgetEvents, pruneSenderCharges, recordSenderCharge } from "../sender-share.ts";
+import type { DispatchRun, Step } from "./run.ts";
+
+/** Addressed talk (a mention, a reply to us, an engaged follow-up) draws from its own allowance. */
+export function poolOf(batch: DispatchBatch): BudgetPool {
+  return batch.mentionInfo.mentioned || batch.mentionInfo.triggerType === "engaged" ? "addressed" : "unaddressed";
+}
+
+/** What one dispatch may spend, and what it has spent. */
+export class DispatchBudget {
+  readonly #run: DispatchRun;
+  readonly pool: BudgetPool;
+  /** Who the addressed call is charged to (lower-cased aid), when someone addressed us. */
+  readonly #payer: string | undefined;
+  /** The owner pays: checked against the allowance counting only the owner's own calls. */
+  readonly #owner: boolean;
+  /** The budget usage ratio before the first call. */
+  ratio = 0;
+  /** This dispatch's own model calls (paid for; the re-check after the send delay leaves them out). */
+  readonly #own: BudgetEvent[] = [];
+
+  constructor(run: DispatchRun, pool: BudgetPool, payer: { payer: string | undefined; owner: boolean }) {
+    this.#run = run;
+    this.pool = pool;
+    this.#payer = payer.payer;
+    this.#owner = payer.owner;
+  }
+
+  /** The events the pool is checked against. The owner's allowance counts only their own calls: others cannot use it up. */
+  events(): BudgetEvent[] {
+    const state = this.#run.m.state;
+    return this.#owner && this.#payer !== undefined ? ownerBudgetEvents(state.senderCharges, this.#payer) : state.budgetEvents;
+  }
+
+  /** One model call of `tokens` at server time `calledAt`: the windows, the payer's share, the record, the saved state. */
+  charge(calledAt: number, tokens: number): void {
+    const { m, record } = this.#run;
+    const event: BudgetEvent = [calledAt, tokens, this.pool === "addressed" ? 1 : 0];
+    this.#own.push(event);
+    m.state.budgetEvents = recordBudgetEvent(m.state.budgetEvents, event);
+    if (this.#payer !== undefined) m.state.senderCharges = recordSenderCharge(m.state.senderCharges, [calledAt, tokens, this.#payer]);
+    record.tokens += tokens;
+    m.emitState();
+  }
+
+  /** After the send delay: has anything else used the budget up meanwhile? This dispatch's own calls are paid for. */
+  recheck(now: number): BudgetCheck {
+    const own = this.#own;
+    return checkBudget({ events: this.events().filter((e) => !own.some((o) => o[0] === e[0] && o[1] === e[1])), settings: this.#run.m.settings.budget, now, pool: this.pool });
+  }
+}
+
+/**
+ * The budget gate before the model call: who pays (a sender past their share is refused), then the
+ * pool's windows with the next call's prompt counted in, so a window is never overrun by the call
+ * that would cross it.
+ */
+export function checkDispatchBudget(run: DispatchRun, parts: PromptParts, pool: BudgetPool): Step<{ budget: DispatchBudget }> {
+  const { m, batch, record } = run;
+  const { settings, state } = m;
+  const nextCallTokens = estimateTokens(parts.systemPrompt) + estimateTokens(parts.body);
+  state.senderCharges = pruneSenderCharges(state.senderCharges, batch.now);
+  const payer =
+    pool === "addressed"
+      ? choosePayer({ messages: run.others, owner: m.identity.owner, charges: state.senderCharges, settings: settings.budget, share: settings.senderShare, now: batch.now, nextCallTokens })
+      : ({ ok: true, payer: undefined, owner: false } as const);
+  if (!payer.ok) return { skip: "sender-over-share", detail: describeOverShare(payer) };
+  if (payer.payer !== undefined) record.payer = payer.payer;
+  const budget = new DispatchBudget(run, pool, payer);
+  const check = checkBudget({ events: budget.events(), settings: settings.budget, now: batch.now, pool, nextCallTokens });
+  budget.ratio = record.budgetRatio = check.ratio;
+  if (!check.ok) return { skip: "over-budget", detail: describeOverBudget(check) };
+  return { budget };
+}

@@ -1,0 +1,129 @@
+// One dispatch as it moves through the pipeline (pipeline.ts): the batch, the lines of other
+// members in it, the one decision record it fills in, and how it ends — with a reply or a skip
+// and its reason. finish() logs the record and hands it to the observer, once per dispatch.
+import type { MemberTypes } from "../../group/member-types.ts";
+import type { AgentBackend, DispatchBatch, DispatchOutcome, GroupSender, GroupSettings, IdentityConfig, InboundMessage, Logger, ReplySettlement, ReplyType, SkipReason } from "../../types.ts";
+import type { PromptParts } from "../assemble.ts";
+import { decisionLogFields, type DispatchDecision } from "../decision.ts";
+import type { DelayWaits } from "../delay-waits.ts";
+import type { FloorContext } from "../floor.ts";
+import type { MonitorState } from "../monitor-state.ts";
+import { poolOf } from "./budget.ts";
+
+/** What every step reads: the monitor's wiring (monitor.ts) and the state it keeps between dispatches. */
+export interface MonitorContext {
+  readonly identityId: string;
+  readonly groupId: string;
+  readonly identity: IdentityConfig;
+  readonly settings: GroupSettings;
+  readonly log: Logger;
+  /** One draw in [0, 1) per delayed send. */
+  readonly random: () => number;
+  /** Local clock for time elapsed inside a dispatch. */
+  readonly localNow: () => number;
+  readonly memberTypes: MemberTypes;
+  readonly floorContext: FloorContext;
+  readonly backend: AgentBackend;
+  readonly sender: GroupSender;
+  /** Aborted by close(): cancels in-flight model calls and pending send delays. */
+  readonly lifetime: AbortSignal;
+  readonly delays: DelayWaits;
+  readonly state: MonitorState;
+  buildPrompt(batch: DispatchBatch, overrides?: { replyType?: ReplyType; budgetRatio?: number }): PromptParts;
+  /** After every change worth persisting. */
+  emitState(): void;
+  /** Runs an observer's callback; what it throws is logged as `event`, never passed on. */
+  safeCall(fn: () => void, event: string): void;
+  /** The observer of the one record per dispatch (called as a method of the monitor's params). */
+  readonly hooks: { onDecision?: ((record: DispatchDecision) => void) | undefined };
+}
+
+/** How a step ends the dispatch: the reason, and a machine-readable detail. */
+export interface Skip {
+  readonly skip: SkipReason;
+  readonly detail?: string | undefined;
+}
+
+/** A step's result: the next step's input, or a skip. */
+export type Step<T extends object> = T | Skip;
+
+export function isSkip<T extends object>(r: Step<T>): r is Skip {
+  return "skip" in r;
+}
+
+export class DispatchRun {
+  readonly m: MonitorContext;
+  readonly batch: DispatchBatch;
+  readonly record: DispatchDecision;
+  /** Other members' lines of the batch (ours left out). */
+  readonly others: InboundMessage[];
+  readonly batchIds: ReadonlySet<string>;
+  /**
+   * The dispatch whose model call wrote the reply now in play (this one, or the one whose reply
+   * a retry delivers): the back-end hears what the group saw of it.
+   */
+  writtenBy: number | undefined;
+  readonly #started: number;
+
+  constructor(m: MonitorContext, batch: DispatchBatch) {
+    this.m = m;
+    this.batch = batch;
+    this.#started = m.localNow();
+    this.record = {
+      identityId: m.identityId,
+      groupId: m.groupId,
+      dispatchId: batch.dispatchId,
+      attempt: batch.attempt,
+      trigger: batch.mentionInfo.triggerType,
+      at: batch.now,
+      messageIds: batch.messages.map((msg) => msg.msgId),
+      addressing: batch.messages.flatMap((msg) => (msg.addressing ? [{ msgId: msg.msgId, reason: msg.addressing }] : [])),
+      vitality: batch.vitality,
+      mentionInfo: batch.mentionInfo,
+      replyType: null,
+      budgetRatio: 0,
+      budgetPool: poolOf(batch),
+      modelCalls: 0,
+      tokens: 0,
+      delayMs: 0,
+      agentChain: m.state.agentChain,
+      outcome: { sent: false },
+    };
+    const selfAid = m.identity.aid;
+    this.others = batch.messages.filter((msg) => msg.sender !== selfAid);
+    this.batchIds = new Set(batch.messages.map((msg) => msg.msgId));
+  }
+
+  /** Server-time estimate now: the batch's server time plus the local time elapsed since the dispatch began. */
+  nowAt(): number {
+    return this.batch.now + (this.m.localNow() - this.#started);
+  }
+
+  /** Everything seen around the batch: earlier batches' lines (`before`), the batch, what arrived since. */
+  seenAround(before: readonly InboundMessage[]): InboundMessage[] {
+    return [...before, ...this.others, ...(this.batch.heldNow?.() ?? [])];
+  }
+
+  /** Ends the dispatch: the back-end hears what became of its reply, the record is logged and observed. */
+  finish(outcome: DispatchOutcome, detail?: string): DispatchOutcome {
+    const { m, record } = this;
+    if (this.writtenBy !== undefined) {
+      const about = { identityId: m.identityId, groupId: m.groupId, dispatchId: this.writtenBy };
+      const s: ReplySettlement = outcome.sent ? { ...about, sent: true, text: outcome.text ?? "" } : { ...about, sent: false, reason: outcome.skipReason ?? "silent" };
+      m.safeCall(() => m.backend.settled?.(s), "monitor.backend-settled-failed");
+    }
+    record.outcome = outcome;
+    if (detail) record.detail = detail;
+    record.agentChain = m.state.agentChain;
+    const level = outcome.skipReason === "send-failed" || outcome.skipReason === "backend-failed" ? "warn" : "info";
+    m.log.log(level, "monitor.dispatch", decisionLogFields(record));
+    m.safeCall(() => m.hooks.onDecision?.(record), "monitor.on-decision-failed");
+    return outcome;
+  }
+
+  /** Ends the dispatch without a reply, for the step's reason. */
+  skip(s: Skip): DispatchOutcome {
+    const { record } = this;
+    return this.finish({ sent: false, skipReason: s.skip, budgetRatio: record.budgetRatio, ...(record.replyType ? { replyType: record.replyType } : {}) }, s.detail);
+  }
+}

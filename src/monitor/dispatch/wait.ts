@@ -1,0 +1,48 @@
+// The send delay: a random wait by reply type (none for a mention unless configured), then the
+// re-checks — closed, a newer mention, the budget, and in a room the floor, which may have moved
+// to another open question: then this agent waits its turn for that one too.
+import { chooseDelayMs, checkAfterDelay, type DelayHint } from "../delay.ts";
+import { decideFloor } from "../floor.ts";
+import type { DispatchBudget } from "./budget.ts";
+import type { Gated } from "./gate.ts";
+import type { DispatchRun, Step } from "./run.ts";
+
+/** Waits out the send delay. The open question the reply claims (in a room), if any. */
+export async function waitToSend(run: DispatchRun, gated: Gated, delayHint: DelayHint, budget: DispatchBudget): Promise<Step<{ claim: string | undefined }>> {
+  const { m, batch, record, others } = run;
+  const mentioned = batch.mentionInfo.mentioned;
+  let floor = gated.floor;
+  // The draw is taken either way, so a reply outside the floor keeps the same delays.
+  const draw = m.random();
+  if (floor !== undefined) {
+    // Answers that came in while the model wrote.
+    floor = decideFloor({ batch: others, seen: run.seenAround(gated.recentBefore), ctx: m.floorContext });
+    if (floor.take === "yield") return { skip: floor.reason, detail: floor.detail };
+  }
+  // Claiming a question: the send waits this agent's rank of the delay range, so the agents of a
+  // room speak in turn and each later one sees the earlier answer before its own goes out.
+  const delayMs = chooseDelayMs({ settings: m.settings.delay, hint: delayHint, mentioned, random: floor?.take === "claim" ? floor.rank : draw });
+  record.delayMs = delayMs;
+  let waitMs = delayMs;
+  let waitedFor = floor?.take === "claim" ? floor.question : undefined;
+  for (;;) {
+    await m.delays.wait(waitMs, batch.mentionSignal);
+    const after = checkAfterDelay({
+      closed: m.lifetime.aborted,
+      answeringMention: mentioned,
+      newerMention: batch.hasPendingMention(),
+      budget: budget.recheck(run.nowAt()),
+    });
+    if (!after.ok) return { skip: after.reason, detail: after.detail ? `after-delay ${after.detail}` : "after-delay" };
+    if (floor === undefined) break;
+    floor = decideFloor({ batch: others, seen: run.seenAround(gated.recentBefore), ctx: m.floorContext });
+    if (floor.take === "yield") return { skip: floor.reason, detail: `after-delay ${floor.detail}` };
+    // The question waited for was answered, another of the batch is open: wait this agent's turn
+    // for that one too, or every agent that switched to it would answer it at once.
+    if (floor.take !== "claim" || floor.question === waitedFor) break;
+    waitedFor = floor.question;
+    waitMs = chooseDelayMs({ settings: m.settings.delay, hint: delayHint, mentioned, random: floor.rank });
+    record.delayMs += waitMs;
+  }
+  return { claim: floor?.take === "claim" ? floor.question : undefined };
+}
