@@ -1,9 +1,11 @@
 // Message actions of the local group service: one function per ACP action, answering with the
 // protocol's result codes. No sessions here; the service wires the results to frames.
-import { EVENT_CONTENT_TYPES } from "../group/service-event.ts";
+import { EVENT_CONTENT_TYPES } from "../wire/event-types.ts";
 import type { GroupMessage } from "../types.ts";
-import { RESULT_CODES, describe, isPlain, toWireMessage, type Plain } from "../transport/protocol.ts";
-import { messageBytes } from "../transport/limits.ts";
+import { toWireMessage } from "../wire/message.ts";
+import { describe, isPlain, type Plain } from "../wire/plain.ts";
+import { RESULT_CODES } from "../wire/result-codes.ts";
+import { messageBytes } from "../wire/limits.ts";
 import type { GroupHistoryStore } from "./history-store.ts";
 import type { RateLimiter } from "./rate-limit.ts";
 

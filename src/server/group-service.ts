@@ -5,8 +5,11 @@
 // plus joins; history, msg ids, ack cursors, joins and invite codes live in a GroupHistoryStore.
 import type { GroupMessage, Logger } from "../types.ts";
 import { errorFields, silentLogger } from "../log.ts";
-import { RESULT_CODES, isPlain, toWireMessage, type Plain, type WireResponse } from "../transport/protocol.ts";
-import { MAX_MESSAGE_BYTES, MAX_PAGE_BYTES, messageBytes } from "../transport/limits.ts";
+import type { WireResponse } from "../wire/frames.ts";
+import { toWireMessage } from "../wire/message.ts";
+import { isPlain, type Plain } from "../wire/plain.ts";
+import { RESULT_CODES } from "../wire/result-codes.ts";
+import { MAX_MESSAGE_BYTES, MAX_PAGE_BYTES, messageBytes } from "../wire/limits.ts";
 import { handleAction, isMessageAction, pageWithin, type ActionContext, type ActionResult, type GroupDefinition } from "./actions.ts";
 import { createFileHistoryStore, createMemoryHistoryStore, type GroupHistoryStore } from "./history-store.ts";
 import { MEMBERSHIP_ACTIONS, Membership } from "./membership.ts";

@@ -3,7 +3,8 @@
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { dirname } from "node:path";
 import type { GroupMessage } from "../types.ts";
-import { isPlain, parseWireMessage, toWireMessage } from "../transport/protocol.ts";
+import { parseWireMessage, toWireMessage } from "../wire/message.ts";
+import { isPlain } from "../wire/plain.ts";
 
 export interface GroupHistoryStore {
   /** The group's messages in msg id order. */

@@ -5,7 +5,8 @@
 import type { PeerChannel } from "../network/peer-channel.ts";
 import type { Logger } from "../types.ts";
 import { errorFields, silentLogger } from "../log.ts";
-import { computeBackoffDelay, sleep, type BackoffSettings } from "./backoff.ts";
+import { computeBackoffDelay, type BackoffSettings } from "../wire/backoff.ts";
+import { sleep } from "./sleep.ts";
 import type {
   ConnectionCounters,
   ConnectionStatus,
@@ -18,10 +19,12 @@ import { TypedEmitter } from "../emitter.ts";
 import { TransportError } from "./errors.ts";
 import type { GroupFeed, GroupFeedStatus } from "./group-feed.ts";
 import { GroupFeeds } from "./group-feeds.ts";
-import { MAX_INBOUND_PAYLOAD_BYTES, MAX_MESSAGE_BYTES, messageBytes } from "./limits.ts";
+import { MAX_INBOUND_PAYLOAD_BYTES, MAX_MESSAGE_BYTES, messageBytes } from "../wire/limits.ts";
 import { handleInboundFrame, type InboundDeps } from "./inbound.ts";
 import type { ResponseFrame } from "./pending-requests.ts";
-import { RESULT_CODES, isPlain, parseSendData, type Plain } from "./protocol.ts";
+import { isPlain, type Plain } from "../wire/plain.ts";
+import { parseSendData } from "../wire/responses.ts";
+import { RESULT_CODES } from "../wire/result-codes.ts";
 import { SessionRequests, requestFailed } from "./session-requests.ts";
 
 /** How long close() waits for the answer to unregister_online. */

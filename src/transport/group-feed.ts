@@ -2,7 +2,9 @@
 // the handler serially, ack what it accepted. Nothing at or below `lastFed` is ever fed again.
 import type { GroupMessage, Logger } from "../types.ts";
 import { errorFields } from "../log.ts";
-import { msgIdValue, type BatchRange, type PullPage } from "./protocol.ts";
+import type { BatchRange } from "../wire/frames.ts";
+import { msgIdValue } from "../wire/msg-id.ts";
+import type { PullPage } from "../wire/responses.ts";
 
 export type GroupFeedStatus = "offline" | "syncing" | "live" | "retrying" | "closed";
 

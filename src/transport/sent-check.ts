@@ -4,10 +4,10 @@
 // our own message with exactly this text. Throws when the history cannot be read (no session, a bad
 // page): the caller must then not send, since it cannot tell.
 import type { GroupMessage } from "../types.ts";
-import { equalsLower } from "../group/same-lower.ts";
+import { equalsLower } from "../wire/equals-lower.ts";
 import type { GroupConnection } from "./connection-types.ts";
 import { TransportError } from "./errors.ts";
-import { parsePullData } from "./protocol.ts";
+import { parsePullData } from "../wire/responses.ts";
 
 export interface SentCheck {
   groupId: string;
