@@ -5,7 +5,7 @@
 // plus joins; history, msg ids, ack cursors, joins and invite codes live in a GroupHistoryStore.
 // Its parts: group-requests.ts (one request), online-registry.ts (who is pushed to), fanout.ts
 // (the pushes), membership.ts and actions.ts (what a request does).
-import type { GroupMessage, Logger } from "../types.ts";
+import type { GroupMessage } from "../types.ts";
 import { errorFields, silentLogger } from "../log.ts";
 import { MAX_MESSAGE_BYTES, MAX_PAGE_BYTES, messageBytes } from "../wire/limits.ts";
 import type { Plain } from "../wire/plain.ts";
