@@ -8,6 +8,7 @@
 import type { GroupMessage } from "../types.ts";
 import { errorFields, silentLogger } from "../log.ts";
 import { MAX_MESSAGE_BYTES, MAX_PAGE_BYTES, messageBytes } from "../wire/limits.ts";
+import { msgIdValue } from "../wire/msg-id.ts";
 import type { Plain } from "../wire/plain.ts";
 import type { ActionContext } from "./actions.ts";
 import { Fanout } from "./fanout.ts";
@@ -197,7 +198,7 @@ function actionContext(
       const list = store.messages(groupId);
       const last = list[list.length - 1];
       const message: GroupMessage = {
-        msgId: String(last ? Number(last.msgId) + (options.msgIdStep ?? 1) : 1),
+        msgId: String(last ? msgIdValue(last.msgId) + (options.msgIdStep ?? 1) : 1),
         groupId,
         sender,
         content,

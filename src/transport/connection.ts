@@ -5,7 +5,12 @@
 import type { PeerChannel } from "../network/peer-channel.ts";
 import type { Logger } from "../types.ts";
 import { errorFields, silentLogger } from "../log.ts";
+import { TypedEmitter } from "../emitter.ts";
 import type { BackoffSettings } from "../wire/backoff.ts";
+import { MAX_INBOUND_PAYLOAD_BYTES, MAX_MESSAGE_BYTES } from "../wire/limits.ts";
+import { isMsgIdNumber } from "../wire/msg-id.ts";
+import { isPlain, type Plain } from "../wire/plain.ts";
+import { RESULT_CODES } from "../wire/result-codes.ts";
 import type {
   ConnectionCounters,
   ConnectionStatus,
@@ -14,15 +19,11 @@ import type {
   GroupConnectionParams,
   Listener,
 } from "./connection-types.ts";
-import { TypedEmitter } from "../emitter.ts";
 import { TransportError } from "./errors.ts";
 import type { GroupFeed, GroupFeedStatus } from "./group-feed.ts";
 import { GroupFeeds } from "./group-feeds.ts";
-import { MAX_INBOUND_PAYLOAD_BYTES, MAX_MESSAGE_BYTES } from "../wire/limits.ts";
 import { handleInboundFrame, type InboundDeps } from "./inbound.ts";
 import type { ResponseFrame } from "./pending-requests.ts";
-import { isPlain, type Plain } from "../wire/plain.ts";
-import { RESULT_CODES } from "../wire/result-codes.ts";
 import { sendGroupMessage, type SendMessageDeps } from "./send-message.ts";
 import { SessionRequests, requestFailed } from "./session-requests.ts";
 
@@ -242,7 +243,7 @@ class ChannelGroupConnection implements GroupConnection {
     try {
       const frame = await this.#call("get_cursor", groupId);
       const cursor = isPlain(frame.data) && isPlain(frame.data.msg_cursor) ? frame.data.msg_cursor.current_msg_id : undefined;
-      if (typeof cursor === "number" && Number.isSafeInteger(cursor) && cursor >= 0) return Math.max(saved, cursor);
+      if (isMsgIdNumber(cursor)) return Math.max(saved, cursor);
       this.#counters.malformedFrames++;
       this.#log.log("warn", "transport.bad-cursor", { groupId, sessionId });
     } catch (err) {

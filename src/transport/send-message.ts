@@ -5,6 +5,7 @@
 import type { Logger } from "../types.ts";
 import { computeBackoffDelay, type BackoffSettings } from "../wire/backoff.ts";
 import { messageBytes } from "../wire/limits.ts";
+import { msgIdValue } from "../wire/msg-id.ts";
 import { isPlain, type Plain } from "../wire/plain.ts";
 import { parseSendData } from "../wire/responses.ts";
 import { RESULT_CODES } from "../wire/result-codes.ts";
@@ -61,7 +62,7 @@ export async function sendGroupMessage(
         deps.counters.malformedFrames++;
         throw new TransportError("BAD_RESPONSE", `send_message response: ${parsed.reason}`, { action: "send_message", groupId });
       }
-      feed.noteOwnSend(Number(parsed.msgId));
+      feed.noteOwnSend(msgIdValue(parsed.msgId));
       return { msgId: parsed.msgId, timestamp: parsed.timestamp };
     }
     if (frame.code !== RESULT_CODES.RATE_LIMITED) throw requestFailed(frame, groupId);
