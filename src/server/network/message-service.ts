@@ -11,8 +11,9 @@ import type { ServiceAgent, ServiceAgentHost } from "../service-agent.ts";
 import type { TokenStore } from "./tokens.ts";
 import { nextMessageId } from "../../network/message-id.ts";
 import { newAgentSocket, type AgentSocket } from "./agent-socket.ts";
-import { SessionTable, callServiceAgent, str, type SessionCounters } from "./session-table.ts";
-import { SocketFlow, type SocketFlowCounters } from "./socket-flow.ts";
+import type { MessageServiceCounters } from "./service-counters.ts";
+import { SessionTable, callServiceAgent, str } from "./session-table.ts";
+import { SocketFlow } from "./socket-flow.ts";
 import { CLOSE_REPLACED, CLOSE_TOKEN_EXPIRED, DEFAULT_SOCKET_LIMITS, type AidKind, type SocketLimits } from "./socket-limits.ts";
 
 export interface MessageServiceQuirks {
@@ -20,15 +21,7 @@ export interface MessageServiceQuirks {
   omitInviteAck: boolean;
 }
 
-export interface MessageServiceCounters extends SocketFlowCounters, SessionCounters {
-  connections: number;
-  refusedUpgrades: number;
-  refusedFrames: number;
-  messagesRouted: number;
-  undeliverable: number;
-  /** Upgrades refused for room: maxConnections registered sockets, or the guests' caps. */
-  refusedFull: number;
-}
+export type { MessageServiceCounters } from "./service-counters.ts";
 
 export class MessageService {
   readonly #tokens: TokenStore;

@@ -5,17 +5,12 @@ import { randomBytes } from "node:crypto";
 import type { Logger } from "../../types.ts";
 import type { ServiceAgent } from "../service-agent.ts";
 import type { AgentSocket } from "./agent-socket.ts";
+import type { SessionCounters } from "./service-counters.ts";
 
 export interface Session {
   id: string;
   identifyingCode: string;
   members: Set<string>;
-}
-
-export interface SessionCounters {
-  sessionsCreated: number;
-  /** create_session_req and invites refused because an aid was in maxSessionsPerAid sessions. */
-  refusedSessions: number;
 }
 
 export const str = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);

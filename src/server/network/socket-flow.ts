@@ -5,21 +5,11 @@
 import { WebSocket } from "ws";
 import type { Logger } from "../../types.ts";
 import type { AgentSocket } from "./agent-socket.ts";
+import type { SocketFlowCounters } from "./service-counters.ts";
 import type { SocketLimits } from "./socket-limits.ts";
 
 /** Held frames served per turn (one per socket, round-robin) before reading sockets again. */
 const FRAMES_PER_TURN = 16;
-
-export interface SocketFlowCounters {
-  /** Times a socket was not read because its unsent output passed pauseBufferedBytes. */
-  pausedSockets: number;
-  /** Sockets closed for not reading (maxBufferedBytes, or no progress while paused). */
-  slowClosed: number;
-  /** Sockets dropped for not answering a ping. */
-  deadClosed: number;
-  /** Frames not sent because they were larger than clients read. */
-  oversizeOutbound: number;
-}
 
 export class SocketFlow {
   readonly #limits: SocketLimits;
