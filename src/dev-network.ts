@@ -2,7 +2,7 @@
 // the message service and the group service `group.<domain>` on one port, with its CA, history
 // and the identities it issued in one state dir. Also re-homes a config's identities and humans
 // onto the local domain (`alice.agentcp.io` → `alice.<domain>`), and issues their certificates.
-import { RESULT_CODES } from "./transport/protocol.ts";
+import { RESULT_CODES } from "./wire/result-codes.ts";
 import { join } from "node:path";
 import { connectAgent, ensureIdentity, type ConnectAgentOptions, type HttpClient, type Identity, type NetworkAgent } from "./network/index.ts";
 import { createAgentMdFetch } from "./profile/agent-md-fetch.ts";

@@ -2,10 +2,8 @@
 // service can say so: a member's post with `content_type: "system"` or `metadata.event_type` is
 // that member's words, shown with their name, never an event line. Pure.
 import type { GroupMessage } from "../types.ts";
+import { EVENT_CONTENT_TYPES } from "../wire/event-types.ts";
 import { equalsLower } from "./same-lower.ts";
-
-/** Content types the prompt shows as events (when the group service sends them). */
-export const EVENT_CONTENT_TYPES: ReadonlySet<string> = new Set(["event", "system", "group_event"]);
 
 /**
  * The group service that serves a group, `group.<ap-domain>`, lower-cased: the group's own

@@ -1,5 +1,5 @@
 // How long to wait before the next sign-in/dial after `failures` consecutive failures: pure.
-import { computeBackoffDelay } from "../transport/backoff.ts";
+import { computeBackoffDelay } from "../wire/backoff.ts";
 
 export interface BackoffOptions {
   /** Delay after the first failure, before jitter. Default 1000 ms. */

@@ -2,7 +2,7 @@
 // message socket with ping/pong liveness, redials with backoff after a drop or a refused token,
 // and stops for good — one typed IDENTITY_REJECTED naming the aid — when its key or certificate
 // is refused. Peer channels ride on the socket; session_messages from anyone else are counted.
-import { MAX_SOCKET_FRAME_BYTES } from "../transport/limits.ts";
+import { MAX_SOCKET_FRAME_BYTES } from "../wire/limits.ts";
 import { randomBytes } from "node:crypto";
 import WebSocket from "ws";
 import type { Logger } from "../types.ts";

@@ -1,9 +1,12 @@
 // Message actions of the local group service: one function per ACP action, answering with the
 // protocol's result codes. No sessions here; the service wires the results to frames.
-import { EVENT_CONTENT_TYPES } from "../group/service-event.ts";
+import { EVENT_CONTENT_TYPES } from "../wire/event-types.ts";
 import type { GroupMessage } from "../types.ts";
-import { RESULT_CODES, describe, isPlain, toWireMessage, type Plain } from "../transport/protocol.ts";
-import { messageBytes } from "../transport/limits.ts";
+import { toWireMessage } from "../wire/message.ts";
+import { msgIdValue } from "../wire/msg-id.ts";
+import { describe, isPlain, type Plain } from "../wire/plain.ts";
+import { RESULT_CODES } from "../wire/result-codes.ts";
+import { messageBytes } from "../wire/limits.ts";
 import type { GroupHistoryStore } from "./history-store.ts";
 import type { RateLimiter } from "./rate-limit.ts";
 
@@ -80,7 +83,7 @@ export function handleAction(ctx: ActionContext, caller: Caller, action: string,
   if (!members.has(caller.aid)) return fail(RESULT_CODES.NOT_MEMBER, "not a member of this group");
 
   const messages = ctx.store.messages(groupId);
-  const latest = messages.length > 0 ? Number(messages[messages.length - 1]!.msgId) : 0;
+  const latest = messages.length > 0 ? msgIdValue(messages[messages.length - 1]!.msgId) : 0;
   switch (action) {
     case "send_message":
       return sendMessage(ctx, caller, groupId, params);
@@ -111,7 +114,7 @@ export function handleAction(ctx: ActionContext, caller: Caller, action: string,
       const current = ctx.store.cursor(groupId, caller.aid);
       return ok({
         msg_cursor: {
-          start_msg_id: messages.length > 0 ? Number(messages[0]!.msgId) : 0,
+          start_msg_id: messages.length > 0 ? msgIdValue(messages[0]!.msgId) : 0,
           current_msg_id: current,
           latest_msg_id: latest,
           unread_count: messages.length - firstAfter(messages, current),
@@ -217,7 +220,7 @@ function sendMessage(ctx: ActionContext, caller: Caller, groupId: string, params
   }
   // A member's post is that member's words: only the service's own messages are events.
   const stored = ctx.storeMessage({ groupId, sender: caller.aid, content, contentType: memberContentType(contentType), metadata: memberMetadata(metadata) });
-  return { ...ok({ msg_id: Number(stored.msgId), timestamp: stored.timestamp }), stored };
+  return { ...ok({ msg_id: msgIdValue(stored.msgId), timestamp: stored.timestamp }), stored };
 }
 
 const MAX_METADATA_DEPTH = 32;
@@ -264,7 +267,7 @@ export function firstAfter(messages: readonly GroupMessage[], after: number): nu
   let hi = messages.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (Number(messages[mid]!.msgId) > after) hi = mid;
+    if (msgIdValue(messages[mid]!.msgId) > after) hi = mid;
     else lo = mid + 1;
   }
   return lo;

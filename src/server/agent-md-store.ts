@@ -1,7 +1,7 @@
 // The local network's profile host: `POST /agent.md` stores the profile of the aid named by the
 // Host header (the aid is the host name on the ACP network), `GET /agent.md` serves it.
 // Framework-free: plain node:http request/response, token check and storage injected.
-import { RESULT_CODES } from "../transport/protocol.ts";
+import { RESULT_CODES } from "../wire/result-codes.ts";
 import { readFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { join } from "node:path";

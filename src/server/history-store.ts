@@ -3,7 +3,9 @@
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { dirname } from "node:path";
 import type { GroupMessage } from "../types.ts";
-import { isPlain, parseWireMessage, toWireMessage } from "../transport/protocol.ts";
+import { parseWireMessage, toWireMessage } from "../wire/message.ts";
+import { msgIdValue } from "../wire/msg-id.ts";
+import { isPlain } from "../wire/plain.ts";
 
 export interface GroupHistoryStore {
   /** The group's messages in msg id order. */
@@ -111,7 +113,7 @@ function loadLine(mem: GroupHistoryStore, line: string): boolean {
     if (!parsed.ok) return false;
     const list = mem.messages(rec.g);
     const last = list[list.length - 1];
-    if (last && Number(last.msgId) >= Number(parsed.message.msgId)) return false;
+    if (last && msgIdValue(last.msgId) >= msgIdValue(parsed.message.msgId)) return false;
     mem.append(parsed.message);
     return true;
   }

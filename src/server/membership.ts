@@ -2,7 +2,8 @@
 // listing a member's groups. Members come from the configuration plus those who joined (kept in
 // the history store so a restarted service remembers them). No sessions here.
 import { randomBytes } from "node:crypto";
-import { RESULT_CODES, describe, type Plain } from "../transport/protocol.ts";
+import { describe, type Plain } from "../wire/plain.ts";
+import { RESULT_CODES } from "../wire/result-codes.ts";
 import type { ActionResult, GroupDefinition, GroupMember } from "./actions.ts";
 import type { GroupHistoryStore } from "./history-store.ts";
 

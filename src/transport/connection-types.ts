@@ -2,9 +2,9 @@
 // `group.<ap>` that the network layer keeps up). Implemented in connection.ts.
 import type { PeerChannel } from "../network/peer-channel.ts";
 import type { GroupMessage, GroupSender, Logger } from "../types.ts";
-import type { BackoffSettings } from "./backoff.ts";
+import type { BackoffSettings } from "../wire/backoff.ts";
 import type { GroupFeedCounters, GroupFeedStatus } from "./group-feed.ts";
-import type { Plain } from "./protocol.ts";
+import type { Plain } from "../wire/plain.ts";
 
 export type ConnectionStatus = "idle" | "connecting" | "syncing" | "open" | "reconnecting" | "closed";
 
@@ -46,9 +46,9 @@ export interface GroupConnectionParams {
   sendRetry?: BackoffSettings & { maxAttempts: number };
   /** pull_messages page size. Default 50. */
   pageSize?: number;
-  /** Larger inbound frames are counted and dropped (a pull answered so is retried smaller); the connection stays up. Default 2 MiB (limits.ts). */
+  /** Larger inbound frames are counted and dropped (a pull answered so is retried smaller); the connection stays up. Default 2 MiB (wire/limits.ts). */
   maxFrameBytes?: number;
-  /** send_message with more content plus metadata (as JSON bytes) fails with MESSAGE_TOO_LARGE before sending. Default 64 KiB (limits.ts). */
+  /** send_message with more content plus metadata (as JSON bytes) fails with MESSAGE_TOO_LARGE before sending. Default 64 KiB (wire/limits.ts). */
   maxMessageBytes?: number;
   random?: () => number;
   /** Clock for the request-id prefix (unique across restarts). Default Date.now. */

@@ -5,7 +5,12 @@
 import type { PeerChannel } from "../network/peer-channel.ts";
 import type { Logger } from "../types.ts";
 import { errorFields, silentLogger } from "../log.ts";
-import { computeBackoffDelay, sleep, type BackoffSettings } from "./backoff.ts";
+import { TypedEmitter } from "../emitter.ts";
+import type { BackoffSettings } from "../wire/backoff.ts";
+import { MAX_INBOUND_PAYLOAD_BYTES, MAX_MESSAGE_BYTES } from "../wire/limits.ts";
+import { isMsgIdNumber } from "../wire/msg-id.ts";
+import { isPlain, type Plain } from "../wire/plain.ts";
+import { RESULT_CODES } from "../wire/result-codes.ts";
 import type {
   ConnectionCounters,
   ConnectionStatus,
@@ -14,14 +19,12 @@ import type {
   GroupConnectionParams,
   Listener,
 } from "./connection-types.ts";
-import { TypedEmitter } from "../emitter.ts";
 import { TransportError } from "./errors.ts";
 import type { GroupFeed, GroupFeedStatus } from "./group-feed.ts";
 import { GroupFeeds } from "./group-feeds.ts";
-import { MAX_INBOUND_PAYLOAD_BYTES, MAX_MESSAGE_BYTES, messageBytes } from "./limits.ts";
 import { handleInboundFrame, type InboundDeps } from "./inbound.ts";
 import type { ResponseFrame } from "./pending-requests.ts";
-import { RESULT_CODES, isPlain, parseSendData, type Plain } from "./protocol.ts";
+import { sendGroupMessage, type SendMessageDeps } from "./send-message.ts";
 import { SessionRequests, requestFailed } from "./session-requests.ts";
 
 /** How long close() waits for the answer to unregister_online. */
@@ -43,10 +46,9 @@ class ChannelGroupConnection implements GroupConnection {
   readonly #random: () => number;
   readonly #requestTimeoutMs: number;
   readonly #heartbeatMs: number;
-  readonly #maxMessageBytes: number;
   readonly #inbound: InboundDeps;
   readonly #retry: BackoffSettings;
-  readonly #sendRetry: BackoffSettings & { maxAttempts: number };
+  readonly #send: SendMessageDeps;
   readonly #groups: GroupFeeds;
   readonly #feeds: ReadonlyMap<string, GroupFeed>;
   readonly #counters: ConnectionCounters = {
@@ -81,9 +83,7 @@ class ChannelGroupConnection implements GroupConnection {
     this.#random = p.random ?? Math.random;
     this.#requestTimeoutMs = p.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     this.#heartbeatMs = p.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
-    this.#maxMessageBytes = p.maxMessageBytes ?? MAX_MESSAGE_BYTES;
     this.#retry = p.reconnect ?? { baseMs: 500, maxMs: 30_000, jitter: 0.3 };
-    this.#sendRetry = p.sendRetry ?? { maxAttempts: 5, baseMs: 1000, maxMs: 30_000, jitter: 0.3 };
     this.#requests = new SessionRequests({
       aid: p.aid,
       now: (p.now ?? Date.now)(),
@@ -109,6 +109,17 @@ class ChannelGroupConnection implements GroupConnection {
       pending: this.#requests.pending,
       feeds: this.#feeds,
       onEvent: p.onEvent?.bind(p),
+    };
+    this.#send = {
+      feeds: this.#feeds,
+      maxMessageBytes: p.maxMessageBytes ?? MAX_MESSAGE_BYTES,
+      retry: p.sendRetry ?? { maxAttempts: 5, baseMs: 1000, maxMs: 30_000, jitter: 0.3 },
+      random: this.#random,
+      counters: this.#counters,
+      log: this.#log,
+      closing: this.#closing.signal,
+      whenConnected: (action, groupId) => this.#whenConnected(action, groupId),
+      requestFrame: (action, groupId, params) => this.#requestFrame(action, groupId, params),
     };
   }
 
@@ -173,49 +184,8 @@ class ChannelGroupConnection implements GroupConnection {
     return (await this.#call(action, options.groupId, options.params)).data;
   }
 
-  async sendMessage(params: { groupId: string; content: string; metadata?: Record<string, unknown> }): Promise<{ msgId: string; timestamp: number }> {
-    const { groupId, content, metadata } = params;
-    const feed = this.#feeds.get(groupId);
-    if (!feed) {
-      throw new TransportError("UNKNOWN_GROUP", `Expected \`groupId\` to be one of this connection's groups, got \`${groupId}\``, { groupId });
-    }
-    if (typeof content !== "string" || content === "") {
-      throw new TransportError("INVALID_ARGUMENT", "Expected `content` to be a non-empty string", { groupId });
-    }
-    const bytes = messageBytes(content, metadata ?? null);
-    if (bytes > this.#maxMessageBytes) {
-      // Refused here with a code, not by the message service closing the socket on a huge frame.
-      throw new TransportError("MESSAGE_TOO_LARGE", `message too large: ${bytes} bytes of content and metadata as JSON, at most ${this.#maxMessageBytes}`, {
-        action: "send_message", groupId, bytes, limit: this.#maxMessageBytes,
-      });
-    }
-    const body: Plain = { content, ...(metadata ? { metadata } : {}) };
-    for (let attempt = 0; ; attempt++) {
-      await this.#whenConnected("send_message", groupId);
-      // No retry on timeout or a dropped session: the message may have been stored, and a double
-      // post is worse than a missed one. NOT_CONNECTED means nothing left: the caller may retry.
-      const frame = await this.#requestFrame("send_message", groupId, body);
-      if (frame.code === RESULT_CODES.OK) {
-        const parsed = parseSendData(frame.data);
-        if (!parsed.ok) {
-          this.#counters.malformedFrames++;
-          throw new TransportError("BAD_RESPONSE", `send_message response: ${parsed.reason}`, { action: "send_message", groupId });
-        }
-        feed.noteOwnSend(Number(parsed.msgId));
-        return { msgId: parsed.msgId, timestamp: parsed.timestamp };
-      }
-      if (frame.code !== RESULT_CODES.RATE_LIMITED) throw requestFailed(frame, groupId);
-      if (attempt + 1 >= this.#sendRetry.maxAttempts) {
-        throw new TransportError("RATE_LIMITED", `send_message still rate limited after ${attempt + 1} attempts`, {
-          action: "send_message", groupId, resultCode: frame.code, attempts: attempt + 1,
-        });
-      }
-      this.#counters.rateLimitedRetries++;
-      const hint = isPlain(frame.data) && typeof frame.data.retry_after_ms === "number" ? frame.data.retry_after_ms : 0;
-      const delayMs = Math.min(this.#sendRetry.maxMs, Math.max(computeBackoffDelay(attempt, this.#sendRetry, this.#random), hint));
-      this.#log.log("info", "transport.send-rate-limited", { groupId, attempt: attempt + 1, delayMs });
-      await sleep(delayMs, this.#closing.signal, () => new TransportError("CLOSED", "connection closed during a retry wait", { action: "send_message", groupId }));
-    }
+  sendMessage(params: { groupId: string; content: string; metadata?: Record<string, unknown> }): Promise<{ msgId: string; timestamp: number }> {
+    return sendGroupMessage(this.#send, params);
   }
 
   close(): Promise<void> {
@@ -273,7 +243,7 @@ class ChannelGroupConnection implements GroupConnection {
     try {
       const frame = await this.#call("get_cursor", groupId);
       const cursor = isPlain(frame.data) && isPlain(frame.data.msg_cursor) ? frame.data.msg_cursor.current_msg_id : undefined;
-      if (typeof cursor === "number" && Number.isSafeInteger(cursor) && cursor >= 0) return Math.max(saved, cursor);
+      if (isMsgIdNumber(cursor)) return Math.max(saved, cursor);
       this.#counters.malformedFrames++;
       this.#log.log("warn", "transport.bad-cursor", { groupId, sessionId });
     } catch (err) {

@@ -1,39 +1,15 @@
 // Per-group delivery: pull after the cursor on every (re)connect, hold pushes while pulling, feed
 // the handler serially, ack what it accepted. Nothing at or below `lastFed` is ever fed again.
-import type { GroupMessage, Logger } from "../types.ts";
+// The id arithmetic is feed-sequence.ts; the contract (params, counters) group-feed-types.ts.
+import type { GroupMessage } from "../types.ts";
 import { errorFields } from "../log.ts";
-import { msgIdValue, type BatchRange, type PullPage } from "./protocol.ts";
+import type { BatchRange } from "../wire/frames.ts";
+import { msgIdValue } from "../wire/msg-id.ts";
+import type { PullPage } from "../wire/responses.ts";
+import { claimedUpTo, continuesFrom, freshMessages, highestId, isRefusal, oversizeSkipId } from "./feed-sequence.ts";
+import type { GroupFeedParams, GroupFeedStatus } from "./group-feed-types.ts";
 
-export type GroupFeedStatus = "offline" | "syncing" | "live" | "retrying" | "closed";
-
-export interface GroupFeedCounters {
-  handlerErrors: number;
-  pullFailures: number;
-  messagesFed: number;
-  heldOverflows: number;
-  /** Pushes that skipped an id (a message we never saw) and were replaced by a pull. */
-  gapResyncs: number;
-  /** Pulls retried with a smaller page after a timeout or a response too large to read. */
-  pageShrinks: number;
-  /** Messages too large to receive even alone: skipped (the cursor moves past them), logged with their id. */
-  droppedOversize: number;
-}
-
-export interface GroupFeedParams {
-  groupId: string;
-  onMessages(groupId: string, messages: GroupMessage[]): void | Promise<void>;
-  /** One pull_messages request; rejects when it fails. */
-  pull(afterMsgId: number, limit: number): Promise<PullPage>;
-  /** Fire-and-forget ack_messages. */
-  ack(msgId: number): void;
-  /** Delay before retry number `attempt` after a handler or pull failure. */
-  retryDelay(attempt: number): number;
-  counters: GroupFeedCounters;
-  logger: Logger;
-  pageSize: number;
-  /** Pushes held during a pull beyond this are dropped and re-pulled instead. */
-  maxHeld: number;
-}
+export type { GroupFeedCounters, GroupFeedParams, GroupFeedStatus } from "./group-feed-types.ts";
 
 export class GroupFeed {
   readonly groupId: string;
@@ -164,13 +140,9 @@ export class GroupFeed {
    */
   push(messages: readonly GroupMessage[], range?: BatchRange): void {
     if (this.#status === "closed" || this.#status === "offline" || this.#blocked) return;
-    let carriedUpTo = 0;
-    for (const m of messages) carriedUpTo = Math.max(carriedUpTo, msgIdValue(m.msgId));
+    const carriedUpTo = highestId(messages, 0);
     this.#highestSeen = Math.max(this.#highestSeen, carriedUpTo);
-    const claimed = Math.max(
-      range?.latestMsgId ?? 0,
-      range?.startMsgId !== undefined && range.count !== undefined && range.count > 0 ? range.startMsgId + range.count - 1 : 0,
-    );
+    const claimed = claimedUpTo(range);
     if (claimed > carriedUpTo) {
       this.#highestSeen = Math.max(this.#highestSeen, claimed);
       this.#p.counters.gapResyncs++;
@@ -209,10 +181,7 @@ export class GroupFeed {
     this.#lastQueued = Math.max(this.#lastQueued, expected);
     const fresh = freshMessages(messages, expected);
     if (fresh.length === 0) return;
-    const inOrder = this.#sparseIds
-      ? fresh.every((m, i) => i === 0 || msgIdValue(m.msgId) > msgIdValue(fresh[i - 1]!.msgId))
-      : fresh.every((m, i) => msgIdValue(m.msgId) === expected + 1 + i);
-    if (!inOrder) {
+    if (!continuesFrom(fresh, expected, this.#sparseIds)) {
       this.#p.counters.gapResyncs++;
       this.#p.logger.log("debug", "transport.push-gap", { groupId: this.groupId, expected: expected + 1, got: fresh[0]!.msgId });
       const probe = { after: expected, before: msgIdValue(fresh[0]!.msgId), filled: false };
@@ -305,12 +274,12 @@ export class GroupFeed {
         // file): everything up to our cursor will be ignored. Say so loudly; never re-feed.
         this.#p.logger.log("error", "transport.cursor-ahead-of-server", { groupId: this.groupId, cursor: after, serverLatest: page.latestMsgId });
       }
-      for (const m of page.messages) this.#highestSeen = Math.max(this.#highestSeen, msgIdValue(m.msgId));
+      this.#highestSeen = highestId(page.messages, this.#highestSeen);
       if (page.latestMsgId !== undefined) this.#highestSeen = Math.max(this.#highestSeen, page.latestMsgId);
       if (!(await this.#enqueue(page.messages))) return false;
       if (epoch !== this.#epoch) return false;
       if (!page.hasMore) return true;
-      const last = page.messages.reduce((max, m) => Math.max(max, msgIdValue(m.msgId)), after);
+      const last = highestId(page.messages, after);
       if (last <= after) {
         // has_more without progress would loop forever against a confused server.
         this.#p.logger.log("warn", "transport.pull-no-progress", { groupId: this.groupId, after });
@@ -321,14 +290,11 @@ export class GroupFeed {
   }
 
   /**
-   * The smallest id above `after` named in the oversize response (a metadata key may name another
-   * id, but never one below the message's own), else the next id. lastFed moves past it and is
-   * acked, so neither this run nor a restart asks for it again.
+   * Skips the message a pull after `after` could not carry ({@link oversizeSkipId}). lastFed moves
+   * past it and is acked, so neither this run nor a restart asks for it again.
    */
   #skipOversize(after: number, err: unknown): number {
-    const ids = ((err as { context?: { msgIds?: unknown } }).context?.msgIds ?? []) as unknown[];
-    const above = ids.filter((id): id is number => typeof id === "number" && Number.isSafeInteger(id) && id > after);
-    const skipped = above.length > 0 ? Math.min(...above) : after + 1;
+    const skipped = oversizeSkipId(after, err);
     const bytes = (err as { context?: { bytes?: unknown } }).context?.bytes;
     this.#p.counters.droppedOversize++;
     this.#p.logger.log("warn", "transport.message-dropped", { groupId: this.groupId, reason: "oversize", msgId: String(skipped), bytes });
@@ -404,22 +370,4 @@ export class GroupFeed {
     if (this.#retryTimer !== undefined) clearTimeout(this.#retryTimer);
     this.#retryTimer = undefined;
   }
-}
-
-/** Result codes that say the group will not serve this member (not found, dissolved, suspended, not a member, banned). */
-const REFUSAL_CODES = new Set([1001, 1003, 1004, 1006, 1007]);
-
-function isRefusal(err: unknown): boolean {
-  const code = (err as { context?: { resultCode?: unknown } }).context?.resultCode;
-  return typeof code === "number" && REFUSAL_CODES.has(code);
-}
-
-/** Messages above `after`, each id once, in id order. */
-export function freshMessages(messages: readonly GroupMessage[], after: number): GroupMessage[] {
-  const byId = new Map<number, GroupMessage>();
-  for (const m of messages) {
-    const id = msgIdValue(m.msgId);
-    if (id > after && !byId.has(id)) byId.set(id, m);
-  }
-  return [...byId.entries()].sort((a, b) => a[0] - b[0]).map(([, m]) => m);
 }

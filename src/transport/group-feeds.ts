@@ -2,12 +2,13 @@
 // current session, the saved cursor and the settled-ack limit. Knows nothing of sessions.
 import type { Logger } from "../types.ts";
 import { errorFields } from "../log.ts";
-import { computeBackoffDelay, type BackoffSettings } from "./backoff.ts";
+import { computeBackoffDelay, type BackoffSettings } from "../wire/backoff.ts";
 import type { ConnectionCounters, GroupConnectionParams } from "./connection-types.ts";
 import { TransportError } from "./errors.ts";
 import { GroupFeed } from "./group-feed.ts";
 import type { ResponseFrame } from "./pending-requests.ts";
-import { parsePullData, type Plain } from "./protocol.ts";
+import type { Plain } from "../wire/plain.ts";
+import { parsePullData } from "../wire/responses.ts";
 
 const MAX_HELD_PUSHES = 5000;
 

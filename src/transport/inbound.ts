@@ -6,7 +6,10 @@ import type { ConnectionCounters, GroupEvent } from "./connection-types.ts";
 import { TransportError } from "./errors.ts";
 import type { GroupFeed } from "./group-feed.ts";
 import type { PendingRequests } from "./pending-requests.ts";
-import { isPlain, parseServerFrame, PUSH_ACTIONS, parseWireMessage, type ServerFrame } from "./protocol.ts";
+import { parseServerFrame, PUSH_ACTIONS, type ServerFrame } from "../wire/frames.ts";
+import { parseWireMessage } from "../wire/message.ts";
+import { msgIdsIn } from "../wire/msg-id.ts";
+import { isPlain } from "../wire/plain.ts";
 
 export interface InboundDeps {
   counters: ConnectionCounters;
@@ -116,18 +119,4 @@ function feedFor(deps: InboundDeps, groupId: string): GroupFeed | undefined {
 /** The request_id of a frame, read from its first 1 KiB without parsing it (responses put it first). */
 export function requestIdOf(text: string): string | undefined {
   return /[{,]\s*"request_id"\s*:\s*"([^"\\]{1,200})"/.exec(text.slice(0, 1024))?.[1];
-}
-
-/**
- * Every `"msg_id": N` key in a frame (at most 100), without parsing it. Inside a JSON string a
- * quote is always escaped, so `{"msg_id":` or `,"msg_id":` only matches a real key; a key inside
- * a message's metadata may match too, which is why callers take the smallest id above their cursor.
- */
-export function msgIdsIn(text: string): number[] {
-  const ids: number[] = [];
-  for (const m of text.matchAll(/[{,]\s*"msg_id"\s*:\s*"?(\d{1,15})/g)) {
-    ids.push(Number(m[1]));
-    if (ids.length >= 100) break;
-  }
-  return ids;
 }

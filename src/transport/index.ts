@@ -11,5 +11,6 @@ export type {
 } from "./connection-types.ts";
 export { TransportError, type TransportErrorCode, type TransportErrorContext } from "./errors.ts";
 export type { GroupFeedStatus } from "./group-feed.ts";
-export { RESULT_CODES, parseWireMessage, toWireMessage, type WireMessage } from "./protocol.ts";
-export { computeBackoffDelay, type BackoffSettings } from "./backoff.ts";
+export { RESULT_CODES } from "../wire/result-codes.ts";
+export { parseWireMessage, toWireMessage, type WireMessage } from "../wire/message.ts";
+export { computeBackoffDelay, type BackoffSettings } from "../wire/backoff.ts";

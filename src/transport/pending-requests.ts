@@ -1,5 +1,5 @@
 import { TransportError } from "./errors.ts";
-import type { ServerFrame } from "./protocol.ts";
+import type { ServerFrame } from "../wire/frames.ts";
 
 export type ResponseFrame = Extract<ServerFrame, { kind: "response" }>;
 

@@ -4,10 +4,11 @@
 // our own message with exactly this text. Throws when the history cannot be read (no session, a bad
 // page): the caller must then not send, since it cannot tell.
 import type { GroupMessage } from "../types.ts";
-import { equalsLower } from "../group/same-lower.ts";
+import { equalsLower } from "../wire/equals-lower.ts";
+import { msgIdValue } from "../wire/msg-id.ts";
 import type { GroupConnection } from "./connection-types.ts";
 import { TransportError } from "./errors.ts";
-import { parsePullData } from "./protocol.ts";
+import { parsePullData } from "../wire/responses.ts";
 
 export interface SentCheck {
   groupId: string;
@@ -37,7 +38,7 @@ export async function findSentMessage(connection: Pick<GroupConnection, "request
     const hit = parsed.page.messages.find((m: GroupMessage) => equalsLower(m.sender, aidLower) && m.content === p.content);
     if (hit) return { found: true, msgId: hit.msgId, timestamp: hit.timestamp };
     const last = parsed.page.messages.at(-1);
-    const lastId = last === undefined ? undefined : Number(last.msgId);
+    const lastId = last === undefined ? undefined : msgIdValue(last.msgId);
     if (!parsed.page.hasMore || lastId === undefined || !Number.isSafeInteger(lastId) || lastId <= after) return { found: false, pagesRead: page, complete: true };
     after = lastId;
   }

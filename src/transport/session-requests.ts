@@ -3,7 +3,8 @@
 // code other than 0 turned into a typed error. Sending itself is the caller's (the channel).
 import { TransportError } from "./errors.ts";
 import { PendingRequests, type ResponseFrame } from "./pending-requests.ts";
-import type { Plain, WireRequest } from "./protocol.ts";
+import type { WireRequest } from "../wire/frames.ts";
+import type { Plain } from "../wire/plain.ts";
 
 export class SessionRequests {
   readonly pending: PendingRequests;

@@ -4,8 +4,8 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { pageWithin } from "../../src/server/actions.ts";
-import { toWireMessage } from "../../src/transport/protocol.ts";
-import { MAX_INBOUND_PAYLOAD_BYTES, MAX_MESSAGE_BYTES, MAX_PAGE_BYTES, MAX_SOCKET_FRAME_BYTES } from "../../src/transport/limits.ts";
+import { toWireMessage } from "../../src/wire/message.ts";
+import { MAX_INBOUND_PAYLOAD_BYTES, MAX_MESSAGE_BYTES, MAX_PAGE_BYTES, MAX_SOCKET_FRAME_BYTES } from "../../src/wire/limits.ts";
 import type { GroupMessage } from "../../src/types.ts";
 
 const msg = (id: number, content: string): GroupMessage => ({ msgId: String(id), groupId: "g", sender: "a.acp.local", content, contentType: "text", timestamp: id, metadata: null });

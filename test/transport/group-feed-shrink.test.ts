@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { GroupMessage } from "../../src/types.ts";
 import { GroupFeed, type GroupFeedCounters } from "../../src/transport/group-feed.ts";
 import { TransportError } from "../../src/transport/errors.ts";
-import type { PullPage } from "../../src/transport/protocol.ts";
+import type { PullPage } from "../../src/wire/responses.ts";
 import { createMemoryLogger } from "../../src/log.ts";
 
 const m = (id: number): GroupMessage => ({ msgId: String(id), groupId: "g1", sender: "bob", content: `m${id}`, contentType: "text", timestamp: id, metadata: null });

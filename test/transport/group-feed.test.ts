@@ -1,8 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import fc from "fast-check";
 import type { GroupMessage } from "../../src/types.ts";
-import { GroupFeed, freshMessages, type GroupFeedCounters } from "../../src/transport/group-feed.ts";
-import type { PullPage } from "../../src/transport/protocol.ts";
+import { freshMessages } from "../../src/transport/feed-sequence.ts";
+import { GroupFeed, type GroupFeedCounters } from "../../src/transport/group-feed.ts";
+import type { PullPage } from "../../src/wire/responses.ts";
 import { createMemoryLogger } from "../../src/log.ts";
 import { waitFor } from "./helpers.ts";
 

@@ -2,7 +2,8 @@
 // metadata must not make the client skip a message it never received.
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { msgIdsIn, requestIdOf } from "../../src/transport/inbound.ts";
+import { requestIdOf } from "../../src/transport/inbound.ts";
+import { msgIdsIn } from "../../src/wire/msg-id.ts";
 
 const response = (messages: unknown[]) => JSON.stringify({ action: "pull_messages", request_id: "alice-1-ab12-7", code: 0, data: { messages, has_more: true, latest_msg_id: 99 } });
 

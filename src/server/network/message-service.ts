@@ -1,82 +1,27 @@
 // The local message service: the `/session` WebSocket (token checked at the upgrade), sessions
 // (`create_session_req`, `invite_agent_req`) and `session_message` routing between connected
 // agents and in-process service agents. Refuses a frame outside a session, a sender that is not
-// the signed-in aid, and a socket whose token has expired. Every socket is bounded (socket-limits.ts).
-import { randomBytes } from "node:crypto";
+// the signed-in aid, and a socket whose token has expired. Every socket is bounded (socket-limits.ts,
+// socket-flow.ts); sessions live in session-table.ts.
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
-import { WebSocketServer, WebSocket, type RawData } from "ws";
+import { WebSocketServer, type WebSocket, type RawData } from "ws";
 import type { Logger } from "../../types.ts";
 import type { ServiceAgent, ServiceAgentHost } from "../service-agent.ts";
 import type { TokenStore } from "./tokens.ts";
 import { nextMessageId } from "../../network/message-id.ts";
-import { CLOSE_REPLACED, CLOSE_TOKEN_EXPIRED, CLOSE_TOO_SLOW, DEFAULT_SOCKET_LIMITS, type AidKind, type SocketLimits } from "./socket-limits.ts";
+import { newAgentSocket, type AgentSocket } from "./agent-socket.ts";
+import type { MessageServiceCounters } from "./service-counters.ts";
+import { SessionTable, callServiceAgent, str } from "./session-table.ts";
+import { SocketFlow } from "./socket-flow.ts";
+import { CLOSE_REPLACED, CLOSE_TOKEN_EXPIRED, DEFAULT_SOCKET_LIMITS, type AidKind, type SocketLimits } from "./socket-limits.ts";
 
 export interface MessageServiceQuirks {
   /** Accept invite_agent_req without ever sending invite_agent_ack (the official SDK never waits for one). */
   omitInviteAck: boolean;
 }
 
-export interface MessageServiceCounters {
-  connections: number;
-  refusedUpgrades: number;
-  refusedFrames: number;
-  sessionsCreated: number;
-  messagesRouted: number;
-  undeliverable: number;
-  /** Upgrades refused for room: maxConnections registered sockets, or the guests' caps. */
-  refusedFull: number;
-  /** Times a socket was not read because its unsent output passed pauseBufferedBytes. */
-  pausedSockets: number;
-  /** Sockets closed for not reading (maxBufferedBytes, or no progress while paused). */
-  slowClosed: number;
-  /** Sockets dropped for not answering a ping. */
-  deadClosed: number;
-  /** Frames not sent because they were larger than clients read. */
-  oversizeOutbound: number;
-  /** create_session_req and invites refused because an aid was in maxSessionsPerAid sessions. */
-  refusedSessions: number;
-}
-
-interface Session {
-  id: string;
-  identifyingCode: string;
-  members: Set<string>;
-}
-
-interface Connection {
-  aid: string;
-  kind: AidKind;
-  /** The peer's address: guests are limited per source. */
-  source: string;
-  ws: WebSocket;
-  /** False from a ping until its pong; a socket still false at the next sweep is dead. */
-  alive: boolean;
-  /** Closes the socket when its token expires; cleared on close. */
-  expiryTimer: ReturnType<typeof setTimeout> | undefined;
-  /** Not read while its unsent output drains. */
-  paused: boolean;
-  /** Unsent bytes at the previous sweep while paused: no progress by the next one closes it. */
-  pausedBuffered: number;
-  /** Frames that arrived while paused or unconfirmed (already read off the socket): served later, in order. */
-  backlog: string[];
-  backlogBytes: number;
-  /** Bytes sent that no pong has confirmed yet (see outputCreditBytes). */
-  unconfirmed: number;
-  /** The payload of the ping sent behind the output past its credit, and how much output it confirms; undefined when none is out. */
-  creditPing: { payload: string; confirms: number } | undefined;
-  /** The sessions this aid is in over this socket (bounded by maxSessionsPerAid); ended with it. */
-  sessions: Set<string>;
-  /** In the ready queue: it has held frames to be served, one per turn. */
-  queued: boolean;
-  /** Not read because its held frames passed maxBacklogBytes while it was served normally (read again once they are served). */
-  heldFull: boolean;
-}
-
-/** Held frames served per turn (one per socket, round-robin) before reading sockets again. */
-const FRAMES_PER_TURN = 16;
-
-const str = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
+export type { MessageServiceCounters } from "./service-counters.ts";
 
 export class MessageService {
   readonly #tokens: TokenStore;
@@ -84,16 +29,10 @@ export class MessageService {
   readonly #logger: Logger;
   readonly #wss: WebSocketServer;
   readonly #agents = new Map<string, ServiceAgent>();
-  readonly #connections = new Map<string, Connection>();
-  readonly #sessions = new Map<string, Session>();
+  readonly #connections = new Map<string, AgentSocket>();
+  readonly #sessions: SessionTable;
+  readonly #flow: SocketFlow;
   #lastMessageId = 0;
-  /** Numbers the credit pings, so a pong is matched to its own ping. */
-  #creditPings = 0;
-  /** Sockets with held frames to serve, in round-robin order. */
-  #ready: Connection[] = [];
-  /** Sockets that had a frame served since the last turn: their next frames wait for their turn. */
-  readonly #servedThisTurn = new Set<Connection>();
-  #turnTimer: ReturnType<typeof setImmediate> | undefined;
   readonly #limits: SocketLimits;
   readonly #kindOf: (aid: string) => AidKind;
   /** How this service may differ from the usual (tests play a real network's behaviour with it). */
@@ -123,12 +62,22 @@ export class MessageService {
     // perMessageDeflate off: compression would hold a zlib context per socket.
     this.#wss = new WebSocketServer({ noServer: true, maxPayload: this.#limits.maxFrameBytes, autoPong: params.answerPings !== false, perMessageDeflate: false });
     if (params.pingIntervalMs !== 0) {
-      this.#sweepTimer = setInterval(() => this.#sweep(), params.pingIntervalMs ?? 30_000);
+      this.#sweepTimer = setInterval(() => this.#flow.sweep(this.#connections.values()), params.pingIntervalMs ?? 30_000);
       this.#sweepTimer.unref?.();
     }
     this.#tokens = params.tokens;
     this.#now = params.now;
     this.#logger = params.logger;
+    this.#flow = new SocketFlow({ limits: this.#limits, logger: this.#logger, counters: this.counters, onFrame: (conn, text) => this.#onFrame(conn, text) });
+    this.#sessions = new SessionTable({
+      logger: this.#logger,
+      counters: this.counters,
+      maxSessionsPerAid: this.#limits.maxSessionsPerAid,
+      omitInviteAck: () => this.quirks.omitInviteAck,
+      sockets: this.#connections,
+      agents: this.#agents,
+      send: (conn, cmd, data) => this.#flow.send(conn, cmd, data),
+    });
   }
 
   serviceAgentAids(): Set<string> {
@@ -141,15 +90,7 @@ export class MessageService {
     this.#agents.set(aid, agent);
     const host: ServiceAgentHost = {
       send: (p) => this.#deliver({ sessionId: p.sessionId, from: agent.aid, to: p.to, payload: p.payload }),
-      invite: ({ to }) => {
-        const conn = this.#connections.get(to);
-        if (!conn) return undefined;
-        const session: Session = { id: randomBytes(16).toString("hex"), identifyingCode: randomBytes(8).toString("hex"), members: new Set([agent.aid, to]) };
-        this.#sessions.set(session.id, session);
-        this.counters.sessionsCreated++;
-        this.#send(conn, "invite_agent_req", { request_id: randomBytes(16).toString("hex"), session_id: session.id, inviter_id: agent.aid, acceptor_id: to, invite_code: session.identifyingCode });
-        return session.id;
-      },
+      invite: ({ to }) => this.#sessions.openFromService(agent.aid, to),
     };
     agent.attach(host);
   }
@@ -209,23 +150,16 @@ export class MessageService {
   }
 
   #accept(who: { aid: string; kind: AidKind; source: string }, ws: WebSocket, expiresAt: number): void {
-    const { aid, kind, source } = who;
+    const { aid } = who;
     const previous = this.#connections.get(aid);
     if (previous) {
       // The older socket may be half-open: its sessions end now, not whenever TCP notices.
       this.#connections.delete(aid);
-      this.#endSessionsOf(aid, previous.sessions);
+      this.#sessions.endSessionsOf(aid, previous.sessions);
       previous.ws.close(CLOSE_REPLACED, "replaced by a newer connection");
     }
-    const conn: Connection = { aid, kind, source, ws, alive: true, expiryTimer: undefined, paused: false, pausedBuffered: 0, backlog: [], backlogBytes: 0, sessions: new Set(), unconfirmed: 0, creditPing: undefined, queued: false, heldFull: false };
-    ws.on("pong", (data: Buffer) => {
-      conn.alive = true;
-      if (conn.creditPing === undefined || data.toString() !== conn.creditPing.payload) return;
-      // It has read everything sent before the ping: that much output is confirmed.
-      conn.unconfirmed = Math.max(0, conn.unconfirmed - conn.creditPing.confirms);
-      conn.creditPing = undefined;
-      this.#enqueue(conn);
-    });
+    const conn = newAgentSocket(who, ws);
+    ws.on("pong", (data: Buffer) => this.#flow.pong(conn, data));
     const left = expiresAt - this.#now();
     conn.expiryTimer = setTimeout(() => {
       conn.expiryTimer = undefined;
@@ -237,60 +171,18 @@ export class MessageService {
     this.#logger.log("info", "message-service.connected", { aid });
     ws.on("message", (data: RawData, isBinary: boolean) => {
       if (isBinary) return this.#refuse(conn, "binary frame");
-      const text = data.toString();
-      const stuck = conn.paused || conn.creditPing !== undefined;
-      if (stuck || conn.backlog.length > 0 || this.#servedThisTurn.has(conn)) {
-        // Held: served in its turn (one frame per socket per turn), not while its output is stuck or unconfirmed.
-        conn.backlog.push(text);
-        conn.backlogBytes += text.length;
-        if (conn.backlogBytes > this.#limits.maxBacklogBytes) {
-          // A socket whose output is stuck is closed; one that is merely busy is not read until it is served.
-          if (stuck) return this.#closeSlow(conn, "backlog limit");
-          if (!conn.heldFull) {
-            conn.heldFull = true;
-            ws.pause();
-          }
-        }
-        this.#enqueue(conn);
-        return;
-      }
-      this.#servedThisTurn.add(conn);
-      this.#scheduleTurn();
-      this.#onFrame(conn, text);
+      this.#flow.receive(conn, data.toString());
     });
     ws.on("close", () => {
       if (conn.expiryTimer) clearTimeout(conn.expiryTimer);
       conn.expiryTimer = undefined;
       if (this.#connections.get(aid) === conn) {
         this.#connections.delete(aid);
-        this.#endSessionsOf(aid, conn.sessions);
+        this.#sessions.endSessionsOf(aid, conn.sessions);
       }
       this.#logger.log("info", "message-service.disconnected", { aid });
     });
     ws.on("error", (err) => this.#logger.log("debug", "message-service.socket-error", { aid, error: err.message }));
-  }
-
-  #sweep(): void {
-    for (const conn of this.#connections.values()) {
-      if (conn.paused) {
-        // Its pongs wait unread behind the pause: judge it by whether its output drains.
-        const buffered = conn.ws.bufferedAmount;
-        if (buffered >= conn.pausedBuffered) {
-          this.#closeSlow(conn, "not draining");
-          continue;
-        }
-        conn.pausedBuffered = buffered;
-        continue;
-      }
-      if (!conn.alive) {
-        this.counters.deadClosed++;
-        this.#logger.log("info", "message-service.socket-dead", { aid: conn.aid });
-        conn.ws.terminate();
-        continue;
-      }
-      conn.alive = false;
-      conn.ws.ping();
-    }
   }
 
   /** Ends the socket of `aid` (or every socket) as if its token expired now. */
@@ -303,142 +195,13 @@ export class MessageService {
     for (const conn of this.#connections.values()) if (aid === undefined || conn.aid === aid) conn.ws.terminate();
   }
 
-  #endSessionsOf(aid: string, sessions: Set<string>): void {
-    for (const id of sessions) {
-      const session = this.#sessions.get(id);
-      if (session) this.#removeMember(session, aid);
-    }
-    sessions.clear();
-  }
-
-  /** `aid` leaves `session`: the others hear of it, and a session no connected agent is in is gone. */
-  #removeMember(session: Session, aid: string): void {
-    if (!session.members.delete(aid)) return;
-    this.#connections.get(aid)?.sessions.delete(session.id);
-    for (const member of session.members) {
-      const agent = this.#agents.get(member);
-      if (agent) this.#safely(agent, "onSessionEnd", () => agent.onSessionEnd({ sessionId: session.id, from: aid }));
-    }
-    if ([...session.members].some((m) => this.#connections.has(m))) return;
-    this.#sessions.delete(session.id);
-  }
-
-  #safely(agent: ServiceAgent, what: string, fn: () => void): void {
-    try {
-      fn();
-    } catch (err) {
-      this.#logger.log("error", "message-service.service-agent-failed", { agent: agent.aid, what, error: (err as Error).message });
-    }
-  }
-
-  #send(conn: Connection, cmd: string, data: Record<string, unknown>): boolean {
-    const ws = conn.ws;
-    if (ws.readyState !== WebSocket.OPEN) return false;
-    const text = JSON.stringify({ cmd, data });
-    const bytes = Buffer.byteLength(text, "utf8");
-    if (bytes > this.#limits.maxOutboundFrameBytes) {
-      this.counters.oversizeOutbound++;
-      this.#logger.log("warn", "message-service.frame-not-sent", { aid: conn.aid, cmd, reason: "oversize", bytes, limit: this.#limits.maxOutboundFrameBytes });
-      return false;
-    }
-    // One frame (up to maxOutboundFrameBytes) always fits into an empty buffer: only a backlog behind it counts.
-    if (ws.bufferedAmount > 0 && ws.bufferedAmount + bytes > this.#limits.maxBufferedBytes) {
-      this.#closeSlow(conn, "output limit");
-      return false;
-    }
-    // Counted from the credit ping on: one large frame before it is not held against a socket still reading it.
-    if (conn.creditPing !== undefined && conn.unconfirmed - conn.creditPing.confirms > this.#limits.maxUnconfirmedBytes) {
-      this.#closeSlow(conn, "output unconfirmed");
-      return false;
-    }
-    ws.send(text, () => this.#drained(conn));
-    conn.unconfirmed += bytes;
-    if (conn.creditPing === undefined && conn.unconfirmed >= this.#limits.outputCreditBytes) {
-      // Past its credit: a ping behind this output; its pong says the socket read all of it.
-      conn.creditPing = { payload: `c${++this.#creditPings}`, confirms: conn.unconfirmed };
-      ws.ping(conn.creditPing.payload);
-    }
-    if (!conn.paused && ws.bufferedAmount > this.#limits.pauseBufferedBytes) {
-      // Stop serving it: no new requests are read until what it was sent has gone out.
-      conn.paused = true;
-      // Judged from the next sweep on: a full ping interval without progress closes it.
-      conn.pausedBuffered = Number.POSITIVE_INFINITY;
-      this.counters.pausedSockets++;
-      this.#logger.log("debug", "message-service.socket-paused", { aid: conn.aid, buffered: ws.bufferedAmount });
-      ws.pause();
-    }
-    // Stuck now with a full backlog (it sent more than it reads): nothing more of it will be served soon.
-    if ((conn.paused || conn.creditPing !== undefined) && conn.backlogBytes > this.#limits.maxBacklogBytes) this.#closeSlow(conn, "backlog limit");
-    return true;
-  }
-
-  /** A write went out: a paused socket is read again once half its pause limit is left. */
-  #drained(conn: Connection): void {
-    if (!conn.paused || conn.ws.readyState !== WebSocket.OPEN) return;
-    if (conn.ws.bufferedAmount > this.#limits.pauseBufferedBytes / 2) return;
-    conn.paused = false;
-    conn.alive = true;
-    if (!conn.heldFull) conn.ws.resume();
-    this.#enqueue(conn);
-  }
-
-  /** Puts a socket with held frames in the ready queue (once) and makes sure a turn comes. */
-  #enqueue(conn: Connection): void {
-    if (conn.queued || conn.backlog.length === 0) return;
-    conn.queued = true;
-    this.#ready.push(conn);
-    this.#scheduleTurn();
-  }
-
-  #scheduleTurn(): void {
-    this.#turnTimer ??= setImmediate(() => this.#turn());
-  }
-
-  /**
-   * One turn, after the sockets were read: one held frame of each ready socket in order, at most
-   * FRAMES_PER_TURN of them, each socket back at the end of the queue while it has more. So a socket
-   * that sends a burst is served one frame at a time between everyone else's, and sockets are read
-   * again between turns (a frame from a socket with nothing held is served as soon as it is read).
-   */
-  #turn(): void {
-    this.#turnTimer = undefined;
-    this.#servedThisTurn.clear();
-    let served = 0;
-    while (served < FRAMES_PER_TURN && this.#ready.length > 0) {
-      const conn = this.#ready.shift()!;
-      conn.queued = false;
-      // Stuck sockets leave the queue; their pong or drain puts them back.
-      if (conn.paused || conn.creditPing !== undefined || conn.ws.readyState !== WebSocket.OPEN || conn.backlog.length === 0) continue;
-      const text = conn.backlog.shift()!;
-      conn.backlogBytes -= text.length;
-      if (conn.heldFull && conn.backlogBytes <= this.#limits.maxBacklogBytes / 2) {
-        conn.heldFull = false;
-        if (!conn.paused) conn.ws.resume();
-      }
-      this.#servedThisTurn.add(conn);
-      served++;
-      this.#onFrame(conn, text);
-      this.#enqueue(conn);
-    }
-    if (this.#ready.length > 0 || this.#servedThisTurn.size > 0) this.#scheduleTurn();
-  }
-
-  #closeSlow(conn: Connection, why: string): void {
-    this.counters.slowClosed++;
-    this.#logger.log("warn", "message-service.socket-slow", { aid: conn.aid, why, buffered: conn.ws.bufferedAmount });
-    conn.backlog = [];
-    conn.backlogBytes = 0;
-    // terminate, not close: a close frame would queue behind everything it did not read.
-    conn.ws.terminate();
-  }
-
-  #refuse(conn: Connection, why: string, requestId?: string): void {
+  #refuse(conn: AgentSocket, why: string, requestId?: string): void {
     this.counters.refusedFrames++;
     this.#logger.log("info", "message-service.frame-refused", { aid: conn.aid, why });
-    this.#send(conn, "error", { ...(requestId ? { request_id: requestId } : {}), status_code: 400, message: why });
+    this.#flow.send(conn, "error", { ...(requestId ? { request_id: requestId } : {}), status_code: 400, message: why });
   }
 
-  #onFrame(conn: Connection, text: string): void {
+  #onFrame(conn: AgentSocket, text: string): void {
     let frame: { cmd?: unknown; data?: unknown };
     try {
       frame = JSON.parse(text) as typeof frame;
@@ -448,71 +211,23 @@ export class MessageService {
     const data = (frame?.data !== null && typeof frame?.data === "object" ? frame.data : {}) as Record<string, unknown>;
     switch (frame?.cmd) {
       case "create_session_req":
-        return this.#createSession(conn, data);
+        return this.#sessions.create(conn, data);
       case "invite_agent_req":
-        this.#invite(conn, data);
+        this.#sessions.invite(conn, data);
         return;
       case "session_message":
         return this.#sessionMessage(conn, data);
       case "join_session_req":
-        return this.#join(conn, data);
+        return this.#sessions.join(conn, data);
       case "close_session_req":
       case "leave_session_req":
-        return this.#leave(conn, data);
+        return this.#sessions.leave(conn, data);
       default:
         return this.#refuse(conn, typeof frame?.cmd === "string" ? `unknown cmd ${frame.cmd}` : "a frame outside a session (expected cmd)");
     }
   }
 
-  #createSession(conn: Connection, data: Record<string, unknown>): void {
-    const requestId = str(data.request_id) ? { request_id: data.request_id } : {};
-    if (conn.sessions.size >= this.#limits.maxSessionsPerAid) {
-      this.#refuseSession(conn.aid, "create");
-      this.#send(conn, "create_session_ack", { ...requestId, session_id: "", identifying_code: "", status_code: 429, message: "too many sessions" });
-      return;
-    }
-    const session: Session = { id: randomBytes(16).toString("hex"), identifyingCode: randomBytes(8).toString("hex"), members: new Set([conn.aid]) };
-    this.#sessions.set(session.id, session);
-    conn.sessions.add(session.id);
-    this.counters.sessionsCreated++;
-    this.#send(conn, "create_session_ack", { ...requestId, session_id: session.id, identifying_code: session.identifyingCode, status_code: 200, message: "success" });
-  }
-
-  #refuseSession(aid: string, what: "create" | "invite"): void {
-    this.counters.refusedSessions++;
-    this.#logger.log("info", "message-service.session-refused", { aid, what, reason: "too many sessions", limit: this.#limits.maxSessionsPerAid });
-  }
-
-  #invite(conn: Connection, data: Record<string, unknown>): void {
-    const requestId = str(data.request_id);
-    const sessionId = str(data.session_id) ?? "";
-    const acceptor = (str(data.acceptor_id) ?? "");
-    const ack = (status: number, message: string) =>
-      this.#send(conn, "invite_agent_ack", { ...(requestId ? { request_id: requestId } : {}), session_id: sessionId, acceptor_id: acceptor, status_code: status, message });
-    const session = this.#sessions.get(sessionId);
-    if (!session || !session.members.has(conn.aid)) return void ack(404, "no such session");
-    if (str(data.invite_code) !== session.identifyingCode) return void ack(403, "invite_code does not match the session");
-    const invited = this.#connections.get(acceptor);
-    if (!this.#agents.has(acceptor) && !invited) return void ack(404, `${acceptor} is not online`);
-    if (invited && !session.members.has(acceptor)) {
-      if (invited.sessions.size >= this.#limits.maxSessionsPerAid) {
-        this.#refuseSession(acceptor, "invite");
-        return void ack(429, `${acceptor} is in too many sessions`);
-      }
-      invited.sessions.add(session.id);
-    }
-    session.members.add(acceptor);
-    if (!this.quirks.omitInviteAck) ack(200, "success");
-  }
-
-  /** An invited member accepts (the official SDKs answer an invite with join_session_req). */
-  #join(conn: Connection, data: Record<string, unknown>): void {
-    const session = this.#sessions.get(str(data.session_id) ?? "");
-    const ok = session !== undefined && session.members.has(conn.aid);
-    this.#send(conn, "join_session_ack", { ...(str(data.request_id) ? { request_id: data.request_id } : {}), session_id: str(data.session_id) ?? "", status_code: ok ? 200 : 404, message: ok ? "success" : "no such session" });
-  }
-
-  #sessionMessage(conn: Connection, data: Record<string, unknown>): void {
+  #sessionMessage(conn: AgentSocket, data: Record<string, unknown>): void {
     const sessionId = str(data.session_id) ?? "";
     const session = this.#sessions.get(sessionId);
     if (!session || !session.members.has(conn.aid)) return this.#refuse(conn, "session_message outside a session");
@@ -523,15 +238,10 @@ export class MessageService {
     const agent = this.#agents.get(to);
     if (agent) {
       this.counters.messagesRouted++;
-      this.#safely(agent, "onMessage", () => agent.onMessage({ sessionId, from: conn.aid, payload }));
+      callServiceAgent(this.#logger, agent, "onMessage", () => agent.onMessage({ sessionId, from: conn.aid, payload }));
       return;
     }
     this.#deliver({ sessionId, from: conn.aid, to, payload });
-  }
-
-  #leave(conn: Connection, data: Record<string, unknown>): void {
-    const session = this.#sessions.get(str(data.session_id) ?? "");
-    if (session) this.#removeMember(session, conn.aid);
   }
 
   #deliver(p: { sessionId: string; from: string; to: string; payload: string }): boolean {
@@ -542,7 +252,7 @@ export class MessageService {
       return false;
     }
     const now = this.#now();
-    const sent = this.#send(conn, "session_message", {
+    const sent = this.#flow.send(conn, "session_message", {
       message_id: this.#messageId(),
       session_id: p.sessionId,
       ref_msg_id: "",
@@ -558,9 +268,7 @@ export class MessageService {
 
   async close(): Promise<void> {
     if (this.#sweepTimer) clearInterval(this.#sweepTimer);
-    if (this.#turnTimer) clearImmediate(this.#turnTimer);
-    this.#turnTimer = undefined;
-    this.#ready = [];
+    this.#flow.close();
     for (const conn of this.#connections.values()) {
       if (conn.expiryTimer) clearTimeout(conn.expiryTimer);
       conn.ws.close(1001, "server closing");

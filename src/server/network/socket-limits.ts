@@ -7,7 +7,7 @@
 // past maxBufferedBytes or when it stops draining); requests a socket sends in a burst are held and served
 // round-robin across sockets (one per socket per turn); silent sockets are pinged and dropped; one socket per aid (a newer one replaces
 // the older); guests, registered identities and configured members each have their own room.
-import { MAX_SOCKET_FRAME_BYTES } from "../../transport/limits.ts";
+import { MAX_SOCKET_FRAME_BYTES } from "../../wire/limits.ts";
 
 export const SESSION_PATHS = new Set(["/api/message/session", "/session"]);
 /** Close code when the token behind a socket expires: the client must sign in again. */

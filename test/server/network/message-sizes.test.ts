@@ -11,7 +11,7 @@ import { connectAgent, ensureIdentity, type NetworkAgent } from "../../../src/ne
 import { createGroupService, type GroupService } from "../../../src/server/group-service.ts";
 import { startLocalNetwork, type LocalNetwork } from "../../../src/server/network/index.ts";
 import { createGroupConnection, type GroupConnection } from "../../../src/transport/connection.ts";
-import { MAX_INBOUND_PAYLOAD_BYTES, MAX_MESSAGE_BYTES, messageBytes } from "../../../src/transport/limits.ts";
+import { MAX_INBOUND_PAYLOAD_BYTES, MAX_MESSAGE_BYTES, messageBytes } from "../../../src/wire/limits.ts";
 import type { GroupMessage, LogLevel } from "../../../src/types.ts";
 import { tempDir, waitFor } from "../../network/support.ts";
 

@@ -1,3 +1,6 @@
+// Exponential backoff with jitter: the delay both ends (the client's retries, the network's
+// redials) wait before trying again. Pure.
+
 export interface BackoffSettings {
   baseMs: number;
   maxMs: number;
@@ -17,21 +20,4 @@ export function computeBackoffDelay(attempt: number, settings: BackoffSettings, 
   const exp = settings.baseMs * 2 ** Math.min(Math.max(0, attempt), 30);
   const capped = Math.min(settings.maxMs, exp);
   return Math.round(capped * (1 - jitter * random()));
-}
-
-/** Resolves after `ms`, or rejects with `onAbort()` as soon as `signal` aborts. The timer is unref'ed. */
-export function sleep(ms: number, signal: AbortSignal, onAbort: () => Error): Promise<void> {
-  if (signal.aborted) return Promise.reject(onAbort());
-  return new Promise<void>((resolve, reject) => {
-    const abort = () => {
-      clearTimeout(timer);
-      reject(onAbort());
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", abort);
-      resolve();
-    }, ms);
-    timer.unref?.();
-    signal.addEventListener("abort", abort, { once: true });
-  });
 }

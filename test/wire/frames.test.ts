@@ -1,6 +1,9 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { RESULT_CODES, parsePullData, parseSendData, parseServerFrame, parseWireMessage, toWireMessage } from "../../src/transport/protocol.ts";
+import { parseServerFrame } from "../../src/wire/frames.ts";
+import { parseWireMessage, toWireMessage } from "../../src/wire/message.ts";
+import { parsePullData, parseSendData } from "../../src/wire/responses.ts";
+import { RESULT_CODES } from "../../src/wire/result-codes.ts";
 
 const msg = { msg_id: 42, sender: "bob.agentcp.io", content: "hi", content_type: "text", timestamp: 1767623400000, metadata: null };
 

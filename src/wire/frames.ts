@@ -1,39 +1,9 @@
-// The ACP group wire protocol (reference/acp-group-protocol.md). Snake_case objects are the wire;
-// the camelCase GroupMessage is the domain type. Conversion and validation happen here, once.
+// The group frames of the ACP group protocol: requests, responses, notifications and message
+// pushes, and the edge parser for what the service sends. Never throws on what the wire brings.
 import type { GroupMessage } from "../types.ts";
-
-/** ACP group result codes. */
-export const RESULT_CODES = {
-  OK: 0,
-  GROUP_NOT_FOUND: 1001,
-  NO_PERMISSION: 1002,
-  GROUP_DISSOLVED: 1003,
-  GROUP_SUSPENDED: 1004,
-  ALREADY_MEMBER: 1005,
-  NOT_MEMBER: 1006,
-  BANNED: 1007,
-  MEMBER_FULL: 1008,
-  INVALID_PARAMS: 1009,
-  RATE_LIMITED: 1010,
-  INVITE_CODE_INVALID: 1011,
-  REQUEST_EXISTS: 1012,
-  BROADCAST_CONFLICT: 1013,
-  DUTY_NOT_ENABLED: 1020,
-  NOT_DUTY_AGENT: 1021,
-  AGENT_MD_NOT_FOUND: 1024,
-  AGENT_MD_INVALID: 1025,
-  NOT_IMPLEMENTED: 1099,
-} as const;
-export type ResultCode = (typeof RESULT_CODES)[keyof typeof RESULT_CODES];
-
-export interface WireMessage {
-  msg_id: number;
-  sender: string;
-  content: string;
-  content_type: string;
-  timestamp: number;
-  metadata: Record<string, unknown> | null;
-}
+import { parseWireMessage, type WireMessage } from "./message.ts";
+import { isMsgIdNumber } from "./msg-id.ts";
+import { describe, isPlain, type Plain } from "./plain.ts";
 
 export interface WireRequest {
   action: string;
@@ -69,61 +39,6 @@ export interface WireBatchPush {
   action: "message_batch_push";
   group_id: string;
   data: { messages: WireMessage[]; start_msg_id: number; latest_msg_id: number; count: number };
-}
-
-export type Plain = Record<string, unknown>;
-export const isPlain = (v: unknown): v is Plain => typeof v === "object" && v !== null && !Array.isArray(v);
-
-const isMsgIdNumber = (v: unknown): v is number => typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
-
-/** Numeric value of a normalised msg id (ACP ids are decimal strings of safe integers). */
-export function msgIdValue(msgId: string): number {
-  return Number(msgId);
-}
-
-export type ParsedMessage = { ok: true; message: GroupMessage } | { ok: false; reason: string };
-
-/** Validates one wire message and converts it to a GroupMessage (msgId = String(msg_id)). */
-export function parseWireMessage(groupId: string, raw: unknown): ParsedMessage {
-  if (!isPlain(raw)) return { ok: false, reason: "message: expected an object" };
-  let id: number;
-  if (isMsgIdNumber(raw.msg_id)) id = raw.msg_id;
-  else if (typeof raw.msg_id === "string" && /^\d{1,15}$/.test(raw.msg_id)) id = Number(raw.msg_id);
-  else return { ok: false, reason: `msg_id: expected a non-negative integer, got ${describe(raw.msg_id)}` };
-  if (typeof raw.sender !== "string" || raw.sender === "") {
-    return { ok: false, reason: `sender: expected a non-empty string, got ${describe(raw.sender)}` };
-  }
-  if (typeof raw.content !== "string") return { ok: false, reason: `content: expected a string, got ${describe(raw.content)}` };
-  if (typeof raw.timestamp !== "number" || !Number.isFinite(raw.timestamp)) {
-    return { ok: false, reason: `timestamp: expected epoch ms, got ${describe(raw.timestamp)}` };
-  }
-  const contentType = raw.content_type ?? "text";
-  if (typeof contentType !== "string") return { ok: false, reason: `content_type: expected a string, got ${describe(contentType)}` };
-  const metadata = raw.metadata ?? null;
-  if (metadata !== null && !isPlain(metadata)) return { ok: false, reason: `metadata: expected an object or null, got ${describe(metadata)}` };
-  return {
-    ok: true,
-    message: {
-      msgId: String(id),
-      groupId,
-      sender: raw.sender,
-      content: raw.content,
-      contentType: contentType === "" ? "text" : contentType,
-      timestamp: raw.timestamp,
-      metadata,
-    },
-  };
-}
-
-export function toWireMessage(m: GroupMessage): WireMessage {
-  return {
-    msg_id: msgIdValue(m.msgId),
-    sender: m.sender,
-    content: m.content,
-    content_type: m.contentType,
-    timestamp: m.timestamp,
-    metadata: m.metadata === null ? null : { ...m.metadata },
-  };
 }
 
 /** A server → client frame after edge validation. */
@@ -260,51 +175,4 @@ export function parseServerFrame(text: string, opts: { asPush?: boolean } = {}):
       }
       return { ok: false, reason: "unknown-action", detail: `unknown action ${JSON.stringify(raw.action).slice(0, 80)}` };
   }
-}
-
-export interface PullPage {
-  messages: GroupMessage[];
-  hasMore: boolean;
-  latestMsgId: number | undefined;
-  invalid: string[];
-}
-
-/** Validates the `data` of a pull_messages response. */
-export function parsePullData(groupId: string, data: unknown): { ok: true; page: PullPage } | { ok: false; reason: string } {
-  if (!isPlain(data)) return { ok: false, reason: `data: expected an object, got ${describe(data)}` };
-  const list = data.messages ?? [];
-  if (!Array.isArray(list)) return { ok: false, reason: `data.messages: expected an array, got ${describe(list)}` };
-  const hasMore = data.has_more ?? false;
-  if (typeof hasMore !== "boolean") return { ok: false, reason: `data.has_more: expected a boolean, got ${describe(hasMore)}` };
-  const messages: GroupMessage[] = [];
-  const invalid: string[] = [];
-  list.forEach((m, i) => {
-    const parsed = parseWireMessage(groupId, m);
-    if (parsed.ok) messages.push(parsed.message);
-    else invalid.push(`data.messages[${i}].${parsed.reason}`);
-  });
-  const latest = isMsgIdNumber(data.latest_msg_id) ? data.latest_msg_id : undefined;
-  return { ok: true, page: { messages, hasMore, latestMsgId: latest, invalid } };
-}
-
-/** Validates the `data` of a send_message response. */
-export function parseSendData(data: unknown): { ok: true; msgId: string; timestamp: number } | { ok: false; reason: string } {
-  if (!isPlain(data)) return { ok: false, reason: `data: expected an object, got ${describe(data)}` };
-  let id: number;
-  if (isMsgIdNumber(data.msg_id)) id = data.msg_id;
-  else if (typeof data.msg_id === "string" && /^\d{1,15}$/.test(data.msg_id)) id = Number(data.msg_id);
-  else return { ok: false, reason: `data.msg_id: expected a non-negative integer, got ${describe(data.msg_id)}` };
-  if (typeof data.timestamp !== "number" || !Number.isFinite(data.timestamp)) {
-    return { ok: false, reason: `data.timestamp: expected epoch ms, got ${describe(data.timestamp)}` };
-  }
-  return { ok: true, msgId: String(id), timestamp: data.timestamp };
-}
-
-/** Short type description for error details (never the value itself: it may be huge). */
-export function describe(v: unknown): string {
-  if (v === null) return "null";
-  if (Array.isArray(v)) return "array";
-  if (typeof v === "string") return v.length > 24 ? `string(${v.length})` : JSON.stringify(v);
-  if (typeof v === "number" || typeof v === "boolean") return String(v);
-  return typeof v;
 }

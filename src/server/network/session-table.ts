@@ -1,0 +1,138 @@
+// The message service's sessions: `create_session_req`, `invite_agent_req`, `join_session_req`
+// and leaving, each bounded by maxSessionsPerAid; the members of each session, and the end of a
+// session once no connected agent is in it. Sockets and routing are the service's business.
+import { randomBytes } from "node:crypto";
+import type { Logger } from "../../types.ts";
+import type { ServiceAgent } from "../service-agent.ts";
+import type { AgentSocket } from "./agent-socket.ts";
+import type { SessionCounters } from "./service-counters.ts";
+
+export interface Session {
+  id: string;
+  identifyingCode: string;
+  members: Set<string>;
+}
+
+export const str = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
+
+/** Calls into an in-process service agent; a throw is logged, never out into the socket's handler. */
+export function callServiceAgent(logger: Logger, agent: ServiceAgent, what: string, fn: () => void): void {
+  try {
+    fn();
+  } catch (err) {
+    logger.log("error", "message-service.service-agent-failed", { agent: agent.aid, what, error: (err as Error).message });
+  }
+}
+
+export interface SessionTableParams {
+  logger: Logger;
+  counters: SessionCounters;
+  maxSessionsPerAid: number;
+  /** Accept invite_agent_req without ever sending invite_agent_ack (read at each invite). */
+  omitInviteAck: () => boolean;
+  sockets: ReadonlyMap<string, AgentSocket>;
+  agents: ReadonlyMap<string, ServiceAgent>;
+  send(conn: AgentSocket, cmd: string, data: Record<string, unknown>): boolean;
+}
+
+export class SessionTable {
+  readonly #p: SessionTableParams;
+  readonly #sessions = new Map<string, Session>();
+
+  constructor(p: SessionTableParams) {
+    this.#p = p;
+  }
+
+  get(id: string): Session | undefined {
+    return this.#sessions.get(id);
+  }
+
+  /** A service agent opens a session with `to` and invites it; undefined when `to` has no socket. */
+  openFromService(agentAid: string, to: string): string | undefined {
+    const conn = this.#p.sockets.get(to);
+    if (!conn) return undefined;
+    const session = newSession([agentAid, to]);
+    this.#sessions.set(session.id, session);
+    this.#p.counters.sessionsCreated++;
+    this.#p.send(conn, "invite_agent_req", { request_id: randomBytes(16).toString("hex"), session_id: session.id, inviter_id: agentAid, acceptor_id: to, invite_code: session.identifyingCode });
+    return session.id;
+  }
+
+  create(conn: AgentSocket, data: Record<string, unknown>): void {
+    const requestId = str(data.request_id) ? { request_id: data.request_id } : {};
+    if (conn.sessions.size >= this.#p.maxSessionsPerAid) {
+      this.#refuse(conn.aid, "create");
+      this.#p.send(conn, "create_session_ack", { ...requestId, session_id: "", identifying_code: "", status_code: 429, message: "too many sessions" });
+      return;
+    }
+    const session = newSession([conn.aid]);
+    this.#sessions.set(session.id, session);
+    conn.sessions.add(session.id);
+    this.#p.counters.sessionsCreated++;
+    this.#p.send(conn, "create_session_ack", { ...requestId, session_id: session.id, identifying_code: session.identifyingCode, status_code: 200, message: "success" });
+  }
+
+  invite(conn: AgentSocket, data: Record<string, unknown>): void {
+    const requestId = str(data.request_id);
+    const sessionId = str(data.session_id) ?? "";
+    const acceptor = (str(data.acceptor_id) ?? "");
+    const ack = (status: number, message: string) =>
+      this.#p.send(conn, "invite_agent_ack", { ...(requestId ? { request_id: requestId } : {}), session_id: sessionId, acceptor_id: acceptor, status_code: status, message });
+    const session = this.#sessions.get(sessionId);
+    if (!session || !session.members.has(conn.aid)) return void ack(404, "no such session");
+    if (str(data.invite_code) !== session.identifyingCode) return void ack(403, "invite_code does not match the session");
+    const invited = this.#p.sockets.get(acceptor);
+    if (!this.#p.agents.has(acceptor) && !invited) return void ack(404, `${acceptor} is not online`);
+    if (invited && !session.members.has(acceptor)) {
+      if (invited.sessions.size >= this.#p.maxSessionsPerAid) {
+        this.#refuse(acceptor, "invite");
+        return void ack(429, `${acceptor} is in too many sessions`);
+      }
+      invited.sessions.add(session.id);
+    }
+    session.members.add(acceptor);
+    if (!this.#p.omitInviteAck()) ack(200, "success");
+  }
+
+  /** An invited member accepts (the official SDKs answer an invite with join_session_req). */
+  join(conn: AgentSocket, data: Record<string, unknown>): void {
+    const session = this.#sessions.get(str(data.session_id) ?? "");
+    const ok = session !== undefined && session.members.has(conn.aid);
+    this.#p.send(conn, "join_session_ack", { ...(str(data.request_id) ? { request_id: data.request_id } : {}), session_id: str(data.session_id) ?? "", status_code: ok ? 200 : 404, message: ok ? "success" : "no such session" });
+  }
+
+  leave(conn: AgentSocket, data: Record<string, unknown>): void {
+    const session = this.#sessions.get(str(data.session_id) ?? "");
+    if (session) this.#removeMember(session, conn.aid);
+  }
+
+  /** `aid`'s socket is gone (closed or replaced): it leaves every session it was in over it. */
+  endSessionsOf(aid: string, sessions: Set<string>): void {
+    for (const id of sessions) {
+      const session = this.#sessions.get(id);
+      if (session) this.#removeMember(session, aid);
+    }
+    sessions.clear();
+  }
+
+  /** `aid` leaves `session`: the others hear of it, and a session no connected agent is in is gone. */
+  #removeMember(session: Session, aid: string): void {
+    if (!session.members.delete(aid)) return;
+    this.#p.sockets.get(aid)?.sessions.delete(session.id);
+    for (const member of session.members) {
+      const agent = this.#p.agents.get(member);
+      if (agent) callServiceAgent(this.#p.logger, agent, "onSessionEnd", () => agent.onSessionEnd({ sessionId: session.id, from: aid }));
+    }
+    if ([...session.members].some((m) => this.#p.sockets.has(m))) return;
+    this.#sessions.delete(session.id);
+  }
+
+  #refuse(aid: string, what: "create" | "invite"): void {
+    this.#p.counters.refusedSessions++;
+    this.#p.logger.log("info", "message-service.session-refused", { aid, what, reason: "too many sessions", limit: this.#p.maxSessionsPerAid });
+  }
+}
+
+function newSession(members: string[]): Session {
+  return { id: randomBytes(16).toString("hex"), identifyingCode: randomBytes(8).toString("hex"), members: new Set(members) };
+}
