@@ -1,6 +1,7 @@
 // Option parsing shared by every command: one usage error type, strict parsing, checked numbers,
 // and the command table the help is printed from.
 import { parseArgs, type ParseArgsConfig } from "node:util";
+import type { LogLevel } from "../types.ts";
 
 /** Bad usage: the CLI prints one line plus a hint (`run 'acp-group <command> --help'`) and exits 2. */
 export class UsageError extends Error {
@@ -70,6 +71,13 @@ export function intOption(value: string | undefined, name: string, min = 0): num
   const n = Number(value);
   if (value.trim() === "" || !Number.isInteger(n) || n < min) throw new UsageError(`expected \`--${name}\` to be an integer ≥ ${min}, got \`${value}\``);
   return n;
+}
+
+/** `--log-level`: debug, info, warn (the default) or error. */
+export function logLevelOption(value: string | undefined): LogLevel {
+  const level = (value ?? "warn") as LogLevel;
+  if (!["debug", "info", "warn", "error"].includes(level)) throw new UsageError(`expected \`--log-level\` to be debug, info, warn or error, got \`${level}\``);
+  return level;
 }
 
 /** A comma-separated option as a list of non-empty trimmed items. */

@@ -3,13 +3,13 @@
 // `access point: <url>`, `ca: <path>` (with --tls) and `join <group>: <link>`, one per line, then
 // serves until Ctrl-C (or --duration-ms).
 import { loadConfigFile, listGroupsForIdentity } from "../config/load.ts";
-import { intOption, parse, UsageError } from "./args.ts";
+import { intOption, logLevelOption, parse } from "./args.ts";
 import { rehomeConfig, startDevNetwork } from "../runtime/dev-network.ts";
 import { createJsonLogger } from "../log.ts";
 import type { GroupDefinition } from "../server/group-service.ts";
 import { defaultStateDir } from "../state/file-store.ts";
-import { DEFAULT_CONFIG, NETWORK_OPTIONS, networkOptions } from "./start.ts";
-import type { LogLevel } from "../types.ts";
+import { NETWORK_OPTIONS, networkOptions } from "./network-options.ts";
+import { DEFAULT_CONFIG } from "../paths.ts";
 
 type Io = { out: (s: string) => void; err: (s: string) => void };
 
@@ -22,8 +22,7 @@ export async function serverCommand(args: string[], io: Io, opts: { signal?: Abo
     ...NETWORK_OPTIONS,
   });
   const network = networkOptions(values);
-  const logLevel = (values["log-level"] ?? "warn") as LogLevel;
-  if (!["debug", "info", "warn", "error"].includes(logLevel)) throw new UsageError(`expected \`--log-level\` to be debug, info, warn or error, got \`${logLevel}\``);
+  const logLevel = logLevelOption(values["log-level"]);
   const durationMs = intOption(values["duration-ms"], "duration-ms", 1);
   const loaded = loadConfigFile(values.config ?? DEFAULT_CONFIG);
   const stateDir = values["state-dir"] ?? loaded.stateDir ?? defaultStateDir();
