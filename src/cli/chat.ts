@@ -6,7 +6,8 @@
 import { createInterface } from "node:readline";
 import { loadConfigFile, parseChannelConfig } from "../config/load.ts";
 import { intOption, parse, UsageError, type Io } from "./args.ts";
-import { identityForLink, joinByLink, parseJoinLink, type JoinLink } from "./join.ts";
+import { identityForLink, parseJoinLink } from "./join.ts";
+import { joinByLink, type JoinLink } from "../runtime/join.ts";
 import { createTranscript } from "./live.ts";
 import { memberTypeFromServiceEntry, type MemberType } from "../group/member-types.ts";
 import { createJsonLogger, errorFields } from "../log.ts";
