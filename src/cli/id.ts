@@ -2,7 +2,7 @@
 import { ID_HELP } from "./id-help.ts";
 import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { parse, UsageError } from "./args.ts";
+import { parse, UsageError, type Io } from "./args.ts";
 import { loadConfigFile } from "../config/load.ts";
 import type { ChannelConfig } from "../types.ts";
 import { recordIdentityAccess } from "./join-config.ts";
@@ -12,8 +12,6 @@ import { accessPointUrlFor, createIdentity, importIdentity, listIdentities, load
 import { checkCertificateExpiry, identityPaths } from "../network/identity-store.ts";
 import { NetworkError } from "../network/errors.ts";
 import { describeProfile, describePublishedProfile, findPublishedProfile, readPublishedProfile } from "../profile/profile-sync.ts";
-
-type Io = { out: (s: string) => void; err: (s: string) => void };
 
 export const ID_USAGE = `Usage: acp-group id <create|renew|list|show|import> [options]\n\n${ID_HELP}`;
 

@@ -6,13 +6,11 @@ import { existsSync } from "node:fs";
 import { loadConfigFile, parseChannelConfig } from "../config/load.ts";
 import { addJoinToConfig, readIdentityAccess } from "./join-config.ts";
 import { identityPaths } from "../network/identity-store.ts";
-import { intOption, parse, UsageError } from "./args.ts";
+import { intOption, parse, UsageError, type Io } from "./args.ts";
 import { createJsonLogger } from "../log.ts";
 import { joinByLink, JoinLinkError, parseLink, type JoinLink } from "../runtime/join.ts";
 import { defaultStateDir } from "../state/file-store.ts";
 import type { ChannelConfig, LogLevel } from "../types.ts";
-
-type Io = { out: (s: string) => void; err: (s: string) => void };
 
 /** Parses `https://group.<ap>/<group>?code=<invite>`; throws UsageError naming what is wrong. */
 export function parseJoinLink(link: string): JoinLink {

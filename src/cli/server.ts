@@ -3,15 +3,13 @@
 // `access point: <url>`, `ca: <path>` (with --tls) and `join <group>: <link>`, one per line, then
 // serves until Ctrl-C (or --duration-ms).
 import { loadConfigFile, listGroupsForIdentity } from "../config/load.ts";
-import { intOption, logLevelOption, parse } from "./args.ts";
+import { intOption, logLevelOption, parse, type Io } from "./args.ts";
 import { rehomeConfig, startDevNetwork } from "../runtime/dev-network.ts";
 import { createJsonLogger } from "../log.ts";
 import type { GroupDefinition } from "../server/group-service.ts";
 import { defaultStateDir } from "../state/file-store.ts";
 import { NETWORK_OPTIONS, networkOptions } from "./network-options.ts";
 import { DEFAULT_CONFIG } from "../paths.ts";
-
-type Io = { out: (s: string) => void; err: (s: string) => void };
 
 export async function serverCommand(args: string[], io: Io, opts: { signal?: AbortSignal } = {}): Promise<number> {
   const { values } = parse(args, {
