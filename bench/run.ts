@@ -7,7 +7,7 @@ import FakeTimers from "@sinonjs/fake-timers";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { main } from "../src/cli.ts";
+import { main } from "../src/cli/index.ts";
 import { renderHtmlReport } from "../src/report/html.ts";
 import { fileURLToPath } from "node:url";
 import { DEFAULT_GROUP_SETTINGS } from "../src/config/load.ts";

@@ -35,5 +35,5 @@ if (bad.length > 0) {
   console.error(`build: emitted JavaScript still imports .ts files: ${bad.join(", ")}`);
   process.exit(1);
 }
-chmodSync(join(dist, "bin.js"), 0o755);
+chmodSync(join(dist, "cli", "bin.js"), 0o755);
 console.error(`build: ${files.length} modules in dist/`);

@@ -5,7 +5,7 @@
 import { parseChannelConfig } from "./config/load.ts";
 import { createConversationRegistry } from "./host/conversation-registry.ts";
 import { createOpenAIBackend } from "./host/standalone.ts";
-import { startIdentity, type RunningIdentity, type StartIdentityParams } from "./runtime.ts";
+import { startIdentity, type RunningIdentity, type StartIdentityParams } from "./runtime/identity.ts";
 import { createFileStateStore, defaultStateDir } from "./state/file-store.ts";
 import type { AgentBackend, ChannelConfig, Logger } from "./types.ts";
 
@@ -13,7 +13,7 @@ export type * from "./types.ts";
 export type { ChannelConfigInput, GroupOverrides } from "./config/schema.ts";
 export { ConfigError, parseChannelConfig, loadConfigFile, resolveGroupSettings, listGroupsForIdentity, DEFAULT_GROUP_SETTINGS } from "./config/load.ts";
 export { channelConfigSchema } from "./config/schema.ts";
-export { startIdentity, RuntimeError, type RunningIdentity, type StartIdentityParams } from "./runtime.ts";
+export { startIdentity, RuntimeError, type RunningIdentity, type StartIdentityParams } from "./runtime/identity.ts";
 export { initGroupClientForIdentity, closeGroupClientForIdentity } from "./group/group-client.ts";
 export type { GroupClient, GroupClientEvent, GroupClientParams, GroupClientStats } from "./group/group-client.ts";
 export { buildMentionKeywords, checkMention } from "./group/mention.ts";

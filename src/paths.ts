@@ -5,3 +5,6 @@ import { fileURLToPath } from "node:url";
 
 /** The demo configuration `start` uses without `--config`. */
 export const DEFAULT_CONFIG = resolve(dirname(fileURLToPath(import.meta.url)), "..", "config", "demo.json");
+
+/** The package's own package.json (its version for `acp-group --version`). */
+export const PACKAGE_JSON = resolve(dirname(fileURLToPath(import.meta.url)), "..", "package.json");

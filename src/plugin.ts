@@ -29,7 +29,7 @@ import {
   resolveAcpGroupAccount,
   type AcpGroupAccount,
 } from "./host/openclaw-channel.ts";
-import { startIdentity } from "./runtime.ts";
+import { startIdentity } from "./runtime/identity.ts";
 import {
   checkIdentityHealth,
   collectAcpGroupDoctorWarnings,

@@ -30,7 +30,7 @@ export type AcpGroupAccount = {
 };
 
 /**
- * What the composition root (src/runtime.ts `startIdentity`) offers, as far as the host needs it.
+ * What the composition root (src/runtime/identity.ts `startIdentity`) offers, as far as the host needs it.
  * `done` settles once `abortSignal` has fired and every group is closed and its state saved.
  */
 export type StartIdentityParams = {

@@ -4,7 +4,7 @@
 // host's setup contract; package.json `openclaw.channel.setup.fields` mirrors ACP_GROUP_SETUP_FIELDS.
 import { parseChannelConfig } from "../config/load.ts";
 import { resolveSeedPassword } from "../config/secret-ref.ts";
-import { joinGroupByLink } from "../cli-join.ts";
+import { joinGroupByLink } from "../runtime/join.ts";
 import type { Logger } from "../types.ts";
 import { accessPointUrlFor } from "../network/access-point.ts";
 import { ensureIdentity } from "../network/identity-store.ts";

@@ -75,7 +75,7 @@ describe("accounts = identities", () => {
   });
 });
 
-/** A controllable stand-in for src/runtime.ts startIdentity. */
+/** A controllable stand-in for src/runtime/identity.ts startIdentity. */
 function fakeRuntime() {
   const started: StartIdentityParams[] = [];
   const sent: Array<[string, string, string]> = [];

@@ -2,7 +2,7 @@
 // `npm run test:host`). The stand-in mirrors what openclaw@2026.9.6's helpers do: the entry
 // registers the channel and hands over the runtime; the chat plugin merges base and outbound.
 import { beforeEach, describe, expect, it, vi } from "vitest";
-import type { StartIdentityParams } from "../../src/runtime.ts";
+import type { StartIdentityParams } from "../../src/runtime/identity.ts";
 
 const hoisted = vi.hoisted(() => ({ started: [] as Array<{ params: unknown; abort: () => void }> }));
 
@@ -31,7 +31,7 @@ vi.mock("openclaw/plugin-sdk/channel-setup", () => ({
   defineChannelSetupContract: (p: { fields: unknown; adapter: unknown }) => ({ kind: "channel-owned", metadata: { fields: p.fields }, adapter: p.adapter, parseInput: (v: unknown) => ({ ok: true, value: v }) }),
 }));
 
-vi.mock("../../src/runtime.ts", () => ({
+vi.mock("../../src/runtime/identity.ts", () => ({
   startIdentity: (params: StartIdentityParams) => {
     let abort!: () => void;
     const done = new Promise<void>((resolve) => (abort = resolve));

@@ -4,8 +4,8 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { main } from "../../src/cli.ts";
-import { startDevNetwork, type DevNetwork } from "../../src/dev-network.ts";
+import { main } from "../../src/cli/index.ts";
+import { startDevNetwork, type DevNetwork } from "../../src/runtime/dev-network.ts";
 import { tempDir } from "./support.ts";
 
 const cleanups: Array<() => Promise<void> | void> = [];

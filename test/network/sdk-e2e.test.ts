@@ -4,7 +4,7 @@
 // registers online, sends "Alice, can you hear me?", pulls — and Alice (the real runtime on a
 // scripted model, since no hosted LLM exists here) has answered. Real sockets, crypto and files.
 import { describe, expect, it } from "vitest";
-import { startDevNetwork } from "../../src/dev-network.ts";
+import { startDevNetwork } from "../../src/runtime/dev-network.ts";
 import { createScriptedBackend } from "../../src/host/deterministic.ts";
 import { AGENTS, GENEROUS_BUDGET, GROUP, lobbyConfig, startRecorded, useRuntimeFixture } from "../support/runtime-harness.ts";
 import { connectSdkMember, type SdkMember } from "../support/sdk-member.ts";

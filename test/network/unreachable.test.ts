@@ -5,8 +5,8 @@ import { createServer } from "node:net";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { main } from "../../src/cli.ts";
-import { startDevNetwork, type DevNetwork } from "../../src/dev-network.ts";
+import { main } from "../../src/cli/index.ts";
+import { startDevNetwork, type DevNetwork } from "../../src/runtime/dev-network.ts";
 import { describeUnreachable } from "../../src/network/unreachable.ts";
 import { tempDir, waitFor } from "./support.ts";
 

@@ -95,7 +95,7 @@ describe("npm pack: only what users need", () => {
       ...Object.values(PKG.exports).flatMap((e) => (typeof e === "string" ? [e] : [e.types, e.default])),
       ...PKG.openclaw.extensions,
     ].map((p) => p.replace(/^\.\//, ""));
-    expect(entries).toEqual(expect.arrayContaining(["dist/bin.js", "dist/index.js", "dist/index.d.ts", "dist/plugin.js", "dist/plugin.d.ts"]));
+    expect(entries).toEqual(expect.arrayContaining(["dist/cli/bin.js", "dist/index.js", "dist/index.d.ts", "dist/plugin.js", "dist/plugin.d.ts"]));
     expect(entries.filter((p) => !dryPaths.includes(p))).toEqual([]);
     expect(PKG.openclaw.extensions).toEqual(["./dist/plugin.js"]);
   });
@@ -118,7 +118,7 @@ describe("installed from the tarball into a fresh folder", () => {
     expect(js.length).toBe(sourceModules().length + sourceAssets().length);
     const tsImports = js.filter((f) => /(?:from\s*|import\s*\(\s*)["']\.{1,2}\/[^"']*\.[cm]?ts["']/.test(readFileSync(join(installed, "dist", f), "utf8")));
     expect(tsImports).toEqual([]);
-    expect(readFileSync(join(installed, "dist", "bin.js"), "utf8").startsWith("#!/usr/bin/env node\n")).toBe(true);
+    expect(readFileSync(join(installed, "dist", "cli", "bin.js"), "utf8").startsWith("#!/usr/bin/env node\n")).toBe(true);
   });
 
   it("engines.node is no lower than any runtime dependency's own engines floor", () => {

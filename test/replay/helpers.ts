@@ -2,7 +2,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { main } from "../../src/cli.ts";
+import { main } from "../../src/cli/index.ts";
 
 /** 2026-01-05 14:30:00 UTC — the log's server clock. */
 export const T0 = Date.UTC(2026, 0, 5, 14, 30, 0);

@@ -1,6 +1,6 @@
 // `replay` text output: --only filters, the per-hour table, and the progress line for long logs.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { main } from "../../src/cli.ts";
+import { main } from "../../src/cli/index.ts";
 import { line, runCli, T0, tempDir, type TempDir } from "./helpers.ts";
 
 const HOUR = 3_600_000;

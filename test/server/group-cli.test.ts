@@ -4,10 +4,10 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { main } from "../../src/cli.ts";
-import { parseJoinLink } from "../../src/cli-join.ts";
-import { startDevNetwork } from "../../src/dev-network.ts";
-import { serverCommand } from "../../src/server-command.ts";
+import { main } from "../../src/cli/index.ts";
+import { parseJoinLink } from "../../src/cli/join.ts";
+import { startDevNetwork } from "../../src/runtime/dev-network.ts";
+import { serverCommand } from "../../src/cli/server.ts";
 import { tempDir, waitFor } from "../support/runtime-harness.ts";
 
 let dirs: Array<{ remove(): void }> = [];

@@ -10,7 +10,7 @@ import { parseChannelConfig } from "../../src/config/load.ts";
 import type { ChannelConfigInput, GroupOverrides } from "../../src/config/schema.ts";
 import type { GroupClientEvent } from "../../src/group/group-client.ts";
 import type { DispatchDecision } from "../../src/monitor/monitor.ts";
-import { startIdentity, type RunningIdentity, type StartIdentityParams } from "../../src/runtime.ts";
+import { startIdentity, type RunningIdentity, type StartIdentityParams } from "../../src/runtime/identity.ts";
 import { createGroupService, type GroupService, type GroupServiceOptions } from "../../src/server/group-service.ts";
 import type { ChannelConfig, GroupMessage } from "../../src/types.ts";
 import { createLoopback, type Loopback } from "./loopback.ts";

@@ -6,7 +6,7 @@
 import { writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { startDevNetwork, type DevNetwork } from "../../../src/dev-network.ts";
+import { startDevNetwork, type DevNetwork } from "../../../src/runtime/dev-network.ts";
 import { connectAgent, ensureIdentity, type NetworkAgent } from "../../../src/network/index.ts";
 import { createGroupService, type GroupService } from "../../../src/server/group-service.ts";
 import { startLocalNetwork, type LocalNetwork } from "../../../src/server/network/index.ts";

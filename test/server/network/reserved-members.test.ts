@@ -5,9 +5,9 @@
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { writeFileSync } from "node:fs";
-import { startDevNetwork, type DevNetwork } from "../../../src/dev-network.ts";
+import { startDevNetwork, type DevNetwork } from "../../../src/runtime/dev-network.ts";
 import { createHttpClient, createIdentity, signIn } from "../../../src/network/index.ts";
-import { serverCommand } from "../../../src/server-command.ts";
+import { serverCommand } from "../../../src/cli/server.ts";
 import { tempDir, waitFor } from "../../network/support.ts";
 
 let tmp: ReturnType<typeof tempDir>;

@@ -1,0 +1,155 @@
+// `acp-group chat <link|group> --identity AID`: a person's client on any ACP network. Signs in with
+// the identity (joining by the link first when given one), prints the group's recent history and
+// then each new message (time, sender, `(agent)`/`(human)` when the group service says which),
+// and posts each `--say` and each typed or piped line. How a person tests an agent, and how a
+// script talks to a group.
+import { createInterface } from "node:readline";
+import { loadConfigFile, parseChannelConfig } from "../config/load.ts";
+import { intOption, parse, UsageError, type Io } from "./args.ts";
+import { identityForLink, parseJoinLink } from "./join.ts";
+import { joinByLink, type JoinLink } from "../runtime/join.ts";
+import { createTranscript } from "./live.ts";
+import { memberTypeFromServiceEntry, type MemberType } from "../group/member-types.ts";
+import { createJsonLogger, errorFields } from "../log.ts";
+import { aidDomain, groupServiceAid } from "../network/access-point.ts";
+import { connectConfiguredIdentity } from "../runtime/link.ts";
+import { defaultStateDir } from "../state/file-store.ts";
+import { createGroupConnection } from "../transport/connection.ts";
+import type { GroupMessage, LogLevel } from "../types.ts";
+
+export const CHAT_OPTIONS = {
+  identity: { type: "string" },
+  say: { type: "string", multiple: true },
+  "no-stdin": { type: "boolean" },
+  "duration-ms": { type: "string" },
+  "state-dir": { type: "string" },
+  config: { type: "string" },
+  "ca-file": { type: "string" },
+  history: { type: "string" },
+  "timeout-ms": { type: "string" },
+  "log-level": { type: "string" },
+} as const;
+
+export async function chatCommand(args: string[], io: Io, opts: { signal?: AbortSignal; stdin?: NodeJS.ReadableStream } = {}): Promise<number> {
+  const { values, positionals } = parse(args, CHAT_OPTIONS, true);
+  const [where, ...extra] = positionals;
+  if (!where || extra.length > 0) throw new UsageError("expected one link (https://group.<ap>/<group>?code=…) or one group id");
+  if (!values.identity) throw new UsageError("expected `--identity AID` (an aid from `acp-group id create`, or an identity of the config)");
+  const durationMs = intOption(values["duration-ms"], "duration-ms", 1);
+  const historyCount = intOption(values.history, "history", 0) ?? 20;
+  const timeoutMs = intOption(values["timeout-ms"], "timeout-ms", 1) ?? 30_000;
+  const loaded = values.config ? loadConfigFile(values.config) : parseChannelConfig({});
+  const stateDir = values["state-dir"] ?? loaded.stateDir ?? defaultStateDir();
+  const who = identityForLink({ config: loaded, identity: values.identity, stateDir, caFile: values["ca-file"] });
+  const logger = createJsonLogger({ level: (values["log-level"] ?? "warn") as LogLevel, write: (line) => io.err(line) });
+
+  let target: Pick<JoinLink, "service" | "groupId">;
+  if (/^https?:\/\//i.test(where)) {
+    const link = parseJoinLink(where);
+    const status = await joinByLink({ config: who.config, identityId: who.identityId, target: link, timeoutMs, logger });
+    if (status !== "joined" && status !== "member") {
+      io.out(`${who.aid} → ${link.groupId} on ${link.service}: ${status}`);
+      return status === "pending" ? 0 : 1;
+    }
+    target = link;
+  } else {
+    const ap = loaded.groups[where]?.accessPoint ?? aidDomain(who.aid);
+    target = { service: groupServiceAid(ap.replace(/:\d+$/, "")), groupId: where };
+  }
+
+  const types = new Map<string, MemberType>();
+  const label = (sender: string) => {
+    if (sender.toLowerCase() === who.aid.toLowerCase()) return `${sender} (you)`;
+    const t = types.get(sender.toLowerCase());
+    return t === "agent" || t === "human" ? `${sender} (${t})` : sender;
+  };
+  const print = createTranscript(io.out, label);
+  let live = false;
+  let last = 0;
+  const backlog: GroupMessage[] = [];
+  const agent = connectConfiguredIdentity({ config: who.config, identityId: who.identityId, logger });
+  const connection = createGroupConnection({
+    channel: agent.channel(target.service),
+    aid: who.aid,
+    groups: [target.groupId],
+    getCursor: () => last,
+    onMessages: (_g, messages) => {
+      for (const m of messages) {
+        last = Math.max(last, Number(m.msgId) || 0);
+        if (live) print(m);
+        else backlog.push(m);
+      }
+      if (live && messages.some((m) => !types.has(m.sender.toLowerCase()))) void refreshTypes();
+    },
+    logger,
+  });
+  const refreshTypes = async () => {
+    try {
+      const data = (await connection.request("get_members", { groupId: target.groupId })) as { members?: unknown[] } | undefined;
+      for (const entry of data?.members ?? []) {
+        const t = memberTypeFromServiceEntry(entry);
+        if (t) types.set(t.aid.toLowerCase(), t.type);
+      }
+    } catch (err) {
+      logger.log("warn", "chat.members-failed", { group: target.groupId, ...errorFields(err) });
+    }
+  };
+
+  const stop = new AbortController();
+  const onStop = () => stop.abort();
+  process.once("SIGINT", onStop);
+  process.once("SIGTERM", onStop);
+  opts.signal?.addEventListener("abort", onStop, { once: true });
+  const stopped = new Promise<void>((resolve) => (stop.signal.aborted ? resolve() : stop.signal.addEventListener("abort", () => resolve(), { once: true })));
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let rl: ReturnType<typeof createInterface> | undefined;
+  let posting: Promise<unknown> = Promise.resolve();
+  try {
+    let connectTimer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      connectTimer = setTimeout(() => reject(new Error(`no session with ${target.service} within ${timeoutMs} ms`)), timeoutMs);
+    });
+    try {
+      await Promise.race([agent.ready.then(() => connection.start()), timeout, stopped]);
+    } finally {
+      clearTimeout(connectTimer);
+    }
+    if (stop.signal.aborted) return 0;
+    await refreshTypes();
+    io.out(`${who.aid} in [${target.groupId}] on ${target.service}`);
+    for (const m of backlog.slice(-historyCount)) print(m);
+    backlog.length = 0;
+    live = true;
+
+    const post = (content: string) => {
+      posting = posting.then(() =>
+        connection.sendMessage({ groupId: target.groupId, content }).catch((err: unknown) => {
+          io.err(`could not post as ${who.aid}: ${err instanceof Error ? err.message : String(err)}`);
+          logger.log("warn", "chat.post-failed", { group: target.groupId, ...errorFields(err) });
+        }),
+      );
+    };
+    for (const text of values.say ?? []) post(text);
+    if (!values["no-stdin"]) {
+      const input = opts.stdin ?? process.stdin;
+      if (opts.stdin || process.stdin.isTTY) io.out(`type a line to post it into [${target.groupId}] as ${who.aid}; Ctrl-C to leave`);
+      rl = createInterface({ input });
+      rl.on("line", (line) => {
+        const t = line.trim();
+        if (t && !stop.signal.aborted) post(t);
+      });
+    }
+    if (durationMs !== undefined) timer = setTimeout(onStop, durationMs);
+    await stopped;
+    await posting;
+    return 0;
+  } finally {
+    if (timer) clearTimeout(timer);
+    rl?.close();
+    process.off("SIGINT", onStop);
+    process.off("SIGTERM", onStop);
+    opts.signal?.removeEventListener("abort", onStop);
+    await connection.close();
+    await agent.close();
+  }
+}

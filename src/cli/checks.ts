@@ -1,0 +1,61 @@
+// Checks every command makes the same way: which configured group, which identity, whose log lines.
+import { DEFAULT_GROUP_SETTINGS, listGroupsForIdentity, loadConfigFile, resolveGroupSettings } from "../config/load.ts";
+import { UsageError, type Io } from "./args.ts";
+import { LogParseError, parseLog, type LogLine, type ParsedLog } from "../replay/log.ts";
+import { readFileSync } from "node:fs";
+import type { ChannelConfig, GroupSettings, IdentityConfig } from "../types.ts";
+
+/** Groups an identity takes part in (all configured groups when there is no identity). */
+export function configuredGroups(config: ChannelConfig, identity: IdentityConfig | undefined): string[] {
+  if (identity) return listGroupsForIdentity(config, identity);
+  return Object.keys(config.groups).filter((g) => g !== "*").sort();
+}
+
+/** `--group` must name a configured group: the same error in start, replay and inspect. */
+export function requireGroup(groupId: string, have: readonly string[], configFile: string | undefined): void {
+  if (have.includes(groupId)) return;
+  if (configFile === undefined) throw new UsageError(`\`--group ${groupId}\` picks a configured group: give \`--config FILE\` too`);
+  throw new UsageError(`no group \`${groupId}\` in ${configFile} (have: ${have.join(", ") || "none"})`);
+}
+
+/** The configuration's enabled identities; none is an error, as in `start`. */
+export function requireIdentities(config: ChannelConfig, configFile: string): string[] {
+  const ids = Object.entries(config.identities).filter(([, i]) => i.enabled).map(([id]) => id);
+  if (ids.length === 0) throw new UsageError(`${configFile}: no enabled identity under \`identities\``);
+  return ids;
+}
+
+export function loadOptionalConfig(file: string | undefined): ChannelConfig | undefined {
+  return file ? loadConfigFile(file) : undefined;
+}
+
+export function settingsFor(config: ChannelConfig | undefined, identity: IdentityConfig | undefined, groupId: string): GroupSettings {
+  return config ? resolveGroupSettings(config, identity, groupId) : DEFAULT_GROUP_SETTINGS;
+}
+
+/**
+ * A persona that never speaks in the log and is never named in it is most often a typo: say so
+ * on stderr, then carry on (one that is only addressed is a fair thing to replay).
+ */
+export function warnSilentPersona(lines: readonly LogLine[], names: readonly string[], io: Io): void {
+  const keys = names.map((n) => n.toLowerCase());
+  if (lines.some((l) => keys.includes(l.sender.toLowerCase()))) return;
+  if (lines.some((l) => keys.some((k) => l.content.toLowerCase().includes(k)))) return;
+  io.err(`acp-group: warning: \`${names[0]}\` never speaks in the log and is never named in it (check \`--persona\`)`);
+}
+
+/** Reads and parses a log; a bad line's error names the file as well as the line. */
+export function readLogFile(file: string, skipBad: boolean): ParsedLog {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    throw new Error(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  }
+  try {
+    return parseLog(text, { skipBad });
+  } catch (err) {
+    if (err instanceof LogParseError) throw new LogParseError(err.line, err.reason, file);
+    throw err;
+  }
+}

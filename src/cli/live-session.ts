@@ -1,0 +1,132 @@
+// The lifetime `start` and `run` share: the configured identities started on one abort signal,
+// stopped once (Ctrl-C, SIGTERM, the caller's signal, --duration-ms or a failed start) with state
+// saved, and lines typed or piped on stdin posted one after another. What differs between the two
+// commands (where identities connect, who posts, what else closes) comes in as parameters.
+import { createInterface } from "node:readline";
+import { startIdentity, type RunningIdentity, type StartIdentityParams } from "../runtime/identity.ts";
+import type { Io } from "./args.ts";
+
+export interface LiveSession {
+  /** Every identity started so far. */
+  readonly running: RunningIdentity[];
+  /** Aborted when stopping begins; each identity closes with it. */
+  readonly signal: AbortSignal;
+  /** True once stopping began. */
+  readonly stopping: boolean;
+  /** Resolves once stopped: every identity closed and saved, `afterStop` done. Never rejects. */
+  readonly stopped: Promise<void>;
+  /** Starts stopping (once; later calls return the same promise). */
+  stop(why: string): Promise<void>;
+  /** Starts each identity on the session's signal; none after stopping began. */
+  startIdentities(ids: readonly string[], params: (id: string) => Omit<StartIdentityParams, "identityId" | "abortSignal">): void;
+  /** Stops after `ms` (none when undefined). */
+  stopAfter(ms: number | undefined): void;
+  /** Each non-empty line of `input` (default stdin) goes to `post`; the end of a pipe stops nothing. */
+  readLines(p: { input?: NodeJS.ReadableStream | undefined; groupId: string; as: string; post: (text: string) => void }): void;
+  /** The timer, stdin and the signal handlers off. */
+  release(): void;
+}
+
+export function openLiveSession(p: {
+  io: Io;
+  /** Stopping also when this aborts. */
+  signal?: AbortSignal | undefined;
+  /** After every identity closed: save conversations, close the back-end and what else runs. */
+  afterStop: () => Promise<void>;
+  /** A failure while stopping (logged by the command under its own event name). */
+  onStopFailed: (err: unknown) => void;
+}): LiveSession {
+  const { io } = p;
+  const abort = new AbortController();
+  const running: RunningIdentity[] = [];
+  let stopping: Promise<void> | undefined;
+  let markStopped!: () => void;
+  const stopped = new Promise<void>((resolve) => (markStopped = resolve));
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let rl: ReturnType<typeof createInterface> | undefined;
+
+  const stop = (why: string): Promise<void> => {
+    stopping ??= (async () => {
+      try {
+        io.out(`stopping (${why}) — saving state`);
+        abort.abort();
+        await Promise.all(running.map((r) => r.done));
+        await p.afterStop();
+      } catch (err) {
+        p.onStopFailed(err);
+      } finally {
+        // Resolved here, not from an abort listener: `stopping` is not assigned yet while
+        // abort() runs its listeners synchronously.
+        markStopped();
+      }
+    })();
+    return stopping;
+  };
+
+  // Installed before anything connects, so Ctrl-C while connecting still saves state.
+  const onSigint = () => void stop("Ctrl-C");
+  const onSigterm = () => void stop("SIGTERM");
+  const onAbortSignal = () => void stop("aborted");
+  process.once("SIGINT", onSigint);
+  process.once("SIGTERM", onSigterm);
+  p.signal?.addEventListener("abort", onAbortSignal, { once: true });
+  if (p.signal?.aborted) void stop("aborted");
+
+  return {
+    running,
+    signal: abort.signal,
+    get stopping() {
+      return stopping !== undefined;
+    },
+    stopped,
+    stop,
+    startIdentities(ids, params) {
+      for (const id of ids) {
+        if (stopping) break;
+        running.push(startIdentity({ ...params(id), identityId: id, abortSignal: abort.signal }));
+      }
+    },
+    stopAfter(ms) {
+      if (ms !== undefined && !stopping) timer = setTimeout(() => void stop(`--duration-ms ${ms}`), ms);
+    },
+    readLines({ input, groupId, as, post }) {
+      if (input || process.stdin.isTTY) io.out(`type a line to post it into [${groupId}] as ${as}; Ctrl-C to stop`);
+      rl = createInterface({ input: input ?? process.stdin });
+      rl.on("line", (line) => {
+        const text = line.trim();
+        if (text) post(text);
+      });
+    },
+    release() {
+      if (timer) clearTimeout(timer);
+      rl?.close();
+      process.off("SIGINT", onSigint);
+      process.off("SIGTERM", onSigterm);
+      p.signal?.removeEventListener("abort", onAbortSignal);
+    },
+  };
+}
+
+/**
+ * Posts lines one after another, in order; a failed post is reported on stderr and logged (by
+ * the command, under its own event name), never retried.
+ */
+export function createSerialPoster(p: {
+  io: Io;
+  as: string;
+  /** False once nothing more may be posted (stopping, or not connected). */
+  open: () => boolean;
+  send: (text: string) => Promise<unknown>;
+  onFailed: (err: unknown) => void;
+}): (text: string) => void {
+  let posting: Promise<unknown> = Promise.resolve();
+  return (text) => {
+    if (!p.open()) return;
+    posting = posting.then(() =>
+      p.send(text).catch((err: unknown) => {
+        p.io.err(`could not post as ${p.as}: ${err instanceof Error ? err.message : String(err)}`);
+        p.onFailed(err);
+      }),
+    );
+  };
+}

@@ -1,0 +1,76 @@
+// What `start` and `run` share: the model back-end a CLI run uses (the configured model, else the
+// offline responder), and the transcript and decision lines they print.
+import { createScriptedBackend, offlineReplyText } from "../host/deterministic.ts";
+import { createConversationRegistry } from "../host/conversation-registry.ts";
+import { createOpenAIBackend } from "../host/standalone.ts";
+import { resolveLlmSettings } from "../host/llm-settings.ts";
+import type { DispatchDecision } from "../monitor/monitor.ts";
+import { displaySafe } from "../monitor/outbound.ts";
+import type { StateStore } from "../state/file-store.ts";
+import type { AgentBackend, ChannelConfig, GenerateRequest, GroupMessage, Logger } from "../types.ts";
+
+const OFFLINE_PREFIX = "[offline responder]";
+
+export interface CliBackend {
+  backend: AgentBackend;
+  /** Saves the model's conversations (a no-op for the offline responder). */
+  save(): void;
+}
+
+/** The configured model (`llm`, OPENAI_*), else the offline responder that answers mentions and questions. */
+export function createCliBackend(p: { config: ChannelConfig; logger: Logger; store: StateStore; out: (s: string) => void; showPrompts: boolean; env?: NodeJS.ProcessEnv }): CliBackend {
+  const { config, logger, out } = p;
+  const llm = resolveLlmSettings(config.llm, p.env ?? process.env);
+  const printRequest = (r: Pick<GenerateRequest, "identityId" | "groupId" | "dispatchId">, text: string) =>
+    out(`    ⇢ ${r.identityId} [${r.groupId}] dispatch #${r.dispatchId} request as sent:\n${text.replace(/^/gm, "      ")}`);
+  if (llm.configured) {
+    const conversations = createConversationRegistry({ historyTokenLimit: llm.historyTokenLimit, persistence: p.store, logger });
+    const backend = createOpenAIBackend({
+      llm: config.llm,
+      logger,
+      conversations,
+      ...(p.showPrompts ? { onRequest: (body: unknown, r: GenerateRequest) => printRequest(r, JSON.stringify(body, null, 2)) } : {}),
+    });
+    out(`model: ${llm.model} at ${llm.baseUrl ?? "the OpenAI API"}`);
+    return { backend, save: () => conversations.saveAll() };
+  }
+  let backend: AgentBackend = createScriptedBackend({
+    // Mentions and open questions: a question to the room shows the agents settling who answers.
+    mode: "helpful",
+    replyText: (req) => offlineReplyText(req, OFFLINE_PREFIX),
+  });
+  out(`no model configured (set OPENAI_BASE_URL and/or OPENAI_API_KEY): using the ${OFFLINE_PREFIX}, which answers mentions and questions`);
+  if (p.showPrompts) {
+    const inner = backend;
+    backend = {
+      ...inner,
+      generate: (r) => {
+        printRequest(r, `[system]\n${r.systemPrompt}\n[user]\n${r.body}`);
+        return inner.generate(r);
+      },
+    };
+  }
+  return { backend, save: () => {} };
+}
+
+/** Prints each group message once (several identities may see the same one), as `time [group] #id sender: text`. */
+export function createTranscript(out: (s: string) => void, label: (sender: string) => string): (m: GroupMessage) => void {
+  const printed = new Set<string>();
+  return (m) => {
+    const key = `${m.groupId}\u0000${m.msgId}`;
+    if (printed.has(key)) return;
+    printed.add(key);
+    // Member-written fields are shown, never obeyed by the terminal (escape sequences, bidi).
+    out(displaySafe(`${new Date(m.timestamp).toISOString().slice(11, 19)} [${m.groupId}] #${m.msgId} ${label(m.sender)}: ${m.content}`));
+  };
+}
+
+export function decisionLine(d: DispatchDecision): string {
+  const o = d.outcome;
+  const verdict = o.sent ? `sent ${o.replyType}` : `skipped: ${o.skipReason}${d.detail ? ` (${d.detail})` : ""}`;
+  return (
+    `    ↳ ${d.identityId} [${d.groupId}] dispatch #${d.dispatchId} ${d.trigger} · ${d.messageIds.length} msg(s) · ` +
+    `${d.vitality.state} ${d.vitality.messagesIn5m}/${d.vitality.uniqueSpeakersIn5m} · mentions ${d.mentionInfo.mentionCount} · ` +
+    `reply_type ${d.replyType ?? "-"} · budget ${d.budgetRatio.toFixed(2)} → ${verdict}`
+  );
+}

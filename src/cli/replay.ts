@@ -1,0 +1,240 @@
+// `acp-group replay`: options, the replay, and its text, JSON or HTML report.
+import { writeFileSync } from "node:fs";
+import { intOption, list, parse, UsageError, type CommandSpec, type Io } from "./args.ts";
+import { configuredGroups, loadOptionalConfig, readLogFile, requireGroup, settingsFor, warnSilentPersona } from "./checks.ts";
+import { renderHtmlReport } from "../report/html.ts";
+import type { ChannelConfig, IdentityConfig } from "../types.ts";
+import { runReplay } from "../replay/replay.ts";
+import { renderRoomText, runRoomReplay } from "../replay/room.ts";
+import { renderSuiteTable, runSuite } from "../replay/suite.ts";
+import { ONLY_FILTERS, renderTextReport, type OnlyFilter } from "../replay/text-report.ts";
+
+/** Logs at least this long show a progress line on a terminal's stderr. */
+const PROGRESS_MIN_LINES = 20_000;
+
+export const replaySpec: CommandSpec = {
+  name: "replay",
+  summary: "Replay a recorded chat (JSON Lines: id, ts, sender, content) through the engine",
+  usage:
+    "<log.jsonl> --persona NAME [--persona NAME …] [--aid AID] [--alias A,B] [--config FILE] [--group ID]\n" +
+    "[--agent-latency-ms N] [--responder silent|mention|always|helpful] [--reply-text TEXT]\n" +
+    "[--agents A,B] [--seed N] [--skip-bad] [--only mentions|engaged|skips|sent] [--json] [--html FILE]\n" +
+    "--suite DIR [--personas N] [--config FILE] [--group ID] [--responder MODE] [--json]",
+  help: [
+    "Replays the log on a simulated clock through the real group client and monitor, with a",
+    "deterministic stand-in for the model, and reports every dispatch and its decision.",
+    "",
+    "  --persona NAME       whose point of view: that sender's lines are the agent's own;",
+    "                       repeated, a room of agents of ours on one clock, each seeing the",
+    "                       others' replies (a name not in the log is a fresh agent)",
+    "  --aid AID            the agent's id (default: the configured identity's, else NAME)",
+    "  --alias A,B          more names that mention the agent",
+    "  --config FILE        take identity and group settings from a configuration",
+    "  --group ID           which configured group's settings apply (needs --config)",
+    "  --agent-latency-ms N simulated model latency (default 2000)",
+    "  --responder MODE     silent (default), mention, always or helpful (a mention or a question):",
+    "                       when the stand-in model replies",
+    "  --reply-text TEXT    what it replies",
+    "  --agents A,B         senders to treat as agents (everyone else is human)",
+    "  --seed N             seed of the send-delay draws (default 1)",
+    "  --skip-bad           count and skip bad lines instead of stopping at the first",
+    "  --only F[,F]         text output: only dispatches that are mentions, engaged, skips or sent",
+    "  --json               the whole report as one JSON object on stdout",
+    "  --html FILE          also write a self-contained HTML page of the run to FILE",
+    "",
+    "  --suite DIR          replay every .jsonl log of DIR for its most addressed personas (from",
+    "                       DIR/personas.json, else the annotations) and print the reach table per",
+    "                       persona, per log and pooled, with why lines were missed (responder",
+    "                       default: mention)",
+    "  --personas N         personas per log in a suite (default 3)",
+  ].join("\n"),
+  run: replayCommand,
+};
+
+function findIdentity(config: ChannelConfig | undefined, persona: string, aid: string | undefined): IdentityConfig | undefined {
+  if (!config) return undefined;
+  const key = persona.toLowerCase();
+  return Object.values(config.identities).find(
+    (i) => (aid && i.aid === aid) || i.name?.toLowerCase() === key || i.aid.split(".")[0]!.toLowerCase() === key,
+  );
+}
+
+function parseOnly(v: string | undefined): OnlyFilter[] {
+  const items = list(v);
+  for (const f of items) {
+    if (!(ONLY_FILTERS as readonly string[]).includes(f)) throw new UsageError(`expected \`--only\` to be ${ONLY_FILTERS.join(", ")} (or a comma list), got \`${f}\``);
+  }
+  return items as OnlyFilter[];
+}
+
+async function replayCommand(args: string[], io: Io): Promise<number> {
+  const { values, positionals } = parse(
+    args,
+    {
+      persona: { type: "string", multiple: true },
+      aid: { type: "string" },
+      alias: { type: "string" },
+      config: { type: "string" },
+      group: { type: "string" },
+      "agent-latency-ms": { type: "string" },
+      responder: { type: "string" },
+      "reply-text": { type: "string" },
+      agents: { type: "string" },
+      seed: { type: "string" },
+      "skip-bad": { type: "boolean" },
+      only: { type: "string" },
+      json: { type: "boolean" },
+      html: { type: "string" },
+      suite: { type: "string" },
+      personas: { type: "string" },
+    },
+    true,
+  );
+  if (values.suite !== undefined) return suiteCommand(values, positionals, io);
+  if (values.personas !== undefined) throw new UsageError("`--personas` goes with `--suite DIR`");
+  const file = positionals[0];
+  if (!file || positionals.length > 1) throw new UsageError("replay takes exactly one log file");
+  const personas = values.persona ?? [];
+  if (personas.length === 0) throw new UsageError("replay needs `--persona NAME` (whose point of view to replay)");
+  const responder = values.responder ?? "silent";
+  if (responder !== "silent" && responder !== "mention" && responder !== "always" && responder !== "helpful") {
+    throw new UsageError(`expected \`--responder\` to be silent, mention, always or helpful, got \`${responder}\``);
+  }
+  const only = parseOnly(values.only);
+  if (only.length && values.json) throw new UsageError("`--only` filters the text output; leave it out with `--json`");
+  if (values.html === "") throw new UsageError("expected `--html` to be a file name, got ``");
+  const agentLatencyMs = intOption(values["agent-latency-ms"], "agent-latency-ms") ?? 2000;
+  const seed = intOption(values.seed, "seed") ?? 1;
+  const config = loadOptionalConfig(values.config);
+  if (personas.length > 1) {
+    if (values.aid !== undefined || values.alias !== undefined) throw new UsageError("`--aid` and `--alias` name one agent; with several `--persona`, configure them with `--config`");
+    return replayRoom({ file, personas, values, config, responder, agentLatencyMs, seed, only, io });
+  }
+  const persona = personas[0]!;
+  const identity = findIdentity(config, persona, values.aid);
+  if (values.group !== undefined) requireGroup(values.group, config ? configuredGroups(config, identity) : [], values.config);
+  const parsed = readLogFile(file, values["skip-bad"] === true);
+  if (parsed.lines.length === 0) throw new Error(`${file}: no messages`);
+  const aid = values.aid ?? identity?.aid;
+  const aliases = [...(identity?.aliases ?? []), ...list(values.alias)];
+  warnSilentPersona(parsed.lines, [persona, ...(aid ? [aid] : []), ...aliases], io);
+  const progress = io.progress && parsed.lines.length >= PROGRESS_MIN_LINES ? io.progress : undefined;
+  const report = await runReplay(parsed.lines, {
+    persona,
+    ...(aid ? { aid } : {}),
+    aliases,
+    ...(identity?.owner !== undefined ? { owner: identity.owner } : {}),
+    // The log has no group id of its own: --group picks whose configured settings apply.
+    settings: settingsFor(config, identity, values.group ?? "replay"),
+    agentLatencyMs,
+    responder,
+    ...(values["reply-text"] !== undefined ? { replyText: values["reply-text"] } : {}),
+    agents: list(values.agents),
+    seed,
+    ...(progress ? { onProgress: (done: number, total: number) => progress(`replay: ${done.toLocaleString("en")}/${total.toLocaleString("en")} lines`) } : {}),
+  });
+  progress?.("");
+  if (values.html !== undefined) {
+    writeFileSync(values.html, renderHtmlReport({ report, lines: parsed.lines, persona, aid, source: file }));
+  }
+  if (values.json) {
+    io.out(JSON.stringify(parsed.skipped.length ? { ...report, skippedLines: parsed.skipped.length } : report));
+  } else {
+    for (const l of renderTextReport(report, parsed.lines, only)) io.out(l);
+    if (values.html !== undefined) io.out(`report: ${values.html}`);
+    if (parsed.skipped.length) io.out(`skipped ${parsed.skipped.length} bad line(s): ${parsed.skipped.slice(0, 5).map((s) => `line ${s.line} (${s.reason})`).join("; ")}`);
+  }
+  return 0;
+}
+
+/** `--persona A --persona B …`: the room replay, its per-agent reports and the room's figures. */
+async function replayRoom(p: {
+  file: string;
+  personas: readonly string[];
+  values: { config?: string | undefined; group?: string | undefined; "reply-text"?: string | undefined; agents?: string | undefined; "skip-bad"?: boolean | undefined; json?: boolean | undefined; html?: string | undefined };
+  config: ChannelConfig | undefined;
+  responder: "silent" | "mention" | "always" | "helpful";
+  agentLatencyMs: number;
+  seed: number;
+  only: OnlyFilter[];
+  io: Io;
+}): Promise<number> {
+  const { values, config, io } = p;
+  const keys = p.personas.map((n) => n.toLowerCase());
+  if (new Set(keys).size !== keys.length) throw new UsageError("each `--persona` must name a different agent");
+  const identities = p.personas.map((name) => findIdentity(config, name, undefined));
+  if (values.group !== undefined) requireGroup(values.group, config ? [...new Set(identities.flatMap((i) => configuredGroups(config, i)))] : [], values.config);
+  const parsed = readLogFile(p.file, values["skip-bad"] === true);
+  if (parsed.lines.length === 0) throw new Error(`${p.file}: no messages`);
+  const progress = io.progress && parsed.lines.length >= PROGRESS_MIN_LINES ? io.progress : undefined;
+  const room = await runRoomReplay(
+    parsed.lines,
+    p.personas.map((persona, i) => {
+      const identity = identities[i];
+      return {
+        persona,
+        ...(identity ? { aid: identity.aid } : {}),
+        aliases: [...(identity?.aliases ?? [])],
+        settings: settingsFor(config, identity, values.group ?? "replay"),
+        agentLatencyMs: p.agentLatencyMs,
+        responder: p.responder,
+        ...(values["reply-text"] !== undefined ? { replyText: values["reply-text"] } : {}),
+        agents: list(values.agents),
+        // Each agent draws its own delays.
+        seed: p.seed + i,
+      };
+    }),
+    progress ? (done, total) => progress(`replay: ${done.toLocaleString("en")}/${total.toLocaleString("en")} lines`) : undefined,
+  );
+  progress?.("");
+  if (values.html !== undefined) {
+    const first = room.agents[0]!;
+    writeFileSync(values.html, renderHtmlReport({ report: first.report, lines: parsed.lines, persona: first.persona, aid: first.aid, source: p.file, room: room.room }));
+  }
+  if (values.json) {
+    const agents = room.agents.map((a) => ({ persona: a.persona, dispatches: a.report.dispatches, drops: a.report.drops, summary: a.report.summary }));
+    io.out(JSON.stringify({ agents, room: room.room, ...(parsed.skipped.length ? { skippedLines: parsed.skipped.length } : {}) }));
+    return 0;
+  }
+  for (const a of room.agents) {
+    io.out(`── agent ${a.persona}${a.aid !== a.persona ? ` (${a.aid})` : ""} ──`);
+    for (const l of renderTextReport(a.report, parsed.lines, p.only)) io.out(l);
+    io.out("");
+  }
+  for (const l of renderRoomText(room.room)) io.out(l);
+  if (values.html !== undefined) io.out(`report: ${values.html}`);
+  if (parsed.skipped.length) io.out(`skipped ${parsed.skipped.length} bad line(s): ${parsed.skipped.slice(0, 5).map((s) => `line ${s.line} (${s.reason})`).join("; ")}`);
+  return 0;
+}
+
+const SUITE_ONLY_WITH = new Set(["suite", "personas", "config", "group", "responder", "agent-latency-ms", "seed", "json"]);
+
+async function suiteCommand(values: Record<string, string | string[] | boolean | undefined>, positionals: string[], io: Io): Promise<number> {
+  const dir = values.suite as string;
+  if (dir === "") throw new UsageError("expected `--suite` to be a folder, got ``");
+  if (positionals.length) throw new UsageError("`--suite DIR` replays the folder's logs: leave out the log file");
+  const stray = Object.keys(values).filter((k) => values[k] !== undefined && !SUITE_ONLY_WITH.has(k));
+  if (stray.length) throw new UsageError(`\`--${stray[0]}\` does not go with \`--suite\``);
+  const responder = (values.responder as string | undefined) ?? "mention";
+  if (responder !== "silent" && responder !== "mention" && responder !== "always" && responder !== "helpful") {
+    throw new UsageError(`expected \`--responder\` to be silent, mention, always or helpful, got \`${responder}\``);
+  }
+  const personas = intOption(values.personas as string | undefined, "personas", 1) ?? 3;
+  const config = loadOptionalConfig(values.config as string | undefined);
+  const group = values.group as string | undefined;
+  if (group !== undefined) requireGroup(group, config ? configuredGroups(config, undefined) : [], values.config as string | undefined);
+  const agentLatencyMs = intOption(values["agent-latency-ms"] as string | undefined, "agent-latency-ms");
+  const seed = intOption(values.seed as string | undefined, "seed");
+  const report = await runSuite(dir, {
+    settings: settingsFor(config, undefined, group ?? "replay"),
+    responder,
+    personas,
+    ...(agentLatencyMs !== undefined ? { agentLatencyMs } : {}),
+    ...(seed !== undefined ? { seed } : {}),
+    ...(io.progress ? { onLog: (log: string, persona: string) => io.progress!(`replay --suite: ${log} as ${persona}`) } : {}),
+  });
+  io.progress?.("");
+  if (values.json) io.out(JSON.stringify(report));
+  else for (const l of renderSuiteTable(report)) io.out(l);
+  return 0;
+}

@@ -1,0 +1,87 @@
+// `acp-group run`: the configured identities and groups against the network the config names —
+// each identity's access point (`accessPointUrl`, `accessPoint`, else acp3.<its domain>), trusted
+// by `network.caFile` or the system roots. It never starts a network. Prints the same transcript
+// and decision lines as `start`; Ctrl-C or SIGTERM saves state and exits 0.
+import { loadConfigFile } from "../config/load.ts";
+import { intOption, logLevelOption, parse, type Io } from "./args.ts";
+import { requireIdentities } from "./checks.ts";
+import { createCliBackend, createTranscript, decisionLine } from "./live.ts";
+import { createSerialPoster, openLiveSession } from "./live-session.ts";
+import { createJsonLogger, errorFields } from "../log.ts";
+import { DEFAULT_CONFIG } from "../paths.ts";
+import { createFileStateStore, defaultStateDir } from "../state/file-store.ts";
+import type { ChannelConfig } from "../types.ts";
+
+export const RUN_OPTIONS = {
+  config: { type: "string" },
+  "state-dir": { type: "string" },
+  "no-stdin": { type: "boolean" },
+  "duration-ms": { type: "string" },
+  "log-level": { type: "string" },
+  "show-prompts": { type: "boolean" },
+} as const;
+
+export async function runCommand(args: string[], io: Io, opts: { signal?: AbortSignal; stdin?: NodeJS.ReadableStream } = {}): Promise<number> {
+  const { values } = parse(args, RUN_OPTIONS);
+  const logLevel = logLevelOption(values["log-level"]);
+  const durationMs = intOption(values["duration-ms"], "duration-ms", 1);
+  const configFile = values.config ?? DEFAULT_CONFIG;
+  const loaded = loadConfigFile(configFile);
+  const stateDir = values["state-dir"] ?? loaded.stateDir ?? defaultStateDir();
+  const config: ChannelConfig = { ...loaded, stateDir };
+  const identityIds = requireIdentities(config, configFile);
+  const logger = createJsonLogger({ level: logLevel, write: (line) => io.err(line) });
+  const store = createFileStateStore({ dir: stateDir, logger });
+  const { backend, save } = createCliBackend({ config, logger, store, out: io.out, showPrompts: values["show-prompts"] === true });
+  const ours = new Set(identityIds.map((id) => config.identities[id]!.aid.toLowerCase()));
+  const print = createTranscript(io.out, (sender) => (ours.has(sender.toLowerCase()) ? `${sender} (agent)` : sender));
+
+  const session = openLiveSession({
+    io,
+    signal: opts.signal,
+    afterStop: async () => {
+      save();
+      await backend.close?.();
+    },
+    onStopFailed: (err) => logger.log("error", "run.shutdown-failed", errorFields(err)),
+  });
+  try {
+    session.startIdentities(identityIds, () => ({
+      config,
+      backend,
+      logger,
+      store,
+      onDecision: (d) => io.out(decisionLine(d)),
+      onMessages: (_groupId, messages) => messages.forEach(print),
+    }));
+    const { running } = session;
+    io.out(`connecting ${running.map((r) => `${r.identityId} (${r.aid})`).join(", ")} · state: ${stateDir}`);
+    session.stopAfter(durationMs);
+    const ready = Promise.all(running.map((r) => r.ready)).then(() => "ready" as const);
+    const aborted = new Promise<"stopped">((resolve) => (session.signal.aborted ? resolve("stopped") : session.signal.addEventListener("abort", () => resolve("stopped"), { once: true })));
+    const outcome = await Promise.race([ready, aborted]);
+    if (outcome === "ready") io.out(`agents online: ${running.map((r) => `${r.identityId} (${r.aid}) in ${r.groups.join(", ")}`).join("; ")}`);
+    // Typed or piped lines post as the first identity into its first group (the operator speaking
+    // for the agent); the end of a pipe does not stop the agents — Ctrl-C, SIGTERM or --duration-ms does.
+    if (outcome === "ready" && !values["no-stdin"]) {
+      const speaker = running[0]!;
+      const groupId = speaker.groups[0]!;
+      const post = createSerialPoster({
+        io,
+        as: speaker.aid,
+        open: () => !session.signal.aborted,
+        send: (text) => speaker.sendText(groupId, text),
+        onFailed: (err) => logger.log("warn", "run.post-failed", { group: groupId, ...errorFields(err) }),
+      });
+      session.readLines({ input: opts.stdin, groupId, as: speaker.aid, post });
+    }
+    await session.stopped;
+  } catch (err) {
+    await session.stop("start failed");
+    throw err;
+  } finally {
+    session.release();
+  }
+  io.out("stopped");
+  return 0;
+}

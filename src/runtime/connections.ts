@@ -1,0 +1,82 @@
+// One group connection per group service an identity's groups live on (`group.<ap>` of each
+// group's access point, the identity's own by default), all over the identity's one link. Each
+// feeds its groups' clients and settles its cursor from them.
+import { equalsLower } from "../group/same-lower.ts";
+import { childLogger, errorFields } from "../log.ts";
+import { aidDomain, groupServiceAid } from "../network/access-point.ts";
+import type { AgentLink } from "../network/peer-channel.ts";
+import { createGroupConnection, type GroupConnection, type GroupConnectionParams, type GroupEvent } from "../transport/connection.ts";
+import type { GroupMessage, IdentityConfig, Logger } from "../types.ts";
+import { settledCursor } from "./cursor.ts";
+import type { GroupRuntimes } from "./groups.ts";
+import type { IdentityProfile } from "./profile.ts";
+
+export interface GroupConnections {
+  /** Every group connection, by group service aid. */
+  readonly byService: ReadonlyMap<string, GroupConnection>;
+  /** The groups each group service serves. */
+  readonly groupsOf: ReadonlyMap<string, string[]>;
+  /** The connection to the identity's own access point's group service (else the first). */
+  readonly home: GroupConnection;
+  /** The connection that carries `groupId` (a configured group). */
+  connectionOf(groupId: string): GroupConnection;
+}
+
+export function openGroupConnections(p: {
+  link: AgentLink;
+  identity: IdentityConfig;
+  groups: GroupRuntimes;
+  profile: IdentityProfile;
+  logger: Logger;
+  tuning?: Pick<GroupConnectionParams, "heartbeatMs" | "requestTimeoutMs" | "reconnect" | "sendRetry" | "pageSize"> | undefined;
+  onMessages?: ((groupId: string, messages: readonly GroupMessage[]) => void) | undefined;
+  onTransportEvent?: ((groupId: string, event: GroupEvent) => void) | undefined;
+  isClosing: () => boolean;
+}): GroupConnections {
+  const { identity, groups, logger } = p;
+  const aidLower = identity.aid.toLowerCase();
+  const homeService = groupServiceAid(aidDomain(identity.aid));
+  const groupsOf = new Map<string, string[]>();
+  for (const [groupId, service] of groups.serviceOf) groupsOf.set(service, [...(groupsOf.get(service) ?? []), groupId]);
+  const byService = new Map<string, GroupConnection>();
+  const connectionOf = (groupId: string): GroupConnection => byService.get(groups.serviceOf.get(groupId)!)!;
+  for (const [service, serviceGroups] of groupsOf) {
+    byService.set(service, createGroupConnection({
+      channel: p.link.channel(service),
+      aid: identity.aid,
+      groups: serviceGroups,
+      logger: childLogger(logger, { service }),
+      ...p.tuning,
+      getCursor: (groupId) => {
+        const g = groups.byId.get(groupId);
+        return g ? settledCursor(g) : 0;
+      },
+      // The server's cursor must not pass a message we still hold (see settledCursor).
+      ackCursor: (groupId) => {
+        const g = groups.byId.get(groupId);
+        return g ? settledCursor(g) : 0;
+      },
+      onMessages: (groupId, messages) => {
+        const g = groups.byId.get(groupId);
+        if (!g) return;
+        try {
+          p.onMessages?.(groupId, messages);
+        } catch (err) {
+          // A display observer's failure must not refuse the batch: the transport would re-pull it,
+          // the observer would throw again, and the group would go deaf.
+          logger.log("error", "runtime.on-messages-failed", { group: groupId, ...errorFields(err) });
+        }
+        // Our own messages coming back restore the reply memory before the client sees them.
+        for (const m of messages) if (equalsLower(m.sender, aidLower)) g.monitor.rememberOwnMessage(m);
+        g.client.feedBufferGate(messages);
+        groups.saveSoon(g);
+      },
+      onEvent: (groupId, event) => {
+        // A newcomer's type comes with the members list: read it again.
+        if (event.event === "member_joined" && !p.isClosing() && groups.byId.has(groupId)) void p.profile.refreshMembers(connectionOf(groupId), groupId);
+        p.onTransportEvent?.(groupId, event);
+      },
+    }));
+  }
+  return { byService, groupsOf, home: byService.get(homeService) ?? [...byService.values()][0]!, connectionOf };
+}

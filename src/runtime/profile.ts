@@ -1,0 +1,122 @@
+// One identity's part in the network's profiles, for the runtime: publishing its agent.md after
+// sign-in, and the member directory its monitors read — fed by the group service's `get_members`
+// (at start and when a member joins) and by unknown senders' own agent.md. Nothing here can stop
+// the identity: every failure is one log line.
+import type { MemberDirectory } from "../group/member-types.ts";
+import { errorFields } from "../log.ts";
+import { tlsFromNetwork } from "../network/from-config.ts";
+import { createAgentMdFetch } from "../profile/agent-md-fetch.ts";
+import { createIdentityMemberTypes } from "../profile/identity-member-types.ts";
+import { publishProfileIfChanged, type ProfileSyncResult } from "../profile/profile-sync.ts";
+import type { FetchLike } from "../profile/publish.ts";
+import type { GroupConnection } from "../transport/connection.ts";
+import type { ChannelConfig, IdentityConfig, Logger } from "../types.ts";
+
+export interface IdentityProfile {
+  /** Pass as `memberTypes` to every monitor of the identity. */
+  readonly memberTypes: MemberDirectory;
+  /** An accepted message's sender: its agent.md is fetched when its type is unknown. */
+  noteSender(aid: string): void;
+  /** Reads `get_members` of a group into the directory; resolves (never rejects) with how many members carried a type. */
+  refreshMembers(connection: GroupConnection, groupId: string): Promise<number>;
+  /**
+   * Publishes the identity's agent.md once `signedIn` resolves, with the link's current
+   * message-service token; only when it changed since the last publish. Resolves, never rejects.
+   */
+  publishAfterSignIn(link: { token?: () => string | undefined }, signedIn: Promise<unknown> | undefined): Promise<ProfileSyncResult | undefined>;
+  /** Aborts profile requests in flight; later results are ignored. */
+  close(): void;
+}
+
+/**
+ * Where an identity's agent.md requests go when the caller did not say: its access point URL
+ * when one is configured (that server hosts its identities' profiles, the aid as Host), else
+ * `https://<aid>/agent.md`; with `network.caFile` / `insecureTls` either way.
+ */
+export function profileFetchFromConfig(config: ChannelConfig, identity: Pick<IdentityConfig, "accessPointUrl">): FetchLike {
+  return createAgentMdFetch({ tls: tlsFromNetwork(config.network), via: identity.accessPointUrl });
+}
+
+/**
+ * The agent.md client of a runtime identity: the caller's (null: none); else, when the runtime
+ * connects the identity itself, one from the config; none when a link is injected (a test or
+ * in-process network has no profile host). A bad CA file is a warning, never a stop.
+ */
+export function resolveProfileFetch(p: {
+  profileFetch?: FetchLike | null | undefined;
+  link?: unknown;
+  connect?: unknown;
+  config: ChannelConfig;
+  identity: IdentityConfig;
+  logger: Logger;
+}): FetchLike | undefined {
+  if (p.profileFetch !== undefined) return p.profileFetch ?? undefined;
+  if (p.link || p.connect) return undefined;
+  try {
+    return profileFetchFromConfig(p.config, p.identity);
+  } catch (err) {
+    p.logger.log("warn", "profile.fetch-unavailable", { aid: p.identity.aid, ...errorFields(err) });
+    return undefined;
+  }
+}
+
+export function createIdentityProfile(p: {
+  config: ChannelConfig;
+  identityId: string;
+  identity: IdentityConfig;
+  /** Where agent.md lives; undefined → nothing is published or fetched (types from config and the service only). */
+  fetch: FetchLike | undefined;
+  stateDir: string;
+  logger: Logger;
+  /** Local clock. */
+  now: () => number;
+}): IdentityProfile {
+  const { logger } = p;
+  const abort = new AbortController();
+  // Every profile request ends when the identity closes: no socket outlives it.
+  const fetch: FetchLike | undefined = p.fetch
+    ? (url, init) => p.fetch!(url, { ...init, signal: init.signal ? AbortSignal.any([init.signal, abort.signal]) : abort.signal })
+    : undefined;
+  const mt = createIdentityMemberTypes({ humans: p.config.humans, agents: p.config.agents, owner: p.identity.owner, fetch, logger, now: p.now });
+
+  const refreshMembers = async (connection: GroupConnection, groupId: string): Promise<number> => {
+    try {
+      const data = await connection.request("get_members", { groupId });
+      const members = data && typeof data === "object" && Array.isArray((data as { members?: unknown }).members) ? (data as { members: unknown[] }).members : [];
+      const typed = mt.recordServiceMembers(members, groupId);
+      logger.log("debug", "runtime.member-types", { group: groupId, members: members.length, typed });
+      return typed;
+    } catch (err) {
+      if (!abort.signal.aborted) logger.log("warn", "runtime.get-members-failed", { group: groupId, service: connection.peer, ...errorFields(err) });
+      return 0;
+    }
+  };
+
+  const publishAfterSignIn: IdentityProfile["publishAfterSignIn"] = async (link, signedIn) => {
+    if (!fetch) return undefined;
+    if (typeof link.token !== "function") {
+      // A link that does not sign in (an in-process test network) has no token to publish with.
+      logger.log("debug", "profile.publish-skipped", { aid: p.identity.aid, reason: "link-without-sign-in" });
+      return undefined;
+    }
+    try {
+      await signedIn;
+    } catch {
+      // The identity never signed in (refused or closed first): that is reported where it happens.
+      return undefined;
+    }
+    if (abort.signal.aborted) return undefined;
+    return publishProfileIfChanged({ identityId: p.identityId, identity: p.identity, token: link.token(), stateDir: p.stateDir, fetch, logger, now: p.now });
+  };
+
+  return {
+    memberTypes: mt.types,
+    noteSender: (aid) => mt.noteSender(aid),
+    refreshMembers,
+    publishAfterSignIn,
+    close() {
+      abort.abort();
+      mt.close();
+    },
+  };
+}
