@@ -10,6 +10,8 @@ import ts from "typescript";
 import { describe, expect, it } from "vitest";
 
 const SRC = fileURLToPath(new URL("../src", import.meta.url));
+/** The longest a module of src/ may grow before it is split by role. */
+const MAX_LINES = 400;
 
 /** One import: both paths relative to src/ with `/` separators (a target outside src/ starts with `../`). */
 interface Edge {
@@ -52,7 +54,7 @@ const BASE = files("types.ts", "log.ts", "emitter.ts", "paths.ts");
  * import (as values) only types.ts, the wire vocabulary and each other.
  */
 const PURE_FILES = [
-  ...["addressee", "answered", "dispatch-gate", "held", "member-types", "mention", "order", "retry-book", "same-lower", "seen-ids", "sender-access", "server-clock", "service-event", "signals", "social", "vitality"].map((n) => `group/${n}.ts`),
+  ...["addressee", "answered", "dispatch-gate", "held", "member-types", "mention", "order", "retry-book", "seen-ids", "sender-access", "server-clock", "service-event", "signals", "social", "vitality"].map((n) => `group/${n}.ts`),
   ...["assemble", "budget", "confusables", "context-xml", "decision", "dedup", "delay", "floor", "format-common", "identity-shared", "intent", "loop-guard", "outbound", "prompt", "reply-address", "reply-policy", "sanitize", "send-gates", "sender-share"].map((n) => `monitor/${n}.ts`),
 ];
 const PURE = files(...PURE_FILES);
@@ -93,14 +95,24 @@ const RULES: readonly Rule[] = [
     typesAllowed: true,
   },
   {
-    rule: "the network layer knows nothing about groups, hosts or the local server",
-    from: under("network"),
-    forbid: under("group", "monitor", "profile", "host", "server", "runtime", "cli", "replay", "report"),
+    rule: "the wire vocabulary is the bottom: it imports only itself and types.ts",
+    from: under("wire"),
+    forbid: not(anyOf(under("wire"), files("types.ts"))),
   },
   {
-    rule: "the local server is a peer, not a client: it never imports the runtime, hosts, the monitor or the command line",
+    rule: "the network layer knows nothing about groups, group frames, hosts or the local server",
+    from: under("network"),
+    forbid: under("transport", "group", "monitor", "profile", "host", "server", "runtime", "cli", "replay", "report"),
+  },
+  {
+    rule: "the transport carries group frames and knows nothing of the group engine",
+    from: under("transport"),
+    forbid: under("group", "monitor"),
+  },
+  {
+    rule: "the local server is a peer, not a client: it shares the wire, never the client's transport, group engine, runtime, hosts or command line",
     from: under("server"),
-    forbid: under("runtime", "cli", "host", "monitor", "replay", "report"),
+    forbid: under("transport", "group", "runtime", "cli", "host", "monitor", "replay", "report"),
   },
   {
     rule: "the server is started only by the runtime's dev network, the command line and the library face",
@@ -168,7 +180,7 @@ describe("import rules over src/", () => {
   });
 
   it("the folders the rules name exist, and each PURE module is a file of src/", () => {
-    for (const folder of ["cli", "runtime", "group", "monitor", "network", "transport", "server", "host", "state", "replay", "report", "profile", "config"]) {
+    for (const folder of ["cli", "runtime", "wire", "group", "monitor", "network", "transport", "server", "host", "state", "replay", "report", "profile", "config"]) {
       expect(modules.some(under(folder)), folder).toBe(true);
     }
     expect(PURE_FILES.filter((f) => !modules.includes(f))).toEqual([]);
@@ -184,6 +196,14 @@ describe("import rules over src/", () => {
     });
   }
 
+  it(`no module of src/ is past ${MAX_LINES} lines (split by role, not squeezed)`, () => {
+    const long = modules
+      .map((f) => ({ f, lines: readFileSync(join(SRC, f), "utf8").split("\n").length - 1 }))
+      .filter(({ lines }) => lines > MAX_LINES)
+      .map(({ f, lines }) => `${f}: ${lines}`);
+    expect(long).toEqual([]);
+  });
+
   it("a rule catches a breach (the check can fail)", () => {
     const cliOnly = RULES.find((r) => r.rule.startsWith("only the command line"))!;
     expect(breaches(cliOnly, [{ from: "group/mention.ts", to: "cli/args.ts", typeOnly: false }])).toEqual(["group/mention.ts -> cli/args.ts"]);
@@ -193,5 +213,12 @@ describe("import rules over src/", () => {
     const pure = RULES.find((r) => r.rule.startsWith("pure decision"))!;
     expect(breaches(pure, [{ from: "group/vitality.ts", to: "log.ts", typeOnly: false }])).toEqual(["group/vitality.ts -> log.ts"]);
     expect(breaches(pure, [{ from: "group/vitality.ts", to: "log.ts", typeOnly: true }])).toEqual([]);
+    const rule = (start: string) => RULES.find((r) => r.rule.startsWith(start))!;
+    expect(breaches(rule("the local server"), [{ from: "server/network/x.ts", to: "transport/connection.ts", typeOnly: false }])).toHaveLength(1);
+    expect(breaches(rule("the local server"), [{ from: "server/x.ts", to: "group/order.ts", typeOnly: true }])).toHaveLength(1);
+    expect(breaches(rule("the network layer"), [{ from: "network/x.ts", to: "transport/frames.ts", typeOnly: false }])).toHaveLength(1);
+    expect(breaches(rule("the transport"), [{ from: "transport/x.ts", to: "group/ingest.ts", typeOnly: false }])).toHaveLength(1);
+    expect(breaches(rule("the wire vocabulary"), [{ from: "wire/x.ts", to: "log.ts", typeOnly: false }])).toHaveLength(1);
+    expect(breaches(rule("the wire vocabulary"), [{ from: "wire/x.ts", to: "types.ts", typeOnly: true }])).toEqual([]);
   });
 });

@@ -9,7 +9,7 @@ import { numericMsgId } from "./order.ts";
 import { RecentSenders, SeenIds } from "./seen-ids.ts";
 import { passiveKindOf, readMessageSignals } from "./signals.ts";
 import { groupServiceAid } from "./service-event.ts";
-import { equalsLower } from "./same-lower.ts";
+import { equalsLower } from "../wire/equals-lower.ts";
 import type { SenderAccess } from "./sender-access.ts";
 import { createServerClock, observeServerTime, serverNow, serverNowLowerBound, type ServerClock } from "./server-clock.ts";
 import { OwnMessages } from "./social.ts";

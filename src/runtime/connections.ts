@@ -1,7 +1,7 @@
 // One group connection per group service an identity's groups live on (`group.<ap>` of each
 // group's access point, the identity's own by default), all over the identity's one link. Each
 // feeds its groups' clients and settles its cursor from them.
-import { equalsLower } from "../group/same-lower.ts";
+import { equalsLower } from "../wire/equals-lower.ts";
 import { childLogger, errorFields } from "../log.ts";
 import { aidDomain, groupServiceAid } from "../network/access-point.ts";
 import type { AgentLink } from "../network/peer-channel.ts";
