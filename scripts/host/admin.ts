@@ -7,16 +7,23 @@
 //   3. with the gateway running (shared-token auth, the token in the config the CLI reads),
 //      `openclaw channels status --probe --json` shows the identity signed in and its groups joined,
 //      and the expired one not ok with the reason
+//   4. the per-group tool policy is what the host applies: after the owner addresses the agent in the
+//      open group (no allowFrom: no tools) and in the lab group (`tools: { allow: ["web_fetch"] }`),
+//      the host's own inspection — the gateway method `tools.effective` for each group's session —
+//      lists no tools for the open group and exactly the lab group's tool there, and the model's
+//      request on each turn offers the same
 // Prints every check; on a miss, fails with the command's output.
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { identityPaths } from "../../src/network/identity-store.ts";
 import { generateIdentityKey, toCryptoKeys } from "../../src/network/x509.ts";
+import { connectAgent, ensureIdentity } from "../../src/network/index.ts";
 import { createGroupService, type GroupService } from "../../src/server/group-service.ts";
 import { startLocalNetwork, type LocalNetwork } from "../../src/server/network/index.ts";
 import { openLocalCa } from "../../src/server/network/local-ca.ts";
-import { startMockModel, type MockModel } from "./mock-model.ts";
+import { connectHuman, type HumanMember } from "./human.ts";
+import { startMockModel, type MockModel, type ModelCall } from "./mock-model.ts";
 import { createRunDir, freePort, type Gateway, hostEnv, REPO, resolveHostPaths, runOpenclaw, sleep, startGateway, writeJson } from "./host-env.ts";
 
 const CHANNEL = "acp-group";
@@ -61,6 +68,7 @@ async function main(): Promise<void> {
   let net: LocalNetwork | undefined;
   let model: MockModel | undefined;
   let gateway: Gateway | undefined;
+  let alice: HumanMember | undefined;
   let lastOutput = "";
   try {
     const server: GroupService = createGroupService({
@@ -173,12 +181,56 @@ async function main(): Promise<void> {
     const sessions = Object.fromEntries((bot?.probe?.groups ?? []).map((g) => [g.groupId, g.session]));
     check("…with both groups joined and their sessions open", sessions[OPEN] === "open" && sessions[LAB] === "open", JSON.stringify(sessions));
     check("the expired identity's probe: not ok, saying why", old?.probe?.ok === false && old.probe.signedIn === false && /certificate expired/.test(old.probe.why ?? ""), JSON.stringify(old?.probe?.why));
+
+    step("4. the per-group tool policy, as the host applies it (gateway method tools.effective)");
+    const aliceId = await ensureIdentity({ aid: ALICE, stateDir: join(run.root, "humans"), accessPointUrl: net.localUrl, noPassphrase: true, tls });
+    alice = await connectHuman({ agent: connectAgent({ identity: aliceId, accessPointUrl: net.localUrl, tls }), service: server.aid });
+    // The owner, naming the agent: one turn in each group, so the host records both group sessions.
+    await alice.say(OPEN, "bot, a quick hello from the open room");
+    await alice.say(LAB, "bot, a quick hello from the lab");
+    const turnOf = (groupId: string) => (c: ModelCall) => c.system.includes("mentioned_in_context=") && c.lastUser.includes(groupId === OPEN ? "open room" : "from the lab");
+    const m = model;
+    const turns = await waitUntil(120_000, () => m.calls.some(turnOf(OPEN)) && m.calls.some(turnOf(LAB)));
+    check("one model turn per group", turns, `${model.calls.length} model call(s)`);
+    const listed = await runOpenclaw(host, env, ["gateway", "call", "sessions.list", "--json"], 60_000);
+    lastOutput = `${listed.stdout}\n${listed.stderr}`;
+    const keys = [...listed.stdout.matchAll(/"(agent:[^"]+:acp-group:group:[^"]+)"/g)].map((x) => x[1]!);
+    const keyOf = (groupId: string) => keys.find((k) => k.endsWith(`:group:${groupId}`));
+    check("the host has a session per group", keyOf(OPEN) !== undefined && keyOf(LAB) !== undefined, [...new Set(keys)].join(", "));
+    const effective = async (groupId: string): Promise<string[] | undefined> => {
+      const res = await runOpenclaw(host, env, ["gateway", "call", "tools.effective", "--params", JSON.stringify({ sessionKey: keyOf(groupId) }), "--json"], 60_000);
+      lastOutput = `${res.stdout}\n${res.stderr}`;
+      try {
+        const inv = JSON.parse(res.stdout.slice(res.stdout.indexOf("{"))) as { groups?: Array<{ tools?: Array<{ id?: string }> }> };
+        return inv.groups ? inv.groups.flatMap((g) => (g.tools ?? []).map((t) => String(t.id))) : undefined;
+      } catch {
+        return undefined;
+      }
+    };
+    const openTools = await effective(OPEN);
+    const labTools = await effective(LAB);
+    check("tools.effective answers for both sessions", openTools !== undefined && labTools !== undefined, lastOutput.slice(0, 300));
+    check("the open group (no allowFrom): no tools at all", openTools!.length === 0, JSON.stringify(openTools));
+    check("the lab group: exactly its configured tool", JSON.stringify(labTools) === JSON.stringify(["web_fetch"]), JSON.stringify(labTools));
+    // The same in what the host sent the model on each group's turn: its tool entries, and the tools
+    // its prompt offers behind them (2026.9.6 sends `tool_search`/`tool_describe`/`tool_call` and
+    // lists the tools they reach as "deferred-schema tools").
+    const offered = (c: ModelCall | undefined) => {
+      const tools = (c?.body as { tools?: Array<{ name?: string; function?: { name?: string } }> } | undefined)?.tools ?? [];
+      const deferred = c?.system.split("Available deferred-schema tools:")[1]?.split("\n\n")[0] ?? "";
+      return { sent: tools.map((t) => t.function?.name ?? t.name ?? "?"), deferred: [...deferred.matchAll(/^- (\S+) \(/gm)].map((x) => x[1]!) };
+    };
+    const sentOpen = offered(model.calls.find(turnOf(OPEN)));
+    const sentLab = offered(model.calls.find(turnOf(LAB)));
+    check("…the model's request in the open group carried no tools", sentOpen.sent.length === 0 && sentOpen.deferred.length === 0, JSON.stringify(sentOpen));
+    check("…and in the lab group only web_fetch", sentLab.sent.length > 0 && JSON.stringify(sentLab.deferred) === JSON.stringify(["web_fetch"]), JSON.stringify(sentLab));
     console.log(`\nADMIN OK: ${passed} checks passed in the real host (OpenClaw ${host.version}).`);
   } catch (err) {
     console.error(`\nADMIN FAILED: ${err instanceof CheckFailed ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
     if (lastOutput) console.error(`\n-- last command output (tail):\n${lastOutput.split("\n").slice(-60).join("\n")}`);
     process.exitCode = 1;
   } finally {
+    await alice?.close().catch(() => undefined);
     if (gateway) {
       const res = await gateway.stop(30_000);
       if (!res.exited) gateway.kill();
