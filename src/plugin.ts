@@ -39,6 +39,7 @@ import {
   normalizeAcpGroupTarget,
   resolveAcpGroupToolPolicy,
 } from "./host/openclaw-admin.ts";
+import { collectAcpGroupNetworkWarnings } from "./host/openclaw-doctor.ts";
 import { resolveHostStateDir } from "./host/openclaw.ts";
 
 type HostChannelRuntime = PluginRuntime["channel"];
@@ -159,9 +160,11 @@ export const acpGroupChannelPlugin: ChannelPlugin<AcpGroupAccount> = createChatC
     setupContract,
     status,
     doctor: {
-      collectPreviewWarnings: ({ cfg, env }) => {
+      // Files first (key, certificate, groups), then the network (access point reachable, clock).
+      collectPreviewWarnings: async ({ cfg, env }) => {
         const section = resolveAcpGroupAccount(cfg).config;
-        return collectAcpGroupDoctorWarnings({ cfg, stateDir: section?.stateDir ?? resolveHostStateDir(pluginRuntime, env ?? process.env), ...(env ? { env } : {}), now: Date.now() });
+        const offline = collectAcpGroupDoctorWarnings({ cfg, stateDir: section?.stateDir ?? resolveHostStateDir(pluginRuntime, env ?? process.env), ...(env ? { env } : {}), now: Date.now() });
+        return [...offline, ...(await collectAcpGroupNetworkWarnings({ cfg, now: Date.now }))];
       },
     },
     security: { collectWarnings: ({ cfg, accountId, account }) => collectAcpGroupSecurityWarnings({ cfg, accountId: accountId ?? account.accountId }) },

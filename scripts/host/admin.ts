@@ -3,7 +3,8 @@
 //   1. `openclaw channels add --channel acp-group --aid … --join <link> …` (non-interactive) creates
 //      the identity in the `acp-group id` layout, joins the group, writes channels.acp-group
 //   2. `openclaw doctor --non-interactive` reports an expired certificate planted for a second
-//      identity, with the `acp-group id renew` command that fixes it
+//      identity, with the `acp-group id renew` command that fixes it, and a third identity's access
+//      point that nobody serves, with the command that sets it
 //   3. with the gateway running (shared-token auth, the token in the config the CLI reads),
 //      `openclaw channels status --probe --json` shows the identity signed in and its groups joined,
 //      and the expired one not ok with the reason
@@ -32,6 +33,7 @@ const OPEN = "open-room";
 const LAB = "lab-room";
 const BOT = `bot.${DOMAIN}`;
 const OLD = `old.${DOMAIN}`;
+const GONE = `gone.${DOMAIN}`;
 const ALICE = `alice.${DOMAIN}`;
 const DAY = 86_400_000;
 const GATEWAY_TOKEN = "admin-test-token";
@@ -141,6 +143,9 @@ async function main(): Promise<void> {
     writeFileSync(oldPaths.cert, await ca.issue({ aid: OLD, publicKey: toCryptoKeys(privateKey).publicKey, now: Date.now() - 400 * DAY, days: 395 }));
     const cfg = JSON.parse(readFileSync(run.config, "utf8"));
     cfg.channels[CHANNEL].identities.old = { aid: OLD, accessPointUrl: net.localUrl, enabled: true, owner: ALICE };
+    // An identity whose access point nobody serves (a port that was free a moment ago).
+    const deadUrl = `http://127.0.0.1:${await freePort()}`;
+    cfg.channels[CHANNEL].identities.gone = { aid: GONE, accessPointUrl: deadUrl, owner: ALICE };
     // The lab group's tools: one named tool, so the host's filtering is visible (step 4).
     cfg.channels[CHANNEL].groups[LAB] = { tools: { allow: ["web_fetch"] } };
     writeJson(run.config, cfg);
@@ -155,6 +160,14 @@ async function main(): Promise<void> {
     const renew = `\`acp-group id renew ${OLD} --state-dir ${acpStateDir} --ap-url ${net.localUrl} --ca-file ${net.caFile}\``;
     check("…with the command that renews it", finding?.replace(/\s/g, "").includes(renew.replace(/\s/g, "")) === true, renew);
     check("…and not the valid one", !flat.includes(`identities.bot (${BOT}): the certificate`));
+    const dead = `identities.gone (${GONE}): the access point ${deadUrl} cannot be reached: connection refused`;
+    check("doctor names the access point that cannot be reached", flat.includes(dead), dead);
+    check("…with the command that sets it", flat.replace(/\s/g, "").includes(`\`openclawconfigsetchannels.acp-group.identities.gone.accessPointUrl<accesspointURL>\``));
+    check("…and no unreachable or clock finding for the running network", !flat.includes(`identities.bot (${BOT}): the access point`) && !flat.includes("this machine's clock"));
+    // The gateway below runs the identities that can sign in.
+    const afterDoctor = JSON.parse(readFileSync(run.config, "utf8"));
+    delete afterDoctor.channels[CHANNEL].identities.gone;
+    writeJson(run.config, afterDoctor);
 
     step("3. openclaw channels status --probe --json against the running gateway");
     // The gateway requires the config's shared token; the CLI sends it, which is what admits an
