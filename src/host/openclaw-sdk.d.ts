@@ -209,3 +209,23 @@ declare module "openclaw/plugin-sdk/channel-setup" {
     };
   }): ChannelOwnedSetupContract;
 }
+
+declare module "openclaw/plugin-sdk/channel-secret-basic-runtime" {
+  // The slice of the host's secret contract helpers src/secret-contract-api.ts uses.
+  export type SecretDefaults = { env?: string; file?: string; exec?: string; store?: string } | undefined;
+  export type ResolverContext = { env: NodeJS.ProcessEnv; assignments: unknown[] };
+  export type SecretTargetRegistryEntry = { id: string; pathPattern: string; targetType: string; configFile: string };
+  export function createChannelSecretTargetRegistryEntries(params: { channelKey: string; account?: readonly string[]; channel?: readonly string[] }): SecretTargetRegistryEntry[];
+  export function getChannelRecord(config: { channels?: Record<string, unknown> }, channelKey: string): Record<string, unknown> | undefined;
+  export function collectSecretInputAssignment(params: {
+    value: unknown;
+    path: string;
+    expected: "string" | "string-or-object";
+    defaults: SecretDefaults | undefined;
+    context: ResolverContext;
+    active?: boolean;
+    inactiveReason?: string;
+    owner?: { ownerKind: "account"; ownerId: string; requiredForGateway: boolean; disposition: "fail-closed" | "isolate"; contract?: unknown };
+    apply: (value: unknown) => void;
+  }): void;
+}
