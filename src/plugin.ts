@@ -12,6 +12,7 @@ import {
 import { defineChannelSetupContract } from "openclaw/plugin-sdk/channel-setup";
 import { resolveGroupSettings } from "./config/load.ts";
 import { ACP_GROUP_SETUP_FIELDS, applyAcpGroupSetup, prepareAcpGroupSetup, validateAcpGroupSetup } from "./host/openclaw-setup.ts";
+import { createAcpGroupSetupWizard } from "./host/openclaw-setup-wizard.ts";
 import { createJsonLogger } from "./log.ts";
 import {
   ACP_GROUP_CHANNEL_ID,
@@ -152,12 +153,16 @@ const setupContract = defineChannelSetupContract({
   },
 });
 
+// `openclaw channels add` on a terminal without flags, and `openclaw onboard`: the same fields, asked.
+const setupWizard = createAcpGroupSetupWizard({ defaultStateDir: () => resolveHostStateDir(pluginRuntime), logger: createJsonLogger({ level: "warn" }) });
+
 export const acpGroupChannelPlugin: ChannelPlugin<AcpGroupAccount> = createChatChannelPlugin<AcpGroupAccount>({
   base: {
     ...base,
     config,
     gateway: adapters.gateway,
     setupContract,
+    setupWizard,
     status,
     doctor: {
       // Files first (key, certificate, groups), then the network (access point reachable, clock).

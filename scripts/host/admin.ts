@@ -1,7 +1,9 @@
 // The channel's own adapters in the real host, from the plugin the host installed, against a local
 // ACP network started here (its own process, not the gateway's):
 //   1. `openclaw channels add --channel acp-group --aid … --join <link> …` (non-interactive) creates
-//      the identity in the `acp-group id` layout, joins the group, writes channels.acp-group
+//      the identity in the `acp-group id` layout (key encrypted with ACP_SEED_PASSWORD), joins the
+//      group, writes channels.acp-group; then network.seedPassword becomes a host secret reference
+//      (`{ source: "env", … }`) that the gateway resolves (step 3 checks the plugin got the text)
 //   2. `openclaw doctor --non-interactive` reports an expired certificate planted for a second
 //      identity, with the `acp-group id renew` command that fixes it, and a third identity's access
 //      point that nobody serves, with the command that sets it
@@ -37,6 +39,9 @@ const GONE = `gone.${DOMAIN}`;
 const ALICE = `alice.${DOMAIN}`;
 const DAY = 86_400_000;
 const GATEWAY_TOKEN = "admin-test-token";
+/** The bot key's password, and the variable a host secret reference names. */
+const SEED = "admin-test-seed";
+const SEED_VAR = "ACP_BOT_SEED";
 
 class CheckFailed extends Error {}
 let passed = 0;
@@ -64,7 +69,8 @@ async function main(): Promise<void> {
   if (!tgz) throw new Error(`no tarball in ${packDir}: run scripts/host/plugin-install.sh first`);
   const pluginDir = join(packDir, tgz);
   const run = createRunDir(host, "admin");
-  const env = hostEnv(run);
+  const env: NodeJS.ProcessEnv = { ...hostEnv(run), [SEED_VAR]: SEED };
+  delete env.ACP_SEED_PASSWORD;
   const acpStateDir = join(run.root, "acp-state");
   console.log(`OpenClaw ${host.version}; plugin from ${pluginDir}; run dir ${run.root}`);
   let net: LocalNetwork | undefined;
@@ -114,15 +120,17 @@ async function main(): Promise<void> {
     });
 
     step("1. openclaw channels add (non-interactive flags)");
-    const add = await runOpenclaw(host, env, [
+    // The new key is encrypted with ACP_SEED_PASSWORD, given to this command only.
+    const add = await runOpenclaw(host, { ...env, ACP_SEED_PASSWORD: SEED }, [
       "channels", "add", "--channel", CHANNEL, "--account", "bot",
       "--aid", BOT, "--access-point-url", net.localUrl, "--ca-file", net.caFile, "--state-dir", acpStateDir,
-      "--owner", ALICE, "--join", server.joinLink(OPEN), "--groups", LAB, "--unencrypted-key",
+      "--owner", ALICE, "--join", server.joinLink(OPEN), "--groups", LAB,
     ], 180_000);
     lastOutput = `${add.stdout}\n${add.stderr}`;
     check("channels add exits 0", add.code === 0, `code ${add.code}`);
     const paths = identityPaths({ aid: BOT, stateDir: acpStateDir });
     check("the identity is in the acp-group id layout", existsSync(paths.key) && existsSync(paths.cert), paths.dir);
+    check("…its key encrypted", readFileSync(paths.key, "utf8").includes("BEGIN ENCRYPTED PRIVATE KEY"));
     check("the identity joined the group by its link", server.members(OPEN).includes(BOT), `members of ${OPEN}: ${server.members(OPEN).join(", ")}`);
     const written = JSON.parse(readFileSync(run.config, "utf8")) as { channels?: Record<string, { identities?: Record<string, { aid?: string; owner?: string }>; groups?: Record<string, unknown>; stateDir?: string }> };
     const section = written.channels?.[CHANNEL];
@@ -146,6 +154,9 @@ async function main(): Promise<void> {
     // An identity whose access point nobody serves (a port that was free a moment ago).
     const deadUrl = `http://127.0.0.1:${await freePort()}`;
     cfg.channels[CHANNEL].identities.gone = { aid: GONE, accessPointUrl: deadUrl, owner: ALICE };
+    // From here on the password is a host secret reference (an environment variable the gateway
+    // and the CLI get); the config holds no password text.
+    cfg.channels[CHANNEL].network = { ...cfg.channels[CHANNEL].network, seedPassword: { source: "env", provider: "default", id: SEED_VAR } };
     // The lab group's tools: one named tool, so the host's filtering is visible (step 4).
     cfg.channels[CHANNEL].groups[LAB] = { tools: { allow: ["web_fetch"] } };
     writeJson(run.config, cfg);
@@ -175,6 +186,10 @@ async function main(): Promise<void> {
     gateway = startGateway(host, env, { port, logFile: join(run.root, "gateway.log"), auth: { token: GATEWAY_TOKEN } });
     await gateway.waitForLog(/\[gateway\] ready/, 180_000);
     await waitUntil(60_000, () => server.onlineAids(OPEN).includes(BOT));
+    // The gateway resolved the reference itself (the channel's secret contract): the plugin got the
+    // password as text, though the config file holds only the reference.
+    const startLine = gateway.log().split("\n").find((l) => l.includes("openclaw.account-start") && l.includes(`"aid":"${BOT}"`)) ?? "";
+    check("the gateway resolved network.seedPassword (env reference) before the channel started", startLine.includes('"seedPassword":"text"'), startLine.slice(startLine.indexOf("openclaw.account-start")));
     const st = await runOpenclaw(host, env, ["channels", "status", "--channel", CHANNEL, "--probe", "--json"], 120_000);
     lastOutput = `${st.stdout}\n${st.stderr}`;
     check("channels status --probe exits 0", st.code === 0, `code ${st.code}`);
@@ -190,7 +205,7 @@ async function main(): Promise<void> {
     const bot = accounts.find((a) => a.accountId === "bot");
     const old = accounts.find((a) => a.accountId === "old");
     check("the summary says signed in", report.channels?.[CHANNEL]?.signedIn === true, JSON.stringify(report.channels?.[CHANNEL]));
-    check("the bot account's probe: ok and signed in", bot?.probe?.ok === true && bot.probe.signedIn === true && bot.connected === true, JSON.stringify(bot?.probe && { ok: bot.probe.ok, signedIn: bot.probe.signedIn, why: bot.probe.why }));
+    check("the bot account's probe (its encrypted key opened with that password): ok and signed in", bot?.probe?.ok === true && bot.probe.signedIn === true && bot.connected === true, JSON.stringify(bot?.probe && { ok: bot.probe.ok, signedIn: bot.probe.signedIn, why: bot.probe.why }));
     const sessions = Object.fromEntries((bot?.probe?.groups ?? []).map((g) => [g.groupId, g.session]));
     check("…with both groups joined and their sessions open", sessions[OPEN] === "open" && sessions[LAB] === "open", JSON.stringify(sessions));
     check("the expired identity's probe: not ok, saying why", old?.probe?.ok === false && old.probe.signedIn === false && /certificate expired/.test(old.probe.why ?? ""), JSON.stringify(old?.probe?.why));

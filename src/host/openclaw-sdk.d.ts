@@ -171,6 +171,21 @@ declare module "openclaw/plugin-sdk/channel-core" {
     outbound?: ChannelOutboundAdapter;
     gateway?: { startAccount?: (ctx: ChannelGatewayContext<A>) => Promise<unknown> };
     setupContract?: import("openclaw/plugin-sdk/channel-setup").ChannelOwnedSetupContract;
+    /** The guided setup (ChannelSetupWizardAdapter): status in the channel list, then configure with the host's prompter. */
+    setupWizard?: {
+      channel: string;
+      getStatus: (ctx: { cfg: OpenClawConfig }) => Promise<{ channel: string; configured: boolean; statusLines: string[]; selectionHint?: string }>;
+      configure: (ctx: {
+        cfg: OpenClawConfig;
+        prompter: {
+          note: (message: string, title?: string) => Promise<void>;
+          text: (params: { message: string; initialValue?: string; placeholder?: string; validate?: (value: string) => string | undefined }) => Promise<string>;
+          confirm: (params: { message: string; initialValue?: boolean }) => Promise<boolean>;
+          progress: (label: string) => { update: (message: string) => void; stop: (message?: string) => void };
+        };
+        accountOverrides: Partial<Record<string, string>>;
+      }) => Promise<{ cfg: OpenClawConfig; accountId?: string }>;
+    };
   };
 
   export function createChannelPluginBase<A>(

@@ -183,6 +183,16 @@ describe("the host-facing adapters of src/plugin.ts", () => {
   });
 });
 
+describe("the guided setup the host runs on a terminal (setupWizard)", () => {
+  it("is a setup wizard adapter (getStatus + configure), so `openclaw channels add` without flags and `openclaw onboard` can set the channel up", async () => {
+    const wizard = (acpGroupChannelPlugin as unknown as { setupWizard?: { channel?: string; getStatus?: unknown; configure?: unknown } }).setupWizard;
+    expect(wizard?.channel).toBe("acp-group");
+    expect([typeof wizard?.getStatus, typeof wizard?.configure]).toEqual(["function", "function"]);
+    const status = await (wizard!.getStatus as (ctx: unknown) => Promise<unknown>)({ cfg, accountOverrides: {} });
+    expect(status).toEqual({ channel: "acp-group", configured: true, statusLines: ["ACP Group: bot.agentcp.io"], selectionHint: "configured" });
+  });
+});
+
 describe("the doctor entry the host calls (doctor.collectPreviewWarnings)", () => {
   it("reports an access point that cannot be reached, with the command that fixes it (a real closed port on 127.0.0.1)", async () => {
     const { createServer } = await import("node:net");
