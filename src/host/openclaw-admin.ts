@@ -1,8 +1,8 @@
 // What the OpenClaw host asks a channel about itself, outside of running it: doctor findings,
 // security warnings, the per-group tool policy, the directory (groups and members) and the
 // account's status snapshot. Host-agnostic and synchronous where it can be: it reads the config,
-// the identity folders and the saved group state, never the network (the probe in
-// src/host/openclaw-probe.ts does that). Every finding carries the command that fixes it.
+// the identity folders and the saved group state, never the network (src/host/openclaw-doctor.ts
+// and the status probe in src/plugin.ts do that). Every finding carries the command that fixes it.
 import { X509Certificate } from "node:crypto";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
