@@ -125,7 +125,7 @@ async function main(): Promise<void> {
       "channels", "add", "--channel", CHANNEL, "--account", "bot",
       "--aid", BOT, "--access-point-url", net.localUrl, "--ca-file", net.caFile, "--state-dir", acpStateDir,
       "--owner", ALICE, "--join", server.joinLink(OPEN), "--groups", LAB,
-    ], 180_000);
+    ], 420_000);
     lastOutput = `${add.stdout}\n${add.stderr}`;
     check("channels add exits 0", add.code === 0, `code ${add.code}`);
     const paths = identityPaths({ aid: BOT, stateDir: acpStateDir });
@@ -160,7 +160,7 @@ async function main(): Promise<void> {
     // The lab group's tools: one named tool, so the host's filtering is visible (step 4).
     cfg.channels[CHANNEL].groups[LAB] = { tools: { allow: ["web_fetch"] } };
     writeJson(run.config, cfg);
-    const doctor = await runOpenclaw(host, env, ["doctor", "--non-interactive"], 180_000);
+    const doctor = await runOpenclaw(host, env, ["doctor", "--non-interactive"], 420_000);
     lastOutput = `${doctor.stdout}\n${doctor.stderr}`;
     // Doctor draws its warnings in boxes and wraps them: read the text without the frame.
     const flat = lastOutput.replace(/[│├┤╮╯╭╰─◇┌└]/g, " ").replace(/\s+/g, " ");
@@ -190,7 +190,7 @@ async function main(): Promise<void> {
     // password as text, though the config file holds only the reference.
     const startLine = gateway.log().split("\n").find((l) => l.includes("openclaw.account-start") && l.includes(`"aid":"${BOT}"`)) ?? "";
     check("the gateway resolved network.seedPassword (env reference) before the channel started", startLine.includes('"seedPassword":"text"'), startLine.slice(startLine.indexOf("openclaw.account-start")));
-    const st = await runOpenclaw(host, env, ["channels", "status", "--channel", CHANNEL, "--probe", "--json"], 120_000);
+    const st = await runOpenclaw(host, env, ["channels", "status", "--channel", CHANNEL, "--probe", "--json"], 240_000);
     lastOutput = `${st.stdout}\n${st.stderr}`;
     check("channels status --probe exits 0", st.code === 0, `code ${st.code}`);
     type ProbedGroup = { groupId?: string; session?: string };
@@ -220,13 +220,13 @@ async function main(): Promise<void> {
     const m = model;
     const turns = await waitUntil(120_000, () => m.calls.some(turnOf(OPEN)) && m.calls.some(turnOf(LAB)));
     check("one model turn per group", turns, `${model.calls.length} model call(s)`);
-    const listed = await runOpenclaw(host, env, ["gateway", "call", "sessions.list", "--json"], 60_000);
+    const listed = await runOpenclaw(host, env, ["gateway", "call", "sessions.list", "--json"], 180_000);
     lastOutput = `${listed.stdout}\n${listed.stderr}`;
     const keys = [...listed.stdout.matchAll(/"(agent:[^"]+:acp-group:group:[^"]+)"/g)].map((x) => x[1]!);
     const keyOf = (groupId: string) => keys.find((k) => k.endsWith(`:group:${groupId}`));
     check("the host has a session per group", keyOf(OPEN) !== undefined && keyOf(LAB) !== undefined, [...new Set(keys)].join(", "));
     const effective = async (groupId: string): Promise<string[] | undefined> => {
-      const res = await runOpenclaw(host, env, ["gateway", "call", "tools.effective", "--params", JSON.stringify({ sessionKey: keyOf(groupId) }), "--json"], 60_000);
+      const res = await runOpenclaw(host, env, ["gateway", "call", "tools.effective", "--params", JSON.stringify({ sessionKey: keyOf(groupId) }), "--json"], 180_000);
       lastOutput = `${res.stdout}\n${res.stderr}`;
       try {
         const inv = JSON.parse(res.stdout.slice(res.stdout.indexOf("{"))) as { groups?: Array<{ tools?: Array<{ id?: string }> }> };

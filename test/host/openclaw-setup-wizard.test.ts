@@ -100,7 +100,7 @@ describe("the guided setup (setupWizard.configure with the host's prompter)", ()
     await expect(wizard.getStatus({ cfg: result.cfg })).resolves.toMatchObject({ channel: "acp-group", configured: true, statusLines: ["ACP Group: bot.acp.local"] });
   });
 
-  it("with ACP_SEED_PASSWORD set, the new key is encrypted and nothing is asked about it", async () => {
+  it("with ACP_SEED_PASSWORD set (in the env the host gives, not this process's), the new key is encrypted, nothing is asked about it, and the encrypted key joins by link", async () => {
     const stateDir = join(tmp.dir, "state-2");
     const wizard = createAcpGroupSetupWizard({ defaultStateDir: () => stateDir, env: { ACP_SEED_PASSWORD: "s3cret" }, logger });
     const run = scriptedPrompter([
@@ -108,14 +108,16 @@ describe("the guided setup (setupWizard.configure with the host's prompter)", ()
       { kind: "text", message: "Access point URL", answer: net.localUrl },
       { kind: "text", message: "CA certificate to trust (a private network's ca.crt; empty for the public CAs)", answer: net.caFile },
       { kind: "text", message: "Your own aid (the owner: always allowed, never held to a share; empty for none)", answer: "" },
-      { kind: "text", message: "Invite links to join (comma-separated; empty for none)", answer: "" },
-      { kind: "text", message: "Other groups to answer in, by id (comma-separated; joined links are added)", answer: "lobby" },
+      { kind: "text", message: "Invite links to join (comma-separated; empty for none)", answer: server.joinLink("lobby") },
+      { kind: "text", message: "Other groups to answer in, by id (comma-separated; joined links are added)", answer: "" },
     ]);
+    expect(process.env.ACP_SEED_PASSWORD).toBeUndefined();
     // The account id comes from the host (`--account enc`), so it is not asked.
     const result = await wizard.configure({ cfg: {}, prompter: run.prompter, accountOverrides: { "acp-group": "enc" } });
     expect(run.left()).toBe(0);
     expect(run.notes).toEqual([`Identity: A new key for enc.acp.local in ${stateDir}, encrypted with the seed password (ACP_SEED_PASSWORD or network.seedPassword).`]);
     expect(readFileSync(identityPaths({ aid: "enc.acp.local", stateDir }).key, "utf8")).toContain("BEGIN ENCRYPTED PRIVATE KEY");
+    expect(server.members("lobby")).toContain("enc.acp.local");
     expect((result.cfg as { channels: Record<string, { identities: object; groups: object }> }).channels["acp-group"]).toMatchObject({ identities: { enc: { aid: "enc.acp.local" } }, groups: { lobby: {} } });
   });
 
