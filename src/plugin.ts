@@ -12,6 +12,7 @@ import {
 import { defineChannelSetupContract } from "openclaw/plugin-sdk/channel-setup";
 import { resolveGroupSettings } from "./config/load.ts";
 import { ACP_GROUP_SETUP_FIELDS, applyAcpGroupSetup, prepareAcpGroupSetup, validateAcpGroupSetup } from "./host/openclaw-setup.ts";
+import { createAcpGroupSetupWizard } from "./host/openclaw-setup-wizard.ts";
 import { createJsonLogger } from "./log.ts";
 import {
   ACP_GROUP_CHANNEL_ID,
@@ -39,6 +40,7 @@ import {
   normalizeAcpGroupTarget,
   resolveAcpGroupToolPolicy,
 } from "./host/openclaw-admin.ts";
+import { collectAcpGroupNetworkWarnings } from "./host/openclaw-doctor.ts";
 import { resolveHostStateDir } from "./host/openclaw.ts";
 
 type HostChannelRuntime = PluginRuntime["channel"];
@@ -151,17 +153,23 @@ const setupContract = defineChannelSetupContract({
   },
 });
 
+// `openclaw channels add` on a terminal without flags, and `openclaw onboard`: the same fields, asked.
+const setupWizard = createAcpGroupSetupWizard({ defaultStateDir: () => resolveHostStateDir(pluginRuntime), logger: createJsonLogger({ level: "warn" }) });
+
 export const acpGroupChannelPlugin: ChannelPlugin<AcpGroupAccount> = createChatChannelPlugin<AcpGroupAccount>({
   base: {
     ...base,
     config,
     gateway: adapters.gateway,
     setupContract,
+    setupWizard,
     status,
     doctor: {
-      collectPreviewWarnings: ({ cfg, env }) => {
+      // Files first (key, certificate, groups), then the network (access point reachable, clock).
+      collectPreviewWarnings: async ({ cfg, env }) => {
         const section = resolveAcpGroupAccount(cfg).config;
-        return collectAcpGroupDoctorWarnings({ cfg, stateDir: section?.stateDir ?? resolveHostStateDir(pluginRuntime, env ?? process.env), ...(env ? { env } : {}), now: Date.now() });
+        const offline = collectAcpGroupDoctorWarnings({ cfg, stateDir: section?.stateDir ?? resolveHostStateDir(pluginRuntime, env ?? process.env), ...(env ? { env } : {}), now: Date.now() });
+        return [...offline, ...(await collectAcpGroupNetworkWarnings({ cfg, now: Date.now }))];
       },
     },
     security: { collectWarnings: ({ cfg, accountId, account }) => collectAcpGroupSecurityWarnings({ cfg, accountId: accountId ?? account.accountId }) },

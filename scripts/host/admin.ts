@@ -1,22 +1,32 @@
 // The channel's own adapters in the real host, from the plugin the host installed, against a local
 // ACP network started here (its own process, not the gateway's):
 //   1. `openclaw channels add --channel acp-group --aid … --join <link> …` (non-interactive) creates
-//      the identity in the `acp-group id` layout, joins the group, writes channels.acp-group
+//      the identity in the `acp-group id` layout (key encrypted with ACP_SEED_PASSWORD), joins the
+//      group, writes channels.acp-group; then network.seedPassword becomes a host secret reference
+//      (`{ source: "env", … }`) that the gateway resolves (step 3 checks the plugin got the text)
 //   2. `openclaw doctor --non-interactive` reports an expired certificate planted for a second
-//      identity, with the `acp-group id renew` command that fixes it
+//      identity, with the `acp-group id renew` command that fixes it, and a third identity's access
+//      point that nobody serves, with the command that sets it
 //   3. with the gateway running (shared-token auth, the token in the config the CLI reads),
 //      `openclaw channels status --probe --json` shows the identity signed in and its groups joined,
 //      and the expired one not ok with the reason
+//   4. the per-group tool policy is what the host applies: after the owner addresses the agent in the
+//      open group (no allowFrom: no tools) and in the lab group (`tools: { allow: ["web_fetch"] }`),
+//      the host's own inspection — the gateway method `tools.effective` for each group's session —
+//      lists no tools for the open group and exactly the lab group's tool there, and the model's
+//      request on each turn offers the same
 // Prints every check; on a miss, fails with the command's output.
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { identityPaths } from "../../src/network/identity-store.ts";
 import { generateIdentityKey, toCryptoKeys } from "../../src/network/x509.ts";
+import { connectAgent, ensureIdentity } from "../../src/network/index.ts";
 import { createGroupService, type GroupService } from "../../src/server/group-service.ts";
 import { startLocalNetwork, type LocalNetwork } from "../../src/server/network/index.ts";
 import { openLocalCa } from "../../src/server/network/local-ca.ts";
-import { startMockModel, type MockModel } from "./mock-model.ts";
+import { connectHuman, type HumanMember } from "./human.ts";
+import { startMockModel, type MockModel, type ModelCall } from "./mock-model.ts";
 import { createRunDir, freePort, type Gateway, hostEnv, REPO, resolveHostPaths, runOpenclaw, sleep, startGateway, writeJson } from "./host-env.ts";
 
 const CHANNEL = "acp-group";
@@ -25,9 +35,13 @@ const OPEN = "open-room";
 const LAB = "lab-room";
 const BOT = `bot.${DOMAIN}`;
 const OLD = `old.${DOMAIN}`;
+const GONE = `gone.${DOMAIN}`;
 const ALICE = `alice.${DOMAIN}`;
 const DAY = 86_400_000;
 const GATEWAY_TOKEN = "admin-test-token";
+/** The bot key's password, and the variable a host secret reference names. */
+const SEED = "admin-test-seed";
+const SEED_VAR = "ACP_BOT_SEED";
 
 class CheckFailed extends Error {}
 let passed = 0;
@@ -55,12 +69,14 @@ async function main(): Promise<void> {
   if (!tgz) throw new Error(`no tarball in ${packDir}: run scripts/host/plugin-install.sh first`);
   const pluginDir = join(packDir, tgz);
   const run = createRunDir(host, "admin");
-  const env = hostEnv(run);
+  const env: NodeJS.ProcessEnv = { ...hostEnv(run), [SEED_VAR]: SEED };
+  delete env.ACP_SEED_PASSWORD;
   const acpStateDir = join(run.root, "acp-state");
   console.log(`OpenClaw ${host.version}; plugin from ${pluginDir}; run dir ${run.root}`);
   let net: LocalNetwork | undefined;
   let model: MockModel | undefined;
   let gateway: Gateway | undefined;
+  let alice: HumanMember | undefined;
   let lastOutput = "";
   try {
     const server: GroupService = createGroupService({
@@ -104,15 +120,17 @@ async function main(): Promise<void> {
     });
 
     step("1. openclaw channels add (non-interactive flags)");
-    const add = await runOpenclaw(host, env, [
+    // The new key is encrypted with ACP_SEED_PASSWORD, given to this command only.
+    const add = await runOpenclaw(host, { ...env, ACP_SEED_PASSWORD: SEED }, [
       "channels", "add", "--channel", CHANNEL, "--account", "bot",
       "--aid", BOT, "--access-point-url", net.localUrl, "--ca-file", net.caFile, "--state-dir", acpStateDir,
-      "--owner", ALICE, "--join", server.joinLink(OPEN), "--groups", LAB, "--unencrypted-key",
-    ], 180_000);
+      "--owner", ALICE, "--join", server.joinLink(OPEN), "--groups", LAB,
+    ], 420_000);
     lastOutput = `${add.stdout}\n${add.stderr}`;
     check("channels add exits 0", add.code === 0, `code ${add.code}`);
     const paths = identityPaths({ aid: BOT, stateDir: acpStateDir });
     check("the identity is in the acp-group id layout", existsSync(paths.key) && existsSync(paths.cert), paths.dir);
+    check("…its key encrypted", readFileSync(paths.key, "utf8").includes("BEGIN ENCRYPTED PRIVATE KEY"));
     check("the identity joined the group by its link", server.members(OPEN).includes(BOT), `members of ${OPEN}: ${server.members(OPEN).join(", ")}`);
     const written = JSON.parse(readFileSync(run.config, "utf8")) as { channels?: Record<string, { identities?: Record<string, { aid?: string; owner?: string }>; groups?: Record<string, unknown>; stateDir?: string }> };
     const section = written.channels?.[CHANNEL];
@@ -133,10 +151,16 @@ async function main(): Promise<void> {
     writeFileSync(oldPaths.cert, await ca.issue({ aid: OLD, publicKey: toCryptoKeys(privateKey).publicKey, now: Date.now() - 400 * DAY, days: 395 }));
     const cfg = JSON.parse(readFileSync(run.config, "utf8"));
     cfg.channels[CHANNEL].identities.old = { aid: OLD, accessPointUrl: net.localUrl, enabled: true, owner: ALICE };
+    // An identity whose access point nobody serves (a port that was free a moment ago).
+    const deadUrl = `http://127.0.0.1:${await freePort()}`;
+    cfg.channels[CHANNEL].identities.gone = { aid: GONE, accessPointUrl: deadUrl, owner: ALICE };
+    // From here on the password is a host secret reference (an environment variable the gateway
+    // and the CLI get); the config holds no password text.
+    cfg.channels[CHANNEL].network = { ...cfg.channels[CHANNEL].network, seedPassword: { source: "env", provider: "default", id: SEED_VAR } };
     // The lab group's tools: one named tool, so the host's filtering is visible (step 4).
     cfg.channels[CHANNEL].groups[LAB] = { tools: { allow: ["web_fetch"] } };
     writeJson(run.config, cfg);
-    const doctor = await runOpenclaw(host, env, ["doctor", "--non-interactive"], 180_000);
+    const doctor = await runOpenclaw(host, env, ["doctor", "--non-interactive"], 420_000);
     lastOutput = `${doctor.stdout}\n${doctor.stderr}`;
     // Doctor draws its warnings in boxes and wraps them: read the text without the frame.
     const flat = lastOutput.replace(/[│├┤╮╯╭╰─◇┌└]/g, " ").replace(/\s+/g, " ");
@@ -147,6 +171,14 @@ async function main(): Promise<void> {
     const renew = `\`acp-group id renew ${OLD} --state-dir ${acpStateDir} --ap-url ${net.localUrl} --ca-file ${net.caFile}\``;
     check("…with the command that renews it", finding?.replace(/\s/g, "").includes(renew.replace(/\s/g, "")) === true, renew);
     check("…and not the valid one", !flat.includes(`identities.bot (${BOT}): the certificate`));
+    const dead = `identities.gone (${GONE}): the access point ${deadUrl} cannot be reached: connection refused`;
+    check("doctor names the access point that cannot be reached", flat.includes(dead), dead);
+    check("…with the command that sets it", flat.replace(/\s/g, "").includes(`\`openclawconfigsetchannels.acp-group.identities.gone.accessPointUrl<accesspointURL>\``));
+    check("…and no unreachable or clock finding for the running network", !flat.includes(`identities.bot (${BOT}): the access point`) && !flat.includes("this machine's clock"));
+    // The gateway below runs the identities that can sign in.
+    const afterDoctor = JSON.parse(readFileSync(run.config, "utf8"));
+    delete afterDoctor.channels[CHANNEL].identities.gone;
+    writeJson(run.config, afterDoctor);
 
     step("3. openclaw channels status --probe --json against the running gateway");
     // The gateway requires the config's shared token; the CLI sends it, which is what admits an
@@ -154,7 +186,11 @@ async function main(): Promise<void> {
     gateway = startGateway(host, env, { port, logFile: join(run.root, "gateway.log"), auth: { token: GATEWAY_TOKEN } });
     await gateway.waitForLog(/\[gateway\] ready/, 180_000);
     await waitUntil(60_000, () => server.onlineAids(OPEN).includes(BOT));
-    const st = await runOpenclaw(host, env, ["channels", "status", "--channel", CHANNEL, "--probe", "--json"], 120_000);
+    // The gateway resolved the reference itself (the channel's secret contract): the plugin got the
+    // password as text, though the config file holds only the reference.
+    const startLine = gateway.log().split("\n").find((l) => l.includes("openclaw.account-start") && l.includes(`"aid":"${BOT}"`)) ?? "";
+    check("the gateway resolved network.seedPassword (env reference) before the channel started", startLine.includes('"seedPassword":"text"'), startLine.slice(startLine.indexOf("openclaw.account-start")));
+    const st = await runOpenclaw(host, env, ["channels", "status", "--channel", CHANNEL, "--probe", "--json"], 240_000);
     lastOutput = `${st.stdout}\n${st.stderr}`;
     check("channels status --probe exits 0", st.code === 0, `code ${st.code}`);
     type ProbedGroup = { groupId?: string; session?: string };
@@ -169,16 +205,60 @@ async function main(): Promise<void> {
     const bot = accounts.find((a) => a.accountId === "bot");
     const old = accounts.find((a) => a.accountId === "old");
     check("the summary says signed in", report.channels?.[CHANNEL]?.signedIn === true, JSON.stringify(report.channels?.[CHANNEL]));
-    check("the bot account's probe: ok and signed in", bot?.probe?.ok === true && bot.probe.signedIn === true && bot.connected === true, JSON.stringify(bot?.probe && { ok: bot.probe.ok, signedIn: bot.probe.signedIn, why: bot.probe.why }));
+    check("the bot account's probe (its encrypted key opened with that password): ok and signed in", bot?.probe?.ok === true && bot.probe.signedIn === true && bot.connected === true, JSON.stringify(bot?.probe && { ok: bot.probe.ok, signedIn: bot.probe.signedIn, why: bot.probe.why }));
     const sessions = Object.fromEntries((bot?.probe?.groups ?? []).map((g) => [g.groupId, g.session]));
     check("…with both groups joined and their sessions open", sessions[OPEN] === "open" && sessions[LAB] === "open", JSON.stringify(sessions));
     check("the expired identity's probe: not ok, saying why", old?.probe?.ok === false && old.probe.signedIn === false && /certificate expired/.test(old.probe.why ?? ""), JSON.stringify(old?.probe?.why));
+
+    step("4. the per-group tool policy, as the host applies it (gateway method tools.effective)");
+    const aliceId = await ensureIdentity({ aid: ALICE, stateDir: join(run.root, "humans"), accessPointUrl: net.localUrl, noPassphrase: true, tls });
+    alice = await connectHuman({ agent: connectAgent({ identity: aliceId, accessPointUrl: net.localUrl, tls }), service: server.aid });
+    // The owner, naming the agent: one turn in each group, so the host records both group sessions.
+    await alice.say(OPEN, "bot, a quick hello from the open room");
+    await alice.say(LAB, "bot, a quick hello from the lab");
+    const turnOf = (groupId: string) => (c: ModelCall) => c.system.includes("mentioned_in_context=") && c.lastUser.includes(groupId === OPEN ? "open room" : "from the lab");
+    const m = model;
+    const turns = await waitUntil(120_000, () => m.calls.some(turnOf(OPEN)) && m.calls.some(turnOf(LAB)));
+    check("one model turn per group", turns, `${model.calls.length} model call(s)`);
+    const listed = await runOpenclaw(host, env, ["gateway", "call", "sessions.list", "--json"], 180_000);
+    lastOutput = `${listed.stdout}\n${listed.stderr}`;
+    const keys = [...listed.stdout.matchAll(/"(agent:[^"]+:acp-group:group:[^"]+)"/g)].map((x) => x[1]!);
+    const keyOf = (groupId: string) => keys.find((k) => k.endsWith(`:group:${groupId}`));
+    check("the host has a session per group", keyOf(OPEN) !== undefined && keyOf(LAB) !== undefined, [...new Set(keys)].join(", "));
+    const effective = async (groupId: string): Promise<string[] | undefined> => {
+      const res = await runOpenclaw(host, env, ["gateway", "call", "tools.effective", "--params", JSON.stringify({ sessionKey: keyOf(groupId) }), "--json"], 180_000);
+      lastOutput = `${res.stdout}\n${res.stderr}`;
+      try {
+        const inv = JSON.parse(res.stdout.slice(res.stdout.indexOf("{"))) as { groups?: Array<{ tools?: Array<{ id?: string }> }> };
+        return inv.groups ? inv.groups.flatMap((g) => (g.tools ?? []).map((t) => String(t.id))) : undefined;
+      } catch {
+        return undefined;
+      }
+    };
+    const openTools = await effective(OPEN);
+    const labTools = await effective(LAB);
+    check("tools.effective answers for both sessions", openTools !== undefined && labTools !== undefined, `${openTools?.length ?? "no answer"} and ${labTools?.length ?? "no answer"} tool(s)`);
+    check("the open group (no allowFrom): no tools at all", openTools!.length === 0, JSON.stringify(openTools));
+    check("the lab group: exactly its configured tool", JSON.stringify(labTools) === JSON.stringify(["web_fetch"]), JSON.stringify(labTools));
+    // The same in what the host sent the model on each group's turn: its tool entries, and the tools
+    // its prompt offers behind them (2026.9.6 sends `tool_search`/`tool_describe`/`tool_call` and
+    // lists the tools they reach as "deferred-schema tools").
+    const offered = (c: ModelCall | undefined) => {
+      const tools = (c?.body as { tools?: Array<{ name?: string; function?: { name?: string } }> } | undefined)?.tools ?? [];
+      const deferred = c?.system.split("Available deferred-schema tools:")[1]?.split("\n\n")[0] ?? "";
+      return { sent: tools.map((t) => t.function?.name ?? t.name ?? "?"), deferred: [...deferred.matchAll(/^- (\S+) \(/gm)].map((x) => x[1]!) };
+    };
+    const sentOpen = offered(model.calls.find(turnOf(OPEN)));
+    const sentLab = offered(model.calls.find(turnOf(LAB)));
+    check("…the model's request in the open group carried no tools", sentOpen.sent.length === 0 && sentOpen.deferred.length === 0, JSON.stringify(sentOpen));
+    check("…and in the lab group only web_fetch", sentLab.sent.length > 0 && JSON.stringify(sentLab.deferred) === JSON.stringify(["web_fetch"]), JSON.stringify(sentLab));
     console.log(`\nADMIN OK: ${passed} checks passed in the real host (OpenClaw ${host.version}).`);
   } catch (err) {
     console.error(`\nADMIN FAILED: ${err instanceof CheckFailed ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
     if (lastOutput) console.error(`\n-- last command output (tail):\n${lastOutput.split("\n").slice(-60).join("\n")}`);
     process.exitCode = 1;
   } finally {
+    await alice?.close().catch(() => undefined);
     if (gateway) {
       const res = await gateway.stop(30_000);
       if (!res.exited) gateway.kill();

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Strict type-check of the plugin entry (src/plugin.ts) and the host adapter (src/host/openclaw*.ts)
+# Strict type-check of the plugin entry (src/plugin.ts), the secret contract (src/secret-contract-api.ts)
+# and the host adapter (src/host/openclaw*.ts)
 # against the real OpenClaw host's .d.ts, as installed by scripts/host/install.sh. The project's own
 # `npm run typecheck` sees only src/host/openclaw-sdk.d.ts (the host is an optional peer); this is
 # the check that the shim's promises hold for the real host.
@@ -22,7 +23,7 @@ cat > "$CFG" <<JSON
     "noEmit": true
   },
   "include": [],
-  "files": ["$REPO/src/plugin.ts", "$REPO/src/host/openclaw.ts", "$REPO/src/host/openclaw-channel.ts"]
+  "files": ["$REPO/src/plugin.ts", "$REPO/src/secret-contract-api.ts", "$REPO/src/host/openclaw.ts", "$REPO/src/host/openclaw-channel.ts"]
 }
 JSON
 echo "[host-typecheck] tsc --strict: src/plugin.ts + src/host/openclaw*.ts against openclaw@$("$DIR/node/bin/node" -p "require('$DIR/host/node_modules/openclaw/package.json').version") .d.ts"

@@ -311,7 +311,7 @@ export const networkSchema = z
     seedPassword: z
       .union([z.string().min(1), secretRefSchema])
       .optional()
-      .describe("Unlocks encrypted identity keys: the text, or a reference { source: env|file, provider, id }; else ACP_SEED_PASSWORD"),
+      .describe("Unlocks encrypted identity keys: the text, or a reference { source: env|file|exec|store, provider, id } (in OpenClaw resolved by the gateway's secrets.providers); else ACP_SEED_PASSWORD"),
   })
   .strict();
 export type NetworkSettings = z.infer<typeof networkSchema>;

@@ -2,13 +2,15 @@
 // host's SecretRef shape: `{ "source": "env", "provider": "default", "id": "ACP_SEED_PASSWORD" }`
 // (an environment variable) or `{ "source": "file", "provider": "default", "id": "/run/secrets/seed" }`
 // (the file's text, trailing newline dropped). A host that resolves references first hands over the
-// string; anything else resolves here, once, when the identity's key is opened.
+// string: the OpenClaw gateway does (src/secret-contract-api.ts), through its own `secrets.providers`,
+// and also resolves `exec` and `store`. Anything else resolves here, once, when the identity's key
+// is opened; `exec` and `store` only the gateway can resolve.
 import { readFileSync } from "node:fs";
 import { z } from "zod";
 
 export const secretRefSchema = z
   .object({
-    source: z.enum(["env", "file"]).describe("env: an environment variable; file: a file's contents"),
+    source: z.enum(["env", "file", "exec", "store"]).describe("env: an environment variable; file: a file's contents; exec, store: resolved by the OpenClaw gateway only"),
     provider: z.string().min(1).default("default"),
     id: z.string().min(1).describe("The variable's name, or the file's path"),
   })
@@ -30,6 +32,9 @@ export class SecretRefError extends Error {
 export function resolveSecretInput(value: SecretInput | undefined, p: { path: string; env?: NodeJS.ProcessEnv }): string | undefined {
   if (value === undefined || typeof value === "string") return value;
   if (value.source === "env") return (p.env ?? process.env)[value.id] || undefined;
+  if (value.source === "exec" || value.source === "store") {
+    throw new SecretRefError(`${p.path}: a \`${value.source}\` reference is resolved by the OpenClaw gateway (secrets.providers.${value.provider}); here use an env or file reference, or ACP_SEED_PASSWORD`, p.path);
+  }
   try {
     return readFileSync(value.id, "utf8").replace(/\r?\n$/, "") || undefined;
   } catch (err) {

@@ -1,10 +1,10 @@
 // What the OpenClaw host asks a channel about itself, outside of running it: doctor findings,
 // security warnings, the per-group tool policy, the directory (groups and members) and the
 // account's status snapshot. Host-agnostic and synchronous where it can be: it reads the config,
-// the identity folders and the saved group state, never the network (the probe in
-// src/host/openclaw-probe.ts does that). Every finding carries the command that fixes it.
+// the identity folders and the saved group state, never the network (src/host/openclaw-doctor.ts
+// and the status probe in src/plugin.ts do that). Every finding carries the command that fixes it.
 import { X509Certificate } from "node:crypto";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseChannelConfig, resolveGroupSettings } from "../config/load.ts";
 import type { ChannelConfig, IdentityConfig } from "../types.ts";
@@ -27,8 +27,11 @@ export type IdentityHealth = {
   accountId: string;
   aid: string;
   accessPointUrl: string;
-  /** `ok`: the key opens and matches the certificate. */
-  key: "ok" | "missing" | "locked" | "rejected";
+  /**
+   * `ok`: the key opens and matches the certificate. `unchecked`: its password is a reference only
+   * the OpenClaw gateway resolves (exec, store), so only the certificate was read.
+   */
+  key: "ok" | "missing" | "locked" | "rejected" | "unchecked";
   keyDetail?: string;
   certificate?: { reason: "valid" | "expired" | "expiring-soon" | "not-yet-valid"; daysLeft: number; validTo: string };
 };
@@ -37,6 +40,18 @@ export type IdentityHealth = {
 export function checkIdentityHealth(p: { accountId: string; identity: IdentityConfig; config: ChannelConfig; stateDir: string; env?: NodeJS.ProcessEnv; now: number }): IdentityHealth {
   const { identity: c } = p;
   const base = { accountId: p.accountId, aid: c.aid, accessPointUrl: accessPointUrlFor(c) };
+  const ref = p.config.network.seedPassword;
+  if (typeof ref === "object" && (ref.source === "exec" || ref.source === "store")) {
+    // Outside the gateway (`openclaw doctor`) nobody can resolve it: judge the certificate alone.
+    const paths = identityPaths({ aid: c.aid, ...(c.identityDir !== undefined ? { identityDir: c.identityDir } : { stateDir: p.stateDir }) });
+    const keyFile = c.keyFile ?? paths.key;
+    const certFile = c.certFile ?? paths.cert;
+    const gone = [keyFile, certFile].find((f) => !existsSync(f));
+    if (gone) return { ...base, key: "missing", keyDetail: `${gone} is missing` };
+    const pem = readFileSync(certFile, "utf8");
+    const expiry = checkCertificateExpiry({ certPem: pem, now: p.now });
+    return { ...base, key: "unchecked", keyDetail: `the password is a \`${ref.source}\` reference the gateway resolves`, certificate: { reason: expiry.reason, daysLeft: expiry.daysLeft, validTo: new X509Certificate(pem).validToDate.toISOString() } };
+  }
   let certPem: string;
   try {
     const seedPassword = resolveSeedPassword(p.config.network, p.env ?? process.env);

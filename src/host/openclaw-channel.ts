@@ -197,7 +197,11 @@ export function createAcpGroupChannelAdapters<Cfg>(deps: {
     const { identity } = account;
     const config: ChannelConfig = { ...account.config, stateDir: account.config.stateDir ?? resolveHostStateDir(deps.getPluginRuntime()) };
     const backend = deps.createBackend({ cfg: ctx.cfg, accountId, config, identity, channelRuntime: ctx.channelRuntime, logger });
-    logger.log("info", "openclaw.account-start", { aid: identity.aid, accessPoint: accessPointUrlFor(identity), stateDir: config.stateDir });
+    // How the key's password arrived, never its value: `text` when the gateway resolved a reference
+    // (or it was written as text), `<source>-reference` when we resolve it ourselves, `none` (ACP_SEED_PASSWORD).
+    const seed = config.network.seedPassword;
+    const seedPassword = seed === undefined ? "none" : typeof seed === "string" ? "text" : `${seed.source}-reference`;
+    logger.log("info", "openclaw.account-start", { aid: identity.aid, accessPoint: accessPointUrlFor(identity), stateDir: config.stateDir, seedPassword });
     let identityRun: RunningIdentity | undefined;
     const status = createAccountLiveStatus({ aid: identity.aid, now: Date.now });
     live.set(accountId, status);

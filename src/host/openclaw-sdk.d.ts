@@ -171,6 +171,21 @@ declare module "openclaw/plugin-sdk/channel-core" {
     outbound?: ChannelOutboundAdapter;
     gateway?: { startAccount?: (ctx: ChannelGatewayContext<A>) => Promise<unknown> };
     setupContract?: import("openclaw/plugin-sdk/channel-setup").ChannelOwnedSetupContract;
+    /** The guided setup (ChannelSetupWizardAdapter): status in the channel list, then configure with the host's prompter. */
+    setupWizard?: {
+      channel: string;
+      getStatus: (ctx: { cfg: OpenClawConfig }) => Promise<{ channel: string; configured: boolean; statusLines: string[]; selectionHint?: string }>;
+      configure: (ctx: {
+        cfg: OpenClawConfig;
+        prompter: {
+          note: (message: string, title?: string) => Promise<void>;
+          text: (params: { message: string; initialValue?: string; placeholder?: string; validate?: (value: string) => string | undefined }) => Promise<string>;
+          confirm: (params: { message: string; initialValue?: boolean }) => Promise<boolean>;
+          progress: (label: string) => { update: (message: string) => void; stop: (message?: string) => void };
+        };
+        accountOverrides: Partial<Record<string, string>>;
+      }) => Promise<{ cfg: OpenClawConfig; accountId?: string }>;
+    };
   };
 
   export function createChannelPluginBase<A>(
@@ -208,4 +223,24 @@ declare module "openclaw/plugin-sdk/channel-setup" {
       validateInput?: (params: { cfg: OpenClawConfig; accountId: string; input: InputOf<Fields> }) => string | null;
     };
   }): ChannelOwnedSetupContract;
+}
+
+declare module "openclaw/plugin-sdk/channel-secret-basic-runtime" {
+  // The slice of the host's secret contract helpers src/secret-contract-api.ts uses.
+  export type SecretDefaults = { env?: string; file?: string; exec?: string; store?: string } | undefined;
+  export type ResolverContext = { env: NodeJS.ProcessEnv; assignments: unknown[] };
+  export type SecretTargetRegistryEntry = { id: string; pathPattern: string; targetType: string; configFile: string };
+  export function createChannelSecretTargetRegistryEntries(params: { channelKey: string; account?: readonly string[]; channel?: readonly string[] }): SecretTargetRegistryEntry[];
+  export function getChannelRecord(config: { channels?: Record<string, unknown> }, channelKey: string): Record<string, unknown> | undefined;
+  export function collectSecretInputAssignment(params: {
+    value: unknown;
+    path: string;
+    expected: "string" | "string-or-object";
+    defaults: SecretDefaults | undefined;
+    context: ResolverContext;
+    active?: boolean;
+    inactiveReason?: string;
+    owner?: { ownerKind: "account"; ownerId: string; requiredForGateway: boolean; disposition: "fail-closed" | "isolate"; contract?: unknown };
+    apply: (value: unknown) => void;
+  }): void;
 }

@@ -98,7 +98,10 @@ export async function prepareAcpGroupSetup(p: { cfg: unknown; accountId: string;
   await ensureIdentity({ aid: identity.aid, stateDir, accessPointUrl, seedPassword, noPassphrase: p.input.unencryptedKey === true, tls });
   const groups = [...(p.input.groups ?? [])];
   for (const link of p.input.join ?? []) {
-    const { status, target } = await joinGroupByLink({ config: { ...config, stateDir }, identityId: p.accountId, link, logger: p.logger });
+    // The password as resolved from the env given here: the join opens the key with it, not with
+    // whatever this process's own environment holds.
+    const network = seedPassword !== undefined ? { ...config.network, seedPassword } : config.network;
+    const { status, target } = await joinGroupByLink({ config: { ...config, stateDir, network }, identityId: p.accountId, link, logger: p.logger });
     p.logger.log("info", "setup.joined", { aid: identity.aid, group: target.groupId, status });
     if (status === "joined" || status === "member") groups.push(target.groupId);
     else throw new Error(`${identity.aid} asked to join ${target.groupId}: ${status} (add it with --groups once the group's owner accepts)`);

@@ -25,9 +25,20 @@ describe("seedPassword as a secret reference", () => {
     expect(() => resolveSeedPassword({ seedPassword: { source: "file", provider: "default", id: join(root, "missing") } }, {})).toThrow(SecretRefError);
   });
 
-  it("the config accepts the host's SecretRef shape and refuses a source we cannot read", () => {
+  it("the config accepts the host's SecretRef shape (env, file, exec, store) and refuses any other source", () => {
     expect(parseChannelConfig({ network: { seedPassword: { source: "env", provider: "default", id: "MY_SEED" } } }).network.seedPassword).toEqual({ source: "env", provider: "default", id: "MY_SEED" });
-    expect(() => parseChannelConfig({ network: { seedPassword: { source: "exec", provider: "default", id: "x" } } })).toThrow(/network\.seedPassword/);
+    // exec and store exist only in the OpenClaw gateway, which resolves them before the channel starts.
+    expect(parseChannelConfig({ network: { seedPassword: { source: "exec", provider: "vault", id: "acp/seed" } } }).network.seedPassword).toEqual({ source: "exec", provider: "vault", id: "acp/seed" });
+    expect(parseChannelConfig({ network: { seedPassword: { source: "store", provider: "default", id: "ACP_SEED" } } }).network.seedPassword).toMatchObject({ source: "store" });
+    expect(() => parseChannelConfig({ network: { seedPassword: { source: "vault", provider: "default", id: "x" } } })).toThrow(/network\.seedPassword/);
+  });
+
+  it("an exec or store reference that reaches us unresolved (no gateway) stops with the path and what to use instead", () => {
+    for (const source of ["exec", "store"] as const) {
+      const attempt = () => resolveSeedPassword({ seedPassword: { source, provider: "vault", id: "ACP_SEED" } }, { ACP_SEED_PASSWORD: "ignored" });
+      expect(attempt).toThrow(SecretRefError);
+      expect(attempt).toThrow(`network.seedPassword: a \`${source}\` reference is resolved by the OpenClaw gateway (secrets.providers.vault); here use an env or file reference, or ACP_SEED_PASSWORD`);
+    }
   });
 
   it("an encrypted key on disk opens with the password from the referenced variable", async () => {

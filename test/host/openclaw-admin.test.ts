@@ -119,3 +119,16 @@ describe("setup flags", () => {
     }
   });
 });
+
+describe("doctor with a password only the gateway resolves (exec/store reference)", () => {
+  it("reports the expired certificate and no false key finding: the doctor cannot open the key outside the gateway", () => {
+    const cfg = cfgWith({
+      stateDir,
+      network: { seedPassword: { source: "exec", provider: "vault", id: "acp/seed" } },
+      identities: { old: { aid: "old.acp.local", accessPointUrl: "https://127.0.0.1:4433" }, good: { aid: "good.acp.local", accessPointUrl: "https://127.0.0.1:4433" } },
+    });
+    const lines = collectAcpGroupDoctorWarnings({ cfg, stateDir: "/unused", env: {}, now: NOW });
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^- channels\.acp-group\.identities\.old \(old\.acp\.local\): the certificate expired on /);
+  });
+});

@@ -182,3 +182,51 @@ describe("the host-facing adapters of src/plugin.ts", () => {
     expect(probe).toMatchObject({ ok: false, aid: "bot.agentcp.io", signedIn: false, key: "missing" });
   });
 });
+
+describe("the guided setup the host runs on a terminal (setupWizard)", () => {
+  it("is a setup wizard adapter (getStatus + configure), so `openclaw channels add` without flags and `openclaw onboard` can set the channel up", async () => {
+    const wizard = (acpGroupChannelPlugin as unknown as { setupWizard?: { channel?: string; getStatus?: unknown; configure?: unknown } }).setupWizard;
+    expect(wizard?.channel).toBe("acp-group");
+    expect([typeof wizard?.getStatus, typeof wizard?.configure]).toEqual(["function", "function"]);
+    const status = await (wizard!.getStatus as (ctx: unknown) => Promise<unknown>)({ cfg, accountOverrides: {} });
+    expect(status).toEqual({ channel: "acp-group", configured: true, statusLines: ["ACP Group: bot.agentcp.io"], selectionHint: "configured" });
+  });
+});
+
+describe("the doctor entry the host calls (doctor.collectPreviewWarnings)", () => {
+  it("reports an access point that cannot be reached, with the command that fixes it (a real closed port on 127.0.0.1)", async () => {
+    const { createServer } = await import("node:net");
+    // A port that was free a moment ago: nothing listens there.
+    const port = await new Promise<number>((resolve) => {
+      const srv = createServer().listen(0, "127.0.0.1", () => {
+        const { port: p } = srv.address() as { port: number };
+        srv.close(() => resolve(p));
+      });
+    });
+    const closed = { channels: { "acp-group": { stateDir: "/nonexistent-acp-state", identities: { bot: { aid: "bot.acp.local", accessPointUrl: `http://127.0.0.1:${port}` } } } } };
+    const collect = acpGroupChannelPlugin.doctor!.collectPreviewWarnings!;
+    const lines = await collect({ cfg: closed as never, doctorFixCommand: "openclaw doctor --fix", env: {} });
+    expect(lines).toContainEqual(
+      `- channels.acp-group.identities.bot (bot.acp.local): the access point http://127.0.0.1:${port} cannot be reached: connection refused (nothing listens on that port). ` +
+        "Check the address (a local network: is `acp-group server` running?), then set it: `openclaw config set channels.acp-group.identities.bot.accessPointUrl <access point URL>`",
+    );
+  });
+
+  it("reports this machine's clock 10 min ahead of a real local network's access point, with the time-sync command", async () => {
+    const { startLocalNetwork } = await import("../../src/server/network/index.ts");
+    const { tempDir } = await import("../network/support.ts");
+    const tmp = tempDir("acp-plugin-doctor-");
+    const net = await startLocalNetwork({ domain: "acp.local", stateDir: tmp.dir });
+    // Only Date is faked (the sockets run on real timers): the local clock reads 10 minutes ahead.
+    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + 10 * 60_000 });
+    try {
+      const ahead = { channels: { "acp-group": { stateDir: tmp.dir, identities: { bot: { aid: "bot.acp.local", accessPointUrl: net.localUrl } } } } };
+      const lines = await acpGroupChannelPlugin.doctor!.collectPreviewWarnings!({ cfg: ahead as never, doctorFixCommand: "openclaw doctor --fix", env: {} });
+      expect(lines.filter((l) => l.includes("clock"))).toEqual([expect.stringMatching(/^- channels\.acp-group\.identities\.bot \(bot\.acp\.local\): this machine's clock is (9 min 5\d s|10 min( \d s)?) ahead of the access point .*`sudo timedatectl set-ntp true`/)]);
+    } finally {
+      vi.useRealTimers();
+      await net.close();
+      tmp.cleanup();
+    }
+  });
+});
