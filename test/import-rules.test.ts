@@ -46,7 +46,7 @@ interface Rule {
 }
 
 /** The faces: what a host or a library user loads. */
-const FACES = files("index.ts", "plugin.ts", "setup-entry.ts");
+const FACES = files("index.ts", "plugin.ts", "setup-entry.ts", "secret-contract-api.ts");
 /** The shared base every layer may import. */
 const BASE = files("types.ts", "log.ts", "emitter.ts", "paths.ts");
 /**
