@@ -27,34 +27,31 @@ export function createOpenAIClient(settings: ResolvedLlmSettings, logger: Logger
   });
 }
 
-/**
- * Asks the model once, streamed when `settings.stream`. `onIdle` is told when a stream stalled
- * past `timeoutMs` between chunks (the call then fails, and the failure is a timeout).
- */
-export function completeChat(p: {
+/** One model call: the client, its settings, the messages, and whom to tell of a stalled stream. */
+export interface ChatCall {
   client: OpenAI;
   settings: ResolvedLlmSettings;
   messages: ChatMessage[];
   signal: AbortSignal | undefined;
   onIdle: () => void;
-}): Promise<ModelReply> {
+}
+
+/**
+ * Asks the model once, streamed when `settings.stream`. `onIdle` is told when a stream stalled
+ * past `timeoutMs` between chunks (the call then fails, and the failure is a timeout).
+ */
+export function completeChat(p: ChatCall): Promise<ModelReply> {
   return p.settings.stream ? callStream(p) : callPlain(p);
 }
 
-async function callPlain(p: { client: OpenAI; settings: ResolvedLlmSettings; messages: ChatMessage[]; signal: AbortSignal | undefined }): Promise<ModelReply> {
+async function callPlain(p: Omit<ChatCall, "onIdle">): Promise<ModelReply> {
   const res = await p.client.chat.completions.create({ ...chatRequestBody(p.settings, p.messages), stream: false }, p.signal ? { signal: p.signal } : {});
   const choice = res.choices[0];
   if (!choice) throw new Error("response has no choices");
   return { text: choice.message.content ?? "", usage: toUsage(res.usage), model: res.model };
 }
 
-async function callStream(p: {
-  client: OpenAI;
-  settings: ResolvedLlmSettings;
-  messages: ChatMessage[];
-  signal: AbortSignal | undefined;
-  onIdle: () => void;
-}): Promise<ModelReply> {
+async function callStream(p: ChatCall): Promise<ModelReply> {
   const { signal } = p;
   const stream = await p.client.chat.completions.create(
     { ...chatRequestBody(p.settings, p.messages), stream: true, stream_options: { include_usage: true } },
