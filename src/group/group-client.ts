@@ -5,11 +5,11 @@
 // share one ClientState (client-state.ts): every accepted message ends in one dispatch or one
 // counted drop there.
 import { silentLogger } from "../log.ts";
-import type { GroupMessage, GroupSettings, GroupVitality } from "../types.ts";
+import type { GroupMessage, GroupVitality } from "../types.ts";
 import { ClientState } from "./client-state.ts";
 import { Dispatcher } from "./dispatcher.ts";
 import { DispatchGates } from "./gates.ts";
-import type { GroupClient, GroupClientParams, GroupClientStats, OwnMessage } from "./group-client-types.ts";
+import type { GroupClient, GroupClientParams, OwnMessage } from "./group-client-types.ts";
 import { GroupIngest } from "./ingest.ts";
 import { monotonicNow } from "./local-clock.ts";
 import { compileSenderAccess } from "./sender-access.ts";
@@ -19,9 +19,9 @@ import { Overload } from "./overload.ts";
 
 export type { GroupClient, GroupClientEvent, GroupClientParams, GroupClientStats, OwnMessage } from "./group-client-types.ts";
 
-class GroupClientImpl implements GroupClient {
-  // What every feedBufferGate call reads is in the state, hot fields first (client-state.ts).
-  readonly #s: ClientState;
+// The client is its own shared state: a feed then reads its hot fields (declared first in
+// client-state.ts) from this object instead of following a pointer to a second, cold one.
+class GroupClientImpl extends ClientState implements GroupClient {
   readonly #gates: DispatchGates;
   readonly #overload: Overload;
   readonly #dispatcher: Dispatcher;
@@ -34,19 +34,8 @@ class GroupClientImpl implements GroupClient {
   #refusedLogged: Set<string> | null = null;
 
   constructor(p: GroupClientParams) {
-    this.mentionKeywords = sharedMentionKeywords(p.identity); // one list per identity, not per group
-    const ingest = new GroupIngest({
-      aid: p.identity.aid,
-      keywords: this.mentionKeywords,
-      matcher: compileMentionMatcher(this.mentionKeywords, p.settings.mentionMatch),
-      settings: p.settings,
-      restored: p.restored,
-      listedMembers: p.memberTypes?.memberKeysOf ? () => p.memberTypes!.memberKeysOf!(p.groupId) : undefined,
-      access: compileSenderAccess({ allowFrom: p.settings.allowFrom, denyFrom: p.settings.denyFrom, owner: p.identity.owner }),
-    });
-    this.#memberTypes = p.memberTypes;
-    this.#humans = p.humans ? new Set([...p.humans, ...(p.identity.owner ? [p.identity.owner] : [])].map((h) => h.toLowerCase())) : null;
-    const state = (this.#s = new ClientState({
+    const mentionKeywords = sharedMentionKeywords(p.identity); // one list per identity, not per group
+    super({
       identityId: p.identityId,
       groupId: p.groupId,
       settings: p.settings,
@@ -55,35 +44,34 @@ class GroupClientImpl implements GroupClient {
       // on each call: fake timers replace `performance` after this module may have been loaded.
       localNow: p.localNow ?? monotonicNow,
       log: p.logger ?? silentLogger,
-      ingest,
+      ingest: new GroupIngest({
+        aid: p.identity.aid,
+        keywords: mentionKeywords,
+        matcher: compileMentionMatcher(mentionKeywords, p.settings.mentionMatch),
+        settings: p.settings,
+        restored: p.restored,
+        listedMembers: p.memberTypes?.memberKeysOf ? () => p.memberTypes!.memberKeysOf!(p.groupId) : undefined,
+        access: compileSenderAccess({ allowFrom: p.settings.allowFrom, denyFrom: p.settings.denyFrom, owner: p.identity.owner }),
+      }),
       onEvent: p.onEvent,
-    }));
-    this.#gates = new DispatchGates(state, (now) => this.#dispatcher.start(now));
-    this.#overload = new Overload(state);
-    this.#dispatcher = new Dispatcher({ state, gates: this.#gates, overload: this.#overload, handler: p.dispatch });
+    });
+    this.mentionKeywords = mentionKeywords;
+    this.#memberTypes = p.memberTypes;
+    this.#humans = p.humans ? new Set([...p.humans, ...(p.identity.owner ? [p.identity.owner] : [])].map((h) => h.toLowerCase())) : null;
+    this.#gates = new DispatchGates(this, (now) => this.#dispatcher.start(now));
+    this.#overload = new Overload(this);
+    this.#dispatcher = new Dispatcher({ state: this, gates: this.#gates, overload: this.#overload, handler: p.dispatch });
   }
 
-  get identityId(): string {
-    return this.#s.identityId;
-  }
-  get groupId(): string {
-    return this.#s.groupId;
-  }
-  get settings(): GroupSettings {
-    return this.#s.settings;
-  }
   get cursor(): number {
-    return this.#s.ingest.cursor;
+    return this.ingest.cursor;
   }
   get lastSelfSpeakAt(): number | null {
-    return this.#s.ingest.lastSelfSpeakAt;
-  }
-  get closed(): boolean {
-    return this.#s.closed;
+    return this.ingest.lastSelfSpeakAt;
   }
 
   feedBufferGate(messages: readonly GroupMessage[]): void {
-    const s = this.#s;
+    const s = this;
     const now = s.localNow();
     if (s.closed) {
       for (const m of messages) {
@@ -131,32 +119,24 @@ class GroupClientImpl implements GroupClient {
   }
 
   recordOwnMessage(m: OwnMessage): void {
-    this.#s.recordOwn(m);
+    this.recordOwn(m);
   }
 
   computeVitality(): GroupVitality {
-    return this.#s.ingest.vitalityAt(this.#s.localNow());
+    return this.ingest.vitalityAt(this.localNow());
   }
 
   serverNow(): number {
-    return this.#s.ingest.serverNow(this.#s.localNow());
+    return this.ingest.serverNow(this.localNow());
   }
 
   engagedSpeakers(): string[] {
-    return this.#s.ingest.engagedSpeakers(this.#s.localNow());
-  }
-
-  stats(): GroupClientStats {
-    return this.#s.stats();
-  }
-
-  whenIdle(): Promise<void> {
-    return this.#s.whenIdle();
+    return this.ingest.engagedSpeakers(this.localNow());
   }
 
   close(): Promise<void> {
     if (this.#closing) return this.#closing;
-    const s = this.#s;
+    const s = this;
     s.closed = true;
     this.#gates.reset();
     const held = this.#dispatcher.take().messages;
@@ -181,7 +161,7 @@ class GroupClientImpl implements GroupClient {
 
   /** Drops held messages at or below `through` as `answered` (src/group/answered.ts). True if any. */
   #settleAnswered(through: number | undefined): boolean {
-    const s = this.#s;
+    const s = this;
     if (through === undefined || s.held.length === 0) return false;
     const answered = s.held.removeWhere((h) => allAnswered([h], through));
     for (const h of answered) s.drop(h, "answered", "held");
@@ -196,7 +176,7 @@ class GroupClientImpl implements GroupClient {
     if (logged.has(key)) return;
     if (logged.size >= 256) logged.clear();
     logged.add(key);
-    this.#s.log.log("info", "group.sender-refused", { sender, allowFrom: this.#s.settings.allowFrom.length, denyFrom: this.#s.settings.denyFrom.length });
+    this.log.log("info", "group.sender-refused", { sender, allowFrom: this.settings.allowFrom.length, denyFrom: this.settings.denyFrom.length });
   }
 }
 
