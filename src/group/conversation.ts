@@ -68,9 +68,14 @@ const TARGETS_CAPACITY = 128;
 /** Distinct recent senders kept to recognise "bob: …" as addressed to another member. */
 const MEMBERS_CAPACITY = 256;
 
-export class ConversationTracker {
-  // Fields sit in memory in declaration order: what observe() reads for every message comes first.
-  readonly #traffic: TrafficRecord;
+export abstract class ConversationTracker implements TrafficRecord {
+  // The traffic record is the subclass's own (the ingest, ingest.ts): read from this object, not
+  // through a pointer to another one — observe() runs per message on groups that are cold in cache.
+  abstract readonly lastSelfSpeakAt: number | null;
+  abstract readonly window: VitalityWindow;
+  abstract readonly own: Pick<OwnMessages, "hasId" | "idCount">;
+  // Fields sit in memory in declaration order, before the subclass's: what observe() reads for
+  // every message comes first, what only an addressed line reads comes last.
   /** Some own name has a variant the keyword matcher does not catch (`jacob` for `jacob_`). */
   readonly #selfVariants: boolean;
   /** Created on the first engagement: until then no per-message read touches it. */
@@ -80,8 +85,14 @@ export class ConversationTracker {
   /** `group.<our ap-domain>`: only its event-shaped messages are events. */
   readonly #serviceAid: string | undefined;
   readonly #matcher: MentionMatcher;
+  /** Our latest line when it was a bot command (`!sound | puff`): the group's next line may be its answer. */
+  #command: { ts: number; target: string | null } | null = null;
   /** Per sender, whom their last addressed line was for: their next lines may continue it. */
   #targets: Map<string, { to: Target; ts: number }> | null = null;
+  /** Our latest line to nobody in particular, and who has spoken since (lower-cased). */
+  #openLine: { ts: number; spoken: Set<string> } | null = null;
+  /** Who spoke the group's previous line (lower-cased; ours too). */
+  #lastSpeaker: string | null = null;
   readonly #aidLower: string;
   readonly #settings: ConversationSettings;
   /** nickKeys of our own names (name, aid user part, aid, aliases). */
@@ -89,12 +100,6 @@ export class ConversationTracker {
   /** Senders seen lately (raw, insertion-ordered, bounded): who counts as another member. */
   #members: Set<string> | null = null;
   readonly #listedMembers: (() => ReadonlySet<string>) | undefined;
-  /** Our latest line to nobody in particular, and who has spoken since (lower-cased). */
-  #openLine: { ts: number; spoken: Set<string> } | null = null;
-  /** Who spoke the group's previous line (lower-cased; ours too). */
-  #lastSpeaker: string | null = null;
-  /** Our latest line when it was a bot command (`!sound | puff`): the group's next line may be its answer. */
-  #command: { ts: number; target: string | null } | null = null;
 
   constructor(p: {
     aid: string;
@@ -105,24 +110,22 @@ export class ConversationTracker {
     serviceAid: string | undefined;
     /** Nick keys of the group's member list (group service, agent.md names): members who may not have spoken yet. */
     listedMembers?: (() => ReadonlySet<string>) | undefined;
-    traffic: TrafficRecord;
   }) {
-    this.#traffic = p.traffic;
-    this.#listedMembers = p.listedMembers;
-    this.#aidLower = p.aid.toLowerCase();
+    const self = selfKeysOf(p.keywords ?? [p.aid]);
+    this.#selfVariants = self.variants;
     this.#serviceAid = p.serviceAid;
     this.#matcher = p.matcher;
+    this.#aidLower = p.aid.toLowerCase();
     this.#settings = p.settings;
-    const self = selfKeysOf(p.keywords ?? [p.aid]);
     this.#selfKeys = self.keys;
-    this.#selfVariants = self.variants;
+    this.#listedMembers = p.listedMembers;
   }
 
   /**
    * One admitted line from another member: whether it is ours, and why. A reaction or a line that
    * expects no reply (`passive`) is never ours to answer: it only rides along. Runs per message.
    */
-  observe(m: GroupMessage, signals: MessageSignals, passive: PassiveKind | undefined): Classified {
+  protected observe(m: GroupMessage, signals: MessageSignals, passive: PassiveKind | undefined): Classified {
     // Members are tracked only while addressees matter (an engagement, or a name with variants);
     // before that, the vitality window's senders stand in for them.
     if (this.#selfVariants || this.#engagedCount() > 0) this.#addMember(m.sender);
@@ -138,7 +141,7 @@ export class ConversationTracker {
    * engages — the sender of the message it replies to (`repliedTo`), anyone it names — and whether
    * it is an open line to the room.
    */
-  ownLine(ts: number, content: string, repliedTo: string | undefined): void {
+  protected ownLine(ts: number, content: string, repliedTo: string | undefined): void {
     const latest = this.#openLine === null || ts >= this.#openLine.ts;
     if (latest) this.#lastSpeaker = this.#aidLower;
     const until = ts + this.#settings.engagedWindowMs;
@@ -148,7 +151,7 @@ export class ConversationTracker {
       toSomeone = true;
     }
     // Naming someone in our message starts a conversation with them (engaged speakers).
-    for (const sender of windowSenders(this.#traffic.window)) {
+    for (const sender of windowSenders(this.window)) {
       if (sender.toLowerCase() === this.#aidLower) continue;
       if (checkMention(content, buildMentionKeywords({ aid: sender }), "smart")) {
         this.#engage(sender, until, ts, true, true);
@@ -165,7 +168,7 @@ export class ConversationTracker {
   }
 
   /** Speakers engaged at server time `now` (lower-cased). */
-  engagedSpeakers(now: number): string[] {
+  protected engagedSpeakersAt(now: number): string[] {
     return this.#engaged === null ? [] : this.#engaged.list(now);
   }
 
@@ -183,7 +186,7 @@ export class ConversationTracker {
     // The network's own mention list is the most precise signal there is.
     if (signals.mentionsUs) return this.#toUs(m, true, "metadata-mention");
     if (this.#matcher(m.content)) return this.#toUs(m, true, "mention");
-    if (this.#repliesToUs(m.metadata) || (signals.replyTo !== undefined && this.#traffic.own.hasId(signals.replyTo))) return this.#toUs(m, true, "reply-to-us");
+    if (this.#repliesToUs(m.metadata) || (signals.replyTo !== undefined && this.own.hasId(signals.replyTo))) return this.#toUs(m, true, "reply-to-us");
     if (this.#command !== null && this.#answersCommand(m.content, ts)) {
       return { isMention: false, engaged: false, maybeOurs: true, addressing: "answers-our-command" };
     }
@@ -278,7 +281,7 @@ export class ConversationTracker {
     if (t === undefined) return undefined;
     if (ts - t.ts > this.#settings.continuationMs || ts < t.ts) return undefined;
     // We spoke since their line to another: this one may answer us, it continues nothing.
-    if (t.to === "other" && this.#traffic.lastSelfSpeakAt !== null && this.#traffic.lastSelfSpeakAt > t.ts) return undefined;
+    if (t.to === "other" && this.lastSelfSpeakAt !== null && this.lastSelfSpeakAt > t.ts) return undefined;
     return t.to;
   }
 
@@ -331,14 +334,14 @@ export class ConversationTracker {
     if (this.#memberKeys === null) {
       const keys = (this.#memberKeys = new Set());
       for (const s of this.#members ?? []) for (const k of memberKeys(s)) keys.add(k);
-      for (const s of windowSenders(this.#traffic.window)) if (s.toLowerCase() !== this.#aidLower) for (const k of memberKeys(s)) keys.add(k);
+      for (const s of windowSenders(this.window)) if (s.toLowerCase() !== this.#aidLower) for (const k of memberKeys(s)) keys.add(k);
     }
     return this.#memberKeys.has(key);
   }
 
   #repliesToUs(metadata: Readonly<Record<string, unknown>> | null): boolean {
-    if (metadata === null || this.#traffic.own.idCount === 0) return false;
+    if (metadata === null || this.own.idCount === 0) return false;
     const target = replyTargetOf(metadata);
-    return target !== undefined && this.#traffic.own.hasId(target);
+    return target !== undefined && this.own.hasId(target);
   }
 }

@@ -3,7 +3,7 @@
 // the flags the conversation tracker gives it, conversation.ts) or refused with a drop reason.
 // No timers.
 import type { GroupMessage, GroupSettings, GroupVitality, InboundMessage } from "../types.ts";
-import { ConversationTracker, type Classified, type TrafficRecord } from "./conversation.ts";
+import { ConversationTracker, type Classified } from "./conversation.ts";
 import { replyTargetOf, type MentionMatcher } from "./mention.ts";
 import { numericMsgId } from "./order.ts";
 import { RecentSenders, SeenIds } from "./seen-ids.ts";
@@ -17,8 +17,9 @@ import { appendOwnTime, appendVitalityEvent, computeVitality, createVitalityWind
 
 export type IngestSettings = Pick<GroupSettings, "engagedWindowMs" | "continuationMs" | "vitalityWindowMs" | "vitalityMaxEvents" | "accessPoint">;
 
-export class GroupIngest implements TrafficRecord {
-  // Fields sit in memory in declaration order: what admit() reads for every message comes first.
+export class GroupIngest extends ConversationTracker {
+  // Fields sit in memory in declaration order, after the tracker's (conversation.ts): what admit()
+  // reads for every message comes first.
   #seen = new SeenIds();
   #senders = new RecentSenders();
   #clock: ServerClock = createServerClock();
@@ -26,8 +27,6 @@ export class GroupIngest implements TrafficRecord {
   #aid: string;
   #aidLower: string;
   readonly window: VitalityWindow;
-  /** Whom each line is for: runs for every admitted line from another member. */
-  readonly #conversation: ConversationTracker;
   readonly own = new OwnMessages();
   /** Null when the group has no allowFrom/denyFrom: every sender may address us. */
   #access: SenderAccess | null;
@@ -47,6 +46,14 @@ export class GroupIngest implements TrafficRecord {
     listedMembers?: (() => ReadonlySet<string>) | undefined;
     access?: SenderAccess | null;
   }) {
+    super({
+      aid: p.aid,
+      keywords: p.keywords,
+      matcher: p.matcher,
+      settings: p.settings,
+      serviceAid: groupServiceAid(p.aid, p.settings.accessPoint),
+      listedMembers: p.listedMembers,
+    });
     this.#access = p.access ?? null;
     this.#aid = p.aid;
     this.#aidLower = p.aid.toLowerCase();
@@ -54,15 +61,6 @@ export class GroupIngest implements TrafficRecord {
     this.window = createVitalityWindow({ windowMs: p.settings.vitalityWindowMs, maxEvents: p.settings.vitalityMaxEvents });
     this.cursor = p.restored?.cursor ?? 0;
     this.lastSelfSpeakAt = p.restored?.lastSelfSpeakAt ?? null;
-    this.#conversation = new ConversationTracker({
-      aid: p.aid,
-      keywords: p.keywords,
-      matcher: p.matcher,
-      settings: p.settings,
-      serviceAid: groupServiceAid(p.aid, p.settings.accessPoint),
-      listedMembers: p.listedMembers,
-      traffic: this,
-    });
   }
 
   /**
@@ -90,7 +88,7 @@ export class GroupIngest implements TrafficRecord {
     // Network signals (metadata mentions, reactions, no-reply flags): optional, honoured when present.
     const signals = readMessageSignals(m.metadata, this.#aid, m.content);
     const passive = passiveKindOf(signals);
-    const { isMention, engaged, maybeOurs, addressing }: Classified = this.#conversation.observe(m, signals, passive);
+    const { isMention, engaged, maybeOurs, addressing }: Classified = this.observe(m, signals, passive);
     // One object literal of one fixed shape for every accepted message (no spread, no property
     // added afterwards): the optional fields are present, undefined when they do not apply.
     return {
@@ -139,7 +137,7 @@ export class GroupIngest implements TrafficRecord {
   }
 
   engagedSpeakers(localNow: number): string[] {
-    return this.#conversation.engagedSpeakers(serverNow(this.#clock, localNow));
+    return this.engagedSpeakersAt(serverNow(this.#clock, localNow));
   }
 
   /** One of our messages, counted once: lastSelfSpeakAt, the windows, and whom it engages. */
@@ -149,6 +147,6 @@ export class GroupIngest implements TrafficRecord {
     // Our message is group traffic too: it counts in messages/speakers as well as my_messages.
     appendVitalityEvent(this.window, ts, this.#aid);
     appendOwnTime(this.#ownTimes, ts, serverNowLowerBound(this.#clock, localNow), s.vitalityWindowMs, s.vitalityMaxEvents);
-    this.#conversation.ownLine(ts, content, replyTo === undefined ? undefined : this.#senders.senderOf(replyTo));
+    this.ownLine(ts, content, replyTo === undefined ? undefined : this.#senders.senderOf(replyTo));
   }
 }
