@@ -7,6 +7,12 @@ import { emptyStats, type GroupClientEvent, type GroupClientStats, type OwnMessa
 import { HeldMessages } from "./held.ts";
 import type { GroupIngest } from "./ingest.ts";
 
+/** What a feed tells the gates (gates.ts) once its messages are held. */
+export interface ArrivalGates {
+  talkArrived(now: number, engagedSeen: boolean): void;
+  mentionArrived(now: number, human: boolean): void;
+}
+
 export class ClientState {
   // What every feedBufferGate call reads comes first: fields sit in memory in declaration order,
   // so these share one or two cache lines of a client that is otherwise cold among thousands.
@@ -22,6 +28,8 @@ export class ClientState {
   readonly held = new HeldMessages<InboundMessage>();
   readonly onEvent: ((e: GroupClientEvent) => void) | undefined;
   readonly settings: GroupSettings;
+  /** Set once by the client that wires the gates; kept here so a feed reaches them from the hot fields. */
+  arrivals!: ArrivalGates;
   /** The lock: true while the handler runs. Written by the dispatcher alone. */
   dispatching = false;
   readonly counts: GroupClientStats = emptyStats();

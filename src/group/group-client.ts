@@ -58,7 +58,7 @@ class GroupClientImpl extends ClientState implements GroupClient {
     this.mentionKeywords = mentionKeywords;
     this.#memberTypes = p.memberTypes;
     this.#humans = p.humans ? new Set([...p.humans, ...(p.identity.owner ? [p.identity.owner] : [])].map((h) => h.toLowerCase())) : null;
-    this.#gates = new DispatchGates(this, (now) => this.#dispatcher.start(now));
+    this.arrivals = this.#gates = new DispatchGates(this, (now) => this.#dispatcher.start(now));
     this.#overload = new Overload(this);
     this.#dispatcher = new Dispatcher({ state: this, gates: this.#gates, overload: this.#overload, handler: p.dispatch });
   }
@@ -114,8 +114,8 @@ class GroupClientImpl extends ClientState implements GroupClient {
     s.accepted += added;
     s.held.batches++;
     if (this.#enforceCapacity() && mention) mention = s.held.holdsMention();
-    if (mention) this.#gates.mentionArrived(now, humanMention);
-    else this.#gates.talkArrived(now, engagedSeen);
+    if (mention) s.arrivals.mentionArrived(now, humanMention);
+    else s.arrivals.talkArrived(now, engagedSeen);
   }
 
   recordOwnMessage(m: OwnMessage): void {
