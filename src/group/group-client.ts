@@ -1,9 +1,9 @@
 // The group client of one (identity, group): everything before "hand the batch to the agent".
 // This class wires the collaborators and owns the feed: the ingest admits each message, the held
 // store keeps it, the gates (gates.ts) decide when it goes, the dispatcher (dispatcher.ts) runs one
-// dispatch at a time with its retries, and the overload (overload.ts) bounds what is held. They
-// share one ClientState (client-state.ts): every accepted message ends in one dispatch or one
-// counted drop there.
+// dispatch at a time with its retries, and the overload (overload.ts) bounds what is held. The
+// client is the ClientState they share (client-state.ts): every accepted message ends in one
+// dispatch or one counted drop there.
 import { silentLogger } from "../log.ts";
 import type { GroupMessage, GroupVitality } from "../types.ts";
 import { ClientState } from "./client-state.ts";

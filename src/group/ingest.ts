@@ -1,6 +1,6 @@
 // What the group client knows about one group's traffic, before any buffering: seen ids, the
 // server clock, the vitality window and our own messages. Each inbound message is admitted (with
-// the flags the conversation tracker gives it, conversation.ts) or refused with a drop reason.
+// the flags of the conversation tracker it extends, conversation.ts) or refused with a drop reason.
 // No timers.
 import type { GroupMessage, GroupSettings, GroupVitality, InboundMessage } from "../types.ts";
 import { ConversationTracker, type Classified } from "./conversation.ts";
