@@ -149,7 +149,8 @@ class GroupClientImpl extends ClientState implements GroupClient {
 
   /** Drops the oldest held messages past maxPendingMessages. True if anything was dropped. */
   #enforceCapacity(): boolean {
-    if (!this.#overload.enforce()) return false;
+    // Checked from the hot fields: the overload (another object) is reached only when something must go.
+    if (this.held.length <= this.settings.maxPendingMessages || !this.#overload.enforce()) return false;
     this.#gates.afterCapacityDrop();
     return true;
   }
