@@ -27,7 +27,7 @@ import { startLocalNetwork, type LocalNetwork } from "../../src/server/network/i
 import { openLocalCa } from "../../src/server/network/local-ca.ts";
 import { connectHuman, type HumanMember } from "./human.ts";
 import { startMockModel, type MockModel, type ModelCall } from "./mock-model.ts";
-import { createRunDir, freePort, type Gateway, hostEnv, REPO, resolveHostPaths, runOpenclaw, sleep, startGateway, writeJson } from "./host-env.ts";
+import { createRunDir, freePort, type Gateway, hostEnv, mockModels, REPO, resolveHostPaths, runOpenclaw, sleep, startGateway, writeJson } from "./host-env.ts";
 
 const CHANNEL = "acp-group";
 const DOMAIN = "acp.local";
@@ -104,18 +104,7 @@ async function main(): Promise<void> {
       gateway: { mode: "local", port, bind: "loopback", auth: { mode: "token", token: GATEWAY_TOKEN } },
       update: { checkOnStart: false },
       agents: { defaults: { model: { primary: "mock/mock-model" }, workspace: join(run.root, "workspace") } },
-      models: {
-        catalogRefresh: { enabled: false },
-        mode: "merge",
-        providers: {
-          mock: {
-            baseUrl: model.baseUrl,
-            apiKey: "mock-key",
-            api: "openai-completions",
-            models: [{ id: "mock-model", name: "Mock Model", reasoning: false, input: ["text"], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 32000, maxTokens: 1024 }],
-          },
-        },
-      },
+      models: mockModels(model.baseUrl),
       plugins: { ...installed.plugins, allow: [CHANNEL] },
     });
 

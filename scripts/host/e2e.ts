@@ -21,6 +21,7 @@ import {
   createRunDir,
   freePort,
   hostEnv,
+  mockModels,
   resolveHostPaths,
   resolvePluginDir,
   sleep,
@@ -125,29 +126,8 @@ async function main(): Promise<void> {
       gateway: { mode: "local", port, bind: "loopback" },
       update: { checkOnStart: false },
       agents: { defaults: { model: { primary: "mock/mock-model" }, workspace: join(run.root, "workspace") } },
-      models: {
-        // No hosted catalog download: the only model is our local mock.
-        catalogRefresh: { enabled: false },
-        mode: "merge",
-        providers: {
-          mock: {
-            baseUrl: model.baseUrl,
-            apiKey: "mock-key",
-            api: "openai-completions",
-            models: [
-              {
-                id: "mock-model",
-                name: "Mock Model",
-                reasoning: false,
-                input: ["text"],
-                cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
-                contextWindow: 32000,
-                maxTokens: 1024,
-              },
-            ],
-          },
-        },
-      },
+      // No hosted catalog download: the only model is our local mock.
+      models: mockModels(model.baseUrl),
       // Only our plugin: the bundled ones are not needed here and cost startup time.
       plugins: { allow: [CHANNEL], load: { paths: [pluginDir] }, entries: { [CHANNEL]: { enabled: true } } },
       channels: {

@@ -209,4 +209,23 @@ export function startGateway(host: HostPaths, env: NodeJS.ProcessEnv, params: { 
   };
 }
 
+/**
+ * The host's `models` section with one provider, `mock`, at `baseUrl` (the local OpenAI-compatible
+ * mock): no hosted catalog download, and `mock/mock-model` is the only model.
+ */
+export function mockModels(baseUrl: string): Record<string, unknown> {
+  return {
+    catalogRefresh: { enabled: false },
+    mode: "merge",
+    providers: {
+      mock: {
+        baseUrl,
+        apiKey: "mock-key",
+        api: "openai-completions",
+        models: [{ id: "mock-model", name: "Mock Model", reasoning: false, input: ["text"], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 32000, maxTokens: 1024 }],
+      },
+    },
+  };
+}
+
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
