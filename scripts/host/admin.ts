@@ -4,6 +4,9 @@
 //      the identity in the `acp-group id` layout (key encrypted with ACP_SEED_PASSWORD), joins the
 //      group, writes channels.acp-group; then network.seedPassword becomes a host secret reference
 //      (`{ source: "env", … }`) that the gateway resolves (step 3 checks the plugin got the text)
+//   1b. the same on a terminal without flags (the guided setup, driven through tmux as a person
+//      types): the channel picked from the host's list, each question answered, the identity
+//      created, the group joined, the config written
 //   2. `openclaw doctor --non-interactive` reports an expired certificate planted for a second
 //      identity, with the `acp-group id renew` command that fixes it, and a third identity's access
 //      point that nobody serves, with the command that sets it
@@ -26,6 +29,7 @@ import { createGroupService, type GroupService } from "../../src/server/group-se
 import { startLocalNetwork, type LocalNetwork } from "../../src/server/network/index.ts";
 import { openLocalCa } from "../../src/server/network/local-ca.ts";
 import { connectHuman, type HumanMember } from "./human.ts";
+import { movesTo, openTerminal } from "./terminal.ts";
 import { startMockModel, type MockModel, type ModelCall } from "./mock-model.ts";
 import { createRunDir, freePort, type Gateway, hostEnv, mockModels, REPO, resolveHostPaths, runOpenclaw, sleep, startGateway, writeJson } from "./host-env.ts";
 
@@ -37,6 +41,8 @@ const BOT = `bot.${DOMAIN}`;
 const OLD = `old.${DOMAIN}`;
 const GONE = `gone.${DOMAIN}`;
 const ALICE = `alice.${DOMAIN}`;
+/** The identity the guided setup creates. */
+const GUIDE = `guide.${DOMAIN}`;
 const DAY = 86_400_000;
 const GATEWAY_TOKEN = "admin-test-token";
 /** The bot key's password, and the variable a host secret reference names. */
@@ -129,6 +135,56 @@ async function main(): Promise<void> {
       JSON.stringify(section),
     );
     server.addMember(LAB, BOT);
+
+    step("1b. openclaw channels add on a terminal (the guided setup)");
+    // A second host config (the plugin installed, no channels yet), so the guided flow starts as a
+    // new user's does; the default acp-group state dir under the host's state dir.
+    const guidedConfig = join(run.state, "guided.json");
+    writeJson(guidedConfig, { ...JSON.parse(readFileSync(run.config, "utf8")), channels: undefined });
+    const guidedEnv = { ...env, OPENCLAW_CONFIG_PATH: guidedConfig, ACP_SEED_PASSWORD: SEED };
+    const term = openTerminal({ argv: [host.node, host.openclaw, "channels", "add"], env: guidedEnv, name: "guided" });
+    try {
+      lastOutput = "";
+      await term.waitFor(/◆ {2}Set up a chat channel now\?/, 240_000);
+      term.press("Enter");
+      term.press(...movesTo(await term.waitFor(/◆ {2}Select a channel[\s\S]*navigate/), "ACP group chats"), "Enter");
+      const answer = async (prompt: RegExp, text: string, clear = false) => {
+        await term.waitFor(prompt);
+        if (clear) term.press(...Array<string>(80).fill("BSpace"));
+        term.type(text);
+        term.press("Enter");
+      };
+      await answer(/◆ {2}Account id/, "guide", true);
+      await answer(/◆ {2}Agent id on the ACP network/, GUIDE);
+      await answer(/◆ {2}Access point URL/, net.localUrl, true);
+      await answer(/◆ {2}CA certificate to trust/, net.caFile, true);
+      await answer(/◆ {2}Your own aid/, ALICE, true);
+      await answer(/◆ {2}Invite links to join/, server.joinLink(OPEN));
+      await answer(/◆ {2}Other groups to answer in/, LAB);
+      // Back at the channel list: done. Then the host's own questions, each answered "no"/"skip".
+      term.press(...movesTo(await term.waitFor(/joined[\s\S]*◆ {2}Select a channel[\s\S]*navigate/, 120_000), "Finished"), "Enter");
+      await term.waitFor(/◆ {2}Set up administration/);
+      term.press(...movesTo(term.screen(), "Skip for now"), "Enter");
+      await term.waitFor(/◆ {2}Name these channel accounts now\?/);
+      term.press(...movesTo(term.screen(), "No"), "Enter");
+      await term.waitFor(/◆ {2}Route these channel accounts to agents now\?/);
+      term.press(...movesTo(term.screen(), "No"), "Enter");
+      await term.waitFor(/\[command exited \d+\]/, 120_000);
+      lastOutput = term.screen();
+      check("the guided channels add exits 0", term.exitCode() === 0, `exit ${term.exitCode()}`);
+    } finally {
+      term.close();
+    }
+    check("…saying the identity is ready and the group joined", /guide\.acp\.local: identity ready, joined open-room/.test(lastOutput));
+    const guided = (JSON.parse(readFileSync(guidedConfig, "utf8")) as typeof written).channels?.[CHANNEL];
+    check(
+      "…and wrote channels.acp-group from the answers",
+      guided?.identities?.guide?.aid === GUIDE && guided.identities.guide.owner === ALICE && OPEN in (guided.groups ?? {}) && LAB in (guided.groups ?? {}),
+      JSON.stringify(guided),
+    );
+    const guidePaths = identityPaths({ aid: GUIDE, stateDir: guided!.stateDir! });
+    check("…the new identity in the acp-group id layout, its key encrypted", existsSync(guidePaths.cert) && readFileSync(guidePaths.key, "utf8").includes("BEGIN ENCRYPTED PRIVATE KEY"), guidePaths.dir);
+    check("…and a member of the group it was invited to", server.members(OPEN).includes(GUIDE), `members of ${OPEN}: ${server.members(OPEN).join(", ")}`);
 
     step("2. openclaw doctor reports a planted expired certificate");
     const ca = await openLocalCa({ dir: dirname(net.caFile), domain: DOMAIN, now: Date.now() });

@@ -7,7 +7,8 @@
 #      inspect` says loaded (scripts/host/plugin-install.sh) — the package users install
 #   5. the host's config validation and ours agree on channels.acp-group
 #   6. the end-to-end proof (scripts/host/e2e.ts), with the installed package
-#   7. setup and doctor (scripts/host/admin.ts), the packed tarball installed
+#   7. setup (flags, and guided on a terminal through tmux), doctor, status and tool policy
+#      (scripts/host/admin.ts), the packed tarball installed
 #      into a fresh state (needs step 4's tarball: skipped with ACP_PLUGIN_SOURCE=checkout)
 # OPENCLAW_HOST_DIR overrides the cache dir. ACP_PLUGIN_SOURCE=checkout loads this checkout's
 # folder instead of the installed tarball (after `npm run build`; quicker while developing);
