@@ -18,6 +18,9 @@
 //      the host's own inspection — the gateway method `tools.effective` for each group's session —
 //      lists no tools for the open group and exactly the lab group's tool there, and the model's
 //      request on each turn offers the same
+//   5. `openclaw directory groups|peers list` name the groups as targets and the owner with its
+//      type, and `openclaw message send --target acp-group:<group>` (the CLI, another process) puts
+//      the line into the group through the running gateway
 // Prints every check; on a miss, fails with the command's output.
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -297,6 +300,20 @@ async function main(): Promise<void> {
     const sentLab = offered(model.calls.find(turnOf(LAB)));
     check("…the model's request in the open group carried no tools", sentOpen.sent.length === 0 && sentOpen.deferred.length === 0, JSON.stringify(sentOpen));
     check("…and in the lab group only web_fetch", sentLab.sent.length > 0 && JSON.stringify(sentLab.deferred) === JSON.stringify(["web_fetch"]), JSON.stringify(sentLab));
+
+    step("5. the directory and the message target, through the host's own commands");
+    const dirGroups = await runOpenclaw(host, env, ["directory", "groups", "list", "--channel", CHANNEL, "--account", "bot", "--json"], 180_000);
+    lastOutput = `${dirGroups.stdout}\n${dirGroups.stderr}`;
+    check("directory groups list names both groups as targets", dirGroups.code === 0 && dirGroups.stdout.includes(`group:${OPEN}`) && dirGroups.stdout.includes(`group:${LAB}`), dirGroups.stdout.replace(/\s+/g, " ").trim().slice(0, 300));
+    const dirPeers = await runOpenclaw(host, env, ["directory", "peers", "list", "--channel", CHANNEL, "--account", "bot", "--json"], 180_000);
+    lastOutput = `${dirPeers.stdout}\n${dirPeers.stderr}`;
+    check("directory peers list names the owner with its type", dirPeers.code === 0 && dirPeers.stdout.includes(`${ALICE} (human, owner)`), dirPeers.stdout.replace(/\s+/g, " ").trim().slice(0, 300));
+    const posted = "Posted through the host's message command.";
+    const send = await runOpenclaw(host, env, ["message", "send", "--channel", CHANNEL, "--account", "bot", "--target", `${CHANNEL}:${LAB}`, "--message", posted, "--json"], 180_000);
+    lastOutput = `${send.stdout}\n${send.stderr}`;
+    check("message send --target acp-group:<group> exits 0", send.code === 0, `code ${send.code}`);
+    const arrived = await waitUntil(30_000, () => server.history(LAB).some((msg) => msg.sender === BOT && msg.content === posted));
+    check("…and the line is in that group, from the agent", arrived, JSON.stringify(server.history(LAB).slice(-3).map((msg) => [msg.sender, msg.content])));
     console.log(`\nADMIN OK: ${passed} checks passed in the real host (OpenClaw ${host.version}).`);
   } catch (err) {
     console.error(`\nADMIN FAILED: ${err instanceof CheckFailed ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err)}`);

@@ -265,7 +265,10 @@ export function createAcpGroupChannelAdapters<Cfg>(deps: {
 
   return {
     gateway: { startAccount },
-    outbound: { deliveryMode: "direct" as const, sendText },
+    // The identity's connection lives in the gateway: "gateway" makes the host hand a send made
+    // elsewhere (the `openclaw message send` CLI) to the gateway, which calls sendText here. With
+    // "direct" the CLI called sendText in its own process, where no identity runs.
+    outbound: { deliveryMode: "gateway" as const, sendText },
     /** Identity ids with a live transport (for tests and status). */
     runningAccountIds: (): string[] => [...running.keys()],
     /** Groups and typed members of a running account (the host's directory). */

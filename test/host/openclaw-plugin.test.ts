@@ -98,7 +98,7 @@ describe("src/plugin.ts", () => {
       meta: { id: "acp-group", label: "ACP Group", docsPath: "/channels/acp-group" },
       capabilities: { chatTypes: ["group"] },
       reload: { configPrefixes: ["channels.acp-group"] },
-      outbound: { deliveryMode: "direct" },
+      outbound: { deliveryMode: "gateway" },
     });
   });
 
