@@ -60,9 +60,12 @@ export class DispatchGates {
   /** Talk that mentions nobody arrived: the buffer gate waits for quiet, a follow-up for less. */
   talkArrived(now: number, engagedSeen: boolean): void {
     const { bufferGateMs, bufferGateMaxWaitMs, engagedFollowUpMs } = this.#s.settings;
-    // A follow-up waits engagedFollowUpMs of quiet, but a person typing line after line to us
-    // is answered within twice that of their first line (never later than the buffer's cap).
-    if (engagedSeen) this.#engagedGate.touch(now, engagedFollowUpMs, Math.min(bufferGateMaxWaitMs, 2 * engagedFollowUpMs));
+    // A follow-up goes engagedFollowUpMs after the first line that follows up, with every line
+    // that came meanwhile; later lines do not push it back (never later than the buffer's cap).
+    // Waiting for quiet beyond that merged no more lines on real chats, and made the first line
+    // of a burst wait twice as long.
+    const followUpMs = Math.min(bufferGateMaxWaitMs, engagedFollowUpMs);
+    if (engagedSeen) this.#engagedGate.touch(now, followUpMs, followUpMs);
     this.#bufferGate.touch(now, bufferGateMs, bufferGateMaxWaitMs);
   }
 

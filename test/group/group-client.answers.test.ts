@@ -34,8 +34,8 @@ describe("a line after ours that names nobody may answer it", () => {
     // T+5s    dave: "not yet"                           maybe ours (2nd speaker)
     // T+6s    erin: "what build?"                       plain (3rd speaker)
     // T+7s    carol: "but the docs are stale"           maybe ours (the rest of carol's answer)
-    // T+12s   5 s after the last maybe-ours line → one dispatch of 4 lines, on the addressed path
-    //         ("engaged"), not after the cooldown of the T+3s dispatch
+    // T+9s    5 s after the first maybe-ours line → one dispatch of the 4 lines held, on the
+    //         addressed path ("engaged"), not after the cooldown of the T+3s dispatch
     // T+80s   bob:  "anyone around?"                    plain (79 s after our line)
     t.client.feedBufferGate([msg(1, 0, "morning", DAVE)]);
     await at(1000);
@@ -61,7 +61,7 @@ describe("a line after ours that names nobody may answer it", () => {
     ]);
     expect(t.calls.map((c) => [c.at, c.batch.mentionInfo.triggerType, c.ids])).toEqual([
       [3000, "normal", ["1"]],
-      [12_000, "engaged", ["2", "3", "4", "5"]],
+      [9000, "engaged", ["2", "3", "4", "5"]],
       [83_000, "normal", ["6"]],
     ]);
   });
@@ -194,12 +194,12 @@ describe("the rest of an answer to our line", () => {
 });
 
 describe("a person typing line after line to us", () => {
-  it("is answered within twice engagedFollowUpMs of their first follow-up, not after the buffer's 15 s cap", async () => {
+  it("is answered engagedFollowUpMs after their first follow-up, with the lines that came meanwhile, not after the buffer's 15 s cap", async () => {
     const t = setup();
     // T+0s                      bob mentions us          → mention dispatch at T+0
     // T+10s, 14s, 18s, 22s      bob follows up every 4 s → the 5 s of quiet never come;
-    // T+20s                     dispatch of the lines so far (T+10s + 2 × 5 s)
-    // T+22s line                → its own follow-up dispatch 5 s later, at T+27s
+    // T+15s                     dispatch of the lines so far (T+10s + 5 s): T+10s, T+14s
+    // T+18s line                → the next follow-up, 5 s later at T+23s, with the T+22s line
     t.client.feedBufferGate([msg(1, 0, "alice, the build is red", BOB)]);
     for (const [id, s] of [[2, 10], [3, 14], [4, 18], [5, 22]] as const) {
       await at(s * 1000);
@@ -208,8 +208,8 @@ describe("a person typing line after line to us", () => {
     await at(60_000);
     expect(t.calls.map((c) => [c.at, c.batch.mentionInfo.triggerType, c.ids])).toEqual([
       [0, "mention", ["1"]],
-      [20_000, "engaged", ["2", "3", "4"]],
-      [27_000, "engaged", ["5"]],
+      [15_000, "engaged", ["2", "3"]],
+      [23_000, "engaged", ["4", "5"]],
     ]);
   });
 });
