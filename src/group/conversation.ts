@@ -93,6 +93,8 @@ export abstract class ConversationTracker implements TrafficRecord {
   #openLine: { ts: number; spoken: Set<string> } | null = null;
   /** Who spoke the group's previous line (lower-cased; ours too). */
   #lastSpeaker: string | null = null;
+  /** The latest line that mentioned us: our next line naming nobody most likely answers it. */
+  #lastMention: { sender: string; ts: number } | null = null;
   readonly #aidLower: string;
   readonly #settings: ConversationSettings;
   /** nickKeys of our own names (name, aid user part, aid, aliases). */
@@ -157,6 +159,13 @@ export abstract class ConversationTracker implements TrafficRecord {
         this.#engage(sender, until, ts, true, true);
         toSomeone = true;
       }
+    }
+    // A line naming nobody soon after someone mentioned us answers them (our own replies say so
+    // in reply_to; a person's or another host's often do not): they are in a conversation with
+    // us again, even if they turned to someone else meanwhile.
+    const asked = this.#lastMention;
+    if (!toSomeone && latest && asked !== null && ts >= asked.ts && ts - asked.ts <= this.#settings.continuationMs && this.#leadingAddress(content).to === "none") {
+      this.#engage(asked.sender, until, ts, true, true);
     }
     // A line of ours to someone is answered by them (engaged above); one that names nobody (a
     // question to the room, a topic, an answer) may be answered by anyone.
@@ -263,6 +272,7 @@ export abstract class ConversationTracker implements TrafficRecord {
 
   /** The line is for us: the sender is (still) engaged, and their next lines continue it. */
   #toUs(m: GroupMessage, isMention: boolean, addressing: string): Classified {
+    if (isMention) this.#lastMention = { sender: m.sender, ts: m.timestamp };
     this.#engage(m.sender, m.timestamp + this.#settings.engagedWindowMs, m.timestamp, false, isMention);
     this.#setTarget(m.sender, "us", m.timestamp);
     return { isMention, engaged: !isMention, maybeOurs: undefined, addressing };

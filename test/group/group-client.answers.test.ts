@@ -83,9 +83,32 @@ describe("a line after ours that names nobody may answer it", () => {
   it("our line ends a sender's continuation to another member: their next line may answer us", async () => {
     const t = setup();
     // T+0s   bob: "alice, is the build fixed?"  mention
-    // T+2s   bob: "carol: did you push it?"     addressed to carol
-    // T+5s   we:  "the build is green again"
-    // T+10s  bob: "nice"                         was continues-addressed-other (within 30 s of bob's line to carol)
+    // T+33s  bob: "carol: did you push it?"     addressed to carol (bob's conversation with us ends)
+    // T+36s  we:  "the build is green again"    names nobody, 36 s after bob's mention (> continuationMs)
+    // T+40s  bob: "nice"                         was continues-addressed-other (within 30 s of bob's line to carol)
+    t.client.feedBufferGate([msg(0, 0, "hi", CAROL)]);
+    t.client.feedBufferGate([msg("0b", 0, "alice, is the build fixed?", BOB)]);
+    await at(33_000);
+    t.client.feedBufferGate([msg(1, 33_000, "carol: did you push it?", BOB)]);
+    await at(36_000);
+    t.client.recordOwnMessage({ msgId: "100", timestamp: T0 + 36_000, content: "the build is green again" });
+    await at(40_000);
+    t.client.feedBufferGate([msg(2, 40_000, "nice", BOB)]);
+    await at(100_000);
+    expect(accepted(t).slice(2)).toEqual([
+      ["1", false, false, false, "addressed-other:carol"],
+      ["2", false, false, true, "after-our-line"],
+    ]);
+  });
+});
+
+describe("our line that names nobody, right after a mention, answers it", () => {
+  it("the one who mentioned us is engaged again, even after turning to someone else", async () => {
+    const t = setup();
+    // T+0s   bob:   "alice, is the build fixed?"  mention
+    // T+2s   bob:   "carol: did you push it?"     addressed to carol (bob's conversation with us ends)
+    // T+5s   we:    "the build is green again"    names nobody, 5 s after bob's mention: answers it
+    // T+10s  bob:   "nice"                         engaged (was after-our-line: maybe ours)
     t.client.feedBufferGate([msg(0, 0, "hi", CAROL)]);
     t.client.feedBufferGate([msg("0b", 0, "alice, is the build fixed?", BOB)]);
     await at(2000);
@@ -97,7 +120,86 @@ describe("a line after ours that names nobody may answer it", () => {
     await at(60_000);
     expect(accepted(t).slice(2)).toEqual([
       ["1", false, false, false, "addressed-other:carol"],
-      ["2", false, false, true, "after-our-line"],
+      ["2", false, true, false, "engaged"],
+    ]);
+  });
+
+  it("so their lines after the next two speakers' are still ours (a busy support channel)", async () => {
+    const t = setup();
+    // T+0s   carol: "hi"; bob: "alice: GET"       mention
+    // T+13s  bob:   "carol: can you ping the nameserver?"  addressed to carol
+    // T+19s  we:    "GET what?"                      names nobody, 19 s after bob's mention
+    // T+31s  dave:  "thats the command"              after-our-line (1st speaker)
+    // T+37s  carol: "yes no probs there"             after-our-line (2nd speaker)
+    // T+43s  bob:   "GET $path HTTP/1.1"             engaged (the third speaker: was plain)
+    // T+48s  one follow-up dispatch of the lines held since T+31s, 5 s after the first of them
+    t.client.feedBufferGate([msg(0, 0, "hi", CAROL)]);
+    t.client.feedBufferGate([msg(1, 0, "alice: GET", BOB)]);
+    await at(13_000);
+    t.client.feedBufferGate([msg(2, 13_000, "carol: can you ping the nameserver?", BOB)]);
+    await at(19_000);
+    t.client.recordOwnMessage({ msgId: "100", timestamp: T0 + 19_000, content: "GET what?" });
+    await at(31_000);
+    t.client.feedBufferGate([msg(3, 31_000, "thats the command", DAVE)]);
+    await at(37_000);
+    t.client.feedBufferGate([msg(4, 37_000, "yes no probs there", CAROL)]);
+    await at(43_000);
+    t.client.feedBufferGate([msg(5, 43_000, "GET $path HTTP/1.1", BOB)]);
+    await at(120_000);
+    expect(accepted(t).slice(1)).toEqual([
+      ["1", true, false, false, "mention"],
+      ["2", false, false, false, "addressed-other:carol"],
+      ["3", false, false, true, "after-our-line"],
+      ["4", false, false, true, "after-our-line"],
+      ["5", false, true, false, "engaged"],
+    ]);
+  });
+
+  it("not when our line comes later than continuationMs after the mention, or names someone", async () => {
+    const t = setup();
+    // T+0s   carol: "hi"; bob: "alice: GET"   mention
+    // T+2s   bob:   "carol: ping it"        addressed to carol
+    // T+31s  we:    "GET what?"             31 s after the mention (> 30 s): answers nothing in particular
+    // T+32s  dave:  "hm"  T+33s erin: "ok"  the next two speakers: after-our-line
+    // T+34s  bob:   "GET $path"             plain: bob is not engaged again
+    // T+40s  bob:   "alice: and HEAD?"      mention
+    // T+41s  bob:   "carol: HEAD?"          addressed to carol (ends bob's conversation)
+    // T+42s  we:    "dave: use wget"        names dave: answers dave, not bob
+    // T+50s  carol: "hi"                    plain
+    // T+52s  bob:   "HEAD works"            plain: not engaged again by our T+42s line
+    t.client.feedBufferGate([msg(0, 0, "hi", CAROL)]);
+    t.client.feedBufferGate([msg(1, 0, "alice: GET", BOB)]);
+    await at(2000);
+    t.client.feedBufferGate([msg(2, 2000, "carol: ping it", BOB)]);
+    await at(31_000);
+    t.client.recordOwnMessage({ msgId: "100", timestamp: T0 + 31_000, content: "GET what?" });
+    await at(32_000);
+    t.client.feedBufferGate([msg(3, 32_000, "hm", DAVE)]);
+    await at(33_000);
+    t.client.feedBufferGate([msg(4, 33_000, "ok", ERIN)]);
+    await at(34_000);
+    t.client.feedBufferGate([msg(5, 34_000, "GET $path", BOB)]);
+    await at(40_000);
+    t.client.feedBufferGate([msg(6, 40_000, "alice: and HEAD?", BOB)]);
+    await at(41_000);
+    t.client.feedBufferGate([msg(7, 41_000, "carol: HEAD?", BOB)]);
+    await at(42_000);
+    t.client.recordOwnMessage({ msgId: "101", timestamp: T0 + 42_000, content: "dave: use wget" });
+    await at(50_000);
+    t.client.feedBufferGate([msg(8, 50_000, "hi", CAROL)]);
+    await at(52_000);
+    t.client.feedBufferGate([msg(9, 52_000, "HEAD works", BOB)]);
+    await at(120_000);
+    expect(accepted(t).slice(1)).toEqual([
+      ["1", true, false, false, "mention"],
+      ["2", false, false, false, "addressed-other:carol"],
+      ["3", false, false, true, "after-our-line"],
+      ["4", false, false, true, "after-our-line"],
+      ["5", false, false, false, null],
+      ["6", true, false, false, "mention"],
+      ["7", false, false, false, "addressed-other:carol"],
+      ["8", false, false, false, null],
+      ["9", false, false, false, null],
     ]);
   });
 });
