@@ -31,6 +31,7 @@ type Target = "us" | "other" | "maybe-us";
 export type Classified = { isMention: boolean; engaged: boolean; maybeOurs: true | undefined; addressing: string | undefined };
 
 const PLAIN: Classified = Object.freeze({ isMention: false, engaged: false, maybeOurs: undefined, addressing: undefined });
+const BOT_COMMAND: Classified = Object.freeze({ isMention: false, engaged: false, maybeOurs: undefined, addressing: "bot-command" });
 
 // Groups of one identity share its keywords: build the key set once, not once per group.
 const selfKeysCache = new Map<string, { keys: ReadonlySet<string>; variants: boolean }>();
@@ -201,6 +202,8 @@ export abstract class ConversationTracker implements TrafficRecord {
     }
     const prev = this.#previousTarget(m.sender, ts);
     if (!this.#selfVariants && this.#engagedCount() === 0 && prev === undefined && !this.#mayAnswerOpenLine(m.sender, ts)) return PLAIN;
+    // A bot command (`!info foo`, `!raid | bob`) asks the bot, not us; one naming us was a mention above.
+    if (parseBotCommand(m.content) !== null) return BOT_COMMAND;
     const lead = this.#leadingAddress(m.content);
     if (lead.to === "us") return this.#toUs(m, true, `named-us:${lead.name}`);
     if (lead.to === "other") {

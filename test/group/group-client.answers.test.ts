@@ -316,6 +316,35 @@ describe("a person typing line after line to us", () => {
   });
 });
 
+describe("a member's bot command is for the bot", () => {
+  it("is not a follow-up of theirs to us, nor does it end their conversation; one naming us is a mention", async () => {
+    const t = setup();
+    // T+0s   bob: "alice, grub will not install"   mention
+    // T+8s   bob: "!info grub-pc"                   bot-command (was engaged)
+    // T+40s  bob: "!raid | carol"                   bot-command
+    // T+50s  bob: "still stuck"                     engaged: the conversation with us goes on
+    // T+60s  bob: "!grub | alice"                   mention (names us)
+    t.client.feedBufferGate([msg(0, 0, "hi", CAROL)]);
+    t.client.feedBufferGate([msg(1, 0, "alice, grub will not install", BOB)]);
+    await at(8000);
+    t.client.feedBufferGate([msg(2, 8000, "!info grub-pc", BOB)]);
+    await at(40_000);
+    t.client.feedBufferGate([msg(3, 40_000, "!raid | carol", BOB)]);
+    await at(50_000);
+    t.client.feedBufferGate([msg(4, 50_000, "still stuck", BOB)]);
+    await at(60_000);
+    t.client.feedBufferGate([msg(5, 60_000, "!grub | alice", BOB)]);
+    await at(120_000);
+    expect(accepted(t).slice(1)).toEqual([
+      ["1", true, false, false, "mention"],
+      ["2", false, false, false, "bot-command"],
+      ["3", false, false, false, "bot-command"],
+      ["4", false, true, false, "engaged"],
+      ["5", true, false, false, "mention"],
+    ]);
+  });
+});
+
 describe("a bot's answer to a command of ours is for us", () => {
   const PUFF = "puff.agentcp.io";
   const BOT = "ubottu.agentcp.io";
