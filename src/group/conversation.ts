@@ -227,7 +227,10 @@ export abstract class ConversationTracker implements TrafficRecord {
       return { isMention: false, engaged: false, maybeOurs: undefined, addressing: "continues-addressed-other" };
     }
     // The rest of an answer to our line (a second sentence, a paste) is maybe ours too.
-    if (prev === "maybe-us") return { isMention: false, engaged: false, maybeOurs: true, addressing: "continues-after-our-line" };
+    if (prev === "maybe-us") {
+      this.#setTarget(m.sender, "maybe-us", ts);
+      return { isMention: false, engaged: false, maybeOurs: true, addressing: "continues-after-our-line" };
+    }
     const state = this.#engaged !== null && this.#engaged.size > 0 ? this.#engaged.stateOf(m.sender, ts) : null;
     if ((prev === "us" || state === "engaged") && this.#turnedToAnother(m.sender, ts)) {
       // Still a conversation with us (it stays open), but this line is not marked [engaged].

@@ -102,6 +102,30 @@ describe("a line after ours that names nobody may answer it", () => {
   });
 });
 
+describe("an answer to our line that goes on line after line", () => {
+  it("continues while each line follows the sender's previous one within continuationMs, not only their first", async () => {
+    const t = setup();
+    // T+0s   we:  "is there anything special for the read whitelist?"   names nobody
+    // T+10s  bob: "restricting the read permission"   after-our-line
+    // T+25s  bob: "okay"                              continues-after-our-line
+    // T+38s  bob: "right"                             continues-after-our-line (28 s after T+10s)
+    // T+46s  bob: "can you paste your line?"          continues-after-our-line: 8 s after bob's
+    //                                                 previous line (was plain: 36 s after his first)
+    t.client.recordOwnMessage({ msgId: "100", timestamp: T0, content: "is there anything special for the read whitelist?" });
+    for (const [id, s, text] of [[1, 10, "restricting the read permission"], [2, 25, "okay"], [3, 38, "right"], [4, 46, "can you paste your line?"]] as const) {
+      await at(s * 1000);
+      t.client.feedBufferGate([msg(id, s * 1000, text, BOB)]);
+    }
+    await at(120_000);
+    expect(accepted(t)).toEqual([
+      ["1", false, false, true, "after-our-line"],
+      ["2", false, false, true, "continues-after-our-line"],
+      ["3", false, false, true, "continues-after-our-line"],
+      ["4", false, false, true, "continues-after-our-line"],
+    ]);
+  });
+});
+
 describe("our line that names nobody, right after a mention, answers it", () => {
   it("the one who mentioned us is engaged again, even after turning to someone else", async () => {
     const t = setup();
