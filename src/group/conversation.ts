@@ -197,8 +197,10 @@ export abstract class ConversationTracker implements TrafficRecord {
     if (signals.mentionsUs) return this.#toUs(m, true, "metadata-mention");
     if (this.#matcher(m.content)) return this.#toUs(m, true, "mention");
     if (this.#repliesToUs(m.metadata) || (signals.replyTo !== undefined && this.own.hasId(signals.replyTo))) return this.#toUs(m, true, "reply-to-us");
+    // The bot answering our command answers us: marked like a follow-up, though the bot does not
+    // become an engaged speaker (its next lines are its own).
     if (this.#command !== null && this.#answersCommand(m.content, ts)) {
-      return { isMention: false, engaged: false, maybeOurs: true, addressing: "answers-our-command" };
+      return { isMention: false, engaged: true, maybeOurs: undefined, addressing: "answers-our-command" };
     }
     const prev = this.#previousTarget(m.sender, ts);
     if (!this.#selfVariants && this.#engagedCount() === 0 && prev === undefined && !this.#mayAnswerOpenLine(m.sender, ts)) return PLAIN;

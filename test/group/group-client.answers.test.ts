@@ -372,13 +372,14 @@ describe("a member's bot command is for the bot", () => {
 describe("a bot's answer to a command of ours is for us", () => {
   const PUFF = "puff.agentcp.io";
   const BOT = "ubottu.agentcp.io";
-  it("`!sound | puff` → the group's next line, opening with puff's name, answers our command: maybe ours; a line after it is not", async () => {
+  it("`!sound | puff` → the group's next line, opening with puff's name, answers our command: marked [engaged], the bot not engaged; a line after it is not", async () => {
     const t = setup();
     // T+0s    puff:   "can somebody help me with my disappearing sound?"   plain
     // T+5s    we:     "!sound | puff"                                       a command for puff
     // T+6s    ubottu: "puff: If you're having problems with sound, …"       answers our command
-    //                                                                       (names puff, not us): maybe ours
+    //                                                                       (names puff, not us): [engaged]
     // T+7s    ubottu: "puff: see also …"                                    not the next line: addressed to puff
+    //                                                                       (ubottu did not become engaged)
     // T+20s   puff:   "thanks"                                              puff was named by us: engaged
     t.client.feedBufferGate([msg(1, 0, "can somebody help me with my disappearing sound?", PUFF)]);
     await at(5000);
@@ -392,7 +393,7 @@ describe("a bot's answer to a command of ours is for us", () => {
     await at(120_000);
     expect(accepted(t)).toEqual([
       ["1", false, false, false, null],
-      ["2", false, false, true, "answers-our-command"],
+      ["2", false, true, false, "answers-our-command"],
       ["3", false, false, false, "addressed-other:puff"],
       ["4", false, true, false, "engaged"],
     ]);
@@ -418,6 +419,23 @@ describe("a bot's answer to a command of ours is for us", () => {
       ["1", false, null],
       ["2", false, "addressed-other:carol"],
       ["3", true, "after-our-line"],
+    ]);
+  });
+
+  it("`!wow` answered at once: the answer is [engaged], the bot's next line is its own (the bot is not an engaged speaker)", async () => {
+    const t = setup();
+    // T+0s   we:     "!wow"                                a command for the room
+    // T+1s   ubottu: "Information about games …"          the next line, naming nobody: answers it, [engaged]
+    // T+3s   ubottu: "For the rest, see the games page"    plain (was it engaged, this would be [engaged] too)
+    t.client.recordOwnMessage({ msgId: "100", timestamp: T0, content: "!wow" });
+    await at(1000);
+    t.client.feedBufferGate([msg(1, 1000, "Information about games on Ubuntu can be found at the wiki", BOT)]);
+    await at(3000);
+    t.client.feedBufferGate([msg(2, 3000, "For the rest, see the games page", BOT)]);
+    await at(60_000);
+    expect(accepted(t)).toEqual([
+      ["1", false, true, false, "answers-our-command"],
+      ["2", false, false, false, null],
     ]);
   });
 
