@@ -17,6 +17,20 @@ const CAROL = "carol.agentcp.io";
 const DAVE = "dave.agentcp.io";
 const ERIN = "erin.agentcp.io";
 
+/** Our own line in a {@link play} script. */
+const WE = "we";
+/**
+ * Plays a timeline literally: at T+ms, a member's line (`[ms, sender, id, text]`) or ours
+ * (`[ms, WE, msgId, text]`), in order.
+ */
+async function play(t: ReturnType<typeof setup>, steps: ReadonlyArray<readonly [number, string, string, string]>): Promise<void> {
+  for (const [ms, who, id, text] of steps) {
+    await at(ms);
+    if (who === WE) t.client.recordOwnMessage({ msgId: id, timestamp: T0 + ms, content: text });
+    else t.client.feedBufferGate([msg(id, ms, text, who)]);
+  }
+}
+
 function accepted(t: ReturnType<typeof setup>): Array<[string, boolean, boolean, boolean, string | null]> {
   return t.events.flatMap((e) => {
     if (e.type !== "accepted") return [];
@@ -105,17 +119,13 @@ describe("a line after ours that names nobody may answer it", () => {
 describe("an answer to our line that goes on line after line", () => {
   it("continues while each line follows the sender's previous one within continuationMs, not only their first", async () => {
     const t = setup();
-    // T+0s   we:  "is there anything special for the read whitelist?"   names nobody
-    // T+10s  bob: "restricting the read permission"   after-our-line
-    // T+25s  bob: "okay"                              continues-after-our-line
-    // T+38s  bob: "right"                             continues-after-our-line (28 s after T+10s)
-    // T+46s  bob: "can you paste your line?"          continues-after-our-line: 8 s after bob's
-    //                                                 previous line (was plain: 36 s after his first)
-    t.client.recordOwnMessage({ msgId: "100", timestamp: T0, content: "is there anything special for the read whitelist?" });
-    for (const [id, s, text] of [[1, 10, "restricting the read permission"], [2, 25, "okay"], [3, 38, "right"], [4, 46, "can you paste your line?"]] as const) {
-      await at(s * 1000);
-      t.client.feedBufferGate([msg(id, s * 1000, text, BOB)]);
-    }
+    await play(t, [
+      [0, WE, "100", "is there anything special for the read whitelist?"], // names nobody
+      [10_000, BOB, "1", "restricting the read permission"], // after-our-line
+      [25_000, BOB, "2", "okay"], // continues-after-our-line
+      [38_000, BOB, "3", "right"], // continues-after-our-line (28 s after T+10s)
+      [46_000, BOB, "4", "can you paste your line?"], // 8 s after bob's previous line (was plain: 36 s after his first)
+    ]);
     await at(120_000);
     expect(accepted(t)).toEqual([
       ["1", false, false, true, "after-our-line"],
@@ -129,18 +139,13 @@ describe("an answer to our line that goes on line after line", () => {
 describe("our line that names nobody, right after a mention, answers it", () => {
   it("the one who mentioned us is engaged again, even after turning to someone else", async () => {
     const t = setup();
-    // T+0s   bob:   "alice, is the build fixed?"  mention
-    // T+2s   bob:   "carol: did you push it?"     addressed to carol (bob's conversation with us ends)
-    // T+5s   we:    "the build is green again"    names nobody, 5 s after bob's mention: answers it
-    // T+10s  bob:   "nice"                         engaged (was after-our-line: maybe ours)
-    t.client.feedBufferGate([msg(0, 0, "hi", CAROL)]);
-    t.client.feedBufferGate([msg("0b", 0, "alice, is the build fixed?", BOB)]);
-    await at(2000);
-    t.client.feedBufferGate([msg(1, 2000, "carol: did you push it?", BOB)]);
-    await at(5000);
-    t.client.recordOwnMessage({ msgId: "100", timestamp: T0 + 5000, content: "the build is green again" });
-    await at(10_000);
-    t.client.feedBufferGate([msg(2, 10_000, "nice", BOB)]);
+    await play(t, [
+      [0, CAROL, "0", "hi"],
+      [0, BOB, "0b", "alice, is the build fixed?"], // mention
+      [2000, BOB, "1", "carol: did you push it?"], // addressed to carol (bob's conversation with us ends)
+      [5000, WE, "100", "the build is green again"], // names nobody, 5 s after bob's mention: answers it
+      [10_000, BOB, "2", "nice"], // engaged (was after-our-line: maybe ours)
+    ]);
     await at(60_000);
     expect(accepted(t).slice(2)).toEqual([
       ["1", false, false, false, "addressed-other:carol"],
@@ -150,25 +155,15 @@ describe("our line that names nobody, right after a mention, answers it", () => 
 
   it("so their lines after the next two speakers' are still ours (a busy support channel)", async () => {
     const t = setup();
-    // T+0s   carol: "hi"; bob: "alice: GET"       mention
-    // T+13s  bob:   "carol: can you ping the nameserver?"  addressed to carol
-    // T+19s  we:    "GET what?"                      names nobody, 19 s after bob's mention
-    // T+31s  dave:  "thats the command"              after-our-line (1st speaker)
-    // T+37s  carol: "yes no probs there"             after-our-line (2nd speaker)
-    // T+43s  bob:   "GET $path HTTP/1.1"             engaged (the third speaker: was plain)
-    // T+48s  one follow-up dispatch of the lines held since T+31s, 5 s after the first of them
-    t.client.feedBufferGate([msg(0, 0, "hi", CAROL)]);
-    t.client.feedBufferGate([msg(1, 0, "alice: GET", BOB)]);
-    await at(13_000);
-    t.client.feedBufferGate([msg(2, 13_000, "carol: can you ping the nameserver?", BOB)]);
-    await at(19_000);
-    t.client.recordOwnMessage({ msgId: "100", timestamp: T0 + 19_000, content: "GET what?" });
-    await at(31_000);
-    t.client.feedBufferGate([msg(3, 31_000, "thats the command", DAVE)]);
-    await at(37_000);
-    t.client.feedBufferGate([msg(4, 37_000, "yes no probs there", CAROL)]);
-    await at(43_000);
-    t.client.feedBufferGate([msg(5, 43_000, "GET $path HTTP/1.1", BOB)]);
+    await play(t, [
+      [0, CAROL, "0", "hi"],
+      [0, BOB, "1", "alice: GET"], // mention
+      [13_000, BOB, "2", "carol: can you ping the nameserver?"], // addressed to carol
+      [19_000, WE, "100", "GET what?"], // names nobody, 19 s after bob's mention
+      [31_000, DAVE, "3", "thats the command"], // after-our-line (1st speaker)
+      [37_000, CAROL, "4", "yes no probs there"], // after-our-line (2nd speaker)
+      [43_000, BOB, "5", "GET $path HTTP/1.1"], // engaged (the third speaker: was plain)
+    ]);
     await at(120_000);
     expect(accepted(t).slice(1)).toEqual([
       ["1", true, false, false, "mention"],
@@ -181,38 +176,20 @@ describe("our line that names nobody, right after a mention, answers it", () => 
 
   it("not when our line comes later than continuationMs after the mention, or names someone", async () => {
     const t = setup();
-    // T+0s   carol: "hi"; bob: "alice: GET"   mention
-    // T+2s   bob:   "carol: ping it"        addressed to carol
-    // T+31s  we:    "GET what?"             31 s after the mention (> 30 s): answers nothing in particular
-    // T+32s  dave:  "hm"  T+33s erin: "ok"  the next two speakers: after-our-line
-    // T+34s  bob:   "GET $path"             plain: bob is not engaged again
-    // T+40s  bob:   "alice: and HEAD?"      mention
-    // T+41s  bob:   "carol: HEAD?"          addressed to carol (ends bob's conversation)
-    // T+42s  we:    "dave: use wget"        names dave: answers dave, not bob
-    // T+50s  carol: "hi"                    plain
-    // T+52s  bob:   "HEAD works"            plain: not engaged again by our T+42s line
-    t.client.feedBufferGate([msg(0, 0, "hi", CAROL)]);
-    t.client.feedBufferGate([msg(1, 0, "alice: GET", BOB)]);
-    await at(2000);
-    t.client.feedBufferGate([msg(2, 2000, "carol: ping it", BOB)]);
-    await at(31_000);
-    t.client.recordOwnMessage({ msgId: "100", timestamp: T0 + 31_000, content: "GET what?" });
-    await at(32_000);
-    t.client.feedBufferGate([msg(3, 32_000, "hm", DAVE)]);
-    await at(33_000);
-    t.client.feedBufferGate([msg(4, 33_000, "ok", ERIN)]);
-    await at(34_000);
-    t.client.feedBufferGate([msg(5, 34_000, "GET $path", BOB)]);
-    await at(40_000);
-    t.client.feedBufferGate([msg(6, 40_000, "alice: and HEAD?", BOB)]);
-    await at(41_000);
-    t.client.feedBufferGate([msg(7, 41_000, "carol: HEAD?", BOB)]);
-    await at(42_000);
-    t.client.recordOwnMessage({ msgId: "101", timestamp: T0 + 42_000, content: "dave: use wget" });
-    await at(50_000);
-    t.client.feedBufferGate([msg(8, 50_000, "hi", CAROL)]);
-    await at(52_000);
-    t.client.feedBufferGate([msg(9, 52_000, "HEAD works", BOB)]);
+    await play(t, [
+      [0, CAROL, "0", "hi"],
+      [0, BOB, "1", "alice: GET"], // mention
+      [2000, BOB, "2", "carol: ping it"], // addressed to carol
+      [31_000, WE, "100", "GET what?"], // 31 s after the mention (> 30 s): answers nothing in particular
+      [32_000, DAVE, "3", "hm"], // the next two speakers: after-our-line
+      [33_000, ERIN, "4", "ok"],
+      [34_000, BOB, "5", "GET $path"], // plain: bob is not engaged again
+      [40_000, BOB, "6", "alice: and HEAD?"], // mention
+      [41_000, BOB, "7", "carol: HEAD?"], // addressed to carol (ends bob's conversation)
+      [42_000, WE, "101", "dave: use wget"], // names dave: answers dave, not bob
+      [50_000, CAROL, "8", "hi"], // plain
+      [52_000, BOB, "9", "HEAD works"], // plain: not engaged again by our T+42s line
+    ]);
     await at(120_000);
     expect(accepted(t).slice(1)).toEqual([
       ["1", true, false, false, "mention"],
@@ -343,21 +320,14 @@ describe("a person typing line after line to us", () => {
 describe("a member's bot command is for the bot", () => {
   it("is not a follow-up of theirs to us, nor does it end their conversation; one naming us is a mention", async () => {
     const t = setup();
-    // T+0s   bob: "alice, grub will not install"   mention
-    // T+8s   bob: "!info grub-pc"                   bot-command (was engaged)
-    // T+40s  bob: "!raid | carol"                   bot-command
-    // T+50s  bob: "still stuck"                     engaged: the conversation with us goes on
-    // T+60s  bob: "!grub | alice"                   mention (names us)
-    t.client.feedBufferGate([msg(0, 0, "hi", CAROL)]);
-    t.client.feedBufferGate([msg(1, 0, "alice, grub will not install", BOB)]);
-    await at(8000);
-    t.client.feedBufferGate([msg(2, 8000, "!info grub-pc", BOB)]);
-    await at(40_000);
-    t.client.feedBufferGate([msg(3, 40_000, "!raid | carol", BOB)]);
-    await at(50_000);
-    t.client.feedBufferGate([msg(4, 50_000, "still stuck", BOB)]);
-    await at(60_000);
-    t.client.feedBufferGate([msg(5, 60_000, "!grub | alice", BOB)]);
+    await play(t, [
+      [0, CAROL, "0", "hi"],
+      [0, BOB, "1", "alice, grub will not install"], // mention
+      [8000, BOB, "2", "!info grub-pc"], // bot-command (was engaged)
+      [40_000, BOB, "3", "!raid | carol"], // bot-command
+      [50_000, BOB, "4", "still stuck"], // engaged: the conversation with us goes on
+      [60_000, BOB, "5", "!grub | alice"], // mention (names us)
+    ]);
     await at(120_000);
     expect(accepted(t).slice(1)).toEqual([
       ["1", true, false, false, "mention"],
