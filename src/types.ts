@@ -49,9 +49,9 @@ export interface InboundMessage extends GroupMessage {
    * (a line that opens by addressing another member), `continues-addressed-other`,
    * `shared-conversation`, `after-our-line` (a first answer to our line that named nobody),
    * `continues-after-our-line`, `answers-our-command` (the group's next line after a bot command
-   * of ours, `!sound | puff`: marked engaged), `after-another-speaker` (an engaged speaker's line right after
-   * another member's, long after their last direct exchange with us), `bot-command` (a member's
-   * `!info foo`: for the bot, not us). Undefined for plain talk.
+   * of ours, `!sound | puff`: marked engaged), `after-another-speaker` (an engaged speaker's line
+   * right after another member's, long after their last direct exchange with us), `bot-command`
+   * (a member's `!info foo`: for the bot, not us). Undefined for plain talk.
    */
   addressing?: string;
   /**

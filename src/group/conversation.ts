@@ -164,13 +164,14 @@ export abstract class ConversationTracker implements TrafficRecord {
     // A line naming nobody soon after someone mentioned us answers them (our own replies say so
     // in reply_to; a person's or another host's often do not): they are in a conversation with
     // us again, even if they turned to someone else meanwhile.
+    const leading = toSomeone ? undefined : this.#leadingAddress(content).to;
     const asked = this.#lastMention;
-    if (!toSomeone && latest && asked !== null && ts >= asked.ts && ts - asked.ts <= this.#settings.continuationMs && this.#leadingAddress(content).to === "none") {
+    if (latest && leading === "none" && asked !== null && ts >= asked.ts && ts - asked.ts <= this.#settings.continuationMs) {
       this.#engage(asked.sender, until, ts, true, true);
     }
     // A line of ours to someone is answered by them (engaged above); one that names nobody (a
     // question to the room, a topic, an answer) may be answered by anyone.
-    if (latest) this.#openLine = toSomeone || this.#leadingAddress(content).to === "other" ? null : { ts, spoken: new Set() };
+    if (latest) this.#openLine = toSomeone || leading === "other" ? null : { ts, spoken: new Set() };
     if (latest) {
       const command = parseBotCommand(content);
       this.#command = command === null ? null : { ts, target: command.target === null ? null : nickKey(command.target) };
