@@ -1,12 +1,12 @@
 // Generates openclaw.plugin.json from the zod schema the code validates with (one source of truth).
 //   node scripts/gen-manifest.ts           write openclaw.plugin.json
 //   node scripts/gen-manifest.ts --check   exit 1 if the committed file is stale
-// test/host/openclaw-manifest.test.ts regenerates it in memory and compares with the committed file.
+// test/openclaw/manifest.test.ts regenerates it in memory and compares with the committed file.
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { channelConfigSchema } from "../src/config/schema.ts";
-import { ACP_GROUP_CHANNEL_ID, ACP_GROUP_CHANNEL_META } from "../src/host/openclaw.ts";
+import { ACP_GROUP_CHANNEL_ID, ACP_GROUP_CHANNEL_META } from "../src/openclaw/host-calls.ts";
 
 export const MANIFEST_PATH = fileURLToPath(new URL("../openclaw.plugin.json", import.meta.url));
 

@@ -3,8 +3,8 @@
 // an optional peer, so this file must not — `import { createGroupAgent } from "acp-group-channel"`
 // works without OpenClaw installed.
 import { parseChannelConfig } from "./config/load.ts";
-import { createConversationRegistry } from "./host/conversation-registry.ts";
-import { createOpenAIBackend } from "./host/standalone.ts";
+import { createConversationRegistry } from "./backends/conversation-registry.ts";
+import { createOpenAIBackend } from "./backends/standalone.ts";
 import { startIdentity, type RunningIdentity, type StartIdentityParams } from "./runtime/identity.ts";
 import { createFileStateStore, defaultStateDir } from "./state/file-store.ts";
 import type { AgentBackend, ChannelConfig, Logger } from "./types.ts";
@@ -20,10 +20,10 @@ export { buildMentionKeywords, checkMention } from "./group/mention.ts";
 export { computeVitality } from "./group/vitality.ts";
 export { createGroupMonitor, handleGroupMessagesForIdentity, type GroupMonitor, type DispatchDecision } from "./monitor/monitor.ts";
 export { buildAcpSystemPrompt, buildGroupSituationPrompt, formatMessages } from "./monitor/prompt.ts";
-export { createOpenAIBackend } from "./host/standalone.ts";
-export { resolveLlmSettings } from "./host/llm-settings.ts";
-export { LlmError } from "./host/llm-error.ts";
-export { createScriptedBackend } from "./host/deterministic.ts";
+export { createOpenAIBackend } from "./backends/standalone.ts";
+export { resolveLlmSettings } from "./backends/llm-settings.ts";
+export { LlmError } from "./backends/llm-error.ts";
+export { createScriptedBackend } from "./backends/deterministic.ts";
 export { createGroupConnection } from "./transport/connection.ts";
 export type { GroupConnection, GroupConnectionParams } from "./transport/connection.ts";
 export { createGroupService, type GroupService, type GroupServiceOptions } from "./server/group-service.ts";

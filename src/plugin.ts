@@ -1,5 +1,5 @@
 // The OpenClaw plugin entry (package.json `openclaw.extensions`). The only module besides
-// src/host/openclaw.ts that touches the host: it imports the SDK helpers at runtime, so import
+// src/openclaw/host-calls.ts that touches the host: it imports the SDK helpers at runtime, so import
 // it only inside the host. Standalone users never load this file.
 import {
   createChannelPluginBase,
@@ -11,8 +11,8 @@ import {
 } from "openclaw/plugin-sdk/channel-core";
 import { defineChannelSetupContract } from "openclaw/plugin-sdk/channel-setup";
 import { resolveGroupSettings } from "./config/load.ts";
-import { ACP_GROUP_SETUP_FIELDS, applyAcpGroupSetup, prepareAcpGroupSetup, validateAcpGroupSetup } from "./host/openclaw-setup.ts";
-import { createAcpGroupSetupWizard } from "./host/openclaw-setup-wizard.ts";
+import { ACP_GROUP_SETUP_FIELDS, applyAcpGroupSetup, prepareAcpGroupSetup, validateAcpGroupSetup } from "./openclaw/setup.ts";
+import { createAcpGroupSetupWizard } from "./openclaw/setup-wizard.ts";
 import { createJsonLogger } from "./log.ts";
 import {
   ACP_GROUP_CHANNEL_ID,
@@ -20,7 +20,7 @@ import {
   OpenClawHostError,
   createOpenClawBackend,
   type OpenClawInboundContext,
-} from "./host/openclaw.ts";
+} from "./openclaw/host-calls.ts";
 import {
   createAcpGroupChannelAdapters,
   defaultAcpGroupAccountId,
@@ -29,7 +29,7 @@ import {
   listAcpGroupAccountIds,
   resolveAcpGroupAccount,
   type AcpGroupAccount,
-} from "./host/openclaw-channel.ts";
+} from "./openclaw/channel.ts";
 import { startIdentity } from "./runtime/identity.ts";
 import {
   checkIdentityHealth,
@@ -39,9 +39,9 @@ import {
   listAcpGroupPeers,
   normalizeAcpGroupTarget,
   resolveAcpGroupToolPolicy,
-} from "./host/openclaw-admin.ts";
-import { collectAcpGroupNetworkWarnings } from "./host/openclaw-doctor.ts";
-import { resolveHostStateDir } from "./host/openclaw.ts";
+} from "./openclaw/admin.ts";
+import { collectAcpGroupNetworkWarnings } from "./openclaw/doctor.ts";
+import { resolveHostStateDir } from "./openclaw/host-calls.ts";
 
 type HostChannelRuntime = PluginRuntime["channel"];
 type HostMsgContext = Parameters<HostChannelRuntime["session"]["recordInboundSession"]>[0]["ctx"];

@@ -54,7 +54,8 @@ const BASE = files("types.ts", "log.ts", "emitter.ts", "paths.ts");
  * import (as values) only types.ts, the wire vocabulary and each other.
  */
 const PURE_FILES = [
-  ...["addressee", "answered", "dispatch-gate", "held", "member-types", "mention", "order", "retry-book", "seen-ids", "sender-access", "server-clock", "service-event", "signals", "social", "vitality"].map((n) => `group/${n}.ts`),
+  ...["addressee", "answered", "dispatch-gate", "held", "mention", "order", "retry-book", "seen-ids", "sender-access", "server-clock", "service-event", "signals", "social", "vitality"].map((n) => `group/${n}.ts`),
+  "members/member-types.ts",
   ...["assemble", "budget", "confusables", "context-xml", "decision", "dedup", "delay", "floor", "format-common", "identity-shared", "intent", "loop-guard", "outbound", "prompt", "reply-address", "reply-policy", "sanitize", "send-gates", "sender-share"].map((n) => `monitor/${n}.ts`),
 ];
 const PURE = files(...PURE_FILES);
@@ -75,7 +76,7 @@ const RULES: readonly Rule[] = [
     from: not(anyOf(under("cli", "runtime"), FACES)),
     forbid: under("runtime"),
     except: {
-      "host/openclaw-setup.ts -> runtime/join.ts": "the OpenClaw setup flow joins groups by link, as `acp-group join` does",
+      "openclaw/setup.ts -> runtime/join.ts": "the OpenClaw setup flow joins groups by link, as `acp-group join` does",
     },
   },
   {
@@ -86,7 +87,7 @@ const RULES: readonly Rule[] = [
   {
     rule: "the engine (group/, monitor/) picks no concrete part: no socket, server, host, state file, runtime or command",
     from: under("group", "monitor"),
-    forbid: under("network", "transport", "server", "host", "state", "runtime", "cli", "replay", "report"),
+    forbid: under("network", "transport", "server", "openclaw", "backends", "state", "runtime", "cli", "replay", "report"),
   },
   {
     rule: "pure decision modules import only types.ts, the wire vocabulary and each other",
@@ -102,7 +103,7 @@ const RULES: readonly Rule[] = [
   {
     rule: "the network layer knows nothing about groups, group frames, hosts or the local server",
     from: under("network"),
-    forbid: under("transport", "group", "monitor", "profile", "host", "server", "runtime", "cli", "replay", "report"),
+    forbid: under("transport", "group", "monitor", "members", "profile", "openclaw", "backends", "server", "runtime", "cli", "replay", "report"),
   },
   {
     rule: "the transport carries group frames and knows nothing of the group engine",
@@ -112,7 +113,7 @@ const RULES: readonly Rule[] = [
   {
     rule: "the local server is a peer, not a client: it shares the wire, never the client's transport, group engine, runtime, hosts or command line",
     from: under("server"),
-    forbid: under("transport", "group", "runtime", "cli", "host", "monitor", "replay", "report"),
+    forbid: under("transport", "group", "runtime", "cli", "openclaw", "backends", "monitor", "replay", "report"),
   },
   {
     rule: "the server is started only by the runtime's dev network, the command line and the library face",
@@ -180,7 +181,7 @@ describe("import rules over src/", () => {
   });
 
   it("the folders the rules name exist, and each PURE module is a file of src/", () => {
-    for (const folder of ["cli", "runtime", "wire", "group", "monitor", "network", "transport", "server", "host", "state", "replay", "report", "profile", "config"]) {
+    for (const folder of ["cli", "runtime", "wire", "group", "monitor", "network", "transport", "server", "openclaw", "backends", "members", "state", "replay", "report", "profile", "config"]) {
       expect(modules.some(under(folder)), folder).toBe(true);
     }
     expect(PURE_FILES.filter((f) => !modules.includes(f))).toEqual([]);
@@ -208,8 +209,8 @@ describe("import rules over src/", () => {
     const cliOnly = RULES.find((r) => r.rule.startsWith("only the command line"))!;
     expect(breaches(cliOnly, [{ from: "group/mention.ts", to: "cli/args.ts", typeOnly: false }])).toEqual(["group/mention.ts -> cli/args.ts"]);
     const runtime = RULES.find((r) => r.rule.startsWith("src/runtime/"))!;
-    expect(breaches(runtime, [{ from: "host/openclaw-setup.ts", to: "runtime/join.ts", typeOnly: false }])).toEqual([]);
-    expect(breaches(runtime, [{ from: "host/openclaw-setup.ts", to: "runtime/identity.ts", typeOnly: false }])).toEqual(["host/openclaw-setup.ts -> runtime/identity.ts"]);
+    expect(breaches(runtime, [{ from: "openclaw/setup.ts", to: "runtime/join.ts", typeOnly: false }])).toEqual([]);
+    expect(breaches(runtime, [{ from: "openclaw/setup.ts", to: "runtime/identity.ts", typeOnly: false }])).toEqual(["openclaw/setup.ts -> runtime/identity.ts"]);
     const pure = RULES.find((r) => r.rule.startsWith("pure decision"))!;
     expect(breaches(pure, [{ from: "group/vitality.ts", to: "log.ts", typeOnly: false }])).toEqual(["group/vitality.ts -> log.ts"]);
     expect(breaches(pure, [{ from: "group/vitality.ts", to: "log.ts", typeOnly: true }])).toEqual([]);

@@ -4,7 +4,7 @@
 // same paths rejected (unknown keys named). Where zod can say more than JSON Schema (refinements,
 // cross-field rules) ours is stricter, which is printed as a known difference.
 import { ConfigError, parseChannelConfig } from "../../src/config/load.ts";
-import { resolveAcpGroupAccount } from "../../src/host/openclaw-channel.ts";
+import { resolveAcpGroupAccount } from "../../src/openclaw/channel.ts";
 import { createRunDir, hostEnv, resolveHostPaths, resolvePluginDir, runOpenclaw, writeJson } from "./host-env.ts";
 
 const CHANNEL = "acp-group";

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Strict type-check of the plugin entry (src/plugin.ts), the secret contract (src/secret-contract-api.ts)
-# and the host adapter (src/host/openclaw*.ts)
+# and the host adapter (src/openclaw/*.ts)
 # against the real OpenClaw host's .d.ts, as installed by scripts/host/install.sh. The project's own
-# `npm run typecheck` sees only src/host/openclaw-sdk.d.ts (the host is an optional peer); this is
+# `npm run typecheck` sees only src/openclaw/sdk.d.ts (the host is an optional peer); this is
 # the check that the shim's promises hold for the real host.
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -23,9 +23,9 @@ cat > "$CFG" <<JSON
     "noEmit": true
   },
   "include": [],
-  "files": ["$REPO/src/plugin.ts", "$REPO/src/secret-contract-api.ts", "$REPO/src/host/openclaw.ts", "$REPO/src/host/openclaw-channel.ts"]
+  "files": ["$REPO/src/plugin.ts", "$REPO/src/secret-contract-api.ts", "$REPO/src/openclaw/host-calls.ts", "$REPO/src/openclaw/channel.ts"]
 }
 JSON
-echo "[host-typecheck] tsc --strict: src/plugin.ts + src/host/openclaw*.ts against openclaw@$("$DIR/node/bin/node" -p "require('$DIR/host/node_modules/openclaw/package.json').version") .d.ts"
+echo "[host-typecheck] tsc --strict: src/plugin.ts + src/openclaw/*.ts against openclaw@$("$DIR/node/bin/node" -p "require('$DIR/host/node_modules/openclaw/package.json').version") .d.ts"
 PATH="$REPO/node_modules/.bin:$PATH" tsc -p "$CFG"
 echo "[host-typecheck] ok"

@@ -9,7 +9,7 @@ import { intOption, parse, UsageError, type Io } from "./args.ts";
 import { identityForLink, parseJoinLink } from "./join.ts";
 import { joinByLink, type JoinLink } from "../runtime/join.ts";
 import { createTranscript } from "./live.ts";
-import { memberTypeFromServiceEntry, type MemberType } from "../group/member-types.ts";
+import { memberTypeFromServiceEntry, type MemberType } from "../members/member-types.ts";
 import { createJsonLogger, errorFields } from "../log.ts";
 import { aidDomain, groupServiceAid } from "../network/access-point.ts";
 import { connectConfiguredIdentity } from "../runtime/link.ts";

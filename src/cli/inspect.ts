@@ -2,9 +2,9 @@
 // configured back-end would send it.
 import { parse, UsageError, type CommandSpec, type Io } from "./args.ts";
 import { configuredGroups, loadOptionalConfig, readLogFile, requireGroup, requireIdentities, settingsFor, warnSilentPersona } from "./checks.ts";
-import { createConversationRegistry } from "../host/conversation-registry.ts";
-import { previewChatRequest } from "../host/chat-request.ts";
-import { resolveLlmSettings } from "../host/llm-settings.ts";
+import { createConversationRegistry } from "../backends/conversation-registry.ts";
+import { previewChatRequest } from "../backends/chat-request.ts";
+import { resolveLlmSettings } from "../backends/llm-settings.ts";
 import { llmSchema } from "../config/schema.ts";
 import { silentLogger } from "../log.ts";
 import { createFileStateStore, defaultStateDir } from "../state/file-store.ts";

@@ -1,9 +1,9 @@
 // What `start` and `run` share: the model back-end a CLI run uses (the configured model, else the
 // offline responder), and the transcript and decision lines they print.
-import { createScriptedBackend, offlineReplyText } from "../host/deterministic.ts";
-import { createConversationRegistry } from "../host/conversation-registry.ts";
-import { createOpenAIBackend } from "../host/standalone.ts";
-import { resolveLlmSettings } from "../host/llm-settings.ts";
+import { createScriptedBackend, offlineReplyText } from "../backends/deterministic.ts";
+import { createConversationRegistry } from "../backends/conversation-registry.ts";
+import { createOpenAIBackend } from "../backends/standalone.ts";
+import { resolveLlmSettings } from "../backends/llm-settings.ts";
 import type { DispatchDecision } from "../monitor/monitor.ts";
 import { displaySafe } from "../monitor/outbound.ts";
 import type { StateStore } from "../state/file-store.ts";

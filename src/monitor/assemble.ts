@@ -1,6 +1,6 @@
 // Everything the model would receive for one dispatch, built without calling it — the monitor
 // uses this for every call, and `inspect`/`replay` use it to show the exact bytes.
-import { MemberDirectory, senderTypes, type MemberTypes } from "../group/member-types.ts";
+import { MemberDirectory, senderTypes, type MemberTypes } from "../members/member-types.ts";
 import type { DispatchBatch, GroupSettings, ReplyType } from "../types.ts";
 import { buildAcpSystemPrompt, buildGroupSituationPrompt, formatMessages, type OwnReply, type PromptIdentity } from "./prompt.ts";
 import { isGroupEvent } from "./format-common.ts";

@@ -2,7 +2,7 @@
 // with no human in them; past `maxAgentChain` we stay quiet until a human speaks. Only a sender
 // known to be human (config, owner, group service — never its own agent.md) resets the chain: a
 // sender of unknown type may be an agent, so it does not.
-import type { MemberTypes } from "../group/member-types.ts";
+import type { MemberTypes } from "../members/member-types.ts";
 import type { InboundMessage } from "../types.ts";
 
 /** A sender is an agent unless configured as human; the owner is always human. */

@@ -2,7 +2,7 @@
 // This file wires one (identity, group) monitor: its back-end, transport, member directory, the
 // abortable send delays and the state that survives restarts (monitor-state.ts). A dispatch runs
 // through the pipeline in dispatch/pipeline.ts; every decision in it is a pure sibling.
-import { MemberDirectory, type MemberTypes } from "../group/member-types.ts";
+import { MemberDirectory, type MemberTypes } from "../members/member-types.ts";
 import { monotonicNow } from "../group/local-clock.ts";
 import { DelayWaits } from "./delay-waits.ts";
 import { childLogger, errorFields, silentLogger } from "../log.ts";

@@ -1,6 +1,6 @@
 // The prompt layers (seed 003 §6): a stable ACP prefix per identity, then the situation block,
 // then the formatted messages. Pure: same input, same bytes.
-import type { MemberType, MemberTypeSource } from "../group/member-types.ts";
+import type { MemberType, MemberTypeSource } from "../members/member-types.ts";
 import type { GroupVitality, IdentityConfig, InboundMessage, MentionInfo, ReplyType } from "../types.ts";
 import { formatXmlTimeline, type OwnReply, type XmlTimelineOptions } from "./context-xml.ts";
 import { formatClock, isGroupEvent, eventText } from "./format-common.ts";

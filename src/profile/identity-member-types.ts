@@ -1,7 +1,7 @@
 // One identity's member types at run time: the directory its monitors read, fed by the group
 // service's `get_members` answers and by strangers' agent.md (when the network can fetch them).
 // The runtime makes one per identity and shares it across the identity's groups.
-import { MemberDirectory } from "../group/member-types.ts";
+import { MemberDirectory } from "../members/member-types.ts";
 import type { Logger } from "../types.ts";
 import { ProfileLookup } from "./member-profile-lookup.ts";
 import type { FetchLike } from "./publish.ts";

@@ -1,7 +1,7 @@
 // The shell that feeds a member directory from senders' own agent.md: when a sender of unknown
 // type speaks, fetch its profile once (again only after `retryAfterMs`), at most `maxInFlight`
 // at a time, and record the type it declares. Fire-and-forget for the caller; never throws.
-import type { MemberDirectory } from "../group/member-types.ts";
+import type { MemberDirectory } from "../members/member-types.ts";
 import { errorFields } from "../log.ts";
 import type { Logger } from "../types.ts";
 import { isFetchableAid } from "./profile-host.ts";

@@ -6,7 +6,7 @@ import { compareMessages } from "../group/order.ts";
 import { silentLogger } from "../log.ts";
 import type { PromptParts } from "../monitor/assemble.ts";
 import { createGroupMonitor } from "../monitor/monitor.ts";
-import { createScriptedBackend } from "../host/deterministic.ts";
+import { createScriptedBackend } from "../backends/deterministic.ts";
 import type { DispatchBatch, GroupSettings, IdentityConfig, InboundMessage, MentionInfo } from "../types.ts";
 import { batchByTimestamp, type LogLine } from "./log.ts";
 

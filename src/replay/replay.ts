@@ -6,7 +6,7 @@ import { closeGroupClientForIdentity, initGroupClientForIdentity } from "../grou
 import { createMemoryLogger } from "../log.ts";
 import { initDedup } from "../monitor/dedup.ts";
 import { createGroupMonitor } from "../monitor/monitor.ts";
-import { createScriptedBackend, type ScriptedMode } from "../host/deterministic.ts";
+import { createScriptedBackend, type ScriptedMode } from "../backends/deterministic.ts";
 import type { GroupMessage, GroupSettings, IdentityConfig } from "../types.ts";
 import { batchByTimestamp, type LogLine } from "./log.ts";
 import { createReplayRecorder, type ReplayReport } from "./replay-report.ts";

@@ -7,7 +7,7 @@ import type { GroupSettings } from "../types.ts";
 import { isDirectedAt, percentile } from "./addressed.ts";
 import { parseLog, type LogLine } from "./log.ts";
 import { personaMatcher, runReplay, type ReplayReport } from "./replay.ts";
-import type { ScriptedMode } from "../host/deterministic.ts";
+import type { ScriptedMode } from "../backends/deterministic.ts";
 
 /** Why a line meant for the persona never reached a model call. */
 export const MISS_CAUSES = [

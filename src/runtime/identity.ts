@@ -5,7 +5,7 @@
 import { listGroupsForIdentity } from "../config/load.ts";
 import { closeGroupClientForIdentity } from "../group/group-client.ts";
 import type { GroupClient, GroupClientEvent } from "../group/group-client.ts";
-import type { MemberTypes } from "../group/member-types.ts";
+import type { MemberTypes } from "../members/member-types.ts";
 import { childLogger, errorFields, silentLogger } from "../log.ts";
 import { createModelCallLimiter, type ModelCallLimiter } from "../monitor/model-calls.ts";
 import type { DispatchDecision, GroupMonitor } from "../monitor/monitor.ts";

@@ -2,7 +2,7 @@
 // sign-in, and the member directory its monitors read — fed by the group service's `get_members`
 // (at start and when a member joins) and by unknown senders' own agent.md. Nothing here can stop
 // the identity: every failure is one log line.
-import type { MemberDirectory } from "../group/member-types.ts";
+import type { MemberDirectory } from "../members/member-types.ts";
 import { errorFields } from "../log.ts";
 import { tlsFromNetwork } from "../network/from-config.ts";
 import { createAgentMdFetch } from "../profile/agent-md-fetch.ts";

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parseChannelConfig } from "../../src/config/load.ts";
 import { resolveSeedPassword, SecretRefError } from "../../src/config/secret-ref.ts";
-import { checkIdentityHealth } from "../../src/host/openclaw-admin.ts";
+import { checkIdentityHealth } from "../../src/openclaw/admin.ts";
 import { identityPaths } from "../../src/network/identity-store.ts";
 import { generateIdentityKey, sdkPassphrase, toCryptoKeys } from "../../src/network/x509.ts";
 import { openLocalCa } from "../../src/server/network/local-ca.ts";

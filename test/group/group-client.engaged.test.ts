@@ -2,7 +2,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ALICE, T0, at, msg, setup } from "./harness.ts";
 import type { InboundMessage } from "../../src/types.ts";
-import { MemberDirectory } from "../../src/group/member-types.ts";
+import { MemberDirectory } from "../../src/members/member-types.ts";
 
 beforeEach(() => {
   vi.useFakeTimers({ now: T0 });

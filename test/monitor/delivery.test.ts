@@ -3,7 +3,7 @@
 // hosted model is a scripted stand-in (it cannot exist here), the transport a recording fake.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { initGroupClientForIdentity, type GroupClient } from "../../src/group/group-client.ts";
-import { createScriptedBackend } from "../../src/host/deterministic.ts";
+import { createScriptedBackend } from "../../src/backends/deterministic.ts";
 import { createMemoryLogger } from "../../src/log.ts";
 import { createGroupMonitor, type DispatchDecision } from "../../src/monitor/monitor.ts";
 import { TransportError } from "../../src/transport/errors.ts";

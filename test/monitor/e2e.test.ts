@@ -2,7 +2,7 @@
 // talks to the deterministic back-end and a recording transport. Timeline written out literally.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { initGroupClientForIdentity, type GroupClient } from "../../src/group/group-client.ts";
-import { createScriptedBackend } from "../../src/host/deterministic.ts";
+import { createScriptedBackend } from "../../src/backends/deterministic.ts";
 import { createMemoryLogger } from "../../src/log.ts";
 import { createGroupMonitor, type DispatchDecision } from "../../src/monitor/monitor.ts";
 import type { GenerateRequest, GroupMessage } from "../../src/types.ts";

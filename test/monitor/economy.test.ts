@@ -3,7 +3,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { DEFAULT_GROUP_SETTINGS } from "../../src/config/load.ts";
 import { initGroupClientForIdentity } from "../../src/group/group-client.ts";
-import { createScriptedBackend } from "../../src/host/deterministic.ts";
+import { createScriptedBackend } from "../../src/backends/deterministic.ts";
 import { createMemoryLogger } from "../../src/log.ts";
 import { createGroupMonitor, type DispatchDecision } from "../../src/monitor/monitor.ts";
 import type { GroupMessage } from "../../src/types.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MemberDirectory } from "../../src/group/member-types.ts";
+import { MemberDirectory } from "../../src/members/member-types.ts";
 import { buildHumanSet, checkLoopGuard, isHumanSender, nextAgentChain } from "../../src/monitor/loop-guard.ts";
 
 const humans = buildHumanSet(["Dana.agentcp.io"], "carol.agentcp.io");

@@ -1,7 +1,7 @@
 // A reaction reply goes out as a reaction message only when the transport says the group service
 // supports reactions; otherwise as a plain message (the default).
 import { describe, expect, it } from "vitest";
-import { createScriptedBackend } from "../../src/host/deterministic.ts";
+import { createScriptedBackend } from "../../src/backends/deterministic.ts";
 import { createGroupMonitor } from "../../src/monitor/monitor.ts";
 import { ALICE, T0, batch, msg, recordingSender, settingsWith } from "./helpers.ts";
 

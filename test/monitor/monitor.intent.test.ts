@@ -1,6 +1,6 @@
 // The intent gate as the group sees it: what reaches the transport for replies models really write.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { createScriptedBackend } from "../../src/host/deterministic.ts";
+import { createScriptedBackend } from "../../src/backends/deterministic.ts";
 import { createGroupMonitor } from "../../src/monitor/monitor.ts";
 import type { DispatchOutcome } from "../../src/types.ts";
 import { ALICE, T0, batch, msg, recordingSender, settingsWith } from "./helpers.ts";

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { createScriptedBackend } from "../../src/host/deterministic.ts";
+import { createScriptedBackend } from "../../src/backends/deterministic.ts";
 import { createMemoryLogger } from "../../src/log.ts";
 import { createGroupMonitor, handleGroupMessagesForIdentity, type DispatchDecision, type MonitorSnapshot } from "../../src/monitor/monitor.ts";
 import { buildAcpSystemPrompt } from "../../src/monitor/prompt.ts";

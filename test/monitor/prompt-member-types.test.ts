@@ -1,7 +1,7 @@
 // Member types in the prompt: a per-batch [Senders] section in the dynamic part; the stable
 // prefix stays byte-identical whatever the directory knows.
 import { describe, expect, it } from "vitest";
-import { MemberDirectory } from "../../src/group/member-types.ts";
+import { MemberDirectory } from "../../src/members/member-types.ts";
 import { assembleDispatchPrompt } from "../../src/monitor/assemble.ts";
 import { buildGroupSituationPrompt, formatMessages } from "../../src/monitor/prompt.ts";
 import { ALICE, T0, batch, msg, settingsWith } from "./helpers.ts";

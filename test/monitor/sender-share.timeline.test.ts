@@ -3,7 +3,7 @@
 // their share of the addressed allowance and then silence; the others and the owner are answered.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { initGroupClientForIdentity } from "../../src/group/group-client.ts";
-import { createScriptedBackend } from "../../src/host/deterministic.ts";
+import { createScriptedBackend } from "../../src/backends/deterministic.ts";
 import { createMemoryLogger } from "../../src/log.ts";
 import { createGroupMonitor, type DispatchDecision } from "../../src/monitor/monitor.ts";
 import type { GroupMessage, GroupSettings } from "../../src/types.ts";

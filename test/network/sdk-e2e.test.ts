@@ -5,7 +5,7 @@
 // scripted model, since no hosted LLM exists here) has answered. Real sockets, crypto and files.
 import { describe, expect, it } from "vitest";
 import { startDevNetwork } from "../../src/runtime/dev-network.ts";
-import { createScriptedBackend } from "../../src/host/deterministic.ts";
+import { createScriptedBackend } from "../../src/backends/deterministic.ts";
 import { AGENTS, GENEROUS_BUDGET, GROUP, lobbyConfig, startRecorded, useRuntimeFixture } from "../support/runtime-harness.ts";
 import { connectSdkMember, type SdkMember } from "../support/sdk-member.ts";
 import { loopbackLookup } from "./support.ts";

@@ -4,7 +4,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo, LookupFunction } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { MemberDirectory } from "../../src/group/member-types.ts";
+import { MemberDirectory } from "../../src/members/member-types.ts";
 import { createMemoryLogger } from "../../src/log.ts";
 import { createAgentMdFetch } from "../../src/profile/agent-md-fetch.ts";
 import { ProfileLookup } from "../../src/profile/member-profile-lookup.ts";

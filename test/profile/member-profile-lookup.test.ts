@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MemberDirectory } from "../../src/group/member-types.ts";
+import { MemberDirectory } from "../../src/members/member-types.ts";
 import { createMemoryLogger } from "../../src/log.ts";
 import { ProfileLookup } from "../../src/profile/member-profile-lookup.ts";
 import type { FetchLike } from "../../src/profile/publish.ts";

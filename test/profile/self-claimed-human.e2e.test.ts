@@ -5,9 +5,9 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { MemberDirectory } from "../../src/group/member-types.ts";
+import { MemberDirectory } from "../../src/members/member-types.ts";
 import { initGroupClientForIdentity } from "../../src/group/group-client.ts";
-import { createScriptedBackend } from "../../src/host/deterministic.ts";
+import { createScriptedBackend } from "../../src/backends/deterministic.ts";
 import { createMemoryLogger } from "../../src/log.ts";
 import { createGroupMonitor, type DispatchDecision } from "../../src/monitor/monitor.ts";
 import { ProfileLookup } from "../../src/profile/member-profile-lookup.ts";

@@ -3,8 +3,8 @@
 // here), before and after a stored NO_REPLY turn.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfigFile } from "../../src/config/load.ts";
-import { createConversationRegistry } from "../../src/host/conversation-registry.ts";
-import { createOpenAIBackend } from "../../src/host/standalone.ts";
+import { createConversationRegistry } from "../../src/backends/conversation-registry.ts";
+import { createOpenAIBackend } from "../../src/backends/standalone.ts";
 import { createFileStateStore } from "../../src/state/file-store.ts";
 import type { GenerateRequest } from "../../src/types.ts";
 import { startOpenAIMock, type OpenAIMock } from "../support/openai-mock.ts";

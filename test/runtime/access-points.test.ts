@@ -3,7 +3,7 @@
 // network (two group services), real time with bounded waits.
 import { describe, expect, it } from "vitest";
 import { parseChannelConfig } from "../../src/config/load.ts";
-import { createScriptedBackend } from "../../src/host/deterministic.ts";
+import { createScriptedBackend } from "../../src/backends/deterministic.ts";
 import { createMemoryLogger } from "../../src/log.ts";
 import { createGroupService } from "../../src/server/group-service.ts";
 import { createLoopback } from "../support/loopback.ts";

@@ -5,7 +5,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseChannelConfig } from "../../src/config/load.ts";
-import { createScriptedBackend } from "../../src/host/deterministic.ts";
+import { createScriptedBackend } from "../../src/backends/deterministic.ts";
 
 import { encodeSafeName } from "../../src/state/safe-name.ts";
 import type { AgentBackend, GenerateRequest, GenerateResult } from "../../src/types.ts";

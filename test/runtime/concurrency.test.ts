@@ -2,7 +2,7 @@
 // while (scripted, mocked LLM), and a counter of calls in flight.
 import { describe, expect, it } from "vitest";
 import { parseChannelConfig } from "../../src/config/load.ts";
-import { createScriptedBackend } from "../../src/host/deterministic.ts";
+import { createScriptedBackend } from "../../src/backends/deterministic.ts";
 import { startIdentity, type RunningIdentity } from "../../src/runtime/identity.ts";
 
 import type { AgentBackend, GenerateRequest } from "../../src/types.ts";

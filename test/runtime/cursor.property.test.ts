@@ -9,7 +9,7 @@ import fc from "fast-check";
 import { describe, expect, it, vi } from "vitest";
 import { DEFAULT_GROUP_SETTINGS } from "../../src/config/load.ts";
 import { closeGroupClientForIdentity, initGroupClientForIdentity, type GroupClientEvent } from "../../src/group/group-client.ts";
-import { createScriptedBackend, offlineReplyText } from "../../src/host/deterministic.ts";
+import { createScriptedBackend, offlineReplyText } from "../../src/backends/deterministic.ts";
 import { createGroupMonitor } from "../../src/monitor/monitor.ts";
 import { settledCursor, trackCursor, type CursorTrack } from "../../src/runtime/cursor.ts";
 import { TransportError } from "../../src/transport/errors.ts";

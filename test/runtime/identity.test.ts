@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { createScriptedBackend, type ScriptedBackend } from "../../src/host/deterministic.ts";
+import { createScriptedBackend, type ScriptedBackend } from "../../src/backends/deterministic.ts";
 import { RuntimeError } from "../../src/runtime/identity.ts";
 import { encodeSafeName } from "../../src/state/safe-name.ts";
 import type { GenerateRequest, GroupMessage } from "../../src/types.ts";

@@ -5,7 +5,7 @@
 import { WebSocket } from "ws";
 import { describe, expect, it } from "vitest";
 import { startDevNetwork, type DevNetwork } from "../../src/runtime/dev-network.ts";
-import { createScriptedBackend } from "../../src/host/deterministic.ts";
+import { createScriptedBackend } from "../../src/backends/deterministic.ts";
 import { createHttpClient, signInToNetwork } from "../../src/network/index.ts";
 import type { GroupDefinition } from "../../src/server/group-service.ts";
 import { createGroupConnection, type GroupConnection } from "../../src/transport/connection.ts";

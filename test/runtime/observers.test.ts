@@ -1,7 +1,7 @@
 // Observers passed to startIdentity (transcript, events) are for display: a failure in one must
 // never stop messages from reaching the group client. Real sockets on 127.0.0.1.
 import { describe, expect, it } from "vitest";
-import { createScriptedBackend } from "../../src/host/deterministic.ts";
+import { createScriptedBackend } from "../../src/backends/deterministic.ts";
 import { createMemoryLogger } from "../../src/log.ts";
 
 import type { GroupMessage } from "../../src/types.ts";

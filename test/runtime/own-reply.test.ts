@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { createScriptedBackend } from "../../src/host/deterministic.ts";
+import { createScriptedBackend } from "../../src/backends/deterministic.ts";
 import { createFileStateStore, type StateStore } from "../../src/state/file-store.ts";
 import { encodeSafeName } from "../../src/state/safe-name.ts";
 import { AGENTS, GENEROUS_BUDGET, GROUP, HUMAN, lobbyConfig, startLobbyServer, startRecorded, useRuntimeFixture, waitFor } from "../support/runtime-harness.ts";

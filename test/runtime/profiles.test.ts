@@ -7,8 +7,8 @@
 // message metadata is a mention. The model is the deterministic scripted back-end (no LLM here).
 import { describe, expect, it } from "vitest";
 import { startDevNetwork, type DevNetwork } from "../../src/runtime/dev-network.ts";
-import { createScriptedBackend } from "../../src/host/deterministic.ts";
-import type { MemberDirectory } from "../../src/group/member-types.ts";
+import { createScriptedBackend } from "../../src/backends/deterministic.ts";
+import type { MemberDirectory } from "../../src/members/member-types.ts";
 import { createMemoryLogger } from "../../src/log.ts";
 import type { NetworkAgent } from "../../src/network/index.ts";
 import { parseAgentMd } from "../../src/profile/agent-md.ts";

@@ -3,7 +3,7 @@
 // the real group client, fed by the transport through `startIdentity`, must receive every message
 // exactly once and dispatch each exactly once. Loopback network, real time with bounded waits.
 import { describe, expect, it } from "vitest";
-import { createScriptedBackend } from "../../src/host/deterministic.ts";
+import { createScriptedBackend } from "../../src/backends/deterministic.ts";
 import type { GroupService } from "../../src/server/group-service.ts";
 import { createMemoryHistoryStore, type GroupHistoryStore } from "../../src/server/history-store.ts";
 import type { GroupMessage } from "../../src/types.ts";

@@ -3,7 +3,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { createScriptedBackend } from "../../src/host/deterministic.ts";
+import { createScriptedBackend } from "../../src/backends/deterministic.ts";
 
 import { createMemoryHistoryStore } from "../../src/server/history-store.ts";
 import { encodeSafeName } from "../../src/state/safe-name.ts";

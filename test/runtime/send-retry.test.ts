@@ -3,7 +3,7 @@
 // loopback network, on fake timers; the state store is an in-memory map (real files do their I/O
 // outside the fake clock). The model is a hand-released stand-in (no LLM here).
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { createScriptedBackend } from "../../src/host/deterministic.ts";
+import { createScriptedBackend } from "../../src/backends/deterministic.ts";
 import type { StateStore } from "../../src/state/file-store.ts";
 import type { AgentBackend, GenerateRequest, GenerateResult, PersistedGroupState } from "../../src/types.ts";
 import { GENEROUS_BUDGET, GROUP, HUMAN, currentNetwork, lobbyConfig, startLobbyServer, startRecorded, useRuntimeFixture, type RecordedIdentity } from "../support/runtime-harness.ts";

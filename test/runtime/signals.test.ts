@@ -1,7 +1,7 @@
 // Network signals end to end through the group service `group.acp.local` (loopback network): the
 // metadata rides the wire untouched, and the engine honours it. Deterministic back-end (no LLM).
 import { describe, expect, it } from "vitest";
-import { createScriptedBackend } from "../../src/host/deterministic.ts";
+import { createScriptedBackend } from "../../src/backends/deterministic.ts";
 import { AGENTS, GENEROUS_BUDGET, GROUP, HUMAN, lobbyConfig, settle, startLobbyServer, startRecorded, useRuntimeFixture, waitFor, type RecordedIdentity } from "../support/runtime-harness.ts";
 
 const fx = useRuntimeFixture("runtime-signals");

@@ -2,7 +2,7 @@
 // scripts, diacritics, angle brackets, look-alike colons and padding past the bracket window.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { MemberDirectory } from "../../src/group/member-types.ts";
+import { MemberDirectory } from "../../src/members/member-types.ts";
 import { assembleDispatchPrompt } from "../../src/monitor/assemble.ts";
 import { formatMessages } from "../../src/monitor/prompt.ts";
 import { knownNames, sanitizeContent, sanitizeSender } from "../../src/monitor/sanitize.ts";

@@ -1,7 +1,7 @@
 // A member cannot speak as the group: an event-shaped post is that member's words, with their
 // name, and only the group service of our access point produces event lines.
 import { describe, expect, it } from "vitest";
-import { ConversationStore } from "../../src/host/conversation-store.ts";
+import { ConversationStore } from "../../src/backends/conversation-store.ts";
 import { GroupIngest } from "../../src/group/ingest.ts";
 import { compileMentionMatcher, buildMentionKeywords } from "../../src/group/mention.ts";
 import { formatMessages } from "../../src/monitor/prompt.ts";

@@ -5,7 +5,7 @@
 // Usage: node close-probe.ts <stateDir> [--leave-open]
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { createScriptedBackend } from "../../src/host/deterministic.ts";
+import { createScriptedBackend } from "../../src/backends/deterministic.ts";
 import { encodeSafeName } from "../../src/state/safe-name.ts";
 import { GENEROUS_BUDGET, GROUP, HUMAN, lobbyConfig, startLobbyServer, startRecorded, waitFor } from "./runtime-harness.ts";
 

@@ -1,7 +1,7 @@
 // One dispatch as it moves through the pipeline (pipeline.ts): the batch, the lines of other
 // members in it, the one decision record it fills in, and how it ends — with a reply or a skip
 // and its reason. finish() logs the record and hands it to the observer, once per dispatch.
-import type { MemberTypes } from "../../group/member-types.ts";
+import type { MemberTypes } from "../../members/member-types.ts";
 import type { AgentBackend, DispatchBatch, DispatchOutcome, GroupSender, GroupSettings, IdentityConfig, InboundMessage, Logger, ReplySettlement, ReplyType, SkipReason } from "../../types.ts";
 import type { PromptParts } from "../assemble.ts";
 import { decisionLogFields, type DispatchDecision } from "../decision.ts";

@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createAcpGroupSetupWizard, type AcpGroupWizardPrompter } from "../../src/host/openclaw-setup-wizard.ts";
+import { createAcpGroupSetupWizard, type AcpGroupWizardPrompter } from "../../src/openclaw/setup-wizard.ts";
 import { createJsonLogger } from "../../src/log.ts";
 import { identityPaths } from "../../src/network/identity-store.ts";
 import { createGroupService, type GroupService } from "../../src/server/group-service.ts";

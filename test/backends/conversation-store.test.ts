@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { ConversationStore, estimateTokens } from "../../src/host/conversation-store.ts";
-import { createConversationRegistry, type ConversationPersistence } from "../../src/host/conversation-registry.ts";
+import { ConversationStore, estimateTokens } from "../../src/backends/conversation-store.ts";
+import { createConversationRegistry, type ConversationPersistence } from "../../src/backends/conversation-registry.ts";
 import { createMemoryLogger } from "../../src/log.ts";
 
 const SYSTEM = "You are alice.agentcp.io on the ACP network.";

@@ -7,7 +7,7 @@ import { accessPointUrlFor } from "../network/access-point.ts";
 import { estimateClockSkew, probeAccessPoint, type AccessPointProbe } from "../network/access-point-probe.ts";
 import type { TlsOptions } from "../network/http-client.ts";
 import type { ChannelConfig } from "../types.ts";
-import { ACP_GROUP_CHANNEL_ID } from "./openclaw.ts";
+import { ACP_GROUP_CHANNEL_ID } from "./host-calls.ts";
 
 const PATH = `channels.${ACP_GROUP_CHANNEL_ID}`;
 

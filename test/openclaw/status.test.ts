@@ -1,7 +1,7 @@
 // The account status the host shows (channels status): fed by the runtime's observers.
 import { describe, expect, it } from "vitest";
-import { createAccountLiveStatus } from "../../src/host/openclaw-status.ts";
-import { listAcpGroupGroups, listAcpGroupPeers, normalizeAcpGroupTarget } from "../../src/host/openclaw-admin.ts";
+import { createAccountLiveStatus } from "../../src/openclaw/status.ts";
+import { listAcpGroupGroups, listAcpGroupPeers, normalizeAcpGroupTarget } from "../../src/openclaw/admin.ts";
 import type { DispatchDecision } from "../../src/monitor/decision.ts";
 
 const decision = (over: Partial<DispatchDecision>): DispatchDecision =>

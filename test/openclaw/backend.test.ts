@@ -13,7 +13,7 @@ import {
   type OpenClawInboundContext,
   type OpenClawReplyKind,
   type OpenClawReplyPayload,
-} from "../../src/host/openclaw.ts";
+} from "../../src/openclaw/host-calls.ts";
 
 type Cfg = { session?: { store?: string }; marker: string };
 type Ctx = OpenClawInboundContext & { finalized: true };

@@ -1,7 +1,7 @@
 // What the OpenClaw host asks a channel about itself, outside of running it: doctor findings,
 // security warnings, the per-group tool policy, the directory (groups and members) and the
 // account's status snapshot. Host-agnostic and synchronous where it can be: it reads the config,
-// the identity folders and the saved group state, never the network (src/host/openclaw-doctor.ts
+// the identity folders and the saved group state, never the network (src/openclaw/doctor.ts
 // and the status probe in src/plugin.ts do that). Every finding carries the command that fixes it.
 import { X509Certificate } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
@@ -13,7 +13,7 @@ import { checkCertificateExpiry, identityPaths, loadIdentity } from "../network/
 import { NetworkError } from "../network/errors.ts";
 import { encodeSafeName } from "../state/safe-name.ts";
 import { resolveSeedPassword } from "../config/secret-ref.ts";
-import { ACP_GROUP_CHANNEL_ID } from "./openclaw.ts";
+import { ACP_GROUP_CHANNEL_ID } from "./host-calls.ts";
 
 const PATH = `channels.${ACP_GROUP_CHANNEL_ID}`;
 

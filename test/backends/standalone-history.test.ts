@@ -4,7 +4,7 @@
 // (mock model: no hosted LLM here); no send delay, so no timer is involved.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { llmSchema } from "../../src/config/schema.ts";
-import { createOpenAIBackend } from "../../src/host/standalone.ts";
+import { createOpenAIBackend } from "../../src/backends/standalone.ts";
 import { createGroupMonitor, type DispatchDecision } from "../../src/monitor/monitor.ts";
 import { startOpenAIMock, type OpenAIMock } from "../support/openai-mock.ts";
 import { ALICE, T0, batch, msg, recordingSender, settingsWith } from "../monitor/helpers.ts";

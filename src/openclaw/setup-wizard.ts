@@ -1,6 +1,6 @@
 // The guided setup (`openclaw channels add` on a terminal without flags, `openclaw onboard`): the
 // same fields as the `channels add` flags, asked one by one through the host's prompter, then the
-// same steps (src/host/openclaw-setup.ts): the identity created or reused in the `acp-group id`
+// same steps (src/openclaw/setup.ts): the identity created or reused in the `acp-group id`
 // layout, every invite link joined, `channels.acp-group` written. Host-agnostic: the prompter is
 // the slice of the host's WizardPrompter used here.
 import { existsSync } from "node:fs";
@@ -8,8 +8,8 @@ import { resolveSeedPassword } from "../config/secret-ref.ts";
 import { accessPointUrlFor } from "../network/access-point.ts";
 import { identityPaths } from "../network/identity-store.ts";
 import type { Logger } from "../types.ts";
-import { ACP_GROUP_CHANNEL_ID } from "./openclaw.ts";
-import { applyAcpGroupSetup, prepareAcpGroupSetup, validateAcpGroupSetup, type AcpGroupSetupInput } from "./openclaw-setup.ts";
+import { ACP_GROUP_CHANNEL_ID } from "./host-calls.ts";
+import { applyAcpGroupSetup, prepareAcpGroupSetup, validateAcpGroupSetup, type AcpGroupSetupInput } from "./setup.ts";
 
 export type AcpGroupWizardPrompter = {
   note: (message: string, title?: string) => Promise<void>;

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { BackendAbortedError, createScriptedBackend, offlineReplyText } from "../../src/host/deterministic.ts";
+import { BackendAbortedError, createScriptedBackend, offlineReplyText } from "../../src/backends/deterministic.ts";
 import { checkDuplicate, initDedup, rememberReply } from "../../src/monitor/dedup.ts";
 import type { GenerateRequest, InboundMessage } from "../../src/types.ts";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MemberDirectory, memberTypeFromServiceEntry, normalizeMemberType, senderTypes } from "../../src/group/member-types.ts";
+import { MemberDirectory, memberTypeFromServiceEntry, normalizeMemberType, senderTypes } from "../../src/members/member-types.ts";
 
 describe("MemberDirectory precedence", () => {
   it("a sender's own agent.md can say agent, but saying human grants nothing: unknown, with the claim noted", () => {

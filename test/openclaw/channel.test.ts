@@ -13,7 +13,7 @@ import {
   type AcpGroupGatewayContext,
   type AcpGroupStatus,
   type StartIdentityParams,
-} from "../../src/host/openclaw-channel.ts";
+} from "../../src/openclaw/channel.ts";
 
 const channel = {
   identities: {

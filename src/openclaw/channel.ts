@@ -4,7 +4,7 @@
 import type { AgentBackend, ChannelConfig, GroupMessage, IdentityConfig, Logger } from "../types.ts";
 import type { DispatchDecision } from "../monitor/decision.ts";
 import type { GroupClientEvent } from "../group/group-client-types.ts";
-import { createAccountLiveStatus, type AccountLiveStatus } from "./openclaw-status.ts";
+import { createAccountLiveStatus, type AccountLiveStatus } from "./status.ts";
 import { cleanOutboundText } from "../monitor/outbound.ts";
 import { ConfigError, parseChannelConfig } from "../config/load.ts";
 import { childLogger, createJsonLogger, errorFields } from "../log.ts";
@@ -16,7 +16,7 @@ import {
   resolveHostStateDir,
   type OpenClawLogSink,
   type OpenClawPluginRuntimeLike,
-} from "./openclaw.ts";
+} from "./host-calls.ts";
 
 const CONFIG_PATH = `channels.${ACP_GROUP_CHANNEL_ID}`;
 
@@ -40,7 +40,7 @@ export type StartIdentityParams = {
   backend: AgentBackend;
   logger: Logger;
   abortSignal: AbortSignal;
-  /** Observers for the account's status (src/host/openclaw-status.ts). */
+  /** Observers for the account's status (src/openclaw/status.ts). */
   onMessages?: (groupId: string, messages: readonly GroupMessage[]) => void;
   onDecision?: (decision: DispatchDecision) => void;
   onGroupEvent?: (groupId: string, event: GroupClientEvent) => void;

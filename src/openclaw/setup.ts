@@ -8,7 +8,7 @@ import { joinGroupByLink } from "../runtime/join.ts";
 import type { Logger } from "../types.ts";
 import { accessPointUrlFor } from "../network/access-point.ts";
 import { ensureIdentity } from "../network/identity-store.ts";
-import { ACP_GROUP_CHANNEL_ID } from "./openclaw.ts";
+import { ACP_GROUP_CHANNEL_ID } from "./host-calls.ts";
 
 /** The setup flags. Each key is the camelCased long flag (the host's rule). */
 export const ACP_GROUP_SETUP_FIELDS = {

@@ -6,7 +6,7 @@
 // would say it to skip the agent gap and the loop guard) — it stays "unknown", the claim noted.
 // Pure: no I/O, no clock; the shell feeds it what the network says.
 import type { ProfileType } from "../profile/agent-md.ts";
-import { memberKeys, nickKey } from "./addressee.ts";
+import { memberKeys, nickKey } from "../group/addressee.ts";
 
 export type MemberType = "human" | "agent" | "unknown";
 export type MemberTypeSource = "owner" | "config" | "service" | "profile" | "none";

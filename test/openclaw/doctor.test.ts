@@ -4,7 +4,7 @@
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CLOCK_SKEW_LIMIT_MS, collectAcpGroupNetworkWarnings, formatSkew } from "../../src/host/openclaw-doctor.ts";
+import { CLOCK_SKEW_LIMIT_MS, collectAcpGroupNetworkWarnings, formatSkew } from "../../src/openclaw/doctor.ts";
 import { estimateClockSkew, probeAccessPoint } from "../../src/network/access-point-probe.ts";
 import { startLocalNetwork, type LocalNetwork } from "../../src/server/network/index.ts";
 import { tempDir } from "../network/support.ts";

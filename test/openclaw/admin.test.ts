@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { collectAcpGroupDoctorWarnings, collectAcpGroupSecurityWarnings, resolveAcpGroupToolPolicy } from "../../src/host/openclaw-admin.ts";
+import { collectAcpGroupDoctorWarnings, collectAcpGroupSecurityWarnings, resolveAcpGroupToolPolicy } from "../../src/openclaw/admin.ts";
 import { identityPaths } from "../../src/network/identity-store.ts";
 import { generateIdentityKey, toCryptoKeys } from "../../src/network/x509.ts";
 import { openLocalCa } from "../../src/server/network/local-ca.ts";
@@ -109,7 +109,7 @@ describe("security warnings (security.collectWarnings)", () => {
 describe("setup flags", () => {
   it("package.json openclaw.channel.setup.fields is the projection of the setup contract's fields (the host reads it without loading the plugin)", async () => {
     const { readFileSync } = await import("node:fs");
-    const { ACP_GROUP_SETUP_FIELDS } = await import("../../src/host/openclaw-setup.ts");
+    const { ACP_GROUP_SETUP_FIELDS } = await import("../../src/openclaw/setup.ts");
     const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { openclaw: { channel: { setup: { fields: unknown[] } } } };
     expect(pkg.openclaw.channel.setup.fields).toEqual(Object.entries(ACP_GROUP_SETUP_FIELDS).map(([key, f]) => ({ key, ...f })));
     // The host's rule: each key is the camelCased long flag.
