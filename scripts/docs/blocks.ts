@@ -102,7 +102,8 @@ export const DETERMINISTIC: Record<string, (arg: string) => Promise<string>> = {
   "cli-help": async (name) => {
     const spec = COMMANDS.find((c) => c.name === name);
     if (!spec) throw new Error(`cli-help:${name}: no such command`);
-    return fence(renderCommandHelp(spec));
+    // The help names the default config by its absolute path; the page shows it from the package root (same on every machine).
+    return fence(renderCommandHelp(spec).split(REPO).join(""));
   },
   "replay-example": async () => {
     const argv = ["replay", UBUNTU, "--persona", "jacob_", "--alias", "jacob", "--responder", "mention"];
