@@ -71,7 +71,8 @@ export function createFileHistoryStore(file: string): GroupHistoryStore & { skip
   } else {
     mkdirSync(dirname(file), { recursive: true });
   }
-  const write = (record: unknown) => appendFileSync(file, JSON.stringify(record) + "\n");
+  // Invite codes are in it (anyone holding one may join): created 0600 like every state file.
+  const write = (record: unknown) => appendFileSync(file, JSON.stringify(record) + "\n", { mode: 0o600 });
   return {
     skippedLines,
     messages: mem.messages,
