@@ -24,10 +24,14 @@ export interface SdkMember {
   readonly sessionId: string;
   /** Every frame received, in order. */
   readonly frames: SdkFrame[];
-  /** The invite_agent_ack frame (the SDK reads nothing from it). */
+  /** The invite_agent_ack frame (the SDK's `send` goes only after a 200 here). */
   readonly invited: SdkFrame;
   /** One group action as the SDK's sendRaw sends it; resolves with the answer carrying its request_id. */
   groupRequest(action: string, extra?: Record<string, unknown>): Promise<SdkGroupAnswer>;
+  /** One line as the SDK's `send` writes it to the session's peer: the URL-encoded JSON block list. */
+  say(text: string): void;
+  /** The peer's session_messages in this session, read as the SDK's consumers read them (server.ts onMessage). */
+  answers(): string[];
   close(): void;
 }
 
@@ -106,6 +110,36 @@ export async function connectSdkMember(p: { base: string; aid: string; caPem: st
         return undefined;
       }, action);
     },
+    say(text) {
+      const blocks = [{ type: "content", status: "success", timestamp: Date.now().toString(), content: text }];
+      ws.send(
+        JSON.stringify({
+          cmd: "session_message",
+          data: { message_id: Date.now().toString(), session_id: sessionId, ref_msg_id: "", sender: aid, receiver: p.groupService, message: encodeURIComponent(JSON.stringify(blocks)), timestamp: Date.now().toString() },
+        }),
+      );
+    },
+    answers: () => frames.filter((f) => f.cmd === "session_message" && f.data.sender === p.groupService && f.data.session_id === sessionId).map((f) => decodeLikeSdk(f.data.message as string)),
     close: () => ws.close(),
   };
+}
+
+/** What the SDK's own readers make of a session_message's `message` (hand-written from acp-ts server.ts). */
+function decodeLikeSdk(message: string): string {
+  let content = message;
+  if (content.includes("%")) {
+    try {
+      content = decodeURIComponent(content);
+    } catch {
+      // kept as it came, as the SDK does
+    }
+  }
+  try {
+    const parsed = JSON.parse(content) as unknown;
+    if (Array.isArray(parsed) && parsed.length > 0) return parsed.map((b: { content?: string }) => b?.content ?? "").join("");
+    if (parsed && typeof parsed === "object" && "content" in parsed) return String((parsed as { content: unknown }).content);
+    return content;
+  } catch {
+    return content;
+  }
 }
