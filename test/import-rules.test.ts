@@ -48,7 +48,7 @@ interface Rule {
 /** The faces: what a host or a library user loads. */
 const FACES = files("index.ts", "plugin.ts", "setup-entry.ts", "secret-contract-api.ts");
 /** The shared base every layer may import. */
-const BASE = files("types.ts", "log.ts", "emitter.ts", "paths.ts");
+const BASE = files("types.ts", "conversation-ref.ts", "log.ts", "emitter.ts", "paths.ts");
 /**
  * Pure decision modules: functions of their inputs (and `now`), no timers, sockets or files. They
  * import (as values) only types.ts, the wire vocabulary and each other.
@@ -57,7 +57,8 @@ const PURE_FILES = [
   ...["addressee", "answered", "dispatch-gate", "held", "memory", "mention", "retry-book", "seen-ids", "sender-access", "server-clock", "service-event", "signals", "social", "vitality"].map((n) => `group/${n}.ts`),
   "members/member-types.ts",
   "config/budget-windows.ts",
-  ...["assemble", "budget-windows", "confusables", "context-xml", "decision", "dedup", "delay", "floor", "format-common", "identity-shared", "intent", "loop-guard", "outbound", "prompt", "reply-address", "reply-policy", "sanitize", "sender-share"].map((n) => `monitor/${n}.ts`),
+  ...["assemble", "budget-windows", "confusables", "context-xml", "decision", "dedup", "delay", "direct-prompt", "floor", "format-common", "identity-shared", "intent", "loop-guard", "outbound", "prompt", "reply-address", "reply-policy", "sanitize", "sender-share"].map((n) => `monitor/${n}.ts`),
+  ...["access", "exchange", "journal"].map((n) => `direct/${n}.ts`),
 ];
 const PURE = files(...PURE_FILES);
 
@@ -91,8 +92,18 @@ const RULES: readonly Rule[] = [
     forbid: not(anyOf(under("group", "wire"), files("config/budget-windows.ts"), BASE)),
   },
   {
-    rule: "the engine (group/, monitor/) picks no concrete part: no socket, server, host, state file, runtime or command",
-    from: under("group", "monitor"),
+    rule: "direct conversations (direct/) sit beside the group client: they import only themselves, the group's pure memory and sender patterns, the wire vocabulary and the shared base; the monitor answers them through types.ts",
+    from: under("direct"),
+    forbid: not(anyOf(under("direct", "wire"), files("group/memory.ts", "group/sender-access.ts", "group/social.ts", "group/answered.ts"), BASE)),
+  },
+  {
+    rule: "only the runtime and the command line's live view know direct conversations",
+    from: not(anyOf(under("direct", "runtime", "cli"), FACES)),
+    forbid: under("direct"),
+  },
+  {
+    rule: "the engine (group/, monitor/, direct/) picks no concrete part: no socket, server, host, state file, runtime or command",
+    from: under("group", "monitor", "direct"),
     forbid: under("network", "transport", "server", "openclaw", "backends", "state", "runtime", "cli", "replay", "report"),
   },
   {
@@ -187,7 +198,7 @@ describe("import rules over src/", () => {
   });
 
   it("the folders the rules name exist, and each PURE module is a file of src/", () => {
-    for (const folder of ["cli", "runtime", "wire", "group", "monitor", "network", "transport", "server", "openclaw", "backends", "members", "state", "replay", "report", "profile", "config"]) {
+    for (const folder of ["cli", "runtime", "wire", "group", "direct", "monitor", "network", "transport", "server", "openclaw", "backends", "members", "state", "replay", "report", "profile", "config"]) {
       expect(modules.some(under(folder)), folder).toBe(true);
     }
     expect(PURE_FILES.filter((f) => !modules.includes(f))).toEqual([]);
@@ -232,5 +243,8 @@ describe("import rules over src/", () => {
     expect(breaches(rule("the transport"), [{ from: "transport/x.ts", to: "group/ingest.ts", typeOnly: false }])).toHaveLength(1);
     expect(breaches(rule("the wire vocabulary"), [{ from: "wire/x.ts", to: "log.ts", typeOnly: false }])).toHaveLength(1);
     expect(breaches(rule("the wire vocabulary"), [{ from: "wire/x.ts", to: "types.ts", typeOnly: true }])).toEqual([]);
+    expect(breaches(rule("direct conversations"), [{ from: "direct/conversation.ts", to: "monitor/monitor.ts", typeOnly: true }])).toHaveLength(1);
+    expect(breaches(rule("direct conversations"), [{ from: "direct/conversation.ts", to: "network/direct-link.ts", typeOnly: false }])).toHaveLength(1);
+    expect(breaches(rule("direct conversations"), [{ from: "direct/conversation.ts", to: "group/memory.ts", typeOnly: false }])).toEqual([]);
   });
 });

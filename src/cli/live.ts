@@ -7,6 +7,7 @@ import { resolveLlmSettings } from "../backends/llm-settings.ts";
 import type { DispatchDecision } from "../monitor/monitor.ts";
 import { displaySafe } from "../monitor/outbound.ts";
 import type { StateStore } from "../state/file-store.ts";
+import type { DirectConversationsParams } from "../direct/conversations.ts";
 import type { AgentBackend, ChannelConfig, GenerateRequest, GroupMessage, Logger } from "../types.ts";
 
 const OFFLINE_PREFIX = "[offline responder]";
@@ -68,9 +69,35 @@ export function createTranscript(out: (s: string) => void, label: (sender: strin
 export function decisionLine(d: DispatchDecision): string {
   const o = d.outcome;
   const verdict = o.kind === "sent" ? `sent ${o.replyType}` : `skipped: ${o.reason}${d.detail ? ` (${d.detail})` : ""}`;
+  if (d.conversation?.kind === "direct") {
+    // One to one: no vitality, no mentions to count.
+    return `    ↳ ${d.identityId} [dm ${d.conversation.peer}] dispatch #${d.dispatchId} direct · ${d.messageIds.length} msg(s) · reply_type ${d.replyType ?? "-"} · budget ${d.budgetRatio.toFixed(2)} → ${verdict}`;
+  }
   return (
     `    ↳ ${d.identityId} [${d.groupId}] dispatch #${d.dispatchId} ${d.trigger} · ${d.messageIds.length} msg(s) · ` +
     `${d.vitality.state} ${d.vitality.messagesIn5m}/${d.vitality.uniqueSpeakersIn5m} · mentions ${d.mentionInfo.mentionCount} · ` +
     `reply_type ${d.replyType ?? "-"} · budget ${d.budgetRatio.toFixed(2)} → ${verdict}`
   );
+}
+
+type DirectEventOf = Parameters<NonNullable<DirectConversationsParams["onEvent"]>>[0];
+
+/**
+ * The direct messages of `identityId` (`aid`) as transcript lines: `time [dm] from → to: text`, a
+ * refused sender with why, and the end of an exchange with its reason.
+ */
+export function directLine(identityId: string, aid: string, e: DirectEventOf, now: number = Date.now()): string {
+  const time = new Date(e.type === "received" || e.type === "sent" ? e.at : now).toISOString().slice(11, 19);
+  switch (e.type) {
+    case "received":
+      return displaySafe(`${time} [dm] ${e.peer} → ${aid}: ${e.text}`);
+    case "sent":
+      return displaySafe(`${time} [dm] ${aid} (agent) → ${e.peer}: ${e.text}`);
+    case "refused":
+      return `${displaySafe(`${time} [dm] ${e.peer} → ${aid}: ${e.text}`)}\n    ↳ ${identityId} [dm ${e.peer}] refused: ${e.reason} (nothing reaches the model)`;
+    case "not-answered":
+      return `    ↳ ${identityId} [dm ${e.peer}] not answered: ${e.reason}`;
+    case "ended":
+      return `    ↳ ${identityId} [dm ${e.peer}] exchange ended: ${e.reason}`;
+  }
 }

@@ -32,6 +32,8 @@ export interface SdkMember {
   say(text: string): void;
   /** The peer's session_messages in this session, read as the SDK's consumers read them (server.ts onMessage). */
   answers(): string[];
+  /** The same in any session (a peer that opened a new one, e.g. after its restart). */
+  answersAnywhere(): Array<{ sessionId: string; text: string }>;
   close(): void;
 }
 
@@ -75,7 +77,14 @@ export async function connectSdkMember(p: { base: string; aid: string; caPem: st
 
   const ws = new WebSocket(`${messageServer.replace("https://", "wss://")}/session?agent_id=${encodeURIComponent(aid)}&signature=${encodeURIComponent(token)}`, { ca: caPem, lookup });
   const frames: SdkFrame[] = [];
-  ws.on("message", (d) => frames.push(JSON.parse(d.toString()) as SdkFrame));
+  ws.on("message", (d) => {
+    const f = JSON.parse(d.toString()) as SdkFrame;
+    frames.push(f);
+    // As the SDK's handleMessage: every invite is accepted at once with join_session_req.
+    if (f.cmd === "invite_agent_req") {
+      ws.send(JSON.stringify({ cmd: "join_session_req", data: { session_id: f.data.session_id, request_id: randomUUID().replace(/-/g, ""), inviter_agent_id: f.data.inviter_id, invite_code: f.data.invite_code, last_msg_id: "0" } }));
+    }
+  });
   await new Promise<void>((resolve, reject) => {
     ws.once("open", () => resolve());
     ws.once("error", reject);
@@ -120,6 +129,8 @@ export async function connectSdkMember(p: { base: string; aid: string; caPem: st
       );
     },
     answers: () => frames.filter((f) => f.cmd === "session_message" && f.data.sender === p.groupService && f.data.session_id === sessionId).map((f) => decodeLikeSdk(f.data.message as string)),
+    answersAnywhere: () =>
+      frames.filter((f) => f.cmd === "session_message" && f.data.sender === p.groupService).map((f) => ({ sessionId: f.data.session_id as string, text: decodeLikeSdk(f.data.message as string) })),
     close: () => ws.close(),
   };
 }

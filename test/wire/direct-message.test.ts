@@ -10,7 +10,7 @@ describe("the SDK's direct message format", () => {
       fc.property(fc.string({ unit: "binary-ascii" }), fc.string({ unit: "grapheme" }), fc.nat(), (a, b, now) => {
         const text = a + b;
         // A lone surrogate cannot be URL-encoded: the real SDK throws there too; our texts are cleaned before.
-        fc.pre(text.isWellFormed());
+        fc.pre(!/[\ud800-\udfff]/.test(text.replace(/[\ud800-\udbff][\udc00-\udfff]/g, "")));
         expect(decodeDirectPayload(encodeDirectText(text, now)).text).toBe(text);
       }),
     );
