@@ -8,6 +8,9 @@ export class UsageError extends Error {
   readonly code = "USAGE";
 }
 
+/** A command that cannot go on, for a reason its message says in full: printed as it is, exit 1. */
+export class CommandError extends Error {}
+
 export type Io = {
   out: (s: string) => void;
   err: (s: string) => void;

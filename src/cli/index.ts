@@ -3,12 +3,13 @@
 // line (no stack trace); usage errors add a hint; `--debug` or ACP_GROUP_DEBUG=1 adds the stack.
 import { readFileSync } from "node:fs";
 import { ID_HELP } from "./id-help.ts";
-import { renderCommandHelp, renderUsage, UsageError, type CommandSpec, type Io } from "./args.ts";
+import { CommandError, renderCommandHelp, renderUsage, UsageError, type CommandSpec, type Io } from "./args.ts";
 import { ConfigError } from "../config/load.ts";
 import { DEFAULT_LOCAL_DOMAIN } from "../server/network/defaults.ts";
 import { DEFAULT_CONFIG, PACKAGE_JSON } from "../paths.ts";
 import { LogParseError } from "../replay/log.ts";
 import { inspectSpec } from "./inspect.ts";
+import { explainUnreachable } from "./reach.ts";
 import { replaySpec } from "./replay.ts";
 
 const startSpec: CommandSpec = {
@@ -79,7 +80,7 @@ const serverSpec: CommandSpec = {
 const runSpec: CommandSpec = {
   name: "run",
   summary: "Run the configured agents on the network the config names (never starts one)",
-  usage: "[--config FILE] [--state-dir DIR] [--no-stdin] [--duration-ms N] [--log-level L] [--show-prompts]",
+  usage: "--config FILE [--state-dir DIR] [--no-stdin] [--duration-ms N] [--log-level L] [--show-prompts]",
   help: [
     "Signs every enabled identity of the configuration in to its own access point (accessPointUrl,",
     "accessPoint, else acp3.<its domain>; a private CA from network.caFile) and runs its groups there:",
@@ -88,7 +89,7 @@ const runSpec: CommandSpec = {
     "responder. Lines typed on stdin are posted as the first identity into its first group.",
     "Ctrl-C or SIGTERM saves state and exits 0. Use `start` for the self-contained demo.",
     "",
-    `  --config FILE      the configuration (default: ${DEFAULT_CONFIG}); \`join --config\` writes one`,
+    "  --config FILE      the configuration (required): `acp-group join --config FILE` writes one",
     "  --state-dir DIR    the state directory (default: stateDir, ACP_GROUP_STATE_DIR, ~/.acp-group/state)",
     "  --no-stdin         do not read lines from stdin",
     "  --duration-ms N    stop after N ms",
@@ -194,8 +195,15 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
       io.err(`acp-group: ${err.message}\nrun 'acp-group ${spec ? `${spec.name} ` : ""}--help'`);
       return 2;
     }
-    if (err instanceof ConfigError || err instanceof LogParseError) {
+    if (err instanceof ConfigError || err instanceof LogParseError || err instanceof CommandError) {
       io.err(`acp-group: ${err.message}`);
+      return 1;
+    }
+    // A network that cannot be reached: the cause and the fix in one line, whichever command met it.
+    const unreachable = explainUnreachable(err);
+    if (unreachable !== undefined) {
+      io.err(`acp-group: ${unreachable}`);
+      if (debug && (err as Error).stack) io.err((err as Error).stack!);
       return 1;
     }
     const e = err as Error & { code?: string };
