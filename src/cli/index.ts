@@ -121,8 +121,38 @@ const idSpec: CommandSpec = {
   run: async (args, io) => (await import("./id.ts")).idCommand(args, io),
 };
 
+export const importEvolSpec: CommandSpec = {
+  name: "import-evol",
+  summary: "Switch from the evol channel (acp-ts): import its identities and convert channels.evol",
+  usage:
+    "--config FILE [--openclaw-config FILE] [--acp-storage DIR]... [--seed-password TEXT] [--state-dir DIR]\n" +
+    "[--ap-url URL] [--ca-file CA] [--force] [--dry-run]",
+  help: [
+    "Reads channels.evol (or channels.acp) of the OpenClaw config, finds each of its identities in the",
+    "official SDK's storage, imports key and certificate into the state dir, and writes FILE: the config",
+    "`acp-group run --config FILE` runs (in OpenClaw, the same object goes under channels.acp-group).",
+    "Prints what it carried over, what has no equivalent, and whether evol still runs an identity.",
+    "Without an OpenClaw config (or without an evol section in it) it imports every identity of the storage.",
+    "",
+    "  --config FILE           the config to write (an existing one only with --force)",
+    "  --openclaw-config FILE  default: OPENCLAW_CONFIG_PATH, else ~/.openclaw/openclaw.json",
+    "  --acp-storage DIR       the SDK's storage (repeatable; default ~/.acp-storage, then ~/acp)",
+    "  --seed-password TEXT    opens keys the evol config gives no seed password for (default: ACP_SEED_PASSWORD,",
+    "                          then the SDK's default empty one)",
+    "  --state-dir DIR         our store (default: ACP_GROUP_STATE_DIR, ~/.acp-group/state)",
+    "  --ap-url URL            the access point, when it is not https://acp3.<domain of the aid> (a local network)",
+    "  --ca-file CA            trust this CA (a local network's ca.crt)",
+    "  --force                 overwrite --config FILE",
+    "  --dry-run               print what would be imported and written; change nothing",
+    "",
+    "Keys are stored encrypted with ACP_SEED_PASSWORD when it is set; otherwise under the same seed",
+    "password that opened them (the SDK's default empty one included, which is said loudly).",
+  ].join("\n"),
+  run: async (args, io) => (await import("./import-evol.ts")).importEvolCommand(args, io),
+};
+
 /** Every command, in the order the general help lists them. Add a row to add a command. */
-export const COMMANDS: readonly CommandSpec[] = [startSpec, runSpec, chatSpec, serverSpec, joinSpec, replaySpec, inspectSpec, idSpec];
+export const COMMANDS: readonly CommandSpec[] = [startSpec, runSpec, chatSpec, serverSpec, joinSpec, replaySpec, inspectSpec, idSpec, importEvolSpec];
 
 const USAGE = renderUsage(COMMANDS);
 

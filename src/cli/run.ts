@@ -5,6 +5,7 @@
 import { loadConfigFile } from "../config/load.ts";
 import { intOption, logLevelOption, parse, UsageError, type Io } from "./args.ts";
 import { requireIdentities } from "./checks.ts";
+import { refuseIfEvolRuns } from "./openclaw-config.ts";
 import { createCliBackend, createTranscript, decisionLine } from "./live.ts";
 import { createSerialPoster, openLiveSession } from "./live-session.ts";
 import { createJsonLogger, errorFields } from "../log.ts";
@@ -34,6 +35,8 @@ export async function runCommand(args: string[], io: Io, opts: { signal?: AbortS
   const stateDir = values["state-dir"] ?? loaded.stateDir ?? defaultStateDir();
   const config: ChannelConfig = { ...loaded, stateDir };
   const identityIds = requireIdentities(config, configFile);
+  // One identity, one channel: not while the evol channel of this machine's OpenClaw runs it too.
+  refuseIfEvolRuns(identityIds.map((id) => config.identities[id]!.aid));
   const logger = createJsonLogger({ level: logLevel, write: (line) => io.err(line) });
   const store = createFileStateStore({ dir: stateDir, logger });
   const { backend, save } = createCliBackend({ config, logger, store, out: io.out, showPrompts: values["show-prompts"] === true });

@@ -144,6 +144,25 @@ describe("run", () => {
   });
 });
 
+describe("one identity, one process", () => {
+  it("a second `run` of an identity that runs is refused in one line naming the first; the lock goes with the first", async () => {
+    const state = freshDir();
+    const config = join(state, "gus.json");
+    expect((await done(cli(["id", "create", "gus.acp.local", "--ap-url", ap, "--ca-file", ca, "--no-passphrase", "--state-dir", state]))).code).toBe(0);
+    expect((await done(cli(["join", link, "--identity", "gus.acp.local", "--config", config, "--state-dir", state]))).code).toBe(0);
+    const first = cli(["run", "--config", config, "--no-stdin"]);
+    await until(() => first.out.find((l) => l.startsWith("agents online:")), "gus online", [first]);
+    const second = await done(cli(["run", "--config", config, "--no-stdin", "--duration-ms", "5000"]));
+    expect(second.code).toBe(1);
+    expect(second.err).toEqual([
+      `acp-group: gus.acp.local is already running in another process (pid ${first.child.pid}: acp-group run --config ${config} --no-stdin, since ${JSON.parse(readFileSync(join(state, "locks", "gus.acp.local.lock"), "utf8")).since}); one identity runs in one process — stop that one first (if it is gone, delete ${join(state, "locks", "gus.acp.local.lock")}) (IDENTITY_IN_USE)`,
+    ]);
+    first.child.kill("SIGTERM");
+    expect(await first.exited).toBe(0);
+    expect(existsSync(join(state, "locks", "gus.acp.local.lock"))).toBe(false);
+  }, 40_000);
+});
+
 describe("start --fresh", () => {
   it("removes its state dir when its output pipe closes (`start --fresh | head -1`)", async () => {
     const p = cli(["start", "--fresh", "--no-stdin", "--say", "Alice, are you there?", "--duration-ms", "20000"]);
