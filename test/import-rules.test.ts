@@ -1,4 +1,4 @@
-// The direction of imports inside src/, as README's "Layout" section draws it. Every module of
+// The direction of imports inside src/, as docs/architecture.md draws it. Every module of
 // src/ is parsed (TypeScript's own parser: static imports, re-exports and `import()` calls) and
 // each row of RULES is checked against every import. A row names the importing files, the
 // imports they must not make, and the few known exceptions with their reason. To add a rule,

@@ -30,6 +30,8 @@ export interface ConnectAgentOptions {
   pingIntervalMs?: number;
   /** Wait for a create_session/invite ack. Default 15000 ms. */
   ackTimeoutMs?: number;
+  /** A new session is used without its invite_agent_ack after this long (with a warning). Default 5000 ms. */
+  inviteAckWaitMs?: number;
   backoff?: BackoffOptions;
   /** A socket open at least this long counts as stable: its drop redials at once. Default 30000 ms. */
   stableMs?: number;
@@ -119,6 +121,7 @@ export class NetworkAgent implements AgentLink {
       random: () => this.#random(),
       logger: this.#logger,
       backoff: options.backoff ?? {},
+      inviteAckWaitMs: options.inviteAckWaitMs ?? 5000,
       onChannelClosed: (ch) => {
         if (this.#channels.get(ch.peer) === ch) this.#channels.delete(ch.peer);
       },

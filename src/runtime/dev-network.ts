@@ -48,6 +48,8 @@ export interface StartDevNetworkParams {
    * runs): reserved from the first request on; `identity(aid)` certifies them in-process.
    */
   reserve?: string[];
+  /** Play a strict service: the group service joins new sessions this many ms after the invite, dropping what came before (see LocalNetworkOptions). */
+  strictInviteDelayMs?: number;
 }
 
 export async function startDevNetwork(p: StartDevNetworkParams): Promise<DevNetwork> {
@@ -81,6 +83,7 @@ export async function startDevNetwork(p: StartDevNetworkParams): Promise<DevNetw
     ...(p.logger ? { logger: p.logger } : {}),
     ...(p.tokenTtlMs !== undefined ? { tokenTtlMs: p.tokenTtlMs } : {}),
     ...(p.reserve ? { reservedMembers: p.reserve } : {}),
+    ...(p.strictInviteDelayMs !== undefined ? { strictInviteDelayMs: p.strictInviteDelayMs } : {}),
   });
   // This process's own identities are certified in-process: the only way to a reserved aid.
   const inProcess = inProcessSignCert(net);

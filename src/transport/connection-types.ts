@@ -36,10 +36,17 @@ export interface GroupConnectionParams {
   onMessages(groupId: string, messages: GroupMessage[]): void | Promise<void>;
   onEvent?(groupId: string, event: GroupEvent): void;
   logger?: Logger;
-  /** Interval of group `heartbeat` requests; a failed one is logged, never drops anything. 0 disables. Default 180000. */
+  /**
+   * Interval of group `heartbeat` requests, each followed by register_online renewing the
+   * registration; a failed one is logged, never drops anything nor stops the next. 0 disables. Default 180000.
+   */
   heartbeatMs?: number;
   /** Default 30000. */
   requestTimeoutMs?: number;
+  /** register_online unanswered this long is asked again on `registerRetry` backoff. Default 10000 (at most requestTimeoutMs). */
+  registerTimeoutMs?: number;
+  /** Backoff of an unanswered register_online. Default { baseMs: 1000, maxMs: 30000, jitter: 0.3 }. */
+  registerRetry?: BackoffSettings;
   /** Back-off of a group's re-pull after a failed pull or handler. Default { baseMs: 500, maxMs: 30000, jitter: 0.3 }. */
   reconnect?: BackoffSettings;
   /** Retries of send_message answered 1010. Default { maxAttempts: 5, baseMs: 1000, maxMs: 30000, jitter: 0.3 }. */
@@ -71,8 +78,10 @@ export interface ConnectionCounters extends GroupFeedCounters {
   requestTimeouts: number;
   heartbeatFailures: number;
   rateLimitedRetries: number;
-  /** register_online that failed or went unanswered (retried on the next heartbeat). */
+  /** register_online that failed or went unanswered (unanswered: retried within seconds; refused: at the next heartbeat). */
   registerFailures: number;
+  /** Sessions that answered nothing for a whole request timeout while up, and were rebuilt. */
+  silentSessions: number;
   /** Frames of a session we already left. */
   staleFrames: number;
 }

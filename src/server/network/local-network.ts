@@ -48,6 +48,12 @@ export interface LocalNetworkOptions {
   /** How often sockets are pinged; one missed pong drops a socket. Default 30000; 0 disables. */
   pingIntervalMs?: number;
   /**
+   * Play a strict real service: an invited member (the group service too) joins the session this
+   * many ms after `invite_agent_req` — and only then is `invite_agent_ack` sent — and session
+   * frames sent to it before that are dropped without an answer. Default: joins at once.
+   */
+  strictInviteDelayMs?: number;
+  /**
    * Configured members (the owner, the humans, the identities this process runs): reserved from
    * the first request on. `sign_cert` from outside refuses them unless the key is already theirs;
    * `certifyConfigured` is how this process certifies them.
@@ -126,6 +132,7 @@ export async function startLocalNetwork(options: LocalNetworkOptions): Promise<L
     ...(options.socketLimits ? { limits: options.socketLimits } : {}),
     ...(options.pingIntervalMs !== undefined ? { pingIntervalMs: options.pingIntervalMs } : {}),
   });
+  if (options.strictInviteDelayMs !== undefined) messages.quirks.strictInviteDelayMs = options.strictInviteDelayMs;
   for (const agent of options.serviceAgents ?? []) messages.addServiceAgent(agent);
   const apiCounters = { refusedSignIns: 0, issuedCertificates: 0, refusedCertificates: 0 };
   let refusedConnections = 0;
