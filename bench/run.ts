@@ -1,4 +1,4 @@
-// Benchmarks. Prints figures and ratios against the README's targets; asserts nothing.
+// Benchmarks. Prints figures and ratios against the targets in docs/benchmarks.md; asserts nothing.
 //   npm run bench                 all but scale
 //   npm run bench -- ingest       one of: ingest, memory, replay, room, suite, prompt, saves, scale, server
 //   (scale and server run only when named: they take tens of seconds)

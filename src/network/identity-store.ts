@@ -9,6 +9,7 @@ import { writeFileAtomicSync } from "../state/atomic-file.ts";
 import { NetworkError } from "./errors.ts";
 import { buildCsr, commonName, generateIdentityKey, normalizePem, sdkPassphrase, summarizeCertificate, type CertificateSummary } from "./x509.ts";
 import { createHttpClient, type HttpClient, type TlsOptions } from "./http-client.ts";
+import { readRefusal } from "./sign-in.ts";
 import { accessPointApi } from "./access-point.ts";
 
 export interface Identity {
@@ -166,9 +167,9 @@ export async function createIdentity(params: CreateIdentityParams): Promise<Iden
   const url = accessPointApi(params.accessPointUrl, "sign_cert");
   try {
     const reply = await http.postJson(url, { id: aid, csr });
-    const body = reply.json as { certificate?: unknown; error?: unknown } | undefined;
+    const body = reply.json as { certificate?: unknown } | undefined;
     if (reply.status !== 200 || typeof body?.certificate !== "string") {
-      const why = typeof body?.error === "string" ? body.error : `HTTP ${reply.status}`;
+      const why = readRefusal(reply).why;
       throw new NetworkError("CERT_REFUSED", `sign_cert refused ${aid}: ${why}`, { aid, url, status: reply.status });
     }
     const certPem = normalizePem(body.certificate);

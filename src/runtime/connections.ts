@@ -11,6 +11,9 @@ import { settledCursor } from "./cursor.ts";
 import type { GroupRuntimes } from "./groups.ts";
 import type { IdentityProfile } from "./profile.ts";
 
+/** Event-log entries that change a group's members. */
+const MEMBER_EVENTS: ReadonlySet<string> = new Set(["member_joined", "member_left", "member_removed", "member_banned", "member_unbanned"]);
+
 export interface GroupConnections {
   /** Every group connection, by group service aid. */
   readonly byService: ReadonlyMap<string, GroupConnection>;
@@ -40,6 +43,20 @@ export function openGroupConnections(p: {
   for (const [groupId, service] of groups.serviceOf) groupsOf.set(service, [...(groupsOf.get(service) ?? []), groupId]);
   const byService = new Map<string, GroupConnection>();
   const connectionOf = (groupId: string): GroupConnection => byService.get(groups.serviceOf.get(groupId)!)!;
+  // One get_members at a time per group: events during a read make one more read after it.
+  const reading = new Map<string, { again: boolean }>();
+  const refresh = (groupId: string): void => {
+    const running = reading.get(groupId);
+    if (running) return void (running.again = true);
+    const state = { again: false };
+    reading.set(groupId, state);
+    void (async () => {
+      do {
+        state.again = false;
+        await p.profile.refreshMembers(connectionOf(groupId), groupId);
+      } while (state.again && !p.isClosing());
+    })().finally(() => reading.delete(groupId));
+  };
   for (const [service, serviceGroups] of groupsOf) {
     byService.set(service, createGroupConnection({
       channel: p.link.channel(service),
@@ -72,8 +89,8 @@ export function openGroupConnections(p: {
         groups.saveSoon(g);
       },
       onEvent: (groupId, event) => {
-        // A newcomer's type comes with the members list: read it again.
-        if (event.event === "member_joined" && !p.isClosing() && groups.byId.has(groupId)) void p.profile.refreshMembers(connectionOf(groupId), groupId);
+        // Someone joined, left or was removed: the members list (and each newcomer's type) is read again.
+        if (MEMBER_EVENTS.has(event.event) && !p.isClosing() && groups.byId.has(groupId)) refresh(groupId);
         p.onTransportEvent?.(groupId, event);
       },
     }));
