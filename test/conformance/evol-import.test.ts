@@ -17,7 +17,7 @@ import { afterAll, describe, expect, it } from "vitest";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const BIN = join(ROOT, "bin", "acp-group.mjs");
-const CONFORMANCE = resolve(ROOT, "../shared/conformance");
+const CONFORMANCE = process.env.ACP_CONFORMANCE_DIR ?? resolve(ROOT, "../shared/conformance");
 const PRESENT = existsSync(join(CONFORMANCE, "sdk-dm.mjs")) && existsSync(join(CONFORMANCE, "build.sh"));
 if (!PRESENT) {
   process.stderr.write(
@@ -79,8 +79,10 @@ const line = (p: Proc, prefix: string) => p.out.find((l) => l.startsWith(prefix)
 
 describe.skipIf(!PRESENT)(`switching from evol with the official SDK as witness${PRESENT ? "" : " — SKIPPED LOUDLY: ../shared/conformance is absent"}`, () => {
   it("an SDK-made identity (empty seed, SDK layout) is imported in one command, joined, run, and answers an SDK member in the lobby", async () => {
-    // The SDK, built once into a cache outside the repository (flock: other suites may build it too).
-    const build = spawnSync("flock", [join(tmpdir(), "acp-ts-build.lock"), "bash", join(CONFORMANCE, "build.sh")], { encoding: "utf8", env: BASE_ENV, timeout: 240_000 });
+    // The SDK, built once into a cache outside the repository; one build at a time (scripts/conformance builds it too).
+    const buildSh = ["bash", join(CONFORMANCE, "build.sh")];
+    const locked = spawnSync("flock", ["-V"]).status === 0 ? ["flock", join(tmpdir(), "acp-ts-build.lock"), ...buildSh] : buildSh;
+    const build = spawnSync(locked[0]!, locked.slice(1), { encoding: "utf8", env: BASE_ENV, timeout: 240_000 });
     expect(build.status, build.stderr).toBe(0);
     const dist = build.stdout.trim().split("\n").at(-1)!;
 
