@@ -1,7 +1,6 @@
 // One group connection per group service an identity's groups live on (`group.<ap>` of each
 // group's access point, the identity's own by default), all over the identity's one link. Each
 // feeds its groups' clients and settles its cursor from them.
-import { equalsLower } from "../wire/equals-lower.ts";
 import { childLogger, errorFields } from "../log.ts";
 import { aidDomain, groupServiceAid } from "../network/access-point.ts";
 import type { AgentLink } from "../network/peer-channel.ts";
@@ -37,7 +36,6 @@ export function openGroupConnections(p: {
   isClosing: () => boolean;
 }): GroupConnections {
   const { identity, groups, logger } = p;
-  const aidLower = identity.aid.toLowerCase();
   const homeService = groupServiceAid(aidDomain(identity.aid));
   const groupsOf = new Map<string, string[]>();
   for (const [groupId, service] of groups.serviceOf) groupsOf.set(service, [...(groupsOf.get(service) ?? []), groupId]);
@@ -83,8 +81,6 @@ export function openGroupConnections(p: {
           // the observer would throw again, and the group would go deaf.
           logger.log("error", "runtime.on-messages-failed", { group: groupId, ...errorFields(err) });
         }
-        // Our own messages coming back restore the reply memory before the client sees them.
-        for (const m of messages) if (equalsLower(m.sender, aidLower)) g.monitor.rememberOwnMessage(m);
         g.client.feedBufferGate(messages);
         groups.saveSoon(g);
       },
