@@ -16,6 +16,7 @@ import { connectConfiguredIdentity } from "../runtime/link.ts";
 import { defaultStateDir } from "../state/file-store.ts";
 import { createGroupConnection } from "../transport/connection.ts";
 import type { GroupMessage, LogLevel } from "../types.ts";
+import { PERSON_CLIENT_INFO } from "../wire/client-info.ts";
 
 export const CHAT_OPTIONS = {
   identity: { type: "string" },
@@ -46,7 +47,7 @@ export async function chatCommand(args: string[], io: Io, opts: { signal?: Abort
   let target: Pick<JoinLink, "service" | "groupId">;
   if (/^https?:\/\//i.test(where)) {
     const link = parseJoinLink(where);
-    const status = await joinByLink({ config: who.config, identityId: who.identityId, target: link, timeoutMs, logger });
+    const status = await joinByLink({ config: who.config, identityId: who.identityId, target: link, timeoutMs, logger, clientInfo: PERSON_CLIENT_INFO });
     if (status !== "joined" && status !== "member") {
       io.out(`${who.aid} → ${link.groupId} on ${link.service}: ${status}`);
       return status === "pending" ? 0 : 1;
@@ -67,7 +68,8 @@ export async function chatCommand(args: string[], io: Io, opts: { signal?: Abort
   let live = false;
   let last = 0;
   const backlog: GroupMessage[] = [];
-  const agent = connectConfiguredIdentity({ config: who.config, identityId: who.identityId, logger });
+  // Signs in as a person's client: a network whose operator allows it reports us as a person.
+  const agent = connectConfiguredIdentity({ config: who.config, identityId: who.identityId, logger, clientInfo: PERSON_CLIENT_INFO });
   const connection = createGroupConnection({
     channel: agent.channel(target.service),
     aid: who.aid,
