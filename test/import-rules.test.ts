@@ -54,9 +54,10 @@ const BASE = files("types.ts", "log.ts", "emitter.ts", "paths.ts");
  * import (as values) only types.ts, the wire vocabulary and each other.
  */
 const PURE_FILES = [
-  ...["addressee", "answered", "dispatch-gate", "held", "mention", "order", "retry-book", "seen-ids", "sender-access", "server-clock", "service-event", "signals", "social", "vitality"].map((n) => `group/${n}.ts`),
+  ...["addressee", "answered", "dispatch-gate", "held", "memory", "mention", "retry-book", "seen-ids", "sender-access", "server-clock", "service-event", "signals", "social", "vitality"].map((n) => `group/${n}.ts`),
   "members/member-types.ts",
-  ...["assemble", "budget", "confusables", "context-xml", "decision", "dedup", "delay", "floor", "format-common", "identity-shared", "intent", "loop-guard", "outbound", "prompt", "reply-address", "reply-policy", "sanitize", "send-gates", "sender-share"].map((n) => `monitor/${n}.ts`),
+  "config/budget-windows.ts",
+  ...["assemble", "budget-windows", "confusables", "context-xml", "decision", "dedup", "delay", "floor", "format-common", "identity-shared", "intent", "loop-guard", "outbound", "prompt", "reply-address", "reply-policy", "sanitize", "sender-share"].map((n) => `monitor/${n}.ts`),
 ];
 const PURE = files(...PURE_FILES);
 
@@ -83,6 +84,11 @@ const RULES: readonly Rule[] = [
     rule: "the shared base (types, log, emitter, paths) imports only itself and the config schema's types",
     from: BASE,
     forbid: not(anyOf(BASE, files("config/schema.ts"))),
+  },
+  {
+    rule: "the group client (group/) is below the monitor: it imports only itself, the wire vocabulary, the budget windows and the shared base",
+    from: under("group"),
+    forbid: not(anyOf(under("group", "wire"), files("config/budget-windows.ts"), BASE)),
   },
   {
     rule: "the engine (group/, monitor/) picks no concrete part: no socket, server, host, state file, runtime or command",
@@ -216,7 +222,12 @@ describe("import rules over src/", () => {
     expect(breaches(pure, [{ from: "group/vitality.ts", to: "log.ts", typeOnly: true }])).toEqual([]);
     const rule = (start: string) => RULES.find((r) => r.rule.startsWith(start))!;
     expect(breaches(rule("the local server"), [{ from: "server/network/x.ts", to: "transport/connection.ts", typeOnly: false }])).toHaveLength(1);
-    expect(breaches(rule("the local server"), [{ from: "server/x.ts", to: "group/order.ts", typeOnly: true }])).toHaveLength(1);
+    expect(breaches(rule("the local server"), [{ from: "server/x.ts", to: "group/held.ts", typeOnly: true }])).toHaveLength(1);
+    // group → monitor is refused, types included: the group client reads the monitor through types.ts only.
+    expect(breaches(rule("the group client"), [{ from: "group/gates.ts", to: "monitor/budget-windows.ts", typeOnly: false }])).toHaveLength(1);
+    expect(breaches(rule("the group client"), [{ from: "group/ingest.ts", to: "monitor/dedup.ts", typeOnly: true }])).toHaveLength(1);
+    expect(breaches(rule("the group client"), [{ from: "group/x.ts", to: "members/member-types.ts", typeOnly: true }])).toHaveLength(1);
+    expect(breaches(rule("the group client"), [{ from: "group/gates.ts", to: "config/budget-windows.ts", typeOnly: false }])).toEqual([]);
     expect(breaches(rule("the network layer"), [{ from: "network/x.ts", to: "transport/frames.ts", typeOnly: false }])).toHaveLength(1);
     expect(breaches(rule("the transport"), [{ from: "transport/x.ts", to: "group/ingest.ts", typeOnly: false }])).toHaveLength(1);
     expect(breaches(rule("the wire vocabulary"), [{ from: "wire/x.ts", to: "log.ts", typeOnly: false }])).toHaveLength(1);

@@ -110,6 +110,20 @@ export const DETERMINISTIC: Record<string, (arg: string) => Promise<string>> = {
     const report = await cli(argv);
     return session(argv, `${sampleDispatches(report, 6)}\n…\n\n${totals(report)}`);
   },
+  "replay-json": async () => {
+    const argv = ["replay", UBUNTU, "--persona", "jacob_", "--alias", "jacob", "--responder", "mention", "--json"];
+    const report = JSON.parse(await cli(argv)) as Record<string, unknown> & { messages: Array<{ why: unknown }>; dispatches: Array<{ trigger: string }>; drops: unknown[] };
+    // One element of each list (a line that carries a reason, a mention dispatch), every field as the command prints it.
+    const sample: Record<string, unknown> = {
+      ...report,
+      messages: report.messages.filter((m) => m.why !== null).slice(0, 1),
+      dispatches: report.dispatches.filter((d) => d.trigger === "mention").slice(0, 1),
+      drops: report.drops.slice(0, 1),
+      ...(Array.isArray(report.payers) ? { payers: report.payers.slice(0, 2) } : {}),
+    };
+    const lines = Object.entries(sample).map(([k, v]) => `  ${JSON.stringify(k)}: ${JSON.stringify(v)}`);
+    return fence(`$ npx acp-group ${argv.join(" ")}   # one element of each list shown\n{\n${lines.join(",\n")}\n}`);
+  },
   "replay-room": async () => {
     const argv = ["replay", UBUNTU, "--persona", "ann", "--persona", "ben", "--persona", "cat", "--responder", "helpful"];
     const report = await cli(argv);

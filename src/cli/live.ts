@@ -57,7 +57,7 @@ export { createTranscript } from "./transcript.ts";
 
 export function decisionLine(d: DispatchDecision): string {
   const o = d.outcome;
-  const verdict = o.sent ? `sent ${o.replyType}` : `skipped: ${o.skipReason}${d.detail ? ` (${d.detail})` : ""}`;
+  const verdict = o.kind === "sent" ? `sent ${o.replyType}` : `skipped: ${o.reason}${d.detail ? ` (${d.detail})` : ""}`;
   return (
     `    ↳ ${d.identityId} [${d.groupId}] dispatch #${d.dispatchId} ${d.trigger} · ${d.messageIds.length} msg(s) · ` +
     `${d.vitality.state} ${d.vitality.messagesIn5m}/${d.vitality.uniqueSpeakersIn5m} · mentions ${d.mentionInfo.mentionCount} · ` +

@@ -3,11 +3,11 @@
 import { z } from "zod";
 import { secretRefSchema } from "./secret-ref.ts";
 
+export { BUDGET_WINDOWS, type BudgetWindowName } from "./budget-windows.ts";
+
 const ms = (max = 24 * 3600_000) => z.number().int().min(0).max(max);
 
 export const VITALITY_STATES = ["DORMANT", "COOLING", "ACTIVE", "HEATED"] as const;
-export const BUDGET_WINDOWS = ["5m", "3h", "24h"] as const;
-export type BudgetWindowName = (typeof BUDGET_WINDOWS)[number];
 
 const budgetWindow = z
   .object({

@@ -3,7 +3,7 @@
 // supplies `startIdentity` and the backend factory, so this file runs and tests without the host.
 import type { AgentBackend, ChannelConfig, GroupMessage, IdentityConfig, Logger } from "../types.ts";
 import type { DispatchDecision } from "../monitor/decision.ts";
-import type { GroupClientEvent } from "../group/group-client-types.ts";
+import type { GroupClientEvent } from "../group/group-client.ts";
 import { createAccountLiveStatus, type AccountLiveStatus } from "./status.ts";
 import { cleanOutboundText } from "../monitor/outbound.ts";
 import { ConfigError, parseChannelConfig } from "../config/load.ts";

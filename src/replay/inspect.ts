@@ -2,7 +2,8 @@
 // identity and group — optionally after replaying a log up to a moment.
 import FakeTimers from "@sinonjs/fake-timers";
 import { closeGroupClientForIdentity, initGroupClientForIdentity } from "../group/group-client.ts";
-import { compareMessages } from "../group/order.ts";
+import { GroupMemory } from "../group/memory.ts";
+import { compareMessages } from "../wire/msg-id.ts";
 import { silentLogger } from "../log.ts";
 import type { PromptParts } from "../monitor/assemble.ts";
 import { createGroupMonitor } from "../monitor/monitor.ts";
@@ -53,8 +54,9 @@ export function inspectSample(p: { identity: IdentityConfig; groupId: string; se
     uniqueSpeakersIn5m: 2,
     myMessagesIn5m: 0,
     updatedAt: p.now,
-  }, p.now, null);
-  const parts = monitor.buildPrompt(batch);
+  }, p.now);
+  // A group where we never spoke.
+  const parts = monitor.buildPrompt(batch, new GroupMemory({ historySize: p.settings.dedup.historySize }));
   monitor.close();
   return { ...parts, source: "sample", messageCount: messages.length };
 }
@@ -112,10 +114,10 @@ export async function inspectAt(p: {
     if (pending.length > 0) {
       // Log lines with one timestamp arrive as one batch, so distinct timestamps are the batches waiting.
       const batchesMerged = new Set(pending.map((m) => m.timestamp)).size;
-      const batch = makeBatch(p.identity.aid, p.groupId, pending, client.computeVitality(), now, client.lastSelfSpeakAt, batchesMerged);
-      result = { ...monitor.buildPrompt(batch), source: "pending", messageCount: pending.length };
+      const batch = makeBatch(p.identity.aid, p.groupId, pending, client.computeVitality(), now, batchesMerged);
+      result = { ...monitor.buildPrompt(batch, client.memory), source: "pending", messageCount: pending.length };
     } else if (lastBatch) {
-      result = { ...monitor.buildPrompt(lastBatch), source: "last-dispatch", messageCount: lastBatch.messages.length };
+      result = { ...monitor.buildPrompt(lastBatch, client.memory), source: "last-dispatch", messageCount: lastBatch.messages.length };
     } else {
       throw new Error(`no messages at or before ${new Date(p.at).toISOString()} in the log`);
     }
@@ -137,7 +139,6 @@ function makeBatch(
   messages: readonly InboundMessage[],
   vitality: DispatchBatch["vitality"],
   now: number,
-  lastSelfSpeakAt: number | null,
   batchesMerged = 1,
 ): DispatchBatch {
   const mentionCount = messages.filter((m) => m.isMention).length;
@@ -154,9 +155,7 @@ function makeBatch(
     messages,
     vitality,
     mentionInfo,
-    lastSelfSpeakAt,
     now,
     attempt: 0,
-    hasPendingMention: () => false,
   };
 }

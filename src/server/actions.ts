@@ -7,6 +7,7 @@ import { msgIdValue } from "../wire/msg-id.ts";
 import { describe, isPlain, type Plain } from "../wire/plain.ts";
 import { RESULT_CODES } from "../wire/result-codes.ts";
 import { messageBytes } from "../wire/limits.ts";
+import type { GroupEvents } from "./group-events.ts";
 import type { GroupHistoryStore } from "./history-store.ts";
 import type { RateLimiter } from "./rate-limit.ts";
 
@@ -27,6 +28,8 @@ export interface GroupDefinition {
 export interface ActionContext {
   groups: Readonly<Record<string, GroupDefinition>>;
   store: GroupHistoryStore;
+  /** The group's event log: pull_events, ack_events and get_cursor's event_cursor. */
+  events: Pick<GroupEvents, "pull" | "ack" | "cursor">;
   limiter: RateLimiter | undefined;
   now(): number;
   maxMessageChars: number;
@@ -119,7 +122,7 @@ export function handleAction(ctx: ActionContext, caller: Caller, action: string,
           latest_msg_id: latest,
           unread_count: messages.length - firstAfter(messages, current),
         },
-        event_cursor: { start_event_id: 0, current_event_id: 0, latest_event_id: 0, unread_count: 0 },
+        event_cursor: ctx.events.cursor(groupId, caller.aid),
       });
     }
     case "get_group_info":
@@ -138,9 +141,9 @@ export function handleAction(ctx: ActionContext, caller: Caller, action: string,
     case "get_rules":
       return ok({ max_members: 1000, max_message_size: ctx.maxMessageChars, max_message_bytes: ctx.maxMessageBytes });
     case "pull_events":
-      return ok({ events: [], has_more: false, latest_event_id: 0 });
-    default: // ack_events: the local server has no membership changes to report.
-      return ok();
+      return ctx.events.pull(groupId, caller.aid, params);
+    default: // ack_events
+      return ctx.events.ack(groupId, caller.aid, params);
   }
 }
 

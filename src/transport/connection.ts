@@ -126,6 +126,7 @@ class ChannelGroupConnection implements GroupConnection {
       maxFrameBytes: p.maxFrameBytes ?? MAX_INBOUND_PAYLOAD_BYTES,
       pending: this.#requests.pending,
       feeds: this.#feeds,
+      eventFeeds: this.#groups.events,
       onEvent: p.onEvent?.bind(p),
     };
     this.#send = {
@@ -241,12 +242,14 @@ class ChannelGroupConnection implements GroupConnection {
     this.#start?.resolve();
   }
 
-  /** max(service's current_msg_id, saved cursor): the SDK's sync starting point. */
+  /** max(service's current_msg_id, saved cursor): the SDK's sync starting point. The event log starts from the same answer. */
   async #startCursor(groupId: string, sessionId: string): Promise<number> {
     const saved = this.#groups.savedCursor(groupId);
     try {
       const frame = await this.#call("get_cursor", groupId);
       const cursor = isPlain(frame.data) && isPlain(frame.data.msg_cursor) ? frame.data.msg_cursor.current_msg_id : undefined;
+      const latestEvent = isPlain(frame.data) && isPlain(frame.data.event_cursor) ? frame.data.event_cursor.latest_event_id : undefined;
+      if (this.#session === sessionId) this.#groups.events.get(groupId)?.connect(isMsgIdNumber(latestEvent) ? latestEvent : undefined);
       if (isMsgIdNumber(cursor)) return Math.max(saved, cursor);
       this.#counters.malformedFrames++;
       this.#log.log("warn", "transport.bad-cursor", { groupId, sessionId });
@@ -262,6 +265,7 @@ class ChannelGroupConnection implements GroupConnection {
     this.#session = undefined;
     this.#upkeep.end();
     for (const feed of this.#feeds.values()) feed.disconnect();
+    for (const feed of this.#groups.events.values()) feed.disconnect();
     this.#requests.pending.rejectAll((action, groupId) =>
       new TransportError("CONNECTION_LOST", `session lost before ${action} was answered`, { action, ...(groupId ? { groupId } : {}) }),
     );

@@ -1,6 +1,6 @@
 // What the local message service allows each socket and how it closes one: the `/session` paths,
 // the close codes a client sees, and the size limits that keep a slow or hostile socket from
-// growing the server (README "Server and socket limits"). Frames in are refused past
+// growing the server (docs/network.md "Server and socket limits"). Frames in are refused past
 // maxFrameBytes before being buffered whole; a socket is sent at most outputCreditBytes before a
 // pong proves it reads (its requests wait meanwhile; past maxUnconfirmedBytes it is closed); a
 // socket whose unsent output passes pauseBufferedBytes is not read until it drains (and is closed
