@@ -9,6 +9,7 @@ import { intOption, parse, UsageError, type Io } from "./args.ts";
 import { identityForLink, parseJoinLink } from "./join.ts";
 import { joinByLink, type JoinLink } from "../runtime/join.ts";
 import { createTranscript, outputWidth, type SenderMarker } from "./transcript.ts";
+import { lookAtChatGroup } from "./chat-history.ts";
 import { memberTypeFromServiceEntry, type MemberType } from "../members/member-types.ts";
 import { createJsonLogger, errorFields } from "../log.ts";
 import { aidDomain, groupServiceAid } from "../network/access-point.ts";
@@ -16,6 +17,7 @@ import { connectConfiguredIdentity } from "../runtime/link.ts";
 import { defaultStateDir } from "../state/file-store.ts";
 import { createGroupConnection } from "../transport/connection.ts";
 import type { GroupMessage, LogLevel } from "../types.ts";
+import { msgIdValue } from "../wire/msg-id.ts";
 
 export const CHAT_OPTIONS = {
   identity: { type: "string" },
@@ -66,17 +68,21 @@ export async function chatCommand(args: string[], io: Io, opts: { signal?: Abort
   // Rows wrapped before the terminal does: a row at the edge is always a real message's start.
   const print = createTranscript(io.out, markerOf, () => opts.columns ?? outputWidth());
   let live = false;
-  let last = 0;
   const backlog: GroupMessage[] = [];
   const agent = connectConfiguredIdentity({ config: who.config, identityId: who.identityId, logger });
+  const channel = agent.channel(target.service);
+  // The live connection follows the group from its latest message on (what the first look found;
+  // the history is that look's). It acknowledges nothing: the service's read cursor stays, so the
+  // oldest messages stay readable for the next session (`after_msg_id: 0` means "from that cursor").
+  let latest = 0;
   const connection = createGroupConnection({
-    channel: agent.channel(target.service),
+    channel,
     aid: who.aid,
     groups: [target.groupId],
-    getCursor: () => last,
+    getCursor: () => latest,
+    ackCursor: () => 0,
     onMessages: (_g, messages) => {
       for (const m of messages) {
-        last = Math.max(last, Number(m.msgId) || 0);
         if (live) print(m);
         else backlog.push(m);
       }
@@ -110,15 +116,23 @@ export async function chatCommand(args: string[], io: Io, opts: { signal?: Abort
     const timeout = new Promise<never>((_, reject) => {
       connectTimer = setTimeout(() => reject(new Error(`no session with ${target.service} within ${timeoutMs} ms`)), timeoutMs);
     });
+    let history: Awaited<ReturnType<typeof lookAtChatGroup>> | undefined;
     try {
-      await Promise.race([agent.ready.then(() => connection.start()), timeout, stopped]);
+      const look = agent.ready.then(() => lookAtChatGroup({ channel, aid: who.aid, groupId: target.groupId, service: target.service, count: historyCount, logger }));
+      history = (await Promise.race([look, timeout, stopped])) ?? undefined;
+      if (history) {
+        latest = history.latest;
+        await Promise.race([connection.start(), timeout, stopped]);
+      }
     } finally {
       clearTimeout(connectTimer);
     }
-    if (stop.signal.aborted) return 0;
+    if (stop.signal.aborted || history === undefined) return 0;
     await refreshTypes();
     io.out(`${who.aid} in [${target.groupId}] on ${target.service}`);
-    for (const m of backlog.slice(-historyCount)) print(m);
+    // The last N messages, then whatever the feed brought that is newer.
+    for (const m of history.messages) print(m);
+    for (const m of backlog) if (msgIdValue(m.msgId) > history.latest) print(m);
     backlog.length = 0;
     live = true;
 

@@ -72,9 +72,12 @@ export interface LocalNetworkCounters extends MessageServiceCounters {
 export interface LocalNetwork {
   readonly domain: string;
   readonly port: number;
-  /** The URL to print: `https://acp3.<domain>:<port>` with TLS, `http://127.0.0.1:<port>` without. */
+  /**
+   * The URL the official SDK builds from `sdkDomain`: `https://acp3.<domain>:<port>` with TLS (it
+   * needs acp3.<domain> to resolve to this machine), `http://127.0.0.1:<port>` without.
+   */
   readonly accessPointUrl: string;
-  /** The same server by address, which needs no name resolution: `http(s)://127.0.0.1:<port>`. */
+  /** The same server by address, which needs no name resolution (the TLS certificate covers 127.0.0.1): `http(s)://127.0.0.1:<port>`. The URL printed. */
   readonly localUrl: string;
   /** The domain string the official SDK takes (`<domain>:<port>`), which it turns into `https://acp3.<domain>:<port>`. */
   readonly sdkDomain: string;
@@ -98,9 +101,13 @@ export interface LocalNetwork {
   close(): Promise<void>;
 }
 
-/** The lines `acp-group server` / `npm start` print at start (the group service adds its join links). */
-export function networkBanner(net: Pick<LocalNetwork, "accessPointUrl" | "caFile" | "tls">): string[] {
-  return [`access point: ${net.accessPointUrl}`, ...(net.tls ? [`ca: ${net.caFile}`] : [])];
+/**
+ * The lines `acp-group server` / `npm start` print at start (the group service adds its join links).
+ * The access point is printed by address: it resolves on every machine, no `/etc/hosts` line
+ * needed, and the TLS certificate covers it — `id create --ap-url` takes it as printed.
+ */
+export function networkBanner(net: Pick<LocalNetwork, "localUrl" | "caFile" | "tls">): string[] {
+  return [`access point: ${net.localUrl}`, ...(net.tls ? [`ca: ${net.caFile}`] : [])];
 }
 
 export async function startLocalNetwork(options: LocalNetworkOptions): Promise<LocalNetwork> {
