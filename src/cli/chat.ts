@@ -17,6 +17,7 @@ import { connectConfiguredIdentity } from "../runtime/link.ts";
 import { defaultStateDir } from "../state/file-store.ts";
 import { createGroupConnection } from "../transport/connection.ts";
 import type { GroupMessage, LogLevel } from "../types.ts";
+import { PERSON_CLIENT_INFO } from "../wire/client-info.ts";
 import { msgIdValue } from "../wire/msg-id.ts";
 
 export const CHAT_OPTIONS = {
@@ -48,7 +49,7 @@ export async function chatCommand(args: string[], io: Io, opts: { signal?: Abort
   let target: Pick<JoinLink, "service" | "groupId">;
   if (/^https?:\/\//i.test(where)) {
     const link = parseJoinLink(where);
-    const status = await joinByLink({ config: who.config, identityId: who.identityId, target: link, timeoutMs, logger });
+    const status = await joinByLink({ config: who.config, identityId: who.identityId, target: link, timeoutMs, logger, clientInfo: PERSON_CLIENT_INFO });
     if (status !== "joined" && status !== "member") {
       io.out(`${who.aid} → ${link.groupId} on ${link.service}: ${status}`);
       return status === "pending" ? 0 : 1;
@@ -69,7 +70,8 @@ export async function chatCommand(args: string[], io: Io, opts: { signal?: Abort
   const print = createTranscript(io.out, markerOf, () => opts.columns ?? outputWidth());
   let live = false;
   const backlog: GroupMessage[] = [];
-  const agent = connectConfiguredIdentity({ config: who.config, identityId: who.identityId, logger });
+  // Signs in as a person's client: a network whose operator allows it reports us as a person.
+  const agent = connectConfiguredIdentity({ config: who.config, identityId: who.identityId, logger, clientInfo: PERSON_CLIENT_INFO });
   const channel = agent.channel(target.service);
   // The live connection follows the group from its latest message on (what the first look found;
   // the history is that look's). It acknowledges nothing: the service's read cursor stays, so the

@@ -12,6 +12,7 @@ import { createFileAgentMdStore, handleAgentMdRequest, type AgentMdStore } from 
 import { openLocalCa } from "./local-ca.ts";
 import { createApiHandler, type ApiContext, type CertifyResult } from "./access-point-api.ts";
 import { AidRegistry } from "./aid-registry.ts";
+import { ClientDeclarations } from "./client-declarations.ts";
 import { MessageService, type MessageServiceCounters, type MessageServiceQuirks } from "./message-service.ts";
 import { DEFAULT_SOCKET_LIMITS, SESSION_PATHS, type SocketLimits } from "./socket-limits.ts";
 import { NonceStore, TokenStore } from "./tokens.ts";
@@ -94,6 +95,11 @@ export interface LocalNetwork {
   expireTokens(aid?: string): void;
   /** Drops the socket of `aid` (or every socket) without a close frame, like a network failure. */
   dropSockets(aid?: string): void;
+  /**
+   * Whether the aid's latest message-service sign-in came from a person's client (`acp-group chat`
+   * declares itself in `client_info`). What a group service makes of it is the operator's choice.
+   */
+  signedInAsPerson(aid: string): boolean;
   /** Switches that make this network behave as another may (see MessageServiceQuirks). */
   readonly quirks: MessageServiceQuirks;
   connectedAids(): string[];
@@ -135,6 +141,7 @@ export async function startLocalNetwork(options: LocalNetworkOptions): Promise<L
   if (options.strictInviteDelayMs !== undefined) messages.quirks.strictInviteDelayMs = options.strictInviteDelayMs;
   for (const agent of options.serviceAgents ?? []) messages.addServiceAgent(agent);
   const apiCounters = { refusedSignIns: 0, issuedCertificates: 0, refusedCertificates: 0 };
+  const clients = new ClientDeclarations();
   let refusedConnections = 0;
   const ctx: ApiContext = {
     domain,
@@ -151,6 +158,7 @@ export async function startLocalNetwork(options: LocalNetworkOptions): Promise<L
     logger,
     counters: apiCounters,
     secure: tls,
+    clients,
   };
   const handler = createApiHandler(ctx);
   const agentMd = {
@@ -240,6 +248,7 @@ export async function startLocalNetwork(options: LocalNetworkOptions): Promise<L
       messages.expire(aid);
     },
     dropSockets: (aid) => messages.drop(aid),
+    signedInAsPerson: (aid) => clients.signedInAsPerson(aid),
     quirks: messages.quirks,
     connectedAids: () => messages.connectedAids(),
     counters: () => ({ ...messages.counters, ...apiCounters, refusedConnections }),
