@@ -40,7 +40,9 @@ wait_line() {
   return 1
 }
 
-dist="$(bash "$kit/build.sh")"
+# One build at a time: other conformance tests build the same cache folder (flock where there is one).
+lock="$(dirname "$(mktemp -u)")/acp-ts-build.lock"
+if command -v flock >/dev/null 2>&1; then dist="$(flock "$lock" bash "$kit/build.sh")"; else dist="$(bash "$kit/build.sh")"; fi
 say "official SDK built at $dist"
 
 # The local network: TLS from its own CA, the lobby of config/demo.json, any free port.

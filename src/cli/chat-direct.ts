@@ -6,11 +6,11 @@ import { appendFileSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { errorFields } from "../log.ts";
-import { displaySafe } from "../monitor/outbound.ts";
 import type { NetworkAgent } from "../network/index.ts";
 import { encodeSafeName } from "../state/safe-name.ts";
 import type { Logger } from "../types.ts";
 import type { Io } from "./args.ts";
+import { formatDirectRows } from "./transcript.ts";
 
 interface Line {
   at: number;
@@ -52,6 +52,8 @@ export async function chatDirect(p: {
   historyCount: number;
   readStdin: boolean;
   stdin: NodeJS.ReadableStream | undefined;
+  /** Columns to wrap at (transcript.ts). */
+  width: () => number;
   timeoutMs: number;
   logger: Logger;
   stopped: Promise<void>;
@@ -59,8 +61,9 @@ export async function chatDirect(p: {
 }): Promise<number> {
   const { io, agent, me, peer } = p;
   const file = historyFile(p.stateDir, me, peer);
-  const label = (from: string) => (from.toLowerCase() === me.toLowerCase() ? `${from} (you)` : from);
-  const print = (l: Line) => io.out(displaySafe(`${new Date(l.at).toISOString().slice(11, 19)} [dm] ${label(l.from)}: ${l.text}`));
+  const mine = (from: string) => from.toLowerCase() === me.toLowerCase();
+  const print = (l: Line) =>
+    io.out(formatDirectRows({ time: new Date(l.at).toISOString().slice(11, 19), from: l.from, to: mine(l.from) ? peer : me, marker: mine(l.from) ? "you" : undefined, content: l.text, width: p.width() }).join("\n"));
   const keep = (l: Line) => {
     try {
       mkdirSync(join(file, ".."), { recursive: true, mode: 0o700 });

@@ -5,10 +5,10 @@ import { createConversationRegistry } from "../backends/conversation-registry.ts
 import { createOpenAIBackend } from "../backends/standalone.ts";
 import { resolveLlmSettings } from "../backends/llm-settings.ts";
 import type { DispatchDecision } from "../monitor/monitor.ts";
-import { displaySafe } from "../monitor/outbound.ts";
 import type { StateStore } from "../state/file-store.ts";
 import type { DirectConversationsParams } from "../direct/conversations.ts";
-import type { AgentBackend, ChannelConfig, GenerateRequest, GroupMessage, Logger } from "../types.ts";
+import type { AgentBackend, ChannelConfig, GenerateRequest, Logger } from "../types.ts";
+import { formatDirectRows } from "./transcript.ts";
 
 const OFFLINE_PREFIX = "[offline responder]";
 
@@ -54,17 +54,8 @@ export function createCliBackend(p: { config: ChannelConfig; logger: Logger; sto
   return { backend, save: () => {} };
 }
 
-/** Prints each group message once (several identities may see the same one), as `time [group] #id sender: text`. */
-export function createTranscript(out: (s: string) => void, label: (sender: string) => string): (m: GroupMessage) => void {
-  const printed = new Set<string>();
-  return (m) => {
-    const key = `${m.groupId}\u0000${m.msgId}`;
-    if (printed.has(key)) return;
-    printed.add(key);
-    // Member-written fields are shown, never obeyed by the terminal (escape sequences, bidi).
-    out(displaySafe(`${new Date(m.timestamp).toISOString().slice(11, 19)} [${m.groupId}] #${m.msgId} ${label(m.sender)}: ${m.content}`));
-  };
-}
+/** The transcript rows (one message's header, then continuation rows): see transcript.ts. */
+export { createTranscript } from "./transcript.ts";
 
 export function decisionLine(d: DispatchDecision): string {
   const o = d.outcome;
@@ -83,18 +74,20 @@ export function decisionLine(d: DispatchDecision): string {
 type DirectEventOf = Parameters<NonNullable<DirectConversationsParams["onEvent"]>>[0];
 
 /**
- * The direct messages of `identityId` (`aid`) as transcript lines: `time [dm] from → to: text`, a
- * refused sender with why, and the end of an exchange with its reason.
+ * The direct messages of `identityId` (`aid`) as transcript rows (transcript.ts: the header at the
+ * edge, the rest on continuation rows): `time [dm] from → to: text`, a refused sender with why, and
+ * the end of an exchange with its reason.
  */
-export function directLine(identityId: string, aid: string, e: DirectEventOf, now: number = Date.now()): string {
+export function directLine(identityId: string, aid: string, e: DirectEventOf, width = Number.POSITIVE_INFINITY, now: number = Date.now()): string {
   const time = new Date(e.type === "received" || e.type === "sent" ? e.at : now).toISOString().slice(11, 19);
+  const rows = (from: string, to: string, content: string, marker?: "agent") => formatDirectRows({ time, from, to, marker, content, width }).join("\n");
   switch (e.type) {
     case "received":
-      return displaySafe(`${time} [dm] ${e.peer} → ${aid}: ${e.text}`);
+      return rows(e.peer, aid, e.text);
     case "sent":
-      return displaySafe(`${time} [dm] ${aid} (agent) → ${e.peer}: ${e.text}`);
+      return rows(aid, e.peer, e.text, "agent");
     case "refused":
-      return `${displaySafe(`${time} [dm] ${e.peer} → ${aid}: ${e.text}`)}\n    ↳ ${identityId} [dm ${e.peer}] refused: ${e.reason} (nothing reaches the model)`;
+      return `${rows(e.peer, aid, e.text)}\n    ↳ ${identityId} [dm ${e.peer}] refused: ${e.reason} (nothing reaches the model)`;
     case "not-answered":
       return `    ↳ ${identityId} [dm ${e.peer}] not answered: ${e.reason}`;
     case "ended":
