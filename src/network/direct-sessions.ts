@@ -73,6 +73,7 @@ export class DirectSessions {
     const payload = typeof data.message === "string" ? data.message : "";
     if (!peer || !sessionId) return;
     this.#remember(sessionId, peer);
+    this.#host.logger.log("debug", "network.message-direct", { aid: this.#host.aid, sender: peer, sessionId, chars: payload.length });
     const stamped = Number(str(data.timestamp));
     this.#host.deliver({
       peer,

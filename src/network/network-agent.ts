@@ -133,15 +133,8 @@ export class NetworkAgent implements AgentLink, DirectLink {
         if (this.#channels.get(ch.peer) === ch) this.#channels.delete(ch.peer);
       },
     };
-    this.#direct = new DirectSessions({
-      ...this.#sessionHost,
-      deliver: (m) => {
-        // Not group chat: someone talking to us directly. Never fed to a group.
-        this.#counters.directMessages++;
-        this.#logger.log("debug", "network.message-direct", { aid: this.aid, sender: m.peer, sessionId: m.sessionId, chars: m.text.length });
-        this.#events.emit("direct", m);
-      },
-    });
+    // Not group chat: someone talking to us directly. Never fed to a group.
+    this.#direct = new DirectSessions({ ...this.#sessionHost, deliver: (m) => (this.#counters.directMessages++, this.#events.emit("direct", m)) });
     // Callers may never await `ready`; its rejection is reported through `rejected` and the log.
     this.ready.catch(() => {});
     if (options.tls?.insecureTls) {

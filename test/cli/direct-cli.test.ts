@@ -51,9 +51,9 @@ describe("acp-group chat --to (a person's direct message)", () => {
       };
 
       const first = chat("owner", ["Dave, can you hear me?"]);
-      await waitFor(() => first.out.some((l) => l.includes("dave.acp.local: Loud and clear.")), "dave's answer");
+      await waitFor(() => first.out.some((l) => l.includes("dave.acp.local → owner.acp.local: Loud and clear.")), "dave's answer");
       expect(await first.leave()).toBe(0);
-      expect(first.out.map(noTime)).toEqual(["owner.acp.local → dave.acp.local (direct)", "[dm] owner.acp.local (you): Dave, can you hear me?", "[dm] dave.acp.local: Loud and clear."]);
+      expect(first.out.map(noTime)).toEqual(["owner.acp.local → dave.acp.local (direct)", "[dm] owner.acp.local (you) → dave.acp.local: Dave, can you hear me?", "[dm] dave.acp.local → owner.acp.local: Loud and clear."]);
       expect(dave.decisions.map((x) => [x.conversation, x.outcome.kind])).toEqual([[{ kind: "direct", peer: "owner.acp.local" }, "sent"]]);
       // Nothing of it in the group.
       expect(dev.service.history("lobby")).toEqual([]);
@@ -61,14 +61,14 @@ describe("acp-group chat --to (a person's direct message)", () => {
       const second = chat("owner", []);
       await waitFor(() => second.out.length === 3, "the history");
       expect(await second.leave()).toBe(0);
-      expect(second.out.map(noTime)).toEqual(["owner.acp.local → dave.acp.local (direct)", "[dm] owner.acp.local (you): Dave, can you hear me?", "[dm] dave.acp.local: Loud and clear."]);
+      expect(second.out.map(noTime)).toEqual(["owner.acp.local → dave.acp.local (direct)", "[dm] owner.acp.local (you) → dave.acp.local: Dave, can you hear me?", "[dm] dave.acp.local → owner.acp.local: Loud and clear."]);
       expect(statSync(join(d.dir, "local-network", "direct-history", "owner.acp.local", "dave.acp.local.jsonl")).mode & 0o777).toBe(0o600);
 
       const stranger = chat("stranger", ["Dave, can you hear me?"]);
       await waitFor(() => logger.entries.some((e) => e.event === "direct.refused"), "dave refuses the stranger");
       expect(await stranger.leave()).toBe(0);
       expect(logger.entries.filter((e) => e.event === "direct.refused").map((e) => [e.fields.peer, e.fields.reason])).toEqual([["stranger.acp.local", "not-allowed"]]);
-      expect(stranger.out.map(noTime)).toEqual(["stranger.acp.local → dave.acp.local (direct)", "[dm] stranger.acp.local (you): Dave, can you hear me?"]);
+      expect(stranger.out.map(noTime)).toEqual(["stranger.acp.local → dave.acp.local (direct)", "[dm] stranger.acp.local (you) → dave.acp.local: Dave, can you hear me?"]);
       expect(dave.decisions).toHaveLength(1);
       await dave.close();
     } finally {
