@@ -11,7 +11,8 @@
 // work kept out of the figure; the client's reading of the answer, and the request's timeout
 // armed and cleared, stay in). The envelope is read as src/network/network-agent.ts reads it
 // (#onFrame, #onSessionMessage: JSON.parse, the cmd, sender, session and message fields, the
-// channel by sender).
+// channel by sender). The fake clock (for the 70 s of quiet between rounds) also times each
+// request's timeout, and its timers cost more than node's own: the figure errs on the dear side.
 import FakeTimers from "@sinonjs/fake-timers";
 import { DEFAULT_GROUP_SETTINGS } from "../src/config/load.ts";
 import { closeGroupClientForIdentity, initGroupClientForIdentity, type GroupClient } from "../src/group/group-client.ts";
