@@ -40,13 +40,15 @@ wait_line() {
   return 1
 }
 
-dist="$(bash "$kit/build.sh")"
+# One build at a time: other conformance tests build the same cache folder (flock where there is one).
+lock="$(dirname "$(mktemp -u)")/acp-ts-build.lock"
+if command -v flock >/dev/null 2>&1; then dist="$(flock "$lock" bash "$kit/build.sh")"; else dist="$(bash "$kit/build.sh")"; fi
 say "official SDK built at $dist"
 
 # The local network: TLS from its own CA, the lobby of config/demo.json, any free port.
 "$node_bin" "$here/bin/acp-group.mjs" server --tls --domain "$domain" --state-dir "$work/server" --config "$here/config/demo.json" >"$work/server.out" 2>"$work/server.err" &
 server_pid=$!
-if ! wait_line "$work/server.out" 30 '^join lobby: ' >/dev/null; then
+if ! wait_line "$work/server.out" 60 '^join lobby: ' >/dev/null; then
   say "FAIL: the server printed no join link"; cat "$work/server.out" "$work/server.err" >&2; exit 1
 fi
 ap_line="$(grep -m1 '^access point: ' "$work/server.out")"
@@ -58,10 +60,10 @@ say "server on port $port, ca $ca, link $link"
 # The SDK member with its own event handler, waiting for the person to join.
 person="dana$RANDOM.$domain"
 SHIM_DOMAIN="$domain" NODE_EXTRA_CA_CERTS="$ca" "$node_bin" --import "$kit/dns-shim.mjs" "$kit/sdk-events.mjs" \
-  --dist "$dist" --ap "$domain:$port" --domain "$domain" --link "$link" --expect-join "$person" --timeout-ms 30000 \
+  --dist "$dist" --ap "$domain:$port" --domain "$domain" --link "$link" --expect-join "$person" --timeout-ms 120000 \
   >"$work/sdk.out" 2>"$work/sdk.err" &
 sdk_pid=$!
-if ! wait_line "$work/sdk.out" 40 'sdk-events: waiting for|sdk-events FAIL' >/dev/null || grep -q 'sdk-events FAIL' "$work/sdk.out"; then
+if ! wait_line "$work/sdk.out" 90 'sdk-events: waiting for|sdk-events FAIL' >/dev/null || grep -q 'sdk-events FAIL' "$work/sdk.out"; then
   say "FAIL: the SDK member did not get ready"; cat "$work/sdk.out" "$work/sdk.err" >&2; exit 1
 fi
 

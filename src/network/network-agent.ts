@@ -37,6 +37,8 @@ export interface ConnectAgentOptions {
   backoff?: BackoffOptions;
   /** A socket open at least this long counts as stable: its drop redials at once. Default 30000 ms. */
   stableMs?: number;
+  /** The `client_info` of the sign-ins (default the channel's agents; `acp-group chat` says it is a person's client). */
+  clientInfo?: string;
   /** Replaces the HTTP client (a scripted access point in tests). */
   http?: HttpClient;
   now?: () => number;
@@ -191,7 +193,7 @@ export class NetworkAgent implements AgentLink {
     let url: string;
     try {
       this.#counters.signIns++;
-      const signedIn = await signInToNetwork({ accessPointUrl: this.#o.accessPointUrl, identity: this.#o.identity, http: this.#http });
+      const signedIn = await signInToNetwork({ accessPointUrl: this.#o.accessPointUrl, identity: this.#o.identity, http: this.#http, clientInfo: this.#o.clientInfo });
       this.#token = signedIn.messageToken;
       url = sessionSocketUrl({ messageServer: signedIn.messageServer, aid: this.aid, token: signedIn.messageToken });
     } catch (err) {

@@ -8,7 +8,8 @@ import type { HttpClient, HttpReply } from "./http-client.ts";
 import type { Identity } from "./identity-store.ts";
 import { accessPointApi, messageApi } from "./access-point.ts";
 
-export const CLIENT_INFO = "acp-group-channel";
+export { AGENT_CLIENT_INFO as CLIENT_INFO } from "../wire/client-info.ts";
+import { AGENT_CLIENT_INFO } from "../wire/client-info.ts";
 
 /** Hex of the DER ECDSA-SHA256 signature over the nonce string. */
 export const signNonce = (identity: Identity, nonce: string): string => sign("sha256", Buffer.from(nonce, "utf8"), identity.privateKey).toString("hex");
@@ -58,10 +59,10 @@ function field(reply: HttpReply, name: string, identity: Identity, url: string):
 }
 
 /** Signs in at `<base>/sign_in`; returns the token (`signature` in the reply). */
-export async function signIn(params: { url: string; identity: Identity; http: HttpClient }): Promise<string> {
+export async function signIn(params: { url: string; identity: Identity; http: HttpClient; clientInfo?: string | undefined }): Promise<string> {
   const { url, identity, http } = params;
   const requestId = randomUUID();
-  const first = await http.postJson(url, { agent_id: identity.aid, request_id: requestId, client_info: CLIENT_INFO });
+  const first = await http.postJson(url, { agent_id: identity.aid, request_id: requestId, client_info: params.clientInfo ?? AGENT_CLIENT_INFO });
   if (first.status !== 200) throw refusal(identity, url, first, "nonce");
   const nonce = field(first, "nonce", identity, url);
   const second = await http.postJson(url, {
@@ -107,10 +108,11 @@ export interface NetworkSignIn {
   messageToken: string;
 }
 
-/** The full sequence the SDK runs: access point sign-in, config, message-service sign-in. */
-export async function signInToNetwork(params: { accessPointUrl: string; identity: Identity; http: HttpClient }): Promise<NetworkSignIn> {
-  const accessPointToken = await signIn({ url: accessPointApi(params.accessPointUrl, "sign_in"), identity: params.identity, http: params.http });
+/** The full sequence the SDK runs: access point sign-in, config, message-service sign-in. `clientInfo`: what signs in (default the channel's agents). */
+export async function signInToNetwork(params: { accessPointUrl: string; identity: Identity; http: HttpClient; clientInfo?: string | undefined }): Promise<NetworkSignIn> {
+  const { clientInfo } = params;
+  const accessPointToken = await signIn({ url: accessPointApi(params.accessPointUrl, "sign_in"), identity: params.identity, http: params.http, clientInfo });
   const { messageServer } = await getAccessPointConfig({ ...params, token: accessPointToken });
-  const messageToken = await signIn({ url: messageApi(params.accessPointUrl, "sign_in"), identity: params.identity, http: params.http });
+  const messageToken = await signIn({ url: messageApi(params.accessPointUrl, "sign_in"), identity: params.identity, http: params.http, clientInfo });
   return { accessPointToken, messageServer, messageToken };
 }

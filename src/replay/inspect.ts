@@ -39,11 +39,15 @@ function promptOnlyMonitor(p: { identity: IdentityConfig; groupId: string; setti
 }
 
 /** Prompt for a sample exchange (no log): shows the stable prefix and the situation block shape. */
-export function inspectSample(p: { identity: IdentityConfig; groupId: string; settings: GroupSettings; now: number } & MemberConfig): InspectResult {
+export function inspectSample(p: { identity: IdentityConfig; groupId: string; settings: GroupSettings; now: number; senders?: readonly string[] } & MemberConfig): InspectResult {
   const monitor = promptOnlyMonitor(p);
   const name = p.identity.name ?? p.identity.aid.split(".")[0]!;
-  // Two other members: never the identity itself (its own lines are left out of the body).
-  const [first, second] = ["bob.agentcp.io", "carol.agentcp.io", "dave.agentcp.io"].filter((a) => a !== p.identity.aid.toLowerCase());
+  // Two other members (the caller's first, else placeholders on the identity's own domain); never
+  // the identity itself (its own lines are left out of the body).
+  const domain = p.identity.aid.slice(p.identity.aid.indexOf(".") + 1);
+  const [first, second] = [...(p.senders ?? []), ...["bob", "carol", "dave"].map((n) => `${n}.${domain}`)].filter(
+    (a, i, all) => a.toLowerCase() !== p.identity.aid.toLowerCase() && all.findIndex((b) => b.toLowerCase() === a.toLowerCase()) === i,
+  );
   const messages: InboundMessage[] = [
     sample("1", first!, "Has anyone tried the new release?", p.now - 20_000, p.groupId, false),
     sample("2", second!, `${name}, what do you think?`, p.now - 5_000, p.groupId, true),

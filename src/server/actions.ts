@@ -44,7 +44,9 @@ export interface ActionContext {
    * A member's type as read from its published agent.md (0 read, 1024 none, 1025 invalid).
    * Absent: the service reads no profiles and `refresh_member_types` is not implemented.
    */
-  memberProfile?(aid: string): { type: "human" | "agent" | "unknown"; code: 0 | 1024 | 1025 };
+  memberProfile?(aid: string): { type: "human" | "agent" | "unknown"; code: 0 | 1024 | 1025; declared?: string };
+  /** The operator's rule for who else is a person (see GroupServiceOptions.isPerson). */
+  isPerson?(aid: string): boolean;
   /** Stores a message with the next msg id; the service fans it out. */
   storeMessage(params: { groupId: string; sender: string; content: string; contentType: string; metadata: Plain | null }): GroupMessage;
 }
@@ -161,16 +163,18 @@ const GROUP_ACTIONS = new Set([
 ]);
 
 /**
- * A `get_members` entry: `agent` when the member's own agent.md says so, else `human` when the
- * group's definition says so, else `unknown` — and `human` only when the type is known, so a
- * client never reads "not marked human" as "agent". An agent.md saying `human` is the member's
- * own word: clients let people past the agent gap and the loop guard, so only the definition
- * (the operator) makes a person.
+ * A `get_members` entry: `agent` when the member's own agent.md says so (`agent`, or its framework
+ * such as `openclaw`), else `human` when the operator says so (the group's definition, or its rule
+ * `isPerson`), else `unknown` — and `human` only when the type is known, so a client never reads
+ * "not marked human" as "agent". An agent.md saying `human` is the member's own word: clients let
+ * people past the agent gap and the loop guard, so only the operator makes a person. `agent_type`
+ * (what the official SDK's UI reads) carries the type as the agent.md wrote it, or `human`.
  */
 function memberEntry(ctx: ActionContext, aid: string, m: GroupMember): Plain {
-  const fromProfile = ctx.memberProfile?.(aid).type;
-  const type = fromProfile === "agent" ? "agent" : m.human === true ? "human" : "unknown";
-  return { agent_id: aid, role: "member", type, ...(type !== "unknown" ? { human: type === "human" } : {}) };
+  const profile = ctx.memberProfile?.(aid);
+  const type = profile?.type === "agent" ? "agent" : m.human === true || ctx.isPerson?.(aid) === true ? "human" : "unknown";
+  const agentType = type === "human" ? "human" : type === "agent" ? (profile?.declared ?? "agent") : undefined;
+  return { agent_id: aid, role: "member", type, ...(agentType !== undefined ? { agent_type: agentType } : {}), ...(type !== "unknown" ? { human: type === "human" } : {}) };
 }
 
 /**

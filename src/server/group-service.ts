@@ -207,6 +207,7 @@ function actionContext(
     maxPullLimit: options.maxPullLimit ?? 100,
     members: (groupId) => membership.members(groupId),
     ...(options.memberProfile ? { memberProfile: options.memberProfile } : {}),
+    ...(options.isPerson ? { isPerson: options.isPerson } : {}),
     storeMessage({ groupId, sender, content, contentType, metadata }) {
       const list = store.messages(groupId);
       const last = list[list.length - 1];

@@ -30,13 +30,13 @@ describe("the official SDK against acp-group server (../shared/conformance)", ()
       const run = spawnSync("bash", [join(REPO, "scripts/conformance/sdk-events.sh")], {
         cwd: REPO,
         encoding: "utf8",
-        timeout: 170_000,
+        timeout: 280_000,
         env: { ...process.env, NODE: process.execPath, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ""}`, ACP_CONFORMANCE_DIR: KIT },
       });
       const output = `${run.stdout}\n${run.stderr}`;
       expect(run.status, output).toBe(0);
       expect(output).toMatch(/sdk-events: ok: saw dana\d+\.acp\.local join: member_joined via /);
     },
-    180_000,
+    300_000,
   );
 });

@@ -35,7 +35,7 @@ describe("acp-group server", () => {
     const stop = new AbortController();
     const run = serverCommand(["--tls", "--domain", "test.local", "--config", configFile, "--state-dir", d], c.io, { signal: stop.signal });
     await waitFor(() => c.out.some((l) => l.startsWith("sdk domain:")), "the banner");
-    expect(c.out[0]).toMatch(/^access point: https:\/\/acp3\.test\.local:\d+$/);
+    expect(c.out[0]).toMatch(/^access point: https:\/\/127\.0\.0\.1:\d+$/);
     expect(c.out[1]).toMatch(/^ca: .*ca\.crt$/);
     const caFile = c.out[1]!.slice("ca: ".length);
     expect(existsSync(caFile)).toBe(true);

@@ -235,7 +235,7 @@ describe("createGroupService", () => {
         // Without a profile store only the definition's `human: true` is known; the rest stay unknown.
         { agent_id: ALICE, role: "member", type: "unknown" },
         { agent_id: BOB, role: "member", type: "unknown" },
-        { agent_id: CAROL, role: "member", type: "human", human: true },
+        { agent_id: CAROL, role: "member", type: "human", agent_type: "human", human: true },
       ],
     });
     // get_rules also names the byte cap of content plus metadata (added with the cap).
@@ -372,15 +372,16 @@ describe("createGroupService", () => {
 
   it("member types from stored agent.md: get_members carries each type, refresh_member_types answers 0 / 1024 / 1025", async () => {
     const store = createMemoryAgentMdStore();
-    store.put(ALICE, `---\naid: ${ALICE}\nname: Alice\ntype: agent\n---\n# Alice\n`);
+    store.put(ALICE, `---\naid: ${ALICE}\nname: Alice\ntype: openclaw\n---\n# Alice\n`);
     store.put(BOB, "no front matter at all");
     serve({ memberProfile: (aid) => memberTypeFromStore(store, aid) });
     const bob = await connect(BOB);
+    // agent_type (what the official SDK's UI reads): the type as the agent.md wrote it, or human.
     expect((await bob.request("get_members", "g1")).data).toEqual({
       members: [
-        { agent_id: ALICE, role: "member", type: "agent", human: false },
+        { agent_id: ALICE, role: "member", type: "agent", agent_type: "openclaw", human: false },
         { agent_id: BOB, role: "member", type: "unknown" },
-        { agent_id: CAROL, role: "member", type: "human", human: true },
+        { agent_id: CAROL, role: "member", type: "human", agent_type: "human", human: true },
       ],
     });
     const refresh = (params?: unknown) => bob.request("refresh_member_types", "g1", params);
@@ -406,7 +407,21 @@ describe("createGroupService", () => {
         // Bob's word is not enough to be shown as a person.
         { agent_id: BOB, role: "member", type: "unknown" },
         // Saying "agent" can only lower what a member gets, so it is passed on.
-        { agent_id: CAROL, role: "member", type: "agent", human: false },
+        { agent_id: CAROL, role: "member", type: "agent", agent_type: "agent", human: false },
+      ],
+    });
+  });
+
+  it("the operator's rule makes a person (isPerson: e.g. signed in through acp-group chat on a network that allows it); the member's own agent.md saying agent still wins", async () => {
+    const store = createMemoryAgentMdStore();
+    store.put(ALICE, `---\naid: ${ALICE}\ntype: agent\n---\n# Alice\n`);
+    serve({ memberProfile: (aid) => memberTypeFromStore(store, aid), isPerson: (aid) => aid === BOB || aid === ALICE });
+    const carol = await connect(CAROL);
+    expect((await carol.request("get_members", "g1")).data).toEqual({
+      members: [
+        { agent_id: ALICE, role: "member", type: "agent", agent_type: "agent", human: false },
+        { agent_id: BOB, role: "member", type: "human", agent_type: "human", human: true },
+        { agent_id: CAROL, role: "member", type: "human", agent_type: "human", human: true },
       ],
     });
   });

@@ -7,6 +7,7 @@ import type { Logger } from "../../types.ts";
 import { generateIdentityKey, normalizePem, toCryptoKeys, x509 } from "../../network/x509.ts";
 import { keyIdOf, type AidRegistry } from "./aid-registry.ts";
 import { SlidingWindowPerKey } from "./source-window.ts";
+import type { ClientDeclarations } from "./client-declarations.ts";
 import type { LocalCa } from "./local-ca.ts";
 import { DEFAULT_SOCKET_LIMITS } from "./socket-limits.ts";
 import type { NonceStore, TokenStore } from "./tokens.ts";
@@ -30,6 +31,8 @@ export interface ApiContext {
   logger: Logger;
   counters: { refusedSignIns: number; issuedCertificates: number; refusedCertificates: number };
   secure: boolean;
+  /** Records each sign-in's `client_info` (who signed in with which program). */
+  clients?: ClientDeclarations;
 }
 
 const MAX_BODY = 64 * 1024;
@@ -203,6 +206,7 @@ export function createApiHandler(ctx: ApiContext): ApiHandler {
         res.setHeader("retry-after", "10");
         return send(res, 429, { error: "too many sign-ins from this address" });
       }
+      if (where === "message") ctx.clients?.noteNonce(aid, requestId, typeof body.client_info === "string" ? body.client_info : undefined);
       send(res, 200, { nonce: ctx.nonces.issue(aid, requestId, now), request_id: requestId });
       return;
     }
@@ -241,6 +245,7 @@ export function createApiHandler(ctx: ApiContext): ApiHandler {
     }
     if (!ctx.nonces.spend(nonce, now)) return refuse(401, "unknown, expired or used nonce");
     const { token, expiresAt } = tokens.issue(aid, now);
+    if (where === "message") ctx.clients?.signedIn(aid, requestId, "message");
     ctx.logger.log("debug", "access-point.sign-in-ok", { where, aid });
     send(res, 200, { signature: token, agent_id: aid, expires_at: expiresAt });
   }
