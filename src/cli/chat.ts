@@ -8,7 +8,7 @@ import { loadConfigFile, parseChannelConfig } from "../config/load.ts";
 import { intOption, parse, UsageError, type Io } from "./args.ts";
 import { identityForLink, parseJoinLink } from "./join.ts";
 import { joinByLink, type JoinLink } from "../runtime/join.ts";
-import { createTranscript } from "./live.ts";
+import { createTranscript, outputWidth, type SenderMarker } from "./transcript.ts";
 import { lookAtChatGroup } from "./chat-history.ts";
 import { memberTypeFromServiceEntry, type MemberType } from "../members/member-types.ts";
 import { createJsonLogger, errorFields } from "../log.ts";
@@ -33,7 +33,7 @@ export const CHAT_OPTIONS = {
   "log-level": { type: "string" },
 } as const;
 
-export async function chatCommand(args: string[], io: Io, opts: { signal?: AbortSignal; stdin?: NodeJS.ReadableStream } = {}): Promise<number> {
+export async function chatCommand(args: string[], io: Io, opts: { signal?: AbortSignal; stdin?: NodeJS.ReadableStream; columns?: number } = {}): Promise<number> {
   const { values, positionals } = parse(args, CHAT_OPTIONS, true);
   const [where, ...extra] = positionals;
   if (!where || extra.length > 0) throw new UsageError("expected one link (https://group.<ap>/<group>?code=…) or one group id");
@@ -61,12 +61,13 @@ export async function chatCommand(args: string[], io: Io, opts: { signal?: Abort
   }
 
   const types = new Map<string, MemberType>();
-  const label = (sender: string) => {
-    if (sender.toLowerCase() === who.aid.toLowerCase()) return `${sender} (you)`;
+  const markerOf = (sender: string): SenderMarker | undefined => {
+    if (sender.toLowerCase() === who.aid.toLowerCase()) return "you";
     const t = types.get(sender.toLowerCase());
-    return t === "agent" || t === "human" ? `${sender} (${t})` : sender;
+    return t === "agent" || t === "human" ? t : undefined;
   };
-  const print = createTranscript(io.out, label);
+  // Rows wrapped before the terminal does: a row at the edge is always a real message's start.
+  const print = createTranscript(io.out, markerOf, () => opts.columns ?? outputWidth());
   let live = false;
   const backlog: GroupMessage[] = [];
   // Signs in as a person's client: a network whose operator allows it reports us as a person.

@@ -192,5 +192,5 @@ function report(p: {
       );
     }
   }
-  io.out(`next: acp-group run --config ${p.file}   (in OpenClaw: the same object under channels.acp-group)`);
+  io.out(`next: npx acp-group run --config ${p.file}   (in OpenClaw: the same object under channels.acp-group)`);
 }

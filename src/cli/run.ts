@@ -7,6 +7,7 @@ import { intOption, logLevelOption, parse, UsageError, type Io } from "./args.ts
 import { requireIdentities } from "./checks.ts";
 import { refuseIfEvolRuns } from "./openclaw-config.ts";
 import { createCliBackend, createTranscript, decisionLine } from "./live.ts";
+import { outputWidth } from "./transcript.ts";
 import { createSerialPoster, openLiveSession } from "./live-session.ts";
 import { createJsonLogger, errorFields } from "../log.ts";
 import { createFileStateStore, defaultStateDir } from "../state/file-store.ts";
@@ -41,7 +42,7 @@ export async function runCommand(args: string[], io: Io, opts: { signal?: AbortS
   const store = createFileStateStore({ dir: stateDir, logger });
   const { backend, save } = createCliBackend({ config, logger, store, out: io.out, showPrompts: values["show-prompts"] === true });
   const ours = new Set(identityIds.map((id) => config.identities[id]!.aid.toLowerCase()));
-  const print = createTranscript(io.out, (sender) => (ours.has(sender.toLowerCase()) ? `${sender} (agent)` : sender));
+  const print = createTranscript(io.out, (sender) => (ours.has(sender.toLowerCase()) ? "agent" : undefined), outputWidth);
 
   const session = openLiveSession({
     io,

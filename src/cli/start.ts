@@ -10,6 +10,7 @@ import { listGroupsForIdentity, loadConfigFile } from "../config/load.ts";
 import { intOption, logLevelOption, parse, UsageError, type Io } from "./args.ts";
 import { requireGroup } from "./checks.ts";
 import { createCliBackend, createTranscript, decisionLine } from "./live.ts";
+import { outputWidth } from "./transcript.ts";
 import { createSerialPoster, openLiveSession } from "./live-session.ts";
 import { NETWORK_OPTIONS, networkOptions } from "./network-options.ts";
 import { createJsonLogger, errorFields } from "../log.ts";
@@ -45,7 +46,7 @@ export async function startCommand(args: string[], io: Io, opts: { signal?: Abor
   const store = createFileStateStore({ dir: o.stateDir, logger });
   const { backend, save: saveConversations } = createCliBackend({ config, logger, store, out: io.out, showPrompts: o.showPrompts });
   const agents = new Map(o.identityIds.map((id) => [config.identities[id]!.aid, id]));
-  dev.service.onStored(createTranscript(io.out, (sender) => (agents.has(sender) ? `${sender} (agent)` : sender)));
+  dev.service.onStored(createTranscript(io.out, (sender) => (agents.has(sender) ? "agent" : undefined), outputWidth));
 
   let humanAgent: NetworkAgent | undefined;
   let humanConnection: GroupConnection | undefined;

@@ -87,7 +87,7 @@ describe("server → id create → join → run, an SDK member and chat: separat
     await finished(cli(["id", "create", `dave.${DOMAIN}`, "--ap-url", ap, "--ca-file", ca, "--no-passphrase"], { ACP_GROUP_STATE_DIR: s2 }));
     const joined = await finished(cli(["join", link, "--identity", `dave.${DOMAIN}`, "--config", daveConfig], { ACP_GROUP_STATE_DIR: s2 }));
     expect(joined[0]).toBe(`dave.${DOMAIN} → lobby on group.${DOMAIN}: joined`);
-    expect(joined[1]).toMatch(/^created .*dave\.json: identity dave \(dave\.dtest\.example\), group lobby, network\.caFile .*, stateDir .*; start it with: acp-group run --config /);
+    expect(joined[1]).toMatch(/^created .*dave\.json: identity dave \(dave\.dtest\.example\), group lobby, network\.caFile .*, stateDir .*; start it with: npx acp-group run --config /);
     expect(JSON.parse(readFileSync(daveConfig, "utf8"))).toEqual({
       identities: { dave: { aid: `dave.${DOMAIN}`, accessPointUrl: ap } },
       groups: { lobby: {} },

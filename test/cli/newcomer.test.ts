@@ -149,7 +149,9 @@ describe("one identity, one process", () => {
     const state = freshDir();
     const config = join(state, "gus.json");
     expect((await done(cli(["id", "create", "gus.acp.local", "--ap-url", ap, "--ca-file", ca, "--no-passphrase", "--state-dir", state]))).code).toBe(0);
-    expect((await done(cli(["join", link, "--identity", "gus.acp.local", "--config", config, "--state-dir", state]))).code).toBe(0);
+    const joined = await done(cli(["join", link, "--identity", "gus.acp.local", "--config", config, "--state-dir", state]));
+    // The next command as printed runs in a checkout as where the package is installed.
+    expect(joined.out[1]).toMatch(new RegExp(`; start it with: npx acp-group run --config ${config.replaceAll(".", "\\.")}$`));
     const first = cli(["run", "--config", config, "--no-stdin"]);
     await until(() => first.out.find((l) => l.startsWith("agents online:")), "gus online", [first]);
     const second = await done(cli(["run", "--config", config, "--no-stdin", "--duration-ms", "5000"]));
