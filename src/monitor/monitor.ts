@@ -64,7 +64,12 @@ export interface GroupMonitor {
   close(): void;
 }
 
-export function createGroupMonitor(p: MonitorParams): GroupMonitor {
+/**
+ * One monitor's wiring: its logger, clocks, member directory, prompt builder, state and the
+ * lifetime that close() ends. What every dispatch step reads (dispatch/run.ts); tests build one to
+ * run a single step.
+ */
+export function createMonitorContext(p: MonitorParams): MonitorContext & { close(): void } {
   const { identity, groupId } = p;
   const selfAid = identity.aid;
   const logger = childLogger(p.logger ?? silentLogger, { identity: p.identityId, group: groupId });
@@ -115,7 +120,7 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
     });
   };
 
-  const context: MonitorContext = {
+  return {
     identityId: p.identityId,
     groupId,
     identity,
@@ -142,7 +147,16 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
     emitState,
     safeCall,
     hooks: p,
+    close() {
+      delays.clear();
+      lifetime.abort();
+    },
   };
+}
+
+export function createGroupMonitor(p: MonitorParams): GroupMonitor {
+  const context = createMonitorContext(p);
+  const { log: logger, state } = context;
 
   // Handled conditions come back as outcomes (a failure a retry may fix as `retry`); only a bug
   // throws, and then the group client retries.
@@ -158,11 +172,8 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
   return {
     handle,
     snapshot: () => state.snapshot(),
-    buildPrompt: (batch, memory) => buildPrompt(batch, memory),
-    close() {
-      delays.clear();
-      lifetime.abort();
-    },
+    buildPrompt: (batch, memory) => context.buildPrompt(batch, memory),
+    close: () => context.close(),
   };
 }
 

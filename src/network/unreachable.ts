@@ -3,6 +3,7 @@
 // one out of date. `describeUnreachable` reads only the error chain (Node's `code` on the error or
 // its `cause`); `diagnoseUnreachable` adds one check where the error alone cannot tell: a reset on
 // plain HTTP is a TLS server only when a TLS handshake to the same port says so.
+import { isIP } from "node:net";
 import { connect as tlsConnect } from "node:tls";
 import { originOf, type TlsOptions } from "./http-client.ts";
 
@@ -75,7 +76,9 @@ export function describeUnreachable(err: unknown, url: string): string | undefin
 function speaksTls(origin: string, tls: TlsOptions, timeoutMs: number): Promise<boolean> {
   const u = new URL(origin);
   return new Promise((resolve) => {
-    const socket = tlsConnect({ host: u.hostname, port: Number(u.port), servername: u.hostname, rejectUnauthorized: false, ...(tls.lookup ? { lookup: tls.lookup } : {}) });
+    // SNI takes host names only (an IP address there is deprecated).
+    const host = u.hostname.replace(/^\[|\]$/g, "");
+    const socket = tlsConnect({ host, port: Number(u.port), ...(isIP(host) ? {} : { servername: host }), rejectUnauthorized: false, ...(tls.lookup ? { lookup: tls.lookup } : {}) });
     const done = (yes: boolean) => {
       clearTimeout(timer);
       socket.destroy();
