@@ -11,7 +11,7 @@ import { decideDirectReplyType, decideReplyType, type ReplyTypeReason } from "./
 export interface PromptParts {
   /** stablePrefix + "\n\n" + situation. */
   systemPrompt: string;
-  /** The ACP prompt alone: byte-identical for every dispatch of the identity. */
+  /** The ACP prompt (and the group layer): byte-identical for every dispatch of the identity in the group while the group's profile is unchanged. */
   stablePrefix: string;
   situation: string;
   body: string;
@@ -36,7 +36,10 @@ export interface AssembleParams {
   ownReplies?: readonly OwnReply[];
   /** Fix the reply type instead of deciding it (two-phase reply call). */
   replyType?: ReplyType;
-  /** Pass a cached prefix to skip rebuilding it; must equal buildAcpSystemPrompt(identity). */
+  /**
+   * Pass a cached prefix to skip rebuilding it: buildAcpSystemPrompt(identity), followed by the
+   * group layer when the group service gave one (group-layer.ts withGroupLayer).
+   */
   stablePrefix?: string;
   timeZone?: string;
   /** Member types for `[Senders]`. Default: the identity's owner is known, everyone else is "type unknown". */
