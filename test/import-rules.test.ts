@@ -59,7 +59,7 @@ const PURE_FILES = [
   ...["addressee", "answered", "dispatch-gate", "held", "memory", "mention", "retry-book", "seen-ids", "sender-access", "server-clock", "service-event", "signals", "social", "vitality"].map((n) => `group/${n}.ts`),
   "members/member-types.ts",
   "config/budget-windows.ts",
-  ...["assemble", "budget-windows", "confusables", "context-xml", "decision", "dedup", "delay", "floor", "format-common", "identity-shared", "intent", "loop-guard", "outbound", "prompt", "reply-address", "reply-policy", "sanitize", "sender-share"].map((n) => `monitor/${n}.ts`),
+  ...["assemble", "budget-windows", "confusables", "context-xml", "decision", "dedup", "delay", "floor", "format-common", "identity-shared", "intent", "loop-guard", "outbound", "prompt", "reply-address", "reply-policy", "sanitize", "sender-share", "token-estimate"].map((n) => `monitor/${n}.ts`),
   // The shared helpers that are pure (util/wait.ts owns a timer: not here).
   ...["backoff", "equals-lower"].map((n) => `util/${n}.ts`),
 ];
