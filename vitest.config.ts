@@ -6,5 +6,6 @@ export default defineConfig({
     testTimeout: 20000,
     hookTimeout: 20000,
     pool: "forks",
+    setupFiles: ["test/support/dedup-ready.ts"],
   },
 });
