@@ -248,7 +248,11 @@ function signInAndJoin(p: { link: AgentLink; connections: GroupConnections; prof
       await dedupReady;
       await c.start();
       const served = connections.groupsOf.get(c.peer) ?? [];
-      await Promise.all([reportMemberships(c, served, logger), ...served.map((groupId) => profile.refreshMembers(c, groupId))]);
+      await Promise.all([
+        reportMemberships(c, served, logger),
+        ...served.map((groupId) => profile.refreshMembers(c, groupId)),
+        ...served.map((groupId) => profile.groups.refresh(c, groupId)),
+      ]);
     }),
   ]).then(() => undefined);
 }
