@@ -5,6 +5,7 @@
 import type { ConversationRef, DispatchBatch, GroupContext } from "../../types.ts";
 import type { PromptParts } from "../assemble.ts";
 import { budgetUsageRatio, type BudgetPool } from "../budget-windows.ts";
+import { dedupReady } from "../dedup.ts";
 import { checkDispatchBudget, poolOf } from "./budget-gate.ts";
 import { deliver, prepareReply } from "./deliver.ts";
 import { alreadyAnswered, directGate, gate, redelivery } from "./gate.ts";
@@ -30,6 +31,7 @@ export async function runDispatch(m: MonitorContext, batch: DispatchBatch, group
   const run = new DispatchRun(m, batch, group);
   const steps = STEPS[m.conversation.kind];
   if (m.lifetime.aborted) return run.skip({ skip: "group-closed" });
+  await dedupReady;
   // Answered before a restart (our reply came back in the history): never again.
   const answered = steps.answeredInHistory ? alreadyAnswered(run) : undefined;
   if (answered) return run.skip(answered);
