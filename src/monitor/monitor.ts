@@ -105,7 +105,15 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
     random,
     localNow,
     memberTypes,
-    floorContext: { selfAid, isAgent: (sender) => memberTypes.typeOf(sender).type === "agent" },
+    floorContext: {
+      selfAid,
+      isAgent: (sender) => memberTypes.typeOf(sender).type === "agent",
+      // A member's own agent.md vouches for nobody: only our config, the owner or the group service.
+      isVouched: (sender) => {
+        const t = memberTypes.typeOf(sender);
+        return t.type !== "unknown" && t.source !== "profile";
+      },
+    },
     backend: p.backend,
     sender: p.sender,
     lifetime: lifetime.signal,
