@@ -19,6 +19,23 @@ export interface MemberTypeInfo {
   claim?: "human";
 }
 
+/**
+ * A member our own config names (`humans`, `agents`, the owner): a known member. Everyone else is a
+ * stranger to the budget, whatever the group service or their agent.md say — anyone can join an
+ * open group, under as many aids as they like.
+ */
+export function isNamedByConfig(info: MemberTypeInfo): boolean {
+  return info.source === "owner" || info.source === "config";
+}
+
+/**
+ * Someone vouches for who the member is: our config, the owner, or the group service (which the
+ * network's operator runs). A member's own agent.md vouches for nobody.
+ */
+export function isVouched(info: MemberTypeInfo): boolean {
+  return info.type !== "unknown" && (info.source === "owner" || info.source === "config" || info.source === "service");
+}
+
 /** What the loop guard and the prompt ask. */
 export interface MemberTypes {
   typeOf(aid: string): MemberTypeInfo;
