@@ -41,6 +41,8 @@ export interface MemberTypes {
   typeOf(aid: string): MemberTypeInfo;
   /** The aids our config names (humans, agents, owner): look-alikes of these are flagged in prompts. */
   knownAids?(): readonly string[];
+  /** The aids the group service says are people: look-alikes of these are flagged too. The same array until that changes. */
+  servicePersons?(): readonly string[];
   /** Whether any member other than `selfAid` is known to be an agent (a room where agents may contend). */
   anyAgent?(selfAid: string): boolean;
 }
@@ -122,6 +124,8 @@ export class MemberDirectory implements MemberTypes, MemberNames {
   readonly #profile = new Map<string, MemberType>();
   readonly #maxEntries: number;
   readonly #knownAids: readonly string[];
+  /** {@link servicePersons}, built on first read after the service's word changed. */
+  #servicePersons: readonly string[] | undefined;
 
   constructor(p: { humans?: readonly string[]; agents?: readonly string[]; owner?: string | undefined; maxEntries?: number } = {}) {
     for (const a of p.agents ?? []) this.#config.set(a.toLowerCase(), { type: "agent", source: "config" });
@@ -134,6 +138,11 @@ export class MemberDirectory implements MemberTypes, MemberNames {
 
   knownAids(): readonly string[] {
     return this.#knownAids;
+  }
+
+  servicePersons(): readonly string[] {
+    this.#servicePersons ??= Object.freeze([...this.#service].flatMap(([aid, type]) => (type === "human" ? [aid] : [])));
+    return this.#servicePersons;
   }
 
   typeOf(aid: string): MemberTypeInfo {
@@ -233,6 +242,7 @@ export class MemberDirectory implements MemberTypes, MemberNames {
 
   #record(map: Map<string, MemberType>, aid: string, type: MemberType): void {
     const key = aid.toLowerCase();
+    if (map === this.#service) this.#servicePersons = undefined;
     // "unknown" from a source erases what it said before; it never erases another source.
     if (type === "unknown") {
       map.delete(key);
