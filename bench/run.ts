@@ -1,6 +1,6 @@
 // Benchmarks. Prints figures and ratios against the targets in docs/benchmarks.md; asserts nothing.
 //   npm run bench                 all but scale
-//   npm run bench -- ingest       one of: ingest, memory, replay, room, suite, prompt, saves, scale, server, logs
+//   npm run bench -- ingest       one of: ingest, inbound, memory, replay, room, suite, prompt, saves, scale, server, logs
 //   (scale, server and logs run only when named: they take tens of seconds)
 // Run on the project's Node (npm puts it first on PATH); `--expose-gc` is added by the script.
 import FakeTimers from "@sinonjs/fake-timers";
@@ -332,6 +332,7 @@ function benchPrompt(): void {
 
 console.log(`node ${process.version} · ${process.arch} · one process, one core for the engine`);
 if (want("ingest")) await benchIngest();
+if (want("inbound")) await (await import("./inbound.ts")).benchInbound(fmt, quantile);
 if (want("memory")) {
   await benchMemory();
   await benchRuntimeGroupMemory();

@@ -34,12 +34,19 @@ export interface SentMessage {
   key?: DedupKey | undefined;
 }
 
+// Shared while a group has said nothing: thousands of idle groups hold no arrays of their own
+// (every write below makes new ones).
+const NO_REPLIES: ReplyMemory = Object.freeze({ hashes: Object.freeze([]), texts: Object.freeze([]) });
+const NO_OWN_REPLIES: readonly OwnReply[] = Object.freeze([]);
+const NO_OWN_IDS: Pick<OwnMessages, "hasId" | "idCount"> = Object.freeze({ hasId: () => false, idCount: 0 });
+
 export class GroupMemory implements GroupMemoryView {
-  readonly #own = new OwnMessages();
+  /** Made when we first say something or a message of ours comes back. */
+  #own: OwnMessages | null = null;
   #lastSelfSpeakAt: number | null;
   #answeredThrough: number | undefined;
   #replies: ReplyMemory;
-  #ownReplies: OwnReply[] = [];
+  #ownReplies: readonly OwnReply[] = NO_OWN_REPLIES;
   readonly #historySize: number;
   readonly #restoreReplies: DedupKeyOf | undefined;
 
@@ -47,7 +54,8 @@ export class GroupMemory implements GroupMemoryView {
     this.#historySize = p.historySize;
     this.#restoreReplies = p.restoreReplies;
     this.#lastSelfSpeakAt = p.restored?.lastSelfSpeakAt ?? null;
-    this.#replies = { hashes: p.restored?.replyHashes ?? [], texts: p.restored?.replyTexts ?? [] };
+    const r = p.restored;
+    this.#replies = r?.replyHashes?.length || r?.replyTexts?.length ? { hashes: r.replyHashes ?? [], texts: r.replyTexts ?? [] } : NO_REPLIES;
   }
 
   get lastSelfSpeakAt(): number | null {
@@ -68,11 +76,11 @@ export class GroupMemory implements GroupMemoryView {
 
   /** Ids of our recent messages: a reply to one of them is to us. */
   get own(): Pick<OwnMessages, "hasId" | "idCount"> {
-    return this.#own;
+    return this.#own ?? NO_OWN_IDS;
   }
 
   findEcho(content: string, since: number): { msgId: string; timestamp: number } | undefined {
-    return this.#own.findEcho(content, since);
+    return this.#own?.findEcho(content, since);
   }
 
   /**
@@ -87,7 +95,7 @@ export class GroupMemory implements GroupMemoryView {
       this.#ownReplies = [...this.#ownReplies.filter((o) => o.msgId !== m.msgId), { timestamp: m.timestamp, text: m.content, msgId: m.msgId }].slice(-this.#historySize);
     }
     this.#spokeAt(m.timestamp);
-    return this.#own.recordSent(m.msgId, m.content);
+    return (this.#own ??= new OwnMessages()).recordSent(m.msgId, m.content);
   }
 
   /**
@@ -99,8 +107,9 @@ export class GroupMemory implements GroupMemoryView {
     const through = answeredThroughOf(m.metadata);
     if (through !== undefined && (this.#answeredThrough === undefined || through > this.#answeredThrough)) this.#answeredThrough = through;
     if (this.#restoreReplies !== undefined) this.#restore(m, this.#restoreReplies(m.content));
-    this.#own.noteEcho(m.msgId, m.content, m.timestamp);
-    const counted = this.#own.confirmEcho(m.msgId, m.content);
+    const own = (this.#own ??= new OwnMessages());
+    own.noteEcho(m.msgId, m.content, m.timestamp);
+    const counted = own.confirmEcho(m.msgId, m.content);
     this.#spokeAt(m.timestamp);
     return !counted;
   }

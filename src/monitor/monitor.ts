@@ -12,6 +12,7 @@ import type { AgentBackend, Clock, DispatchBatch, DispatchHandler, DispatchOutco
 import { assembleDispatchPrompt, type PromptParts } from "./assemble.ts";
 import { budgetUsageRatio } from "./budget-windows.ts";
 import { sharedAcpSystemPrompt } from "./identity-shared.ts";
+import { withGroupLayer, withGroupLimit, type GroupProfile, type GroupProfileSource } from "./group-layer.ts";
 import type { DispatchDecision } from "./decision.ts";
 import { MonitorState, type MonitorSnapshot } from "./monitor-state.ts";
 import { poolOf } from "./dispatch/budget-gate.ts";
@@ -48,6 +49,11 @@ export interface MonitorParams {
   onStateChange?: (state: MonitorSnapshot) => void;
   /** The one structured record per dispatch (also logged as `monitor.dispatch`). */
   onDecision?: (record: DispatchDecision) => void;
+  /**
+   * What the group service says about the group (announcement, rules, max_message_size): the
+   * prompt's group layer and the reply's length limit. Read at every dispatch; rebuilt when it changes.
+   */
+  groupProfile?: GroupProfileSource;
 }
 
 export interface GroupMonitor {
@@ -58,8 +64,13 @@ export interface GroupMonitor {
   close(): void;
 }
 
-export function createGroupMonitor(p: MonitorParams): GroupMonitor {
-  const { settings, identity, groupId } = p;
+/**
+ * One monitor's wiring: its logger, clocks, member directory, prompt builder, state and the
+ * lifetime that close() ends. What every dispatch step reads (dispatch/run.ts); tests build one to
+ * run a single step.
+ */
+export function createMonitorContext(p: MonitorParams): MonitorContext & { close(): void } {
+  const { identity, groupId } = p;
   const selfAid = identity.aid;
   const logger = childLogger(p.logger ?? silentLogger, { identity: p.identityId, group: groupId });
   const random = p.random ?? Math.random;
@@ -67,8 +78,19 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
   // to it must come from the same clock (a wall-clock step would move it by the step).
   const localNow = p.clock ? () => p.clock!.now() : monotonicNow;
   const memberTypes = p.memberTypes ?? new MemberDirectory({ humans: p.humans, agents: p.agents ?? [], owner: identity.owner });
-  // Per identity, not per group (shared across its groups: memory per runtime group).
-  const stablePrefix = sharedAcpSystemPrompt(identity);
+  // Per identity, not per group (shared across its groups: memory per runtime group); the
+  // group layer after it changes only when the group's profile does (group-layer.ts).
+  const identityPrefix = sharedAcpSystemPrompt(identity);
+  let profileSeen: GroupProfile | undefined;
+  let stablePrefix = identityPrefix;
+  let settings = p.settings;
+  const followProfile = (): void => {
+    const profile = p.groupProfile?.current();
+    if (profile === profileSeen) return;
+    profileSeen = profile;
+    stablePrefix = withGroupLayer(identityPrefix, profile);
+    settings = withGroupLimit(p.settings, profile);
+  };
   // Aborted by close(): cancels in-flight model calls and pending send delays.
   const lifetime = new AbortController();
   const delays = new DelayWaits(lifetime.signal);
@@ -83,8 +105,9 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
   }
   const emitState = () => safeCall(() => p.onStateChange?.(state.snapshot()), "monitor.on-state-change-failed");
 
-  const buildPrompt = (batch: DispatchBatch, memory: GroupMemoryView, overrides: { replyType?: ReplyType; budgetRatio?: number } = {}): PromptParts =>
-    assembleDispatchPrompt({
+  const buildPrompt = (batch: DispatchBatch, memory: GroupMemoryView, overrides: { replyType?: ReplyType; budgetRatio?: number } = {}): PromptParts => {
+    followProfile();
+    return assembleDispatchPrompt({
       identity,
       settings,
       batch,
@@ -95,12 +118,21 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
       stablePrefix,
       memberTypes,
     });
+  };
 
-  const context: MonitorContext = {
+  return {
     identityId: p.identityId,
     groupId,
     identity,
-    settings,
+    // The group's limit applies from the dispatch after the profile said so.
+    get settings() {
+      followProfile();
+      return settings;
+    },
+    get maxMessageUnits() {
+      followProfile();
+      return profileSeen?.maxMessageChars;
+    },
     log: logger,
     random,
     localNow,
@@ -120,7 +152,16 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
     emitState,
     safeCall,
     hooks: p,
+    close() {
+      delays.clear();
+      lifetime.abort();
+    },
   };
+}
+
+export function createGroupMonitor(p: MonitorParams): GroupMonitor {
+  const context = createMonitorContext(p);
+  const { log: logger, state } = context;
 
   // Handled conditions come back as outcomes (a failure a retry may fix as `retry`); only a bug
   // throws, and then the group client retries.
@@ -136,11 +177,8 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
   return {
     handle,
     snapshot: () => state.snapshot(),
-    buildPrompt: (batch, memory) => buildPrompt(batch, memory),
-    close() {
-      delays.clear();
-      lifetime.abort();
-    },
+    buildPrompt: (batch, memory) => context.buildPrompt(batch, memory),
+    close: () => context.close(),
   };
 }
 

@@ -245,7 +245,11 @@ function signInAndJoin(p: { link: AgentLink; connections: GroupConnections; prof
     ...[...connections.byService.values()].map(async (c) => {
       await c.start();
       const served = connections.groupsOf.get(c.peer) ?? [];
-      await Promise.all([reportMemberships(c, served, logger), ...served.map((groupId) => profile.refreshMembers(c, groupId))]);
+      await Promise.all([
+        reportMemberships(c, served, logger),
+        ...served.map((groupId) => profile.refreshMembers(c, groupId)),
+        ...served.map((groupId) => profile.groups.refresh(c, groupId)),
+      ]);
     }),
   ]).then(() => undefined);
 }

@@ -36,10 +36,11 @@ interface Proc {
   exited: Promise<number | null>;
 }
 const procs: Proc[] = [];
-const base = mkdtempSync(join(tmpdir(), "acp-evol-"));
+/** Made by the test itself: a skipped run leaves nothing behind. */
+let base = "";
 afterAll(() => {
   for (const p of procs) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill("SIGKILL");
-  rmSync(base, { recursive: true, force: true });
+  if (base) rmSync(base, { recursive: true, force: true });
 });
 
 function proc(args: string[], env: Record<string, string>): Proc {
@@ -86,6 +87,7 @@ describe.skipIf(!PRESENT)(`switching from evol with the official SDK as witness$
     expect(build.status, build.stderr).toBe(0);
     const dist = build.stdout.trim().split("\n").at(-1)!;
 
+    base = mkdtempSync(join(tmpdir(), "acp-evol-"));
     const home = join(base, "home");
     const state = join(base, "state");
     const us = { HOME: home, ACP_GROUP_STATE_DIR: state };

@@ -214,10 +214,10 @@ describe("installed from the tarball into a fresh folder", () => {
       }, 130_000);
 
       it(`import("${PKG.name}") loads the compiled library from node_modules`, async () => {
-        const script = `import(${JSON.stringify(PKG.name)}).then((m) => console.log(JSON.stringify({ createGroupAgent: typeof m.createGroupAgent, startLocalNetwork: typeof m.startLocalNetwork, at: import.meta.resolve(${JSON.stringify(PKG.name)}) })))`;
+        const script = `import(${JSON.stringify(PKG.name)}).then((m) => console.log(JSON.stringify({ createGroupAgent: typeof m.createGroupAgent, startIdentity: typeof m.startIdentity, at: import.meta.resolve(${JSON.stringify(PKG.name)}) })))`;
         const r = ok("node -e import", await run({ cmd: node, args: ["--input-type=module", "-e", script], cwd: consumer, node, timeoutMs: 60_000 }));
-        const out = JSON.parse(r.stdout) as { createGroupAgent: string; startLocalNetwork: string; at: string };
-        expect(out).toEqual({ createGroupAgent: "function", startLocalNetwork: "function", at: pathToFileURL(join(installed, "dist", "index.js")).href });
+        const out = JSON.parse(r.stdout) as { createGroupAgent: string; startIdentity: string; at: string };
+        expect(out).toEqual({ createGroupAgent: "function", startIdentity: "function", at: pathToFileURL(join(installed, "dist", "index.js")).href });
       }, 70_000);
     },
   );

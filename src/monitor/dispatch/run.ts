@@ -33,6 +33,8 @@ export interface MonitorContext {
   readonly groupId: string;
   readonly identity: IdentityConfig;
   readonly settings: GroupSettings;
+  /** The longest message the group service accepts (its max_message_size, UTF-16 code units), when it said. */
+  readonly maxMessageUnits: number | undefined;
   readonly log: Logger;
   /** One draw in [0, 1) per delayed send. */
   readonly random: () => number;
