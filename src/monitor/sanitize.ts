@@ -2,6 +2,7 @@
 // able to forge a line, a sender or one of our markers, nor pass for a member it imitates with
 // look-alike letters. Pure; imports only the confusables table.
 import { asciiLookalikeOf, confusableSkeleton, lookalikeKey } from "./confusables.ts";
+import { BoundedMap } from "../util/bounded-map.ts";
 
 // C0/C1 controls except the whitespace we collapse below, bidi overrides/isolates that make text
 // render in another order than the model reads it, and invisible characters that could hide
@@ -145,13 +146,12 @@ export function sanitizeSender(sender: string, known?: NameDisplay): string {
   // tell them from the real member ("yоu(≈you)").
   const imitates = asciiLookalikeOf(clean);
   const shown = imitates === undefined ? clean : withTag(clean, imitates);
-  if (senderCache.size >= SENDER_CACHE_LIMIT) senderCache.clear();
   if (sender.length <= 256) senderCache.set(sender, shown);
   return shown;
 }
 
 const SENDER_CACHE_LIMIT = 1024;
-const senderCache = new Map<string, string>();
+const senderCache = new BoundedMap<string, string>(SENDER_CACHE_LIMIT);
 
 function cleanSenderName(sender: string): string {
   if (sender.length <= 64 && SAFE_SENDER.test(sender)) return sender;
@@ -166,13 +166,12 @@ function withTag(clean: string, imitates: string): string {
 }
 
 // Look-alike keys of the names a process meets: a few hundred ns each, and names repeat.
-const keyCache = new Map<string, string>();
+const keyCache = new BoundedMap<string, string>(SENDER_CACHE_LIMIT);
 function keyOf(name: string): string {
   const head = name.length > 256 ? name.slice(0, 256) : name;
   let key = keyCache.get(head);
   if (key === undefined) {
     key = lookalikeKey(head);
-    if (keyCache.size >= SENDER_CACHE_LIMIT) keyCache.clear();
     keyCache.set(head, key);
   }
   return key;
@@ -213,7 +212,7 @@ export class KnownNames implements NameDisplay {
   readonly #byUser = new Map<string, KnownRef>();
   /** The names themselves, with their rank. */
   readonly #rank = new Map<string, NameRank>();
-  readonly #shown = new Map<string, string>();
+  readonly #shown = new BoundedMap<string, string>(SENDER_CACHE_LIMIT);
 
   constructor(names: Iterable<string | { aid: string; rank: NameRank }>) {
     for (const n of names) {
@@ -251,7 +250,6 @@ export class KnownNames implements NameDisplay {
     if (cached !== undefined) return cached;
     const imitated = this.#imitated(sender, this.#rankOf(sender));
     const shown = imitated === undefined ? sanitizeSender(sender) : withTag(cleanSenderName(sender), imitated);
-    if (this.#shown.size >= SENDER_CACHE_LIMIT) this.#shown.clear();
     if (sender.length <= 256) this.#shown.set(sender, shown);
     return shown;
   }
@@ -289,7 +287,8 @@ export class KnownNames implements NameDisplay {
   }
 }
 
-const knownSets = new Map<string, { base: KnownNames; withPersons: WeakMap<readonly string[], KnownNames> }>();
+// A handful of identities per process; the bound only stops a caller that makes up sets.
+const knownSets = new BoundedMap<string, { base: KnownNames; withPersons: WeakMap<readonly string[], KnownNames> }>(64);
 
 /**
  * The {@link KnownNames} of these aids (empty and missing ones skipped; our config's, rank 3) and
@@ -302,8 +301,6 @@ export function knownNames(aids: ReadonlyArray<string | undefined>, persons?: re
   let known = knownSets.get(id);
   if (known === undefined) {
     known = { base: new KnownNames(list), withPersons: new WeakMap() };
-    // A handful of identities per process; the bound only stops a caller that makes up sets.
-    if (knownSets.size >= 64) knownSets.clear();
     knownSets.set(id, known);
   }
   if (persons === undefined || persons.length === 0) return known.base;
