@@ -50,6 +50,21 @@ describe("two of our agents in a direct exchange (fake clock, in-memory network,
     expect(alice.runtime.conversations.openCount + bob.runtime.conversations.openCount).toBe(0);
   });
 
+  it("with the default config (maxAgentTurns 8): alice's 8th reply at T+15s ends it and she sends [END]; bob's 8th, in flight, is dropped; 16 lines and then silence for the next hour", async () => {
+    const { net, alice, bob } = pair({});
+    await bob.link.sendDirect({ peer: ALICE, text: "Hi Alice, shall we compare notes?" });
+    await vi.advanceTimersByTimeAsync(60 * 60_000);
+    const lines = said(net);
+    expect(lines).toHaveLength(17);
+    expect(lines[0]).toBe("T+0s bob → alice: Hi Alice, shall we compare notes?");
+    expect(lines.slice(-3).map((l) => l.split(":")[0])).toEqual(["T+14s bob → alice", "T+15s alice → bob", "T+15s alice → bob"]);
+    expect(lines.at(-1)).toBe("T+15s alice → bob: [END]");
+    expect(outcomes(alice)).toEqual(Array(8).fill("sent"));
+    expect(outcomes(bob)).toEqual([...Array(7).fill("sent"), "conversation-ended"]);
+    expect(events(alice, "direct.exchange-ended")).toEqual([{ peer: BOB, reason: "agent-turn-cap", agentTurns: 8, lastedMs: 15_000 }]);
+    expect(events(bob, "direct.exchange-ended")).toEqual([{ peer: ALICE, reason: "peer-end-marker", agentTurns: 7, lastedMs: 14_000 }]);
+  });
+
   it("without the end marker the cap still holds: alice stops at T+5s, bob's reply at T+6s finds her resting, and she stays quiet until she has rested 10 min", async () => {
     const { net, alice, bob } = pair({ maxAgentTurns: 3, announceEnd: false });
     await bob.link.sendDirect({ peer: ALICE, text: "ping" });
