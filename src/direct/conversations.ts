@@ -46,7 +46,7 @@ export interface DirectConversationsParams {
 
 /** Peers whose records are kept (the most recently active); older ones are forgotten. */
 export const MAX_KNOWN_PEERS = 200;
-/** A refused sender hears the notice at most this often. */
+/** A refused sender hears the notice, and is logged at info, at most this often. */
 const NOTICE_EVERY_MS = 3600_000;
 const MAX_NOTICED = 1000;
 
@@ -63,6 +63,8 @@ export class DirectConversations {
   /** Each peer's intake, so an asynchronous pairing check never reorders its messages. */
   readonly #intake = new Map<string, Promise<void>>();
   readonly #noticedAt = new BoundedMap<string, number>(MAX_NOTICED);
+  /** When each refused sender was last logged at info: a sender who keeps writing is logged once an hour (the rest at debug). */
+  readonly #refusalLoggedAt = new BoundedMap<string, number>(MAX_NOTICED);
   #closed = false;
 
   constructor(p: DirectConversationsParams) {
@@ -152,7 +154,7 @@ export class DirectConversations {
 
   /** Nothing reaches the model. The log says why; the sender hears at most one line (the pairing reply, or the notice once an hour). */
   #refuse(m: IncomingDirect, r: { reason: DirectRefusal; reply?: string | undefined }): void {
-    this.#p.logger.log("info", "direct.refused", { peer: m.peer, reason: r.reason, sessionId: m.sessionId, chars: m.text.length });
+    this.#p.logger.log(this.#firstThisHour(this.#refusalLoggedAt, m.peer) ? "info" : "debug", "direct.refused", { peer: m.peer, reason: r.reason, sessionId: m.sessionId, chars: m.text.length });
     this.#p.onEvent?.({ type: "refused", peer: m.peer, reason: r.reason, text: m.text });
     const line = r.reason === "pairing-required" ? r.reply : this.#noticeFor(m.peer);
     if (line === undefined) return;
@@ -161,13 +163,17 @@ export class DirectConversations {
 
   #noticeFor(peer: string): string | undefined {
     const notice = this.#p.settings.refusalNotice;
-    if (notice === undefined) return undefined;
+    return notice !== undefined && this.#firstThisHour(this.#noticedAt, peer) ? notice : undefined;
+  }
+
+  /** True (and noted) when `peer` has no entry in `table` from the last hour. */
+  #firstThisHour(table: BoundedMap<string, number>, peer: string): boolean {
     const who = peer.toLowerCase();
     const now = this.#p.now();
-    const last = this.#noticedAt.get(who);
-    if (last !== undefined && now - last < NOTICE_EVERY_MS) return undefined;
-    this.#noticedAt.set(who, now);
-    return notice;
+    const last = table.get(who);
+    if (last !== undefined && now - last < NOTICE_EVERY_MS) return false;
+    table.set(who, now);
+    return true;
   }
 
   /** The peer's conversation, opened (from its record) when needed; making room first. */

@@ -48,6 +48,39 @@ describe("who may DM the agent (the real direct runtime, in-memory network)", ()
     expect(a.runtime.policy).toBe("allowlist");
   });
 
+  it("a stranger who keeps writing: every DM refused, the first of each hour logged at info with why, the rest at debug (a flood cannot flood the log)", async () => {
+    vi.useFakeTimers();
+    try {
+      const { a, net, heard } = dave();
+      // On the fake clock alone (no waiting helper that moves it): a refusal is decided as the message arrives.
+      const say = async (from: string, text: string) => {
+        await net.link(from).sendDirect({ peer: a.aid, text });
+        await vi.advanceTimersByTimeAsync(0);
+      };
+      for (let i = 0; i < 4; i++) await say("stranger.acp.local", `spam ${i}`);
+      await say("other.acp.local", "hello?");
+      // T+59m59s: still the same hour for the stranger; T+1h: a new one.
+      await vi.advanceTimersByTimeAsync(3600_000 - 1);
+      await say("stranger.acp.local", "spam 4");
+      await vi.advanceTimersByTimeAsync(1);
+      await say("stranger.acp.local", "spam 5");
+      const refused = a.logger.entries.filter((e) => e.event === "direct.refused").map((e) => `${e.level} ${String(e.fields.peer)} ${String(e.fields.reason)}`);
+      expect(refused).toEqual([
+        "info stranger.acp.local not-allowed",
+        "debug stranger.acp.local not-allowed",
+        "debug stranger.acp.local not-allowed",
+        "debug stranger.acp.local not-allowed",
+        "info other.acp.local not-allowed",
+        "debug stranger.acp.local not-allowed",
+        "info stranger.acp.local not-allowed",
+      ]);
+      expect(a.backend.calls).toEqual([]);
+      expect(heard("stranger.acp.local")).toEqual([]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it("denyFrom wins over allowFrom and open, never over the owner; disabled refuses everyone; a configured notice goes out once an hour", async () => {
     vi.useFakeTimers();
     try {
