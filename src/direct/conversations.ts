@@ -154,7 +154,9 @@ export class DirectConversations {
 
   /** Nothing reaches the model. The log says why; the sender hears at most one line (the pairing reply, or the notice once an hour). */
   #refuse(m: IncomingDirect, r: { reason: DirectRefusal; reply?: string | undefined }): void {
-    this.#p.logger.log(this.#firstThisHour(this.#refusalLoggedAt, m.peer) ? "info" : "debug", "direct.refused", { peer: m.peer, reason: r.reason, sessionId: m.sessionId, chars: m.text.length });
+    const why = { peer: m.peer, reason: r.reason, sessionId: m.sessionId, chars: m.text.length };
+    if (this.#firstThisHour(this.#refusalLoggedAt, m.peer)) this.#p.logger.log("info", "direct.refused", why);
+    else this.#p.logger.log("debug", "direct.refused", why);
     this.#p.onEvent?.({ type: "refused", peer: m.peer, reason: r.reason, text: m.text });
     const line = r.reason === "pairing-required" ? r.reply : this.#noticeFor(m.peer);
     if (line === undefined) return;
