@@ -160,6 +160,8 @@ export function startReplayAgent(p: {
     dispatch: monitor.handle,
     logger,
     onEvent: recorder.onEvent,
+    // A room: the other agents of ours, and `--agents`.
+    inRoom: () => agents.length > 0,
   });
 
   return {

@@ -32,10 +32,15 @@ export async function waitToSend(run: DispatchRun, gated: Gated, delayHint: Dela
     const after = checkAfterDelay({
       closed: m.lifetime.aborted,
       answeringMention: mentioned,
-      newerMention: run.group.mentionWaiting,
+      // An orphaned question is answered before a mention that came meanwhile (which waits for it).
+      newerMention: batch.orphan === undefined && run.group.mentionWaiting,
       budget: budget.recheck(run.nowAt()),
     });
     if (!after.ok) return { skip: after.reason, detail: after.detail ? `after-delay ${after.detail}` : "after-delay" };
+    if (batch.orphan !== undefined) {
+      const ageMs = run.nowAt() - (others[0]?.timestamp ?? batch.now);
+      if (ageMs > m.settings.orphans.freshMs) return { skip: "orphan-stale", detail: `after-delay ${batch.orphan}:age:${Math.round(ageMs / 1000)}s` };
+    }
     if (floor === undefined) break;
     floor = decideFloor({ batch: others, seen: run.seenAround(gated.recentBefore), ctx: m.floorContext });
     if (floor.take === "yield") return { skip: floor.reason, detail: `after-delay ${floor.detail}` };
