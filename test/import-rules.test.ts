@@ -54,7 +54,8 @@ const BASE = files("types.ts", "log.ts", "emitter.ts", "paths.ts");
  * import (as values) only types.ts, the wire vocabulary and each other.
  */
 const PURE_FILES = [
-  ...["addressee", "answered", "dispatch-gate", "held", "mention", "order", "retry-book", "seen-ids", "sender-access", "server-clock", "service-event", "signals", "social", "vitality"].map((n) => `group/${n}.ts`),
+  ...["addressee", "answered", "command", "dispatch-gate", "held", "mention", "order", "retry-book", "seen-ids", "sender-access", "server-clock", "service-event", "signals", "social", "vitality"].map((n) => `group/${n}.ts`),
+  ...["members", "reason", "rules", "view"].map((n) => `group/addressing/${n}.ts`),
   "members/member-types.ts",
   ...["assemble", "budget", "confusables", "context-xml", "decision", "dedup", "delay", "floor", "format-common", "identity-shared", "intent", "loop-guard", "outbound", "prompt", "reply-address", "reply-policy", "sanitize", "send-gates", "sender-share"].map((n) => `monitor/${n}.ts`),
 ];

@@ -1,9 +1,9 @@
 // What the group client knows about one group's traffic, before any buffering: seen ids, the
 // server clock, the vitality window and our own messages. Each inbound message is admitted (with
-// the flags of the conversation tracker it extends, conversation.ts) or refused with a drop reason.
+// the verdict of the conversation tracker it owns, conversation.ts) or refused with a drop reason.
 // No timers.
 import type { GroupMessage, GroupSettings, GroupVitality, InboundMessage } from "../types.ts";
-import { ConversationTracker, type Classified } from "./conversation.ts";
+import { ConversationTracker, type TrafficRecord } from "./conversation.ts";
 import { replyTargetOf, type MentionMatcher } from "./mention.ts";
 import { numericMsgId } from "./order.ts";
 import { RecentSenders, SeenIds } from "./seen-ids.ts";
@@ -17,9 +17,8 @@ import { appendOwnTime, appendVitalityEvent, computeVitality, createVitalityWind
 
 export type IngestSettings = Pick<GroupSettings, "engagedWindowMs" | "continuationMs" | "vitalityWindowMs" | "vitalityMaxEvents" | "accessPoint">;
 
-export class GroupIngest extends ConversationTracker {
-  // Fields sit in memory in declaration order, after the tracker's (conversation.ts): what admit()
-  // reads for every message comes first.
+export class GroupIngest implements TrafficRecord {
+  // Fields sit in memory in declaration order: what admit() reads for every message comes first.
   #seen = new SeenIds();
   #senders = new RecentSenders();
   #clock: ServerClock = createServerClock();
@@ -34,6 +33,8 @@ export class GroupIngest extends ConversationTracker {
   lastSelfSpeakAt: number | null;
   #settings: IngestSettings;
   #ownTimes: number[] = [];
+  /** Whom each line is for; it reads this ingest's traffic (window, own messages, last self-speak). */
+  readonly #tracker: ConversationTracker;
 
   constructor(p: {
     aid: string;
@@ -46,14 +47,6 @@ export class GroupIngest extends ConversationTracker {
     listedMembers?: (() => ReadonlySet<string>) | undefined;
     access?: SenderAccess | null;
   }) {
-    super({
-      aid: p.aid,
-      keywords: p.keywords,
-      matcher: p.matcher,
-      settings: p.settings,
-      serviceAid: groupServiceAid(p.aid, p.settings.accessPoint),
-      listedMembers: p.listedMembers,
-    });
     this.#access = p.access ?? null;
     this.#aid = p.aid;
     this.#aidLower = p.aid.toLowerCase();
@@ -61,6 +54,15 @@ export class GroupIngest extends ConversationTracker {
     this.window = createVitalityWindow({ windowMs: p.settings.vitalityWindowMs, maxEvents: p.settings.vitalityMaxEvents });
     this.cursor = p.restored?.cursor ?? 0;
     this.lastSelfSpeakAt = p.restored?.lastSelfSpeakAt ?? null;
+    this.#tracker = new ConversationTracker({
+      aid: p.aid,
+      keywords: p.keywords,
+      matcher: p.matcher,
+      settings: p.settings,
+      serviceAid: groupServiceAid(p.aid, p.settings.accessPoint),
+      listedMembers: p.listedMembers,
+      traffic: this,
+    });
   }
 
   /**
@@ -88,7 +90,8 @@ export class GroupIngest extends ConversationTracker {
     // Network signals (metadata mentions, reactions, no-reply flags): optional, honoured when present.
     const signals = readMessageSignals(m.metadata, this.#aid, m.content);
     const passive = passiveKindOf(signals);
-    const { isMention, engaged, maybeOurs, addressing }: Classified = this.observe(m, signals, passive);
+    const verdict = this.#tracker.observe(m, signals, passive);
+    const to = verdict.to;
     // One object literal of one fixed shape for every accepted message (no spread, no property
     // added afterwards): the optional fields are present, undefined when they do not apply.
     return {
@@ -99,11 +102,11 @@ export class GroupIngest extends ConversationTracker {
       contentType: m.contentType,
       timestamp: m.timestamp,
       metadata: m.metadata,
-      isMention,
-      engaged,
+      isMention: to === "us",
+      engaged: to === "us-engaged",
       passive,
-      addressing,
-      maybeOurs,
+      addressing: verdict.reason,
+      maybeOurs: to === "maybe-us" ? true : undefined,
     };
   }
 
@@ -137,7 +140,7 @@ export class GroupIngest extends ConversationTracker {
   }
 
   engagedSpeakers(localNow: number): string[] {
-    return this.engagedSpeakersAt(serverNow(this.#clock, localNow));
+    return this.#tracker.engagedSpeakersAt(serverNow(this.#clock, localNow));
   }
 
   /** One of our messages, counted once: lastSelfSpeakAt, the windows, and whom it engages. */
@@ -147,6 +150,6 @@ export class GroupIngest extends ConversationTracker {
     // Our message is group traffic too: it counts in messages/speakers as well as my_messages.
     appendVitalityEvent(this.window, ts, this.#aid);
     appendOwnTime(this.#ownTimes, ts, serverNowLowerBound(this.#clock, localNow), s.vitalityWindowMs, s.vitalityMaxEvents);
-    this.ownLine(ts, content, replyTo === undefined ? undefined : this.#senders.senderOf(replyTo));
+    this.#tracker.ownLine(ts, content, replyTo === undefined ? undefined : this.#senders.senderOf(replyTo));
   }
 }

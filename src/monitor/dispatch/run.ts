@@ -1,6 +1,7 @@
 // One dispatch as it moves through the pipeline (pipeline.ts): the batch, the lines of other
 // members in it, the one decision record it fills in, and how it ends — with a reply or a skip
 // and its reason. finish() logs the record and hands it to the observer, once per dispatch.
+import { addressingLabel } from "../../group/addressing/reason.ts";
 import type { MemberTypes } from "../../members/member-types.ts";
 import type { AgentBackend, DispatchBatch, DispatchOutcome, GroupSender, GroupSettings, IdentityConfig, InboundMessage, Logger, ReplySettlement, ReplyType, SkipReason } from "../../types.ts";
 import type { PromptParts } from "../assemble.ts";
@@ -77,7 +78,7 @@ export class DispatchRun {
       trigger: batch.mentionInfo.triggerType,
       at: batch.now,
       messageIds: batch.messages.map((msg) => msg.msgId),
-      addressing: batch.messages.flatMap((msg) => (msg.addressing ? [{ msgId: msg.msgId, reason: msg.addressing }] : [])),
+      addressing: batch.messages.flatMap((msg) => (msg.addressing ? [{ msgId: msg.msgId, reason: addressingLabel(msg.addressing) }] : [])),
       vitality: batch.vitality,
       mentionInfo: batch.mentionInfo,
       replyType: null,
