@@ -1,7 +1,7 @@
-// Benchmarks. Prints figures and ratios against the README's targets; asserts nothing.
+// Benchmarks. Prints figures and ratios against the targets in docs/benchmarks.md; asserts nothing.
 //   npm run bench                 all but scale
-//   npm run bench -- ingest       one of: ingest, memory, replay, room, suite, prompt, saves, scale, server
-//   (scale and server run only when named: they take tens of seconds)
+//   npm run bench -- ingest       one of: ingest, inbound, memory, replay, room, suite, prompt, saves, scale, server, logs
+//   (scale, server and logs run only when named: they take tens of seconds)
 // Run on the project's Node (npm puts it first on PATH); `--expose-gc` is added by the script.
 import FakeTimers from "@sinonjs/fake-timers";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -21,7 +21,7 @@ import type { DispatchBatch, GroupMessage, InboundMessage } from "../src/types.t
 import { benchRuntimeGroupMemory, benchSaves } from "./safety.ts";
 
 const which = new Set(process.argv.slice(2));
-const want = (name: string) => (which.size === 0 && name !== "scale" && name !== "server") || which.has(name);
+const want = (name: string) => (which.size === 0 && name !== "scale" && name !== "server" && name !== "logs") || which.has(name);
 const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
 const gc = (globalThis as { gc?: () => void }).gc;
 
@@ -65,7 +65,7 @@ async function ingestScenario(p: { name: string; perRound: number; rounds: numbe
   try {
     const clients: GroupClient[] = [];
     // The agent side answers at once: this measures the engine, not a model.
-    const dispatch = async () => ({ sent: false as const, skipReason: "silent" as const });
+    const dispatch = async () => ({ kind: "skipped" as const, reason: "silent" as const });
     for (let g = 0; g < GROUPS; g++) {
       clients.push(
         initGroupClientForIdentity({
@@ -154,7 +154,7 @@ async function benchMemory(): Promise<void> {
     return;
   }
   const N = 10_000;
-  const dispatch = async () => ({ sent: false as const, skipReason: "silent" as const });
+  const dispatch = async () => ({ kind: "skipped" as const, reason: "silent" as const });
   const make = (i: number) =>
     initGroupClientForIdentity({
       identityId: "bench",
@@ -294,21 +294,20 @@ function benchPrompt(): void {
     isMention: i === 19,
     engaged: false,
   }));
-  const batch: Pick<DispatchBatch, "messages" | "vitality" | "mentionInfo" | "now" | "lastSelfSpeakAt"> = {
+  const batch: Pick<DispatchBatch, "messages" | "vitality" | "mentionInfo" | "now"> = {
     messages,
     vitality: { state: "HEATED", messagesIn5m: 21, uniqueSpeakersIn5m: 6, myMessagesIn5m: 2, updatedAt: now },
     mentionInfo: { mentioned: true, mentionCount: 1, batchesMerged: 4, triggerType: "mention" },
     now,
-    lastSelfSpeakAt: now - 90_000,
   };
   const stablePrefix = buildAcpSystemPrompt(identity);
   for (const format of ["lines", "xml"] as const) {
     const s = { ...settings, contextFormat: format };
     const ITER = 20_000;
-    for (let i = 0; i < 2000; i++) assembleDispatchPrompt({ identity, settings: s, batch, budgetRatio: 0.64, stablePrefix });
+    for (let i = 0; i < 2000; i++) assembleDispatchPrompt({ identity, settings: s, batch, budgetRatio: 0.64, stablePrefix, lastSelfSpeakAt: now - 90_000 });
     const t0 = process.hrtime.bigint();
     let len = 0;
-    for (let i = 0; i < ITER; i++) len += assembleDispatchPrompt({ identity, settings: s, batch, budgetRatio: 0.64, stablePrefix }).body.length;
+    for (let i = 0; i < ITER; i++) len += assembleDispatchPrompt({ identity, settings: s, batch, budgetRatio: 0.64, stablePrefix, lastSelfSpeakAt: now - 90_000 }).body.length;
     const us = Number(process.hrtime.bigint() - t0) / ITER / 1000;
     console.log(`prompt (${format}): situation + body for a 20-message batch in ${fmt(us, 1)} µs   (target ≤ 50 µs) [${len % 10}]`);
   }
@@ -319,10 +318,10 @@ function benchPrompt(): void {
   for (const format of ["lines", "xml"] as const) {
     const s = { ...settings, contextFormat: format };
     const ITER = 5000;
-    for (let i = 0; i < 500; i++) assembleDispatchPrompt({ identity, settings: s, batch: hostile, budgetRatio: 0.64, stablePrefix });
+    for (let i = 0; i < 500; i++) assembleDispatchPrompt({ identity, settings: s, batch: hostile, budgetRatio: 0.64, stablePrefix, lastSelfSpeakAt: now - 90_000 });
     const t0 = process.hrtime.bigint();
     let len = 0;
-    for (let i = 0; i < ITER; i++) len += assembleDispatchPrompt({ identity, settings: s, batch: hostile, budgetRatio: 0.64, stablePrefix }).body.length;
+    for (let i = 0; i < ITER; i++) len += assembleDispatchPrompt({ identity, settings: s, batch: hostile, budgetRatio: 0.64, stablePrefix, lastSelfSpeakAt: now - 90_000 }).body.length;
     const us = Number(process.hrtime.bigint() - t0) / ITER / 1000;
     console.log(`prompt (${format}, hostile): the same batch, every message forging markers and half the senders look-alikes, in ${fmt(us, 1)} µs [${len % 10}]`);
   }
@@ -333,6 +332,7 @@ function benchPrompt(): void {
 
 console.log(`node ${process.version} · ${process.arch} · one process, one core for the engine`);
 if (want("ingest")) await benchIngest();
+if (want("inbound")) await (await import("./inbound.ts")).benchInbound(fmt, quantile);
 if (want("memory")) {
   await benchMemory();
   await benchRuntimeGroupMemory();
@@ -344,3 +344,4 @@ if (want("prompt")) benchPrompt();
 if (want("saves")) await benchSaves();
 if (want("scale")) await benchScale();
 if (want("server")) await (await import("./server.ts")).benchServer(fmt);
+if (want("logs")) (await import("./logs.ts")).benchLogs(fmt);

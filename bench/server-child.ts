@@ -12,7 +12,8 @@ const members = JSON.parse(process.env.BENCH_MEMBERS ?? "[]") as string[];
 const dir = mkdtempSync(join(tmpdir(), "acp-bench-server-"));
 const service = createGroupService({ domain: "acp.local", groups: { bench: { members: Object.fromEntries(members.map((a) => [a, {}])) } }, rateLimit: null });
 for (let i = 0; i < 50; i++) service.post({ groupId: "bench", sender: members[0]!, content: `${i} ${"lorem ipsum ".repeat(85)}` });
-const net = await startLocalNetwork({ domain: "acp.local", stateDir: join(dir, "net") });
+// The bench's members all register from this machine's one address: past the default allowance of new aids.
+const net = await startLocalNetwork({ domain: "acp.local", stateDir: join(dir, "net"), socketLimits: { newAidsPerSource: members.length + 10 } });
 net.addServiceAgent(service);
 const gc = (globalThis as { gc?: () => void }).gc;
 process.on("message", async (msg: string) => {

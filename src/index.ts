@@ -1,7 +1,9 @@
-// The package's public surface for standalone use (no host). The OpenClaw plugin entry lives in
-// src/plugin.ts (package export "./openclaw" and `openclaw.extensions`): it imports the host SDK,
-// an optional peer, so this file must not — `import { createGroupAgent } from "acp-group-channel"`
-// works without OpenClaw installed.
+// The package's public surface for standalone use (no host): run an identity (`createGroupAgent`,
+// `startIdentity`), read its configuration, pick a model back-end, and the types these take and
+// return. The OpenClaw plugin entry lives in src/plugin.ts (package export "./openclaw" and
+// `openclaw.extensions`): it imports the host SDK, an optional peer, so this file must not —
+// `import { createGroupAgent } from "acp-group-channel"` works without OpenClaw installed. The
+// engine's parts (group client, monitor, transport, network, local server) are not part of it.
 import { parseChannelConfig } from "./config/load.ts";
 import { createConversationRegistry } from "./backends/conversation-registry.ts";
 import { createOpenAIBackend } from "./backends/standalone.ts";
@@ -11,42 +13,15 @@ import type { AgentBackend, ChannelConfig, Logger } from "./types.ts";
 
 export type * from "./types.ts";
 export type { ChannelConfigInput, GroupOverrides } from "./config/schema.ts";
-export { ConfigError, parseChannelConfig, loadConfigFile, resolveGroupSettings, listGroupsForIdentity, DEFAULT_GROUP_SETTINGS } from "./config/load.ts";
-export { channelConfigSchema } from "./config/schema.ts";
+export { ConfigError, parseChannelConfig, loadConfigFile } from "./config/load.ts";
 export { startIdentity, RuntimeError, type RunningIdentity, type StartIdentityParams } from "./runtime/identity.ts";
-export { initGroupClientForIdentity, closeGroupClientForIdentity } from "./group/group-client.ts";
-export type { GroupClient, GroupClientEvent, GroupClientParams, GroupClientStats } from "./group/group-client.ts";
-export { buildMentionKeywords, checkMention } from "./group/mention.ts";
-export { computeVitality } from "./group/vitality.ts";
-export { createGroupMonitor, handleGroupMessagesForIdentity, type GroupMonitor, type DispatchDecision } from "./monitor/monitor.ts";
-export { buildAcpSystemPrompt, buildGroupSituationPrompt, formatMessages } from "./monitor/prompt.ts";
+export { NetworkError } from "./network/index.ts";
 export { createOpenAIBackend } from "./backends/standalone.ts";
-export { resolveLlmSettings } from "./backends/llm-settings.ts";
+export { createScriptedBackend, type ScriptedBackendParams, type ScriptedMode } from "./backends/deterministic.ts";
 export { LlmError } from "./backends/llm-error.ts";
-export { createScriptedBackend } from "./backends/deterministic.ts";
-export { createGroupConnection } from "./transport/connection.ts";
-export type { GroupConnection, GroupConnectionParams } from "./transport/connection.ts";
-export { createGroupService, type GroupService, type GroupServiceOptions } from "./server/group-service.ts";
-export {
-  connectAgent,
-  createIdentity,
-  ensureIdentity,
-  loadIdentity,
-  importIdentity,
-  listIdentities,
-  accessPointUrlFor,
-  groupServiceAid,
-  warnExpiringCertificates,
-  NetworkError,
-  type Identity,
-  type NetworkAgent,
-  type ConnectAgentOptions,
-  type TlsOptions,
-} from "./network/index.ts";
-export { startLocalNetwork, networkBanner, type LocalNetwork, type LocalNetworkOptions } from "./server/network/index.ts";
-export { createFileStateStore, defaultStateDir, type StateStore } from "./state/file-store.ts";
-export { createJsonLogger } from "./log.ts";
-
+export type { StateStore } from "./state/file-store.ts";
+export type { DispatchDecision, GroupMonitor } from "./monitor/monitor.ts";
+export type { GroupClient, GroupClientEvent, GroupClientStats } from "./group/group-client.ts";
 export interface CreateGroupAgentParams {
   /** A channel config object (validated here) or an already parsed one. */
   config: unknown;

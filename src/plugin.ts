@@ -92,7 +92,7 @@ const base = createChannelPluginBase<AcpGroupAccount>({
   config,
   // Our own buffer/mention/loop gate decides which batches reach the agent, so the host treats
   // every turn we hand it as addressed ("always-on" in its group prompt) and never re-gates it.
-  // Tools: a group where anyone may talk gets none unless its `tools` says so (README).
+  // Tools: a group where anyone may talk gets none unless its `tools` says so (docs/openclaw.md).
   groups: {
     resolveRequireMention: () => false,
     resolveToolPolicy: ({ cfg, groupId, accountId }) => resolveAcpGroupToolPolicy({ cfg, groupId: groupId ?? null, accountId: accountId ?? null }),

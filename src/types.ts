@@ -58,27 +58,13 @@ export interface InboundMessage extends GroupMessage {
 }
 
 /**
- * Why the engine took a line as ours or not: the addressing rule that decided it. Printed as the
- * rule's name, followed by `:<name>` where the reason carries an addressee (`named-us:jacob`,
- * `addressed-other:bob`). What each rule says, and its effect: src/group/addressing/rules.ts.
+ * Why the engine took a line as ours or not: the addressing rule that decided it, printed as its
+ * name, then `:<name>` where it carries the addressee as written (`named-us:jacob`,
+ * `addressed-other:bob`). The rules, in order: src/group/addressing/rules.ts.
  */
 export type AddressingReason =
-  | {
-      readonly rule:
-        | "metadata-mention"
-        | "mention"
-        | "reply-to-us"
-        | "answers-our-command"
-        | "bot-command"
-        | "continues-addressed-other"
-        | "continues-after-our-line"
-        | "after-another-speaker"
-        | "continues"
-        | "engaged"
-        | "shared-conversation"
-        | "after-our-line";
-    }
-  /** `name`: the addressee as the line wrote it (`jacob` in `jacob: …`, `bob` in `bob, …`). */
+  | { readonly rule: "metadata-mention" | "mention" | "reply-to-us" | "answers-our-command" | "bot-command" | "engaged" | "continues" }
+  | { readonly rule: "after-another-speaker" | "shared-conversation" | "after-our-line" | "continues-after-our-line" | "continues-addressed-other" }
   | { readonly rule: "named-us" | "addressed-other"; readonly name: string };
 
 export type VitalityState = "DORMANT" | "COOLING" | "ACTIVE" | "HEATED";
@@ -103,7 +89,7 @@ export interface MentionInfo {
 
 export type ReplyType = "reaction" | "short" | "normal" | "long";
 
-/** One hand-over from the group client to the agent side. */
+/** One hand-over from the group client to the agent side: facts taken when the dispatch started. */
 export interface DispatchBatch {
   identityId: string;
   groupId: string;
@@ -113,25 +99,113 @@ export interface DispatchBatch {
   messages: readonly InboundMessage[];
   vitality: GroupVitality;
   mentionInfo: MentionInfo;
-  /** Server-time ms of our last message in this group, or null if we never spoke. */
-  lastSelfSpeakAt: number | null;
   /** Server-time estimate when the dispatch started. */
   now: number;
   /** 0 for the first attempt, then 1.. for re-queued retries. */
   attempt: number;
-  /**
-   * True when a mention has arrived in this group since the dispatch started (it waits for the
-   * lock). The monitor's delay gate asks this before sending: the next dispatch will answer it.
-   */
-  hasPendingMention(): boolean;
   /** Aborted when a mention arrives while this dispatch runs: a send delay ends at once. */
   mentionSignal?: AbortSignal;
-  /** Messages that arrived after this batch was taken and wait for the next dispatch (oldest first). */
-  heldNow?(): readonly InboundMessage[];
-  /** Our own message with exactly this text, seen coming back from the group since `sinceServerTs`. */
-  findOwnEcho?(content: string, sinceServerTs: number): { msgId: string; timestamp: number } | undefined;
   /** The newest numeric msg id the group client had seen when this batch was taken (0: none). */
   newestMsgId?: number;
+  /** What the last attempt handed back with its `retry` outcome: the agent side's own work, returned to it unread. */
+  carried?: RetryCarry;
+}
+
+/** One of our own messages as the group saw it: the prompt shows it, a reply to it is to us. */
+export interface OwnReply {
+  /** Server time. */
+  timestamp: number;
+  text: string;
+  msgId?: string | undefined;
+}
+
+/** Weak-dedup memory of our recent replies, newest last (src/monitor/dedup.ts compares against it). */
+export interface ReplyMemory {
+  /** 64-bit xxhash of each normalised text, hex. */
+  hashes: readonly string[];
+  /** Normalised texts, parallel to `hashes`. */
+  texts: readonly string[];
+}
+
+/** The weak-dedup key of one text: its normalised form and that form's hash. */
+export interface DedupKey {
+  hash: string;
+  normalized: string;
+}
+
+/**
+ * What we said in one group, as the agent side may read it. One record per group, written by
+ * the group client alone: when a dispatch settles with a `sent` outcome, when a line of ours is
+ * sent by other means, and when one of our messages comes back from the group (src/group/memory.ts).
+ */
+export interface GroupMemoryView {
+  /** Server time of our newest message here, or null if we never spoke. */
+  readonly lastSelfSpeakAt: number | null;
+  /** The newest msg id our own returning messages say they answered (`answered_through`): everything up to it is settled. */
+  readonly answeredThrough: number | undefined;
+  /** Our recent replies, oldest first. */
+  readonly ownReplies: readonly OwnReply[];
+  /** The weak-dedup memory of our recent replies. */
+  readonly replies: ReplyMemory;
+  /** Our message with exactly this text, seen coming back from the group at or after `since` (server time). */
+  findEcho(content: string, since: number): { msgId: string; timestamp: number } | undefined;
+}
+
+/**
+ * What the agent side may read of its group while a dispatch runs: facts, never a way to change
+ * the group client. The group client passes one with every dispatch; it stays current while the
+ * dispatch runs (a mention arriving meanwhile shows in `mentionWaiting`).
+ */
+export interface GroupContext {
+  readonly memory: GroupMemoryView;
+  /** A mention arrived after this dispatch started and waits for the lock: the next dispatch answers it. */
+  readonly mentionWaiting: boolean;
+  /** What arrived after this dispatch took its batch and waits for the next one, oldest first (a copy). */
+  held(): readonly InboundMessage[];
+}
+
+/** How soon a reply should go: the send delay's range (src/monitor/delay.ts). */
+export type DelayHint = "fast" | "normal" | "slow";
+
+/** A two-phase decision (`decision: "two-phase"`): the batch it was made for, and what it chose. */
+export interface TwoPhaseDecision {
+  readonly ids: ReadonlySet<string>;
+  readonly replyType: ReplyType;
+  readonly delayHint: DelayHint;
+}
+
+/** A reply ready to go out; carried with its batch's retry when its send did not (surely) get through. */
+export interface UnsentReply {
+  /** The batch it answers. */
+  ids: ReadonlySet<string>;
+  text: string;
+  replyType: ReplyType;
+  replyTo: string | undefined;
+  /** What the reply carries: `reply_to`, `answered_through`, or a reaction's `group_meta`. */
+  metadata: Record<string, unknown> | undefined;
+  /** Its weak-dedup key: the reply memory takes it once the reply is sent. */
+  key: DedupKey;
+  /** A person spoke in the batch: sending ends the agents' chain. */
+  hasHuman: boolean;
+  ratio: number;
+  /** The last send may have reached the server: look for its echo first. */
+  maybeSent: boolean;
+  /** Server time before the first send attempt: an echo is no older. */
+  since: number;
+  /** Newest msg id known before the first send attempt: a stored copy has a higher id. */
+  afterMsgId: number | undefined;
+  /** The dispatch whose model call wrote it (a retry delivers it under another dispatch id). */
+  writtenBy: number;
+  /** The open question the reply took the floor for (src/monitor/floor.ts), if any. */
+  claim?: string;
+}
+
+/** The agent side's work on a batch, handed back with a `retry` outcome so the retry neither asks the model nor pays again. */
+export interface RetryCarry {
+  /** A reply whose send did not (surely) get through: the retry delivers it. */
+  reply?: UnsentReply;
+  /** Two-phase: the decision made (and paid for) before the reply call failed. */
+  decision?: TwoPhaseDecision;
 }
 
 export type SkipReason =
@@ -157,20 +231,21 @@ export type SkipReason =
   /** Everyone who addressed us in the batch has used their share of the addressed allowance. */
   | "sender-over-share";
 
-/** What the agent side did with a dispatch. A silent outcome is a success. */
-export interface DispatchOutcome {
-  sent: boolean;
-  replyType?: ReplyType;
-  skipReason?: SkipReason;
-  /** The text that was sent (after trimming), when sent. */
-  text?: string;
+/** A reply went out. The group client records it in the group's memory (src/group/memory.ts). */
+export interface SentOutcome {
+  kind: "sent";
+  /** The text that was sent (after trimming). */
+  text: string;
+  replyType: ReplyType;
   budgetRatio?: number;
   /** msg id the group service gave our reply, when known. */
-  sentMsgId?: string;
+  msgId?: string;
   /** Server time our reply was stamped with, when known. */
   sentAt?: number;
   /** msg id our reply answers (also sent as `metadata.reply_to`), when it answers one. */
   replyTo?: string;
+  /** The weak-dedup key of `text`: the reply memory takes it. Absent: the reply is not compared against later. */
+  key?: DedupKey;
   /**
    * Messages of the batch this dispatch did not look at (it delivered a reply prepared for an
    * earlier batch, and they arrived since): held again for the next dispatch, not settled.
@@ -178,8 +253,35 @@ export interface DispatchOutcome {
   notHandled?: readonly string[];
 }
 
-/** The agent side of a dispatch, as the group client sees it. Throwing means "retry later". */
-export type DispatchHandler = (batch: DispatchBatch) => Promise<DispatchOutcome>;
+/** Nothing was sent, for `reason` — a silence is a success. The batch is settled. */
+export interface SkippedOutcome {
+  kind: "skipped";
+  reason: SkipReason;
+  /** The reply type decided before the skip, if it got that far. */
+  replyType?: ReplyType;
+  budgetRatio?: number;
+}
+
+/** A failure a retry may fix: the group client holds the batch again, with backoff, and hands `carry` back with it. */
+export interface RetryOutcome {
+  kind: "retry";
+  reason: "send-failed" | "backend-failed";
+  /** What failed (the group client logs it with its retry; never shown in the group). */
+  error: unknown;
+  carry?: RetryCarry;
+  replyType?: ReplyType;
+  budgetRatio?: number;
+}
+
+/** What the agent side did with a dispatch. */
+export type DispatchOutcome = SentOutcome | SkippedOutcome | RetryOutcome;
+
+/**
+ * The agent side of a dispatch, as the group client sees it: the batch, and what it may read of
+ * the group meanwhile. Handled conditions come back as outcomes; a throw is a bug, which the
+ * group client retries like a `retry` outcome.
+ */
+export type DispatchHandler = (batch: DispatchBatch, group: GroupContext) => Promise<DispatchOutcome>;
 
 /**
  * `not-for-reply`: a reaction or no-reply-expected message with nothing to ride along with;

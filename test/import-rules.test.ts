@@ -1,4 +1,4 @@
-// The direction of imports inside src/, as README's "Layout" section draws it. Every module of
+// The direction of imports inside src/, as docs/architecture.md draws it. Every module of
 // src/ is parsed (TypeScript's own parser: static imports, re-exports and `import()` calls) and
 // each row of RULES is checked against every import. A row names the importing files, the
 // imports they must not make, and the few known exceptions with their reason. To add a rule,
@@ -54,10 +54,11 @@ const BASE = files("types.ts", "log.ts", "emitter.ts", "paths.ts");
  * import (as values) only types.ts, the wire vocabulary and each other.
  */
 const PURE_FILES = [
-  ...["addressee", "answered", "command", "dispatch-gate", "held", "mention", "order", "retry-book", "seen-ids", "sender-access", "server-clock", "service-event", "signals", "social", "vitality"].map((n) => `group/${n}.ts`),
+  ...["addressee", "answered", "command", "dispatch-gate", "held", "memory", "mention", "retry-book", "seen-ids", "sender-access", "server-clock", "service-event", "signals", "social", "vitality"].map((n) => `group/${n}.ts`),
   ...["members", "reason", "rules", "view"].map((n) => `group/addressing/${n}.ts`),
   "members/member-types.ts",
-  ...["assemble", "budget", "confusables", "context-xml", "decision", "dedup", "delay", "floor", "format-common", "identity-shared", "intent", "loop-guard", "outbound", "prompt", "reply-address", "reply-policy", "sanitize", "send-gates", "sender-share"].map((n) => `monitor/${n}.ts`),
+  "config/budget-windows.ts",
+  ...["assemble", "budget-windows", "confusables", "context-xml", "decision", "dedup", "delay", "floor", "format-common", "identity-shared", "intent", "loop-guard", "outbound", "prompt", "reply-address", "reply-policy", "sanitize", "sender-share"].map((n) => `monitor/${n}.ts`),
 ];
 const PURE = files(...PURE_FILES);
 
@@ -84,6 +85,11 @@ const RULES: readonly Rule[] = [
     rule: "the shared base (types, log, emitter, paths) imports only itself and the config schema's types",
     from: BASE,
     forbid: not(anyOf(BASE, files("config/schema.ts"))),
+  },
+  {
+    rule: "the group client (group/) is below the monitor: it imports only itself, the wire vocabulary, the budget windows and the shared base",
+    from: under("group"),
+    forbid: not(anyOf(under("group", "wire"), files("config/budget-windows.ts"), BASE)),
   },
   {
     rule: "the engine (group/, monitor/) picks no concrete part: no socket, server, host, state file, runtime or command",
@@ -117,8 +123,8 @@ const RULES: readonly Rule[] = [
     forbid: under("transport", "group", "runtime", "cli", "openclaw", "backends", "monitor", "replay", "report"),
   },
   {
-    rule: "the server is started only by the runtime's dev network, the command line and the library face",
-    from: not(anyOf(under("server", "cli"), files("runtime/dev-network.ts", "index.ts"))),
+    rule: "the server is started only by the runtime's dev network and the command line (the library face does not offer it)",
+    from: not(anyOf(under("server", "cli"), files("runtime/dev-network.ts"))),
     forbid: under("server"),
   },
   {
@@ -217,7 +223,12 @@ describe("import rules over src/", () => {
     expect(breaches(pure, [{ from: "group/vitality.ts", to: "log.ts", typeOnly: true }])).toEqual([]);
     const rule = (start: string) => RULES.find((r) => r.rule.startsWith(start))!;
     expect(breaches(rule("the local server"), [{ from: "server/network/x.ts", to: "transport/connection.ts", typeOnly: false }])).toHaveLength(1);
-    expect(breaches(rule("the local server"), [{ from: "server/x.ts", to: "group/order.ts", typeOnly: true }])).toHaveLength(1);
+    expect(breaches(rule("the local server"), [{ from: "server/x.ts", to: "group/held.ts", typeOnly: true }])).toHaveLength(1);
+    // group → monitor is refused, types included: the group client reads the monitor through types.ts only.
+    expect(breaches(rule("the group client"), [{ from: "group/gates.ts", to: "monitor/budget-windows.ts", typeOnly: false }])).toHaveLength(1);
+    expect(breaches(rule("the group client"), [{ from: "group/ingest.ts", to: "monitor/dedup.ts", typeOnly: true }])).toHaveLength(1);
+    expect(breaches(rule("the group client"), [{ from: "group/x.ts", to: "members/member-types.ts", typeOnly: true }])).toHaveLength(1);
+    expect(breaches(rule("the group client"), [{ from: "group/gates.ts", to: "config/budget-windows.ts", typeOnly: false }])).toEqual([]);
     expect(breaches(rule("the network layer"), [{ from: "network/x.ts", to: "transport/frames.ts", typeOnly: false }])).toHaveLength(1);
     expect(breaches(rule("the transport"), [{ from: "transport/x.ts", to: "group/ingest.ts", typeOnly: false }])).toHaveLength(1);
     expect(breaches(rule("the wire vocabulary"), [{ from: "wire/x.ts", to: "log.ts", typeOnly: false }])).toHaveLength(1);

@@ -1,5 +1,5 @@
 // One naming scheme for structured log events: `<area>.<event-name>`, both parts lower-case
-// kebab-case. Reads every `.log(level, "name"` call in src/ (the README lists the important ones).
+// kebab-case. Reads every `.log(level, "name"` call in src/ (docs/operations.md lists them).
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";

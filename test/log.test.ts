@@ -60,7 +60,7 @@ describe("a budget ratio in the log", () => {
       identityId: "a", groupId: "g", dispatchId: 1, attempt: 0, trigger: "normal" as const, at: 0, messageIds: ["1"],
       vitality: { state: "ACTIVE" as const, messagesIn5m: 1, uniqueSpeakersIn5m: 1, myMessagesIn5m: 0, updatedAt: 0 },
       mentionInfo: { mentioned: false, mentionCount: 0, batchesMerged: 1, triggerType: "normal" as const },
-      replyType: null, budgetPool: "unaddressed" as const, addressing: [], modelCalls: 0, tokens: 0, delayMs: 0, agentChain: 0, outcome: { sent: false },
+      replyType: null, budgetPool: "unaddressed" as const, addressing: [], modelCalls: 0, tokens: 0, delayMs: 0, agentChain: 0, outcome: { kind: "skipped" as const, reason: "silent" as const },
     };
     expect(decisionLogFields({ ...base, budgetRatio: 7.5 }).budgetRatio).toBe(1);
     expect(decisionLogFields({ ...base, budgetRatio: Number.NaN }).budgetRatio).toBe(1);

@@ -8,6 +8,9 @@ export class UsageError extends Error {
   readonly code = "USAGE";
 }
 
+/** A command that cannot go on, for a reason its message says in full: printed as it is, exit 1. */
+export class CommandError extends Error {}
+
 export type Io = {
   out: (s: string) => void;
   err: (s: string) => void;
@@ -85,9 +88,11 @@ export const list = (v: string | undefined): string[] => (v ? v.split(",").map((
 
 /** The general help: every command with every option. */
 export function renderUsage(commands: readonly CommandSpec[]): string {
+  // One column for the names, as wide as the longest (a usage line sits under its summary).
+  const width = Math.max(...commands.map((c) => c.name.length));
   const rows = commands.map((c) => {
-    const usage = c.usage.split("\n").map((l) => `           ${l}`).join("\n");
-    return `  ${c.name.padEnd(8)} ${c.summary}\n${usage}`;
+    const usage = c.usage.split("\n").map((l) => `${" ".repeat(width + 3)}${l}`).join("\n");
+    return `  ${c.name.padEnd(width)} ${c.summary}\n${usage}`;
   });
   return `Usage: acp-group <command> [options]\n\nCommands:\n${rows.join("\n")}\n\nRun 'acp-group <command> --help' for details.`;
 }

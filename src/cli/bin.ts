@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// The installed command (package.json `bin` → dist/cli/bin.js, compiled from this file). A checkout
-// runs the TypeScript through bin/acp-group.mjs instead (`npm start`, `npm run acp-group`).
+// The installed command, compiled to dist/cli/bin.js: package.json's `bin` (bin/acp-group.mjs) runs it
+// where there is no src/ beside it; a checkout runs the TypeScript sources instead.
 // Nothing is imported before the Node version check: on an old Node the modules themselves fail
 // (`privateKey.toCryptoKey is not a function`) before any check inside them could speak.
 const NODE_FLOOR = 22;

@@ -8,7 +8,8 @@ import { loadConfigFile, parseChannelConfig } from "../config/load.ts";
 import { intOption, parse, UsageError, type Io } from "./args.ts";
 import { identityForLink, parseJoinLink } from "./join.ts";
 import { joinByLink, type JoinLink } from "../runtime/join.ts";
-import { createTranscript } from "./live.ts";
+import { createTranscript, outputWidth, type SenderMarker } from "./transcript.ts";
+import { lookAtChatGroup } from "./chat-history.ts";
 import { memberTypeFromServiceEntry, type MemberType } from "../members/member-types.ts";
 import { createJsonLogger, errorFields } from "../log.ts";
 import { aidDomain, groupServiceAid } from "../network/access-point.ts";
@@ -16,6 +17,8 @@ import { connectConfiguredIdentity } from "../runtime/link.ts";
 import { defaultStateDir } from "../state/file-store.ts";
 import { createGroupConnection } from "../transport/connection.ts";
 import type { GroupMessage, LogLevel } from "../types.ts";
+import { PERSON_CLIENT_INFO } from "../wire/client-info.ts";
+import { msgIdValue } from "../wire/msg-id.ts";
 
 export const CHAT_OPTIONS = {
   identity: { type: "string" },
@@ -30,7 +33,7 @@ export const CHAT_OPTIONS = {
   "log-level": { type: "string" },
 } as const;
 
-export async function chatCommand(args: string[], io: Io, opts: { signal?: AbortSignal; stdin?: NodeJS.ReadableStream } = {}): Promise<number> {
+export async function chatCommand(args: string[], io: Io, opts: { signal?: AbortSignal; stdin?: NodeJS.ReadableStream; columns?: number } = {}): Promise<number> {
   const { values, positionals } = parse(args, CHAT_OPTIONS, true);
   const [where, ...extra] = positionals;
   if (!where || extra.length > 0) throw new UsageError("expected one link (https://group.<ap>/<group>?code=…) or one group id");
@@ -46,7 +49,7 @@ export async function chatCommand(args: string[], io: Io, opts: { signal?: Abort
   let target: Pick<JoinLink, "service" | "groupId">;
   if (/^https?:\/\//i.test(where)) {
     const link = parseJoinLink(where);
-    const status = await joinByLink({ config: who.config, identityId: who.identityId, target: link, timeoutMs, logger });
+    const status = await joinByLink({ config: who.config, identityId: who.identityId, target: link, timeoutMs, logger, clientInfo: PERSON_CLIENT_INFO });
     if (status !== "joined" && status !== "member") {
       io.out(`${who.aid} → ${link.groupId} on ${link.service}: ${status}`);
       return status === "pending" ? 0 : 1;
@@ -58,24 +61,30 @@ export async function chatCommand(args: string[], io: Io, opts: { signal?: Abort
   }
 
   const types = new Map<string, MemberType>();
-  const label = (sender: string) => {
-    if (sender.toLowerCase() === who.aid.toLowerCase()) return `${sender} (you)`;
+  const markerOf = (sender: string): SenderMarker | undefined => {
+    if (sender.toLowerCase() === who.aid.toLowerCase()) return "you";
     const t = types.get(sender.toLowerCase());
-    return t === "agent" || t === "human" ? `${sender} (${t})` : sender;
+    return t === "agent" || t === "human" ? t : undefined;
   };
-  const print = createTranscript(io.out, label);
+  // Rows wrapped before the terminal does: a row at the edge is always a real message's start.
+  const print = createTranscript(io.out, markerOf, () => opts.columns ?? outputWidth());
   let live = false;
-  let last = 0;
   const backlog: GroupMessage[] = [];
-  const agent = connectConfiguredIdentity({ config: who.config, identityId: who.identityId, logger });
+  // Signs in as a person's client: a network whose operator allows it reports us as a person.
+  const agent = connectConfiguredIdentity({ config: who.config, identityId: who.identityId, logger, clientInfo: PERSON_CLIENT_INFO });
+  const channel = agent.channel(target.service);
+  // The live connection follows the group from its latest message on (what the first look found;
+  // the history is that look's). It acknowledges nothing: the service's read cursor stays, so the
+  // oldest messages stay readable for the next session (`after_msg_id: 0` means "from that cursor").
+  let latest = 0;
   const connection = createGroupConnection({
-    channel: agent.channel(target.service),
+    channel,
     aid: who.aid,
     groups: [target.groupId],
-    getCursor: () => last,
+    getCursor: () => latest,
+    ackCursor: () => 0,
     onMessages: (_g, messages) => {
       for (const m of messages) {
-        last = Math.max(last, Number(m.msgId) || 0);
         if (live) print(m);
         else backlog.push(m);
       }
@@ -109,15 +118,23 @@ export async function chatCommand(args: string[], io: Io, opts: { signal?: Abort
     const timeout = new Promise<never>((_, reject) => {
       connectTimer = setTimeout(() => reject(new Error(`no session with ${target.service} within ${timeoutMs} ms`)), timeoutMs);
     });
+    let history: Awaited<ReturnType<typeof lookAtChatGroup>> | undefined;
     try {
-      await Promise.race([agent.ready.then(() => connection.start()), timeout, stopped]);
+      const look = agent.ready.then(() => lookAtChatGroup({ channel, aid: who.aid, groupId: target.groupId, service: target.service, count: historyCount, logger }));
+      history = (await Promise.race([look, timeout, stopped])) ?? undefined;
+      if (history) {
+        latest = history.latest;
+        await Promise.race([connection.start(), timeout, stopped]);
+      }
     } finally {
       clearTimeout(connectTimer);
     }
-    if (stop.signal.aborted) return 0;
+    if (stop.signal.aborted || history === undefined) return 0;
     await refreshTypes();
     io.out(`${who.aid} in [${target.groupId}] on ${target.service}`);
-    for (const m of backlog.slice(-historyCount)) print(m);
+    // The last N messages, then whatever the feed brought that is newer.
+    for (const m of history.messages) print(m);
+    for (const m of backlog) if (msgIdValue(m.msgId) > history.latest) print(m);
     backlog.length = 0;
     live = true;
 

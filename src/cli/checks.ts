@@ -1,8 +1,7 @@
 // Checks every command makes the same way: which configured group, which identity, whose log lines.
 import { DEFAULT_GROUP_SETTINGS, listGroupsForIdentity, loadConfigFile, resolveGroupSettings } from "../config/load.ts";
 import { UsageError, type Io } from "./args.ts";
-import { LogParseError, parseLog, type LogLine, type ParsedLog } from "../replay/log.ts";
-import { readFileSync } from "node:fs";
+import { LogParseError, readLog, type LogLine, type ParsedLog } from "../replay/log.ts";
 import type { ChannelConfig, GroupSettings, IdentityConfig } from "../types.ts";
 
 /** Groups an identity takes part in (all configured groups when there is no identity). */
@@ -44,18 +43,14 @@ export function warnSilentPersona(lines: readonly LogLine[], names: readonly str
   io.err(`acp-group: warning: \`${names[0]}\` never speaks in the log and is never named in it (check \`--persona\`)`);
 }
 
-/** Reads and parses a log; a bad line's error names the file as well as the line. */
+/** Reads and parses a log a line at a time; a bad line's error names the file as well as the line. */
 export function readLogFile(file: string, skipBad: boolean): ParsedLog {
-  let text: string;
   try {
-    text = readFileSync(file, "utf8");
-  } catch (err) {
-    throw new Error(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
-  }
-  try {
-    return parseLog(text, { skipBad });
+    return readLog(file, { skipBad });
   } catch (err) {
     if (err instanceof LogParseError) throw new LogParseError(err.line, err.reason, file);
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== undefined) throw new Error(`cannot read ${file}: ${code}`);
     throw err;
   }
 }

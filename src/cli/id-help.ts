@@ -12,5 +12,10 @@ export const ID_HELP = `  create <aid> [--ap DOMAIN | --ap-url URL] [--no-passph
                                   agent.md last published for it (or why none is).
   import (--key FILE --cert FILE [--aid AID] | --sdk-dir DIR) [--no-passphrase]
          Copy an existing key + certificate (or an official SDK folder <aid>/private,public).
+  import --from-acp-ts DIR [--aid AID]... [--seed-password TEXT]
+         Every identity the official SDK (acp-ts) keeps in DIR (its storage with AIDs/, an AIDs
+         folder, or one identity's folder; evol keeps them in ~/.acp-storage, the SDK in ~/acp).
+         Keys open with --seed-password, ACP_SEED_PASSWORD or the SDK's default empty seed password,
+         and are stored encrypted with ACP_SEED_PASSWORD, else under the password that opened them.
 
 Common: [--state-dir DIR] [--config FILE]  (default state dir: config stateDir, ACP_GROUP_STATE_DIR, ~/.acp-group/state)`;

@@ -11,6 +11,7 @@ import { defaultStateDir } from "../state/file-store.ts";
 import { accessPointUrlFor, createIdentity, importIdentity, listIdentities, loadIdentity, summarizeCertificate, type CertificateSummary, type TlsOptions } from "../network/index.ts";
 import { checkCertificateExpiry, identityPaths } from "../network/identity-store.ts";
 import { NetworkError } from "../network/errors.ts";
+import { findAcpTsIdentities, importAcpTsIdentity } from "../network/acp-ts-store.ts";
 import { describeProfile, describePublishedProfile, findPublishedProfile, readPublishedProfile } from "../profile/profile-sync.ts";
 
 export const ID_USAGE = `Usage: acp-group id <create|renew|list|show|import> [options]\n\n${ID_HELP}`;
@@ -28,6 +29,8 @@ const COMMON = {
   cert: { type: "string" },
   aid: { type: "string" },
   "sdk-dir": { type: "string" },
+  "from-acp-ts": { type: "string" },
+  "seed-password": { type: "string" },
 } as const;
 
 function certLines(summary: CertificateSummary, status: string): string[] {
@@ -160,7 +163,8 @@ export async function idCommand(args: string[], io: Io, env: NodeJS.ProcessEnv =
       return 0;
     }
     case "import": {
-      if (!values["sdk-dir"] && !(values.key && values.cert)) throw new UsageError("expected `--key FILE --cert FILE` or `--sdk-dir DIR`");
+      if (values["from-acp-ts"] !== undefined) return importFromAcpTs({ dir: values["from-acp-ts"], aids: positionals.length > 0 ? positionals : values.aid ? [values.aid] : [], stateDir, seedPassword: values["seed-password"], env, io, now });
+      if (!values["sdk-dir"] && !(values.key && values.cert)) throw new UsageError("expected `--key FILE --cert FILE`, `--sdk-dir DIR` or `--from-acp-ts DIR`");
       const identity = importIdentity({
         stateDir,
         ...(values.aid ? { aid: values.aid } : {}),
@@ -177,6 +181,29 @@ export async function idCommand(args: string[], io: Io, env: NodeJS.ProcessEnv =
     default:
       throw new UsageError(`unknown id command \`${sub}\``);
   }
+}
+
+/** `id import --from-acp-ts DIR`: every identity the official SDK keeps there (or the named ones). */
+function importFromAcpTs(p: { dir: string; aids: string[]; stateDir: string; seedPassword: string | undefined; env: NodeJS.ProcessEnv; io: Io; now: number }): number {
+  const found = findAcpTsIdentities(p.dir);
+  if (found.length === 0) throw new UsageError(`no acp-ts identity in ${p.dir} (expected AIDs/<aid>/private/<aid>.key and public/<aid>.crt)`);
+  const wanted = p.aids.map((a) => a.toLowerCase());
+  const picked = wanted.length > 0 ? found.filter((f) => wanted.includes(f.aid.toLowerCase())) : found;
+  const absent = p.aids.filter((a) => !found.some((f) => f.aid.toLowerCase() === a.toLowerCase()));
+  if (absent.length > 0) throw new UsageError(`${absent.join(", ")}: not in ${p.dir} (have: ${found.map((f) => f.aid).join(", ")})`);
+  const storeSeed = p.env.ACP_SEED_PASSWORD || undefined;
+  for (const from of picked) {
+    const r = importAcpTsIdentity({ stateDir: p.stateDir, from, seedPasswords: [p.seedPassword, p.env.ACP_SEED_PASSWORD], storeSeedPassword: storeSeed });
+    const how =
+      r.protection === "seed-password"
+        ? "key encrypted with ACP_SEED_PASSWORD"
+        : r.protection === "source-seed-password"
+          ? "key kept under the seed password that opened it"
+          : "key kept as the SDK stored it: under its default EMPTY seed password (set ACP_SEED_PASSWORD and import again to encrypt it)";
+    p.io.out(`imported ${from.aid} from ${from.dir} into ${r.identity.dir} (${how})`);
+    for (const line of certLines(summarizeCertificate(r.identity.certPem), statusOf(r.identity.certPem, p.now))) p.io.out(line);
+  }
+  return 0;
 }
 
 function readCert(dir: string, aid: string): string {

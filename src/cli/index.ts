@@ -3,12 +3,13 @@
 // line (no stack trace); usage errors add a hint; `--debug` or ACP_GROUP_DEBUG=1 adds the stack.
 import { readFileSync } from "node:fs";
 import { ID_HELP } from "./id-help.ts";
-import { renderCommandHelp, renderUsage, UsageError, type CommandSpec, type Io } from "./args.ts";
+import { CommandError, renderCommandHelp, renderUsage, UsageError, type CommandSpec, type Io } from "./args.ts";
 import { ConfigError } from "../config/load.ts";
 import { DEFAULT_LOCAL_DOMAIN } from "../server/network/defaults.ts";
 import { DEFAULT_CONFIG, PACKAGE_JSON } from "../paths.ts";
 import { LogParseError } from "../replay/log.ts";
 import { inspectSpec } from "./inspect.ts";
+import { explainUnreachable } from "./reach.ts";
 import { replaySpec } from "./replay.ts";
 
 const startSpec: CommandSpec = {
@@ -66,12 +67,19 @@ const chatSpec: CommandSpec = {
 const serverSpec: CommandSpec = {
   name: "server",
   summary: "Run the local ACP network alone (access point, message service, group.<domain>)",
-  usage: "[--domain D] [--port P] [--tls] [--config FILE] [--state-dir DIR] [--duration-ms N] [--log-level L]",
+  usage: "[--domain D] [--port P] [--tls] [--config FILE] [--state-dir DIR] [--duration-ms N] [--log-level L]\n[--people-from-chat] [--strict-invite-ms N]",
   help: [
     `A local ACP network for development. Groups and members come from the config (default ${DEFAULT_CONFIG}).`,
     "At start it prints `access point: <url>`, `ca: <path>` (with --tls) and `join <group>: <link>` per group.",
     "With --tls it serves HTTPS/WSS with a certificate from its own CA whose names cover acp3.D, *.D,",
     "localhost and 127.0.0.1.",
+    "",
+    "  --people-from-chat    a member whose latest sign-in came from `acp-group chat` (a person's client) is a",
+    "                        person to the agents (get_members says human); without it only the config's",
+    "                        humans are people",
+    "  --strict-invite-ms N  play a strict message service: an invited agent (the group service too) joins a",
+    "                        session N ms after invite_agent_req, sends invite_agent_ack only then, and",
+    "                        session frames sent to it before that are dropped without an answer",
   ].join("\n"),
   run: async (args, io) => (await import("./server.ts")).serverCommand(args, io),
 };
@@ -79,7 +87,7 @@ const serverSpec: CommandSpec = {
 const runSpec: CommandSpec = {
   name: "run",
   summary: "Run the configured agents on the network the config names (never starts one)",
-  usage: "[--config FILE] [--state-dir DIR] [--no-stdin] [--duration-ms N] [--log-level L] [--show-prompts]",
+  usage: "--config FILE [--state-dir DIR] [--no-stdin] [--duration-ms N] [--log-level L] [--show-prompts]",
   help: [
     "Signs every enabled identity of the configuration in to its own access point (accessPointUrl,",
     "accessPoint, else acp3.<its domain>; a private CA from network.caFile) and runs its groups there:",
@@ -88,7 +96,7 @@ const runSpec: CommandSpec = {
     "responder. Lines typed on stdin are posted as the first identity into its first group.",
     "Ctrl-C or SIGTERM saves state and exits 0. Use `start` for the self-contained demo.",
     "",
-    `  --config FILE      the configuration (default: ${DEFAULT_CONFIG}); \`join --config\` writes one`,
+    "  --config FILE      the configuration (required): `acp-group join --config FILE` writes one",
     "  --state-dir DIR    the state directory (default: stateDir, ACP_GROUP_STATE_DIR, ~/.acp-group/state)",
     "  --no-stdin         do not read lines from stdin",
     "  --duration-ms N    stop after N ms",
@@ -120,8 +128,38 @@ const idSpec: CommandSpec = {
   run: async (args, io) => (await import("./id.ts")).idCommand(args, io),
 };
 
+export const importEvolSpec: CommandSpec = {
+  name: "import-evol",
+  summary: "Switch from the evol channel (acp-ts): import its identities and convert channels.evol",
+  usage:
+    "--config FILE [--openclaw-config FILE] [--acp-storage DIR]... [--seed-password TEXT] [--state-dir DIR]\n" +
+    "[--ap-url URL] [--ca-file CA] [--force] [--dry-run]",
+  help: [
+    "Reads channels.evol (or channels.acp) of the OpenClaw config, finds each of its identities in the",
+    "official SDK's storage, imports key and certificate into the state dir, and writes FILE: the config",
+    "`acp-group run --config FILE` runs (in OpenClaw, the same object goes under channels.acp-group).",
+    "Prints what it carried over, what has no equivalent, and whether evol still runs an identity.",
+    "Without an OpenClaw config (or without an evol section in it) it imports every identity of the storage.",
+    "",
+    "  --config FILE           the config to write (an existing one only with --force)",
+    "  --openclaw-config FILE  default: OPENCLAW_CONFIG_PATH, else ~/.openclaw/openclaw.json",
+    "  --acp-storage DIR       the SDK's storage (repeatable; default ~/.acp-storage, then ~/acp)",
+    "  --seed-password TEXT    opens keys the evol config gives no seed password for (default: ACP_SEED_PASSWORD,",
+    "                          then the SDK's default empty one)",
+    "  --state-dir DIR         our store (default: ACP_GROUP_STATE_DIR, ~/.acp-group/state)",
+    "  --ap-url URL            the access point, when it is not https://acp3.<domain of the aid> (a local network)",
+    "  --ca-file CA            trust this CA (a local network's ca.crt)",
+    "  --force                 overwrite --config FILE",
+    "  --dry-run               print what would be imported and written; change nothing",
+    "",
+    "Keys are stored encrypted with ACP_SEED_PASSWORD when it is set; otherwise under the same seed",
+    "password that opened them (the SDK's default empty one included, which is said loudly).",
+  ].join("\n"),
+  run: async (args, io) => (await import("./import-evol.ts")).importEvolCommand(args, io),
+};
+
 /** Every command, in the order the general help lists them. Add a row to add a command. */
-export const COMMANDS: readonly CommandSpec[] = [startSpec, runSpec, chatSpec, serverSpec, joinSpec, replaySpec, inspectSpec, idSpec];
+export const COMMANDS: readonly CommandSpec[] = [startSpec, runSpec, chatSpec, serverSpec, joinSpec, replaySpec, inspectSpec, idSpec, importEvolSpec];
 
 const USAGE = renderUsage(COMMANDS);
 
@@ -194,8 +232,15 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
       io.err(`acp-group: ${err.message}\nrun 'acp-group ${spec ? `${spec.name} ` : ""}--help'`);
       return 2;
     }
-    if (err instanceof ConfigError || err instanceof LogParseError) {
+    if (err instanceof ConfigError || err instanceof LogParseError || err instanceof CommandError) {
       io.err(`acp-group: ${err.message}`);
+      return 1;
+    }
+    // A network that cannot be reached: the cause and the fix in one line, whichever command met it.
+    const unreachable = explainUnreachable(err);
+    if (unreachable !== undefined) {
+      io.err(`acp-group: ${unreachable}`);
+      if (debug && (err as Error).stack) io.err((err as Error).stack!);
       return 1;
     }
     const e = err as Error & { code?: string };

@@ -10,11 +10,36 @@ import { silentLogger } from "../log.ts";
 import { createFileStateStore, defaultStateDir } from "../state/file-store.ts";
 import type { ChannelConfig, IdentityConfig } from "../types.ts";
 import { inspectAt, inspectSample, type InspectResult } from "../replay/inspect.ts";
+import { rehome, rehomeConfig } from "../runtime/dev-network.ts";
+import { listGroupsForIdentity } from "../config/load.ts";
+
+const bare = (name: string) => !name.includes(".");
+
+/**
+ * The config as the running agent reads it. A bare name (`sam`, as the demo config writes its
+ * person) is no aid on any network: `start` makes it `sam.<domain>`, so here it is the member of
+ * that name on each identity's own domain — never shown as it would match no sender.
+ */
+function bareNamesAtHome(config: ChannelConfig): ChannelConfig {
+  const first = Object.values(config.identities)[0];
+  const home = (name: string, aid: string | undefined) => (bare(name) && aid ? rehome(name, aid.slice(aid.indexOf(".") + 1)) : name);
+  const identities: ChannelConfig["identities"] = {};
+  for (const [id, identity] of Object.entries(config.identities)) {
+    identities[id] = identity.owner !== undefined ? { ...identity, owner: home(identity.owner, identity.aid) } : identity;
+  }
+  return { ...config, identities, humans: config.humans.map((h) => home(h, first?.aid)), agents: config.agents.map((a) => home(a, first?.aid)) };
+}
+
+/** Who speaks in the sample: the identity's owner (else a configured person), then another identity of the group. */
+function sampleSenders(config: ChannelConfig, identity: IdentityConfig, groupId: string): string[] {
+  const others = Object.values(config.identities).filter((i) => i !== identity && i.enabled && listGroupsForIdentity(config, i).includes(groupId));
+  return [...(identity.owner ? [identity.owner] : []), ...config.humans, ...others.map((i) => i.aid)].filter((a) => !bare(a));
+}
 
 export const inspectSpec: CommandSpec = {
   name: "inspect",
   summary: "Print the exact system prompt and message body the model would get",
-  usage: "[--config FILE] [--identity ID] [--group ID] [--log FILE --at TS] [--persona NAME] [--as-sent] [--json]",
+  usage: "[--config FILE] [--identity ID] [--group ID] [--domain D] [--log FILE --at TS] [--persona NAME] [--as-sent] [--json]",
   help: [
     "Shows the prompt for sample messages, or, with --log and --at, for what is waiting at that",
     "moment after replaying the log up to it.",
@@ -22,6 +47,9 @@ export const inspectSpec: CommandSpec = {
     "  --config FILE    the configuration (identities, group settings, model)",
     "  --identity ID    which identity (default: the first)",
     "  --group ID       which configured group (default: the identity's first)",
+    "  --domain D       as `acp-group start --domain D` sends it: every identity and person re-homed",
+    "                   onto D (default: as `run` sends it; a bare name such as `sam` is, as in",
+    "                   `start`, the member sam.<the identity's domain>)",
     "  --log FILE       a recorded chat (JSON Lines) to replay up to --at",
     "  --at TS          epoch milliseconds or an ISO time (2010-08-17T14:00:00Z)",
     "  --persona NAME   whose lines in the log are the agent's own (default: the identity's name)",
@@ -45,6 +73,7 @@ async function inspectCommand(args: string[], io: Io): Promise<number> {
     config: { type: "string" },
     identity: { type: "string" },
     group: { type: "string" },
+    domain: { type: "string" },
     log: { type: "string" },
     at: { type: "string" },
     persona: { type: "string" },
@@ -53,7 +82,8 @@ async function inspectCommand(args: string[], io: Io): Promise<number> {
   });
   if ((values.log === undefined) !== (values.at === undefined)) throw new UsageError("`--log` and `--at` go together");
   const at = values.at !== undefined ? parseAt(values.at) : undefined;
-  const config = loadOptionalConfig(values.config);
+  const loadedConfig = loadOptionalConfig(values.config);
+  const config = loadedConfig && (values.domain !== undefined ? rehomeConfig(loadedConfig, values.domain) : bareNamesAtHome(loadedConfig));
   const ids = config ? requireIdentities(config, values.config!) : [];
   const identityId = values.identity ?? ids[0] ?? "agent";
   let identity: IdentityConfig | undefined = config?.identities[identityId];
@@ -73,7 +103,7 @@ async function inspectCommand(args: string[], io: Io): Promise<number> {
     if (config || values.persona !== undefined) warnSilentPersona(lines, [persona, identity.aid, ...identity.aliases], io);
     result = await inspectAt({ lines, at, identity, persona, groupId, settings, ...members });
   } else {
-    result = inspectSample({ identity, groupId, settings, now: Date.now(), ...members });
+    result = inspectSample({ identity, groupId, settings, now: Date.now(), senders: config ? sampleSenders(config, identity, groupId) : [], ...members });
   }
   if (values["as-sent"]) return printAsSent({ config, identityId, groupId, result, json: values.json === true, io });
   if (values.json) {

@@ -3,11 +3,12 @@
 // `join` and `run` reach the same network without the URL typed again; `addJoinToConfig` creates
 // or extends a config file with everything `run` needs for one identity and one group. The CLI's
 // `join` and the OpenClaw setup flow call the same functions.
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { existsSync, readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { parseChannelConfig } from "../config/load.ts";
 import { aidDomain } from "../network/access-point.ts";
 import { identityPaths } from "../network/identity-store.ts";
+import { writeFileAtomicSync } from "../state/atomic-file.ts";
 
 /** Where an identity's certificate came from; written by `id create` next to the identity. */
 export interface IdentityAccess {
@@ -18,9 +19,7 @@ export interface IdentityAccess {
 const accessFile = (stateDir: string, aid: string) => resolve(identityPaths({ aid, stateDir }).dir, "access-point.json");
 
 export function recordIdentityAccess(stateDir: string, aid: string, access: IdentityAccess): void {
-  const file = accessFile(stateDir, aid);
-  mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, JSON.stringify({ accessPointUrl: access.accessPointUrl, ...(access.caFile ? { caFile: resolve(access.caFile) } : {}) }, null, 2) + "\n");
+  writeFileAtomicSync(accessFile(stateDir, aid), JSON.stringify({ accessPointUrl: access.accessPointUrl, ...(access.caFile ? { caFile: resolve(access.caFile) } : {}) }, null, 2) + "\n");
 }
 
 /** What `id create` recorded for the identity; undefined when nothing (or nothing readable) was. */
@@ -99,11 +98,9 @@ export function addJoinToConfig(file: string, entry: JoinConfigEntry): JoinConfi
     added.push(`stateDir ${raw.stateDir}`);
   }
   parseChannelConfig(raw, { source: file });
-  if (added.length > 0) {
-    mkdirSync(dirname(resolve(file)), { recursive: true });
-    const tmp = `${file}.${process.pid}.tmp`;
-    writeFileSync(tmp, JSON.stringify(raw, null, 2) + "\n");
-    renameSync(tmp, file);
-  }
+  // A config is where secrets live (llm.apiKey, network.seedPassword): the atomic write creates
+  // its temp file 0600, so the rename never leaves the config readable by others. Only what was
+  // read from the file itself is written back: no secret from the environment is ever copied in.
+  if (added.length > 0) writeFileAtomicSync(resolve(file), JSON.stringify(raw, null, 2) + "\n");
   return { identityId, created: created && added.length > 0, added };
 }

@@ -93,7 +93,7 @@ export async function joinCommand(args: string[], io: Io): Promise<number> {
     ...(who.config.network.caFile ? { caFile: who.config.network.caFile } : {}),
     stateDir,
   });
-  if (written.added.length === 0) io.out(`${values.config} already has ${target.groupId} for ${written.identityId}; start it with: acp-group run --config ${values.config}`);
-  else io.out(`${written.created ? "created" : "updated"} ${values.config}: ${written.added.join(", ")}; start it with: acp-group run --config ${values.config}`);
+  if (written.added.length === 0) io.out(`${values.config} already has ${target.groupId} for ${written.identityId}; start it with: npx acp-group run --config ${values.config}`);
+  else io.out(`${written.created ? "created" : "updated"} ${values.config}: ${written.added.join(", ")}; start it with: npx acp-group run --config ${values.config}`);
   return 0;
 }

@@ -66,9 +66,12 @@ export function openLiveSession(p: {
   // Installed before anything connects, so Ctrl-C while connecting still saves state.
   const onSigint = () => void stop("Ctrl-C");
   const onSigterm = () => void stop("SIGTERM");
+  // A closed terminal: stop as cleanly as on Ctrl-C (state saved, a --fresh dir removed).
+  const onSighup = () => void stop("SIGHUP");
   const onAbortSignal = () => void stop("aborted");
   process.once("SIGINT", onSigint);
   process.once("SIGTERM", onSigterm);
+  process.once("SIGHUP", onSighup);
   p.signal?.addEventListener("abort", onAbortSignal, { once: true });
   if (p.signal?.aborted) void stop("aborted");
 
@@ -102,6 +105,7 @@ export function openLiveSession(p: {
       rl?.close();
       process.off("SIGINT", onSigint);
       process.off("SIGTERM", onSigterm);
+      process.off("SIGHUP", onSighup);
       p.signal?.removeEventListener("abort", onAbortSignal);
     },
   };

@@ -5,9 +5,8 @@ import { createConversationRegistry } from "../backends/conversation-registry.ts
 import { createOpenAIBackend } from "../backends/standalone.ts";
 import { resolveLlmSettings } from "../backends/llm-settings.ts";
 import type { DispatchDecision } from "../monitor/monitor.ts";
-import { displaySafe } from "../monitor/outbound.ts";
 import type { StateStore } from "../state/file-store.ts";
-import type { AgentBackend, ChannelConfig, GenerateRequest, GroupMessage, Logger } from "../types.ts";
+import type { AgentBackend, ChannelConfig, GenerateRequest, Logger } from "../types.ts";
 
 const OFFLINE_PREFIX = "[offline responder]";
 
@@ -53,21 +52,12 @@ export function createCliBackend(p: { config: ChannelConfig; logger: Logger; sto
   return { backend, save: () => {} };
 }
 
-/** Prints each group message once (several identities may see the same one), as `time [group] #id sender: text`. */
-export function createTranscript(out: (s: string) => void, label: (sender: string) => string): (m: GroupMessage) => void {
-  const printed = new Set<string>();
-  return (m) => {
-    const key = `${m.groupId}\u0000${m.msgId}`;
-    if (printed.has(key)) return;
-    printed.add(key);
-    // Member-written fields are shown, never obeyed by the terminal (escape sequences, bidi).
-    out(displaySafe(`${new Date(m.timestamp).toISOString().slice(11, 19)} [${m.groupId}] #${m.msgId} ${label(m.sender)}: ${m.content}`));
-  };
-}
+/** The transcript rows (one message's header, then continuation rows): see transcript.ts. */
+export { createTranscript } from "./transcript.ts";
 
 export function decisionLine(d: DispatchDecision): string {
   const o = d.outcome;
-  const verdict = o.sent ? `sent ${o.replyType}` : `skipped: ${o.skipReason}${d.detail ? ` (${d.detail})` : ""}`;
+  const verdict = o.kind === "sent" ? `sent ${o.replyType}` : `skipped: ${o.reason}${d.detail ? ` (${d.detail})` : ""}`;
   return (
     `    ↳ ${d.identityId} [${d.groupId}] dispatch #${d.dispatchId} ${d.trigger} · ${d.messageIds.length} msg(s) · ` +
     `${d.vitality.state} ${d.vitality.messagesIn5m}/${d.vitality.uniqueSpeakersIn5m} · mentions ${d.mentionInfo.mentionCount} · ` +

@@ -4,6 +4,7 @@ import { intOption, list, parse, UsageError, type CommandSpec, type Io } from ".
 import { configuredGroups, loadOptionalConfig, readLogFile, requireGroup, settingsFor, warnSilentPersona } from "./checks.ts";
 import { renderHtmlReport } from "../report/html.ts";
 import type { ChannelConfig, IdentityConfig } from "../types.ts";
+import type { ParsedLog } from "../replay/log.ts";
 import { runReplay } from "../replay/replay.ts";
 import { renderRoomText, runRoomReplay } from "../replay/room.ts";
 import { renderSuiteTable, runSuite } from "../replay/suite.ts";
@@ -58,6 +59,9 @@ function findIdentity(config: ChannelConfig | undefined, persona: string, aid: s
     (i) => (aid && i.aid === aid) || i.name?.toLowerCase() === key || i.aid.split(".")[0]!.toLowerCase() === key,
   );
 }
+
+/** `skipped N bad line(s): line 3 (not valid JSON); …` — the first five named. */
+const skippedLine = (parsed: ParsedLog): string => `skipped ${parsed.skippedCount} bad line(s): ${parsed.skipped.slice(0, 5).map((s) => `line ${s.line} (${s.reason})`).join("; ")}`;
 
 function parseOnly(v: string | undefined): OnlyFilter[] {
   const items = list(v);
@@ -138,11 +142,11 @@ async function replayCommand(args: string[], io: Io): Promise<number> {
     writeFileSync(values.html, renderHtmlReport({ report, lines: parsed.lines, persona, aid, source: file }));
   }
   if (values.json) {
-    io.out(JSON.stringify(parsed.skipped.length ? { ...report, skippedLines: parsed.skipped.length } : report));
+    io.out(JSON.stringify(parsed.skippedCount ? { ...report, skippedLines: parsed.skippedCount } : report));
   } else {
     for (const l of renderTextReport(report, parsed.lines, only)) io.out(l);
     if (values.html !== undefined) io.out(`report: ${values.html}`);
-    if (parsed.skipped.length) io.out(`skipped ${parsed.skipped.length} bad line(s): ${parsed.skipped.slice(0, 5).map((s) => `line ${s.line} (${s.reason})`).join("; ")}`);
+    if (parsed.skippedCount) io.out(skippedLine(parsed));
   }
   return 0;
 }
@@ -193,7 +197,7 @@ async function replayRoom(p: {
   }
   if (values.json) {
     const agents = room.agents.map((a) => ({ persona: a.persona, dispatches: a.report.dispatches, drops: a.report.drops, summary: a.report.summary }));
-    io.out(JSON.stringify({ agents, room: room.room, ...(parsed.skipped.length ? { skippedLines: parsed.skipped.length } : {}) }));
+    io.out(JSON.stringify({ agents, room: room.room, ...(parsed.skippedCount ? { skippedLines: parsed.skippedCount } : {}) }));
     return 0;
   }
   for (const a of room.agents) {
@@ -203,7 +207,7 @@ async function replayRoom(p: {
   }
   for (const l of renderRoomText(room.room)) io.out(l);
   if (values.html !== undefined) io.out(`report: ${values.html}`);
-  if (parsed.skipped.length) io.out(`skipped ${parsed.skipped.length} bad line(s): ${parsed.skipped.slice(0, 5).map((s) => `line ${s.line} (${s.reason})`).join("; ")}`);
+  if (parsed.skippedCount) io.out(skippedLine(parsed));
   return 0;
 }
 

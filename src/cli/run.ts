@@ -3,12 +3,13 @@
 // by `network.caFile` or the system roots. It never starts a network. Prints the same transcript
 // and decision lines as `start`; Ctrl-C or SIGTERM saves state and exits 0.
 import { loadConfigFile } from "../config/load.ts";
-import { intOption, logLevelOption, parse, type Io } from "./args.ts";
+import { intOption, logLevelOption, parse, UsageError, type Io } from "./args.ts";
 import { requireIdentities } from "./checks.ts";
+import { refuseIfEvolRuns } from "./openclaw-config.ts";
 import { createCliBackend, createTranscript, decisionLine } from "./live.ts";
+import { outputWidth } from "./transcript.ts";
 import { createSerialPoster, openLiveSession } from "./live-session.ts";
 import { createJsonLogger, errorFields } from "../log.ts";
-import { DEFAULT_CONFIG } from "../paths.ts";
 import { createFileStateStore, defaultStateDir } from "../state/file-store.ts";
 import type { ChannelConfig } from "../types.ts";
 
@@ -25,16 +26,23 @@ export async function runCommand(args: string[], io: Io, opts: { signal?: AbortS
   const { values } = parse(args, RUN_OPTIONS);
   const logLevel = logLevelOption(values["log-level"]);
   const durationMs = intOption(values["duration-ms"], "duration-ms", 1);
-  const configFile = values.config ?? DEFAULT_CONFIG;
+  // Never a default: the demo config names identities no network of yours has (they would fail
+  // to sign in); `start` is the command that runs it, on a network of its own.
+  if (values.config === undefined) {
+    throw new UsageError("expected `--config FILE`: the file `acp-group join … --config FILE` wrote (`acp-group start` runs the demo on a network of its own)");
+  }
+  const configFile = values.config;
   const loaded = loadConfigFile(configFile);
   const stateDir = values["state-dir"] ?? loaded.stateDir ?? defaultStateDir();
   const config: ChannelConfig = { ...loaded, stateDir };
   const identityIds = requireIdentities(config, configFile);
+  // One identity, one channel: not while the evol channel of this machine's OpenClaw runs it too.
+  refuseIfEvolRuns(identityIds.map((id) => config.identities[id]!.aid));
   const logger = createJsonLogger({ level: logLevel, write: (line) => io.err(line) });
   const store = createFileStateStore({ dir: stateDir, logger });
   const { backend, save } = createCliBackend({ config, logger, store, out: io.out, showPrompts: values["show-prompts"] === true });
   const ours = new Set(identityIds.map((id) => config.identities[id]!.aid.toLowerCase()));
-  const print = createTranscript(io.out, (sender) => (ours.has(sender.toLowerCase()) ? `${sender} (agent)` : sender));
+  const print = createTranscript(io.out, (sender) => (ours.has(sender.toLowerCase()) ? "agent" : undefined), outputWidth);
 
   const session = openLiveSession({
     io,

@@ -17,11 +17,14 @@ export async function serverCommand(args: string[], io: Io, opts: { signal?: Abo
     "state-dir": { type: "string" },
     "duration-ms": { type: "string" },
     "log-level": { type: "string" },
+    "strict-invite-ms": { type: "string" },
+    "people-from-chat": { type: "boolean" },
     ...NETWORK_OPTIONS,
   });
   const network = networkOptions(values);
   const logLevel = logLevelOption(values["log-level"]);
   const durationMs = intOption(values["duration-ms"], "duration-ms", 1);
+  const strictInviteDelayMs = intOption(values["strict-invite-ms"], "strict-invite-ms", 0);
   const loaded = loadConfigFile(values.config ?? DEFAULT_CONFIG);
   const stateDir = values["state-dir"] ?? loaded.stateDir ?? defaultStateDir();
   const config = rehomeConfig(loaded, network.domain);
@@ -39,7 +42,7 @@ export async function serverCommand(args: string[], io: Io, opts: { signal?: Abo
   // The config's people (humans, owners) are reserved and certified here, keys in
   // <state>/local-network/identities/; its agents register themselves (`id create`), first key wins.
   const people = [...new Set([...config.humans, ...Object.values(config.identities).flatMap((i) => i.owner ?? [])])];
-  const dev = await startDevNetwork({ ...network, stateDir, groups, logger, reserve: people });
+  const dev = await startDevNetwork({ ...network, stateDir, groups, logger, reserve: people, ...(strictInviteDelayMs !== undefined ? { strictInviteDelayMs } : {}), ...(values["people-from-chat"] ? { peopleFromChat: true } : {}) });
   for (const aid of people) {
     // Reserved either way; a name the access point cannot certify (not `<name>.<domain>`) is only logged.
     await dev.identity(aid).catch((err: unknown) => logger.log("warn", "server.member-not-certified", { aid, error: err instanceof Error ? err.message : String(err) }));

@@ -10,6 +10,7 @@ import { listGroupsForIdentity, loadConfigFile } from "../config/load.ts";
 import { intOption, logLevelOption, parse, UsageError, type Io } from "./args.ts";
 import { requireGroup } from "./checks.ts";
 import { createCliBackend, createTranscript, decisionLine } from "./live.ts";
+import { outputWidth } from "./transcript.ts";
 import { createSerialPoster, openLiveSession } from "./live-session.ts";
 import { NETWORK_OPTIONS, networkOptions } from "./network-options.ts";
 import { createJsonLogger, errorFields } from "../log.ts";
@@ -45,7 +46,7 @@ export async function startCommand(args: string[], io: Io, opts: { signal?: Abor
   const store = createFileStateStore({ dir: o.stateDir, logger });
   const { backend, save: saveConversations } = createCliBackend({ config, logger, store, out: io.out, showPrompts: o.showPrompts });
   const agents = new Map(o.identityIds.map((id) => [config.identities[id]!.aid, id]));
-  dev.service.onStored(createTranscript(io.out, (sender) => (agents.has(sender) ? `${sender} (agent)` : sender)));
+  dev.service.onStored(createTranscript(io.out, (sender) => (agents.has(sender) ? "agent" : undefined), outputWidth));
 
   let humanAgent: NetworkAgent | undefined;
   let humanConnection: GroupConnection | undefined;
@@ -141,6 +142,14 @@ function readStartOptions(args: string[], io: Io): StartOptions {
   // --fresh: a throwaway state dir (created on first write, removed at exit), so a second run
   // starts as the first did.
   const freshDir = values.fresh ? join(tmpdir(), `acp-group-fresh-${randomUUID().slice(0, 8)}`) : undefined;
+  const removeFresh = (): void => {
+    if (!freshDir) return;
+    process.off("exit", removeFresh);
+    rmSync(freshDir, { recursive: true, force: true });
+  };
+  // Every exit removes it, not only a clean stop: a closed output pipe (`start --fresh | head -1`)
+  // exits at once from its EPIPE, and an uncaught error exits too.
+  if (freshDir) process.once("exit", removeFresh);
   const stateDir = freshDir ?? values["state-dir"] ?? loaded.stateDir ?? defaultStateDir();
   const config: ChannelConfig = { ...rehomeConfig(loaded, network.domain), stateDir };
   const identityIds = Object.entries(config.identities).filter(([, i]) => i.enabled).map(([id]) => id);
@@ -150,7 +159,7 @@ function readStartOptions(args: string[], io: Io): StartOptions {
     configFile,
     network,
     stateDir,
-    removeFresh: () => freshDir && rmSync(freshDir, { recursive: true, force: true }),
+    removeFresh,
     identityIds,
     human: rehome(values.as ?? config.humans[0] ?? "human", network.domain),
     say: values.say ?? [],

@@ -3,11 +3,11 @@
 import { z } from "zod";
 import { secretRefSchema } from "./secret-ref.ts";
 
+export { BUDGET_WINDOWS, type BudgetWindowName } from "./budget-windows.ts";
+
 const ms = (max = 24 * 3600_000) => z.number().int().min(0).max(max);
 
 export const VITALITY_STATES = ["DORMANT", "COOLING", "ACTIVE", "HEATED"] as const;
-export const BUDGET_WINDOWS = ["5m", "3h", "24h"] as const;
-export type BudgetWindowName = (typeof BUDGET_WINDOWS)[number];
 
 const budgetWindow = z
   .object({
@@ -46,7 +46,7 @@ const budgetWindows = (defaults: typeof ADDRESSED_DEFAULT) =>
 
 export const budgetSchema = z
   .object({
-    enabled: z.boolean().default(true),
+    enabled: z.boolean().default(true).describe("false: no budget gate, and budget_usage_ratio is 0"),
     addressed: budgetWindows(ADDRESSED_DEFAULT).describe("Allowance for mentions, replies to us and engaged follow-ups"),
     unaddressed: budgetWindows(UNADDRESSED_DEFAULT).describe("Allowance for joining in unprompted"),
   })
@@ -55,18 +55,30 @@ export const budgetSchema = z
 export const replyPolicySchema = z
   .object({
     allowLong: z.boolean().default(false).describe("Allow reply_type=long in calm groups"),
-    maxCharsPerMessage: z.number().int().min(20).max(10000).default(500),
-    noMarkdown: z.boolean().default(true),
-    maxReactionChars: z.number().int().min(1).max(32).default(8),
-    shortSentences: z.number().int().min(1).max(5).default(2),
-    normalSentences: z.number().int().min(1).max(20).default(5),
-    tailMark: z.string().max(20).default("…"),
+    maxCharsPerMessage: z
+      .number()
+      .int()
+      .min(20)
+      .max(10000)
+      .default(500)
+      .describe("Longer replies are cut at a sentence end (at a word when that would keep under a third), then tailMark"),
+    noMarkdown: z.boolean().default(true).describe("Strip Markdown from replies (no_markdown in the prompt)"),
+    maxReactionChars: z
+      .number()
+      .int()
+      .min(1)
+      .max(32)
+      .default(8)
+      .describe("A reaction is the reply itself if this short (an emoji counts once), else its first emoji, else its first sentence, clause or word that fits"),
+    shortSentences: z.number().int().min(1).max(5).default(2).describe("Sentences a short reply keeps"),
+    normalSentences: z.number().int().min(1).max(20).default(5).describe("Sentences a normal reply keeps"),
+    tailMark: z.string().max(20).default("…").describe("Appended to a reply cut at maxCharsPerMessage"),
   })
   .strict();
 
 export const dedupSchema = z
   .object({
-    historySize: z.number().int().min(1).max(100).default(10),
+    historySize: z.number().int().min(1).max(100).default(10).describe("Own replies remembered for the duplicate check (they survive restarts)"),
     // What the other members said lately: an answer someone already gave is not repeated. Twenty
     // lines is a few minutes of a busy group — the time in which a repeat would look like an echo.
     othersHistorySize: z
@@ -76,8 +88,8 @@ export const dedupSchema = z
       .max(200)
       .default(20)
       .describe("Recent messages of other members a reply is compared with (0: only our own replies)"),
-    similarityThreshold: z.number().min(0).max(1).default(0.8),
-    action: z.enum(["skip", "reaction"]).default("skip"),
+    similarityThreshold: z.number().min(0).max(1).default(0.8).describe("Character-bigram similarity from which a reply is a near-duplicate"),
+    action: z.enum(["skip", "reaction"]).default("skip").describe("What a duplicate becomes: skipped, or downgraded to a reaction"),
   })
   .strict();
 
@@ -85,17 +97,17 @@ const range = z.tuple([ms(), ms()]).refine(([a, b]) => a <= b, "expected [min, m
 
 export const delaySchema = z
   .object({
-    enabled: z.boolean().default(true),
-    fastMs: range.default([2000, 6000]),
-    normalMs: range.default([8000, 20000]),
-    slowMs: range.default([20000, 60000]),
+    enabled: z.boolean().default(true).describe("A random human-like pause before sending"),
+    fastMs: range.default([2000, 6000]).describe("Pause range for reaction and short replies"),
+    normalMs: range.default([8000, 20000]).describe("Pause range for normal replies"),
+    slowMs: range.default([20000, 60000]).describe("Pause range for long replies"),
     onMention: z.boolean().default(false).describe("Also delay replies to mentions"),
   })
   .strict();
 
 export const groupSettingsSchema = z
   .object({
-    enabled: z.boolean().default(true),
+    enabled: z.boolean().default(true).describe("false leaves the group out"),
     subject: z.string().max(200).optional().describe("Group name/topic shown to the model"),
     accessPoint: z
       .string()
@@ -107,20 +119,23 @@ export const groupSettingsSchema = z
     cooldownMs: ms(3600_000).default(30000).describe("Quiet time after a dispatch ends before the next unaddressed one"),
     cooldownScale: z
       .object({
-        DORMANT: z.number().min(0).max(100).default(1),
-        COOLING: z.number().min(0).max(100).default(1),
-        ACTIVE: z.number().min(0).max(100).default(1),
-        HEATED: z.number().min(0).max(100).default(2),
+        DORMANT: z.number().min(0).max(100).default(1).describe("Cooldown multiplier when the group is DORMANT"),
+        COOLING: z.number().min(0).max(100).default(1).describe("Cooldown multiplier when the group is COOLING"),
+        ACTIVE: z.number().min(0).max(100).default(1).describe("Cooldown multiplier when the group is ACTIVE"),
+        HEATED: z.number().min(0).max(100).default(2).describe("Cooldown multiplier when the group is HEATED"),
       })
       .strict()
       .default({ DORMANT: 1, COOLING: 1, ACTIVE: 1, HEATED: 2 }),
-    mentionMinIntervalMs: ms(3600_000).default(0),
+    mentionMinIntervalMs: ms(3600_000).default(0).describe("Minimum spacing of mention dispatches"),
     // An agent's mention or reply waits this long before we answer, so two agents cannot trade
     // lines faster than a person could read them; a human's mention is answered at once.
     agentMentionGapMs: ms(600_000)
       .default(5000)
       .describe("Minimum wait before answering a mention or reply from an agent (humans' mentions are instant)"),
-    mentionMatch: z.enum(["smart", "substring"]).default("smart"),
+    mentionMatch: z
+      .enum(["smart", "substring"])
+      .default("smart")
+      .describe("smart: word boundaries for Latin keywords, substrings for CJK; substring: plain case-insensitive substring"),
     // A conversation ends when the person turns to someone else (a line addressed to another
     // member), and is shared when someone else addresses them; time is only the fallback for one
     // that dies out. Fifteen minutes covers "let me try that" and coming back with the result, and
@@ -131,9 +146,11 @@ export const groupSettingsSchema = z
     continuationMs: ms(600_000)
       .default(30000)
       .describe("A line without an addressee within this time after the same sender's addressed line continues it"),
-    engagedFollowUpMs: ms(600_000).default(5000),
-    vitalityWindowMs: ms(3600_000).default(300000),
-    vitalityMaxEvents: z.number().int().min(1).max(10000).default(200),
+    engagedFollowUpMs: ms(600_000)
+      .default(5000)
+      .describe("An engaged speaker's follow-up dispatches this long after the first of them (lines meanwhile go in the same batch)"),
+    vitalityWindowMs: ms(3600_000).default(300000).describe("Window the group's vitality (DORMANT, COOLING, ACTIVE, HEATED) is counted over"),
+    vitalityMaxEvents: z.number().int().min(1).max(10000).default(200).describe("Events kept in the vitality window"),
     maxPendingMessages: z
       .number()
       .int()
@@ -141,13 +158,19 @@ export const groupSettingsSchema = z
       .max(100000)
       .default(500)
       .describe("Messages held before the oldest are dropped as over-capacity"),
-    maxRetries: z.number().int().min(0).max(10).default(2),
-    retryBackoffMs: ms(600_000).default(2000),
-    contextFormat: z.enum(["lines", "xml"]).default("lines"),
-    maxInboundChars: z.number().int().min(20).max(100000).default(1000),
+    maxRetries: z.number().int().min(0).max(10).default(2).describe("Retries of a batch whose agent side failed, before its messages are dropped as retries-exhausted"),
+    retryBackoffMs: ms(600_000).default(2000).describe("Backoff before retry n: this × 2^n"),
+    contextFormat: z
+      .enum(["lines", "xml"])
+      .default("lines")
+      .describe("How messages reach the model: one line each, or a compact XML timeline (<m>, <b> own replies, <s> events, <g/> gaps)"),
+    maxInboundChars: z.number().int().min(20).max(100000).default(1000).describe("Longer inbound messages are cut with a mark"),
     gapThresholdMs: ms().default(600000).describe("xml format: gaps longer than this get a <g/> mark"),
-    decision: z.enum(["single", "two-phase"]).default("single"),
-    maxAgentChain: z.number().int().min(1).max(1000).default(6),
+    decision: z
+      .enum(["single", "two-phase"])
+      .default("single")
+      .describe("two-phase: first ask the model for {want_to_reply, reply_type, delay_hint} (unparseable: silent), then for the reply"),
+    maxAgentChain: z.number().int().min(1).max(1000).default(6).describe("Replies to batches without a person's message before the agent waits for a person"),
     allowFrom: z
       .array(z.string().min(1).max(200))
       .max(1000)
@@ -169,9 +192,9 @@ export const groupSettingsSchema = z
       .describe("Largest share of the addressed allowance one sender (not the owner) may use in each window"),
     tools: z
       .object({
-        allow: z.array(z.string().min(1)).optional(),
-        alsoAllow: z.array(z.string().min(1)).optional(),
-        deny: z.array(z.string().min(1)).optional(),
+        allow: z.array(z.string().min(1)).optional().describe("Tools the group's turns may use"),
+        alsoAllow: z.array(z.string().min(1)).optional().describe("Tools added to the host's policy"),
+        deny: z.array(z.string().min(1)).optional().describe("Tools the group's turns never get"),
       })
       .strict()
       .optional()
@@ -243,9 +266,12 @@ export type ProfileConfig = z.infer<typeof profileSchema>;
 
 export const identitySchema = z
   .object({
-    aid: z.string().regex(aidPattern, "expected an agent id such as alice.agentcp.io"),
+    aid: z
+      .string()
+      .regex(aidPattern, "expected an agent id such as alice.agentcp.io")
+      .describe("Agent id such as alice.agentcp.io; its user part (alice) and the full aid are mention keywords"),
     name: z.string().min(1).max(100).optional().describe("Display name; also a mention keyword"),
-    aliases: z.array(z.string().min(1).max(100)).max(50).default([]),
+    aliases: z.array(z.string().min(1).max(100)).max(50).default([]).describe("More mention keywords"),
     identityDir: z
       .string()
       .min(1)
@@ -264,10 +290,13 @@ export const identitySchema = z
       .optional()
       .describe("Access point base URL, instead of accessPoint (e.g. a local network)"),
     owner: z.string().optional().describe("aid of the human who owns this agent"),
-    enabled: z.boolean().default(true),
+    enabled: z.boolean().default(true).describe("false leaves the identity out"),
     persona: z.string().max(4000).optional().describe("Extra identity text placed in the stable system prompt"),
     profile: profileSchema.optional().describe("The identity's public agent.md on the ACP network"),
-    groups: z.record(z.string().min(1), groupOverridesSchema).default({}),
+    groups: z
+      .record(z.string().min(1), groupOverridesSchema)
+      .default({})
+      .describe("Group settings for this identity only, layered over the top-level groups (same keys)"),
   })
   .strict()
   .superRefine((v, ctx) => {
@@ -288,11 +317,11 @@ export const llmSchema = z
     baseUrl: z.string().url().optional().describe("OpenAI-compatible endpoint; else OPENAI_BASE_URL"),
     apiKey: z.string().optional().describe("Else OPENAI_API_KEY"),
     model: z.string().optional().describe("Else OPENAI_MODEL, else gpt-4o-mini"),
-    timeoutMs: z.number().int().min(1000).max(600000).default(60000),
-    maxRetries: z.number().int().min(0).max(10).default(2),
-    maxTokens: z.number().int().min(16).max(32000).default(400),
-    temperature: z.number().min(0).max(2).optional(),
-    stream: z.boolean().default(false),
+    timeoutMs: z.number().int().min(1000).max(600000).default(60000).describe("Per request; when streaming, also the longest gap between chunks"),
+    maxRetries: z.number().int().min(0).max(10).default(2).describe("SDK retries on connection errors, timeouts, 408/409/429/5xx"),
+    maxTokens: z.number().int().min(16).max(32000).default(400).describe("Completion tokens per call"),
+    temperature: z.number().min(0).max(2).optional().describe("Sampling temperature; default the server's"),
+    stream: z.boolean().default(false).describe("Stream replies (usage is still reported)"),
     historyTokenLimit: z
       .number()
       .int()
@@ -318,17 +347,20 @@ export type NetworkSettings = z.infer<typeof networkSchema>;
 
 export const channelConfigSchema = z
   .object({
-    enabled: z.boolean().default(true),
+    enabled: z.boolean().default(true).describe("OpenClaw: false turns the channel off for every account (start and createGroupAgent() ignore it)"),
     stateDir: z.string().optional().describe("Where per-group state is saved; default ~/.acp-group/state"),
     humans: z.array(z.string()).default([]).describe("Senders treated as humans (owners are always human)"),
     agents: z
       .array(z.string())
       .default([])
       .describe("Senders treated as agents, whatever the group service or their agent.md says"),
-    identities: z.record(z.string().min(1), identitySchema).default({}),
-    network: networkSchema.default({ insecureTls: false }),
-    groups: z.record(z.string().min(1), groupOverridesSchema).default({}),
-    llm: llmSchema.default(llmSchema.parse({})),
+    identities: z.record(z.string().min(1), identitySchema).default({}).describe("Agent identities by id (the OpenClaw account id)"),
+    network: networkSchema.default({ insecureTls: false }).describe("TLS and key settings for the ACP network"),
+    groups: z
+      .record(z.string().min(1), groupOverridesSchema)
+      .default({})
+      .describe("Per-group settings by group id; \"*\" is the default for every group. A named group is joined by every identity"),
+    llm: llmSchema.default(llmSchema.parse({})).describe("The model of standalone agents; unused under OpenClaw"),
     maxConcurrentDispatches: z
       .number()
       .int()
@@ -343,7 +375,7 @@ export const channelConfigSchema = z
       .max(3_600_000)
       .default(180_000)
       .describe("A model call (or host turn) holding a slot longer than this is abandoned and retried with backoff"),
-    logLevel: z.enum(["debug", "info", "warn", "error"]).default("info"),
+    logLevel: z.enum(["debug", "info", "warn", "error"]).default("info").describe("OpenClaw: level of the channel's structured log (the commands use --log-level)"),
   })
   .strict();
 export type ChannelConfig = z.infer<typeof channelConfigSchema>;

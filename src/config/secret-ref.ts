@@ -11,7 +11,7 @@ import { z } from "zod";
 export const secretRefSchema = z
   .object({
     source: z.enum(["env", "file", "exec", "store"]).describe("env: an environment variable; file: a file's contents; exec, store: resolved by the OpenClaw gateway only"),
-    provider: z.string().min(1).default("default"),
+    provider: z.string().min(1).default("default").describe("OpenClaw: the gateway's secrets.providers entry that resolves it"),
     id: z.string().min(1).describe("The variable's name, or the file's path"),
   })
   .strict();

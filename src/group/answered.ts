@@ -4,7 +4,7 @@
 // everything held up to that id was answered already: it is settled (a counted drop `answered`),
 // not dispatched again. Pure; imports only types.
 import type { GroupMessage } from "../types.ts";
-import { numericMsgId } from "./order.ts";
+import { numericMsgId } from "../wire/msg-id.ts";
 import { replyTargetOf } from "./mention.ts";
 
 /** The metadata key of our replies that names the newest msg id of the answered batch. */

@@ -1,34 +1,63 @@
 // One dispatch at a time: take everything held, build the batch, run the handler under the lock,
-// and settle what comes back — handled, handed back (`notHandled`), or failed and retried with
-// backoff (retry-book.ts). The lock is released in one finally and nowhere else.
+// and settle its outcome — sent (recorded in the group's memory) or skipped, with anything it did
+// not handle held again; or retried with backoff (retry-book.ts), carrying back what the agent
+// side handed over. The lock is released in one finally and nowhere else.
 import { errorFields } from "../log.ts";
-import type { DispatchBatch, DispatchHandler, DispatchOutcome, InboundMessage } from "../types.ts";
+import type { DispatchBatch, DispatchHandler, GroupContext, GroupMemoryView, InboundMessage, RetryCarry, SentOutcome, SkippedOutcome } from "../types.ts";
+import { compareMessages } from "../wire/msg-id.ts";
 import type { ClientState } from "./client-state.ts";
 import { triggerOf } from "./dispatch-gate.ts";
 import type { DispatchGates } from "./gates.ts";
-import { compareMessages } from "./order.ts";
+import type { HeldMessages } from "./held.ts";
 import type { Overload } from "./overload.ts";
 import { RetryBook } from "./retry-book.ts";
 
 /** What the dispatcher tells the gates, and asks of them. */
 export type DispatchTiming = Pick<DispatchGates, "mentionWaiting" | "taken" | "reset" | "dispatchStarted" | "heldAgain" | "retryIn" | "dispatchEnded" | "afterDispatch">;
 
+/** What the agent side reads of the group while a dispatch runs (types.ts GroupContext): facts only. */
+class DispatchContext implements GroupContext {
+  readonly memory: GroupMemoryView;
+  readonly #gates: Pick<DispatchTiming, "mentionWaiting">;
+  readonly #held: HeldMessages<InboundMessage>;
+
+  constructor(memory: GroupMemoryView, gates: Pick<DispatchTiming, "mentionWaiting">, held: HeldMessages<InboundMessage>) {
+    this.memory = memory;
+    this.#gates = gates;
+    this.#held = held;
+  }
+
+  get mentionWaiting(): boolean {
+    return this.#gates.mentionWaiting;
+  }
+
+  held(): readonly InboundMessage[] {
+    return this.#held.snapshot();
+  }
+}
+
 export class Dispatcher {
   readonly #s: ClientState;
   readonly #gates: DispatchTiming;
   readonly #overload: Pick<Overload, "end">;
   readonly #handler: DispatchHandler;
+  readonly #memory: GroupMemoryView;
+  /** Made on the first dispatch: most groups never dispatch. */
+  #context: DispatchContext | null = null;
   /** Failed tries per held message (each gets its own maxRetries) and the backoff. */
   readonly #retries = new RetryBook<InboundMessage>();
+  /** What the last `retry` outcome handed back: goes with the next batch, then is gone. */
+  #carry: RetryCarry | undefined;
   #seq = 0;
   /** Resolved when the lock is next released (close() waits on them); made on the first wait. */
   #unlockWaiters: Array<() => void> | null = null;
 
-  constructor(p: { state: ClientState; gates: DispatchTiming; overload: Pick<Overload, "end">; handler: DispatchHandler }) {
+  constructor(p: { state: ClientState; gates: DispatchTiming; overload: Pick<Overload, "end">; handler: DispatchHandler; memory: GroupMemoryView }) {
     this.#s = p.state;
     this.#gates = p.gates;
     this.#overload = p.overload;
     this.#handler = p.handler;
+    this.#memory = p.memory;
   }
 
   /** Everything held, taken as for a dispatch: the overload episode ends, the debounces stop. */
@@ -42,6 +71,11 @@ export class Dispatcher {
   /** Resolves when the running dispatch releases the lock. */
   whenUnlocked(): Promise<void> {
     return new Promise<void>((resolve) => (this.#unlockWaiters ??= []).push(resolve));
+  }
+
+  /** Closing: nothing goes to a retry any more. */
+  forgetCarry(): void {
+    this.#carry = undefined;
   }
 
   /** Dispatches everything held now, unless closed or locked. */
@@ -60,7 +94,8 @@ export class Dispatcher {
     messages.sort(compareMessages);
     const { trigger, mentionCount } = triggerOf(messages);
     const mentionSignal = this.#gates.dispatchStarted(trigger, now);
-    const gates = this.#gates;
+    const carried = this.#carry;
+    this.#carry = undefined;
     const batch: DispatchBatch = {
       identityId: s.identityId,
       groupId: s.groupId,
@@ -68,19 +103,15 @@ export class Dispatcher {
       messages,
       vitality: s.ingest.vitalityAt(now),
       mentionInfo: { mentioned: mentionCount > 0, mentionCount, batchesMerged, triggerType: trigger },
-      lastSelfSpeakAt: s.ingest.lastSelfSpeakAt,
       now: s.ingest.serverNow(now),
       attempt: this.#retries.attemptOf(messages),
-      hasPendingMention: () => gates.mentionWaiting,
       mentionSignal,
-      // What arrived since this dispatch took its batch (the monitor remembers earlier batches).
-      heldNow: () => s.held.snapshot(),
-      findOwnEcho: (content, since) => s.ingest.findOwnEcho(content, since),
       newestMsgId: s.ingest.cursor,
+      ...(carried ? { carried } : {}),
     };
-    s.dispatching = true;
-    s.counts.dispatches++;
-    if (batch.attempt > 0) s.counts.retries++;
+    s.lock();
+    s.count("dispatches");
+    if (batch.attempt > 0) s.count("retries");
     s.log.log("debug", "group.dispatch", {
       dispatchId: batch.dispatchId,
       trigger,
@@ -90,26 +121,28 @@ export class Dispatcher {
       vitality: batch.vitality.state,
     });
     s.emit({ type: "dispatch-start", batch, atLocal: now });
-    void this.#run(batch).catch((err: unknown) => s.log.log("error", "group.dispatch-bookkeeping-failed", errorFields(err)));
+    const context = (this.#context ??= new DispatchContext(this.#memory, this.#gates, s.held));
+    void this.#run(batch, context).catch((err: unknown) => s.log.log("error", "group.dispatch-bookkeeping-failed", errorFields(err)));
   }
 
-  async #run(batch: DispatchBatch): Promise<void> {
+  async #run(batch: DispatchBatch, context: GroupContext): Promise<void> {
     const s = this.#s;
     try {
-      let outcome: DispatchOutcome | undefined;
-      let failed = false;
-      let error: unknown;
+      let settled: SentOutcome | SkippedOutcome | undefined;
+      let failure: { error: unknown; carry: RetryCarry | undefined } | undefined;
       try {
-        outcome = await this.#handler(batch);
+        const outcome = await this.#handler(batch, context);
+        if (outcome.kind === "retry") failure = { error: outcome.error, carry: outcome.carry };
+        else settled = outcome;
       } catch (err) {
-        failed = true;
-        error = err;
+        // A bug on the agent side: retried like a failure, with nothing carried.
+        failure = { error: err, carry: undefined };
       }
-      if (failed) this.#failed(batch, error);
-      else this.#done(batch, outcome ?? { sent: false });
+      if (failure) this.#failed(batch, failure.error, failure.carry);
+      else this.#done(batch, settled!);
     } finally {
       // The lock is released here and nowhere else: no path leaves the group locked.
-      s.dispatching = false;
+      s.unlock();
       this.#gates.dispatchEnded(s.localNow());
       const waiters = this.#unlockWaiters;
       this.#unlockWaiters = null;
@@ -119,10 +152,10 @@ export class Dispatcher {
     }
   }
 
-  #done(batch: DispatchBatch, outcome: DispatchOutcome): void {
+  #done(batch: DispatchBatch, outcome: SentOutcome | SkippedOutcome): void {
     const s = this.#s;
     this.#retries.succeeded();
-    const notHandled = outcome.notHandled?.length ? new Set(outcome.notHandled) : undefined;
+    const notHandled = outcome.kind === "sent" && outcome.notHandled?.length ? new Set(outcome.notHandled) : undefined;
     if (notHandled) {
       const back = batch.messages.filter((m) => notHandled.has(m.msgId));
       // Closed meanwhile: dropped like everything else held at close (the next run pulls them again).
@@ -132,19 +165,20 @@ export class Dispatcher {
         s.held.requeue(back, 1);
         this.#gates.heldAgain(back);
       }
-      s.counts.dispatched += batch.messages.length - back.length;
-    } else s.counts.dispatched += batch.messages.length;
-    if (outcome.sent) {
+      s.count("dispatched", batch.messages.length - back.length);
+    } else s.count("dispatched", batch.messages.length);
+    if (outcome.kind === "sent") {
       const sentAt = outcome.sentAt ?? s.ingest.serverNow(s.localNow());
-      // With its reply target: the echo of this message is "already counted" and is not read again.
-      s.recordOwn({ msgId: outcome.sentMsgId, timestamp: sentAt, content: outcome.text ?? "", replyTo: outcome.replyTo });
+      // The group's memory takes the reply once, here. With its reply target: the echo of this
+      // message is "already counted" and is not read again.
+      s.recordOwn({ msgId: outcome.msgId, timestamp: sentAt, content: outcome.text, replyTo: outcome.replyTo, key: outcome.key });
     }
     s.emit({ type: "dispatch-end", dispatchId: batch.dispatchId, atLocal: s.localNow(), ok: true, outcome });
   }
 
-  #failed(batch: DispatchBatch, error: unknown): void {
+  #failed(batch: DispatchBatch, error: unknown, carry: RetryCarry | undefined): void {
     const s = this.#s;
-    s.counts.failures++;
+    s.count("failures");
     const fields = { dispatchId: batch.dispatchId, attempt: batch.attempt, messages: batch.messages.length, ...errorFields(error) };
     let retryInMs: number | null = null;
     if (s.closed) {
@@ -156,6 +190,8 @@ export class Dispatcher {
       if (exhausted.length > 0) s.log.log("error", "group.dispatch-retries-exhausted", { ...fields, dropped: exhausted.length });
       if (wait !== null) {
         retryInMs = wait;
+        // What the agent side handed back goes with the retry (it checks the batch still covers it).
+        this.#carry = carry;
         // Back at the front, merged with whatever arrived meanwhile; the next dispatch re-sorts.
         s.held.requeue(again, batch.mentionInfo.batchesMerged);
         this.#gates.retryIn(retryInMs);

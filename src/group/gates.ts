@@ -2,7 +2,7 @@
 // the mention path, the cooldown, the follow-ups' pace and the retry backoff. Every timer of the
 // group lives here and clear() clears them all; the flags say what waits. The decisions are the
 // pure ones of dispatch-gate.ts; taking the batch and holding the lock are the dispatcher's.
-import { BUDGET_WINDOW_MS } from "../monitor/budget.ts";
+import { BUDGET_WINDOW_MS } from "../config/budget-windows.ts";
 import type { InboundMessage, TriggerType } from "../types.ts";
 import { CappedDebounce } from "./capped-debounce.ts";
 import type { ClientState } from "./client-state.ts";

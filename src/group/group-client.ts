@@ -1,30 +1,114 @@
 // The group client of one (identity, group): everything before "hand the batch to the agent".
 // This class wires the collaborators and owns the feed: the ingest admits each message, the held
 // store keeps it, the gates (gates.ts) decide when it goes, the dispatcher (dispatcher.ts) runs one
-// dispatch at a time with its retries, and the overload (overload.ts) bounds what is held. The
-// client is the ClientState they share (client-state.ts): every accepted message ends in one
-// dispatch or one counted drop there.
+// dispatch at a time with its retries, and the overload (overload.ts) bounds what is held. They
+// share the client's state (client-state.ts) and the group's memory (memory.ts), each through
+// its own methods: every accepted message ends in one dispatch or one counted drop.
 import { silentLogger } from "../log.ts";
-import type { GroupMessage, GroupVitality } from "../types.ts";
-import { ClientState } from "./client-state.ts";
+import type { DispatchHandler, GroupMemoryView, GroupMessage, GroupSettings, GroupVitality, InboundMessage, Logger } from "../types.ts";
+import { allAnswered, answeredThroughOf } from "./answered.ts";
+import { ClientState, type GroupClientEvent, type GroupClientStats } from "./client-state.ts";
 import { Dispatcher } from "./dispatcher.ts";
 import { DispatchGates } from "./gates.ts";
-import type { GroupClient, GroupClientParams, OwnMessage } from "./group-client-types.ts";
+import type { HeldMessages } from "./held.ts";
 import { GroupIngest } from "./ingest.ts";
 import { monotonicNow } from "./local-clock.ts";
-import { compileSenderAccess } from "./sender-access.ts";
-import { allAnswered, answeredThroughOf } from "./answered.ts";
+import { GroupMemory } from "./memory.ts";
 import { compileMentionMatcher, sharedMentionKeywords } from "./mention.ts";
 import { Overload } from "./overload.ts";
+import { compileSenderAccess } from "./sender-access.ts";
 
-export type { GroupClient, GroupClientEvent, GroupClientParams, GroupClientStats, OwnMessage } from "./group-client-types.ts";
+export type { GroupClientEvent, GroupClientStats } from "./client-state.ts";
 
-// The client is its own shared state: a feed then reads its hot fields (declared first in
-// client-state.ts) from this object instead of following a pointer to a second, cold one.
-class GroupClientImpl extends ClientState implements GroupClient {
+export interface GroupClientParams {
+  identityId: string;
+  groupId: string;
+  identity: { aid: string; name?: string; aliases?: readonly string[]; owner?: string | undefined };
+  /**
+   * Senders who are people (the identity's owner always is). A mention from anyone else — an
+   * agent — waits `agentMentionGapMs`. Absent: every sender counts as a person.
+   */
+  humans?: readonly string[];
+  /**
+   * Member types beyond `humans` (the group service; a sender's own agent.md never makes a person):
+   * a sender known there as a person is answered without the agent gap too. Config `agents` still wins (it is in them).
+   */
+  memberTypes?: {
+    typeOf(aid: string): { type: "human" | "agent" | "unknown" };
+    /** The group's member list as nick keys: `bob: …` addresses bob even before bob has spoken. */
+    memberKeysOf?(groupId: string): ReadonlySet<string>;
+  };
+  /** Effective settings of this (identity, group), from `resolveGroupSettings`. */
+  settings: GroupSettings;
+  /** The agent side (the monitor). It reads the group through the context it is given, and answers with an outcome. */
+  dispatch: DispatchHandler;
+  logger?: Logger;
+  /** Local clock for timers, epoch-scaled; default monotonic (`performance.timeOrigin + performance.now()`, read at call time, so fake timers apply). */
+  localNow?: () => number;
+  /** Persisted state from a previous run: the msg id to pull after. */
+  restored?: { cursor?: number };
+  /** What we said in this group (restored by whoever loaded it); default: nothing yet. */
+  memory?: GroupMemory;
+  /** Optional observer (replay, tests, metrics). Exceptions it throws are logged and ignored. */
+  onEvent?: (e: GroupClientEvent) => void;
+}
+
+/** One of our own messages, as sent (or as echoed back by the group). */
+export interface OwnMessage {
+  msgId?: string | undefined;
+  /** Server time the message was stamped with. */
+  timestamp: number;
+  content: string;
+  /** msg id this message answers: its sender becomes engaged. */
+  replyTo?: string | undefined;
+}
+
+export interface GroupClient {
+  readonly identityId: string;
+  readonly groupId: string;
+  readonly settings: GroupSettings;
+  /** Keywords built at init (seed §4.2), in order. */
+  readonly mentionKeywords: readonly string[];
+  /** What we said in this group: the agent side reads the same record with every dispatch. */
+  readonly memory: GroupMemoryView;
+  /** One call = one batch (for `batchesMerged`). Never throws for message content. */
+  feedBufferGate(messages: readonly GroupMessage[]): void;
+  /**
+   * A line of ours was sent by other means than a dispatch: lastSelfSpeakAt, my_messages_in_5m,
+   * engaged speakers. Idempotent per msg id; the later echo of the same message is not counted again.
+   */
+  recordOwnMessage(m: OwnMessage): void;
+  /** Vitality now (server-time estimate). */
+  computeVitality(): GroupVitality;
+  /** Server-time estimate now: newest server timestamp seen + local time elapsed since. */
+  serverNow(): number;
+  /** Speakers engaged right now (lower-cased). */
+  engagedSpeakers(): string[];
+  /** Highest numeric msg id seen (own echoes included; 0 if none) — persist it, pull after it. */
+  readonly cursor: number;
+  /** Server time of our newest message, or null (the memory's). */
+  readonly lastSelfSpeakAt: number | null;
+  readonly closed: boolean;
+  stats(): GroupClientStats;
+  /** Resolves when nothing is buffered, pending or dispatching. */
+  whenIdle(): Promise<void>;
+  /** Same as closeGroupClientForIdentity. */
+  close(): Promise<void>;
+}
+
+class GroupClientImpl implements GroupClient {
+  // What every feedBufferGate call reads comes first (fields sit in memory in declaration order).
+  readonly #s: ClientState;
+  readonly #ingest: GroupIngest;
+  readonly #held: HeldMessages<InboundMessage>;
   readonly #gates: DispatchGates;
+  /** Counted per message here; the rest of the stats are the state's. */
+  #received = 0;
+  #accepted = 0;
+  #batchSeq = 0;
   readonly #overload: Overload;
   readonly #dispatcher: Dispatcher;
+  readonly #memory: GroupMemory;
   readonly mentionKeywords: readonly string[];
   /** People, lower-cased (null: everyone is). An agent's mention waits agentMentionGapMs. */
   readonly #humans: ReadonlySet<string> | null;
@@ -35,7 +119,18 @@ class GroupClientImpl extends ClientState implements GroupClient {
 
   constructor(p: GroupClientParams) {
     const mentionKeywords = sharedMentionKeywords(p.identity); // one list per identity, not per group
-    super({
+    this.#memory = p.memory ?? new GroupMemory({ historySize: p.settings.dedup.historySize });
+    this.#ingest = new GroupIngest({
+      aid: p.identity.aid,
+      keywords: mentionKeywords,
+      matcher: compileMentionMatcher(mentionKeywords, p.settings.mentionMatch),
+      settings: p.settings,
+      memory: this.#memory,
+      restored: p.restored,
+      listedMembers: p.memberTypes?.memberKeysOf ? () => p.memberTypes!.memberKeysOf!(p.groupId) : undefined,
+      access: compileSenderAccess({ allowFrom: p.settings.allowFrom, denyFrom: p.settings.denyFrom, owner: p.identity.owner }),
+    });
+    const s = (this.#s = new ClientState({
       identityId: p.identityId,
       groupId: p.groupId,
       settings: p.settings,
@@ -44,101 +139,118 @@ class GroupClientImpl extends ClientState implements GroupClient {
       // on each call: fake timers replace `performance` after this module may have been loaded.
       localNow: p.localNow ?? monotonicNow,
       log: p.logger ?? silentLogger,
-      ingest: new GroupIngest({
-        aid: p.identity.aid,
-        keywords: mentionKeywords,
-        matcher: compileMentionMatcher(mentionKeywords, p.settings.mentionMatch),
-        settings: p.settings,
-        restored: p.restored,
-        listedMembers: p.memberTypes?.memberKeysOf ? () => p.memberTypes!.memberKeysOf!(p.groupId) : undefined,
-        access: compileSenderAccess({ allowFrom: p.settings.allowFrom, denyFrom: p.settings.denyFrom, owner: p.identity.owner }),
-      }),
+      ingest: this.#ingest,
       onEvent: p.onEvent,
-    });
+    }));
+    this.#held = s.held;
     this.mentionKeywords = mentionKeywords;
     this.#memberTypes = p.memberTypes;
     this.#humans = p.humans ? new Set([...p.humans, ...(p.identity.owner ? [p.identity.owner] : [])].map((h) => h.toLowerCase())) : null;
-    this.arrivals = this.#gates = new DispatchGates(this, (now) => this.#dispatcher.start(now));
-    this.#overload = new Overload(this);
-    this.#dispatcher = new Dispatcher({ state: this, gates: this.#gates, overload: this.#overload, handler: p.dispatch });
+    this.#gates = new DispatchGates(s, (now) => this.#dispatcher.start(now));
+    this.#overload = new Overload(s);
+    this.#dispatcher = new Dispatcher({ state: s, gates: this.#gates, overload: this.#overload, handler: p.dispatch, memory: this.#memory });
   }
 
+  get identityId(): string {
+    return this.#s.identityId;
+  }
+  get groupId(): string {
+    return this.#s.groupId;
+  }
+  get settings(): GroupSettings {
+    return this.#s.settings;
+  }
+  get memory(): GroupMemoryView {
+    return this.#memory;
+  }
   get cursor(): number {
-    return this.ingest.cursor;
+    return this.#ingest.cursor;
   }
   get lastSelfSpeakAt(): number | null {
-    return this.ingest.lastSelfSpeakAt;
+    return this.#memory.lastSelfSpeakAt;
+  }
+  get closed(): boolean {
+    return this.#s.closed;
   }
 
   feedBufferGate(messages: readonly GroupMessage[]): void {
-    const s = this;
+    const s = this.#s;
+    const ingest = this.#ingest;
+    const held = this.#held;
     const now = s.localNow();
+    const n = messages.length;
+    this.#received += n;
     if (s.closed) {
-      for (const m of messages) {
-        s.received++;
-        s.drop(m, "group-closed", "arrival");
-      }
+      for (const m of messages) s.drop(m, "group-closed", "arrival");
       return;
     }
-    const batchSeq = ++s.batchSeq;
+    const batchSeq = ++this.#batchSeq;
+    const observed = s.observed;
     let added = 0;
     let mention = false;
     let humanMention = false;
     let engagedSeen = false;
-    const n = messages.length;
-    s.received += n;
     for (let i = 0; i < n; i++) {
       const m = messages[i] as GroupMessage;
-      const inbound = s.ingest.admit(m, now);
+      const inbound = ingest.admit(m, now);
       if (typeof inbound === "string") {
         s.drop(m, inbound, "arrival");
         if (inbound === "refused-sender") this.#noteRefused(m.sender);
         // Our own reply came back — what it answered is settled, not answered again.
-        if (inbound === "self" && this.#settleAnswered(answeredThroughOf(m.metadata)) && mention) mention = s.held.holdsMention();
+        if (inbound === "self" && this.#settleAnswered(answeredThroughOf(m.metadata)) && mention) mention = held.holdsMention();
         continue;
       }
       if (inbound.isMention) {
         mention = true;
         if (this.#isHuman(inbound.sender)) humanMention = true;
-        s.counts.mentions++;
+        s.count("mentions");
       } else if (inbound.engaged) {
         engagedSeen = true;
-        s.counts.engaged++;
+        s.count("engaged");
       } else if (inbound.maybeOurs) engagedSeen = true;
-      s.held.add(inbound);
+      held.add(inbound);
       added++;
-      if (s.onEvent) s.emit({ type: "accepted", message: inbound, batchSeq, atLocal: now });
+      if (observed) s.emit({ type: "accepted", message: inbound, batchSeq, atLocal: now });
     }
-    s.ingest.endBatch(now);
+    ingest.endBatch(now);
     if (added === 0) return s.checkIdle();
-    s.accepted += added;
-    s.held.batches++;
-    if (this.#enforceCapacity() && mention) mention = s.held.holdsMention();
-    if (mention) s.arrivals.mentionArrived(now, humanMention);
-    else s.arrivals.talkArrived(now, engagedSeen);
+    this.#accepted += added;
+    held.batchArrived();
+    if (this.#enforceCapacity() && mention) mention = held.holdsMention();
+    if (mention) this.#gates.mentionArrived(now, humanMention);
+    else this.#gates.talkArrived(now, engagedSeen);
   }
 
   recordOwnMessage(m: OwnMessage): void {
-    this.recordOwn(m);
+    this.#s.recordOwn(m);
   }
 
   computeVitality(): GroupVitality {
-    return this.ingest.vitalityAt(this.localNow());
+    return this.#ingest.vitalityAt(this.#s.localNow());
   }
 
   serverNow(): number {
-    return this.ingest.serverNow(this.localNow());
+    return this.#ingest.serverNow(this.#s.localNow());
   }
 
   engagedSpeakers(): string[] {
-    return this.ingest.engagedSpeakers(this.localNow());
+    return this.#ingest.engagedSpeakers(this.#s.localNow());
+  }
+
+  stats(): GroupClientStats {
+    return this.#s.stats({ received: this.#received, accepted: this.#accepted });
+  }
+
+  whenIdle(): Promise<void> {
+    return this.#s.whenIdle();
   }
 
   close(): Promise<void> {
     if (this.#closing) return this.#closing;
-    const s = this;
-    s.closed = true;
+    const s = this.#s;
+    s.markClosed();
     this.#gates.reset();
+    this.#dispatcher.forgetCarry();
     const held = this.#dispatcher.take().messages;
     for (const m of held) s.drop(m, "group-closed", "held");
     if (held.length > 0) s.log.log("info", "group.closed-with-held", { dropped: held.length });
@@ -149,8 +261,8 @@ class GroupClientImpl extends ClientState implements GroupClient {
 
   /** Drops the oldest held messages past maxPendingMessages. True if anything was dropped. */
   #enforceCapacity(): boolean {
-    // Checked from the hot fields: the overload (another object) is reached only when something must go.
-    if (this.held.length <= this.settings.maxPendingMessages || !this.#overload.enforce()) return false;
+    // The overload (another object) is reached only when something must go.
+    if (this.#held.length <= this.#s.settings.maxPendingMessages || !this.#overload.enforce()) return false;
     this.#gates.afterCapacityDrop();
     return true;
   }
@@ -162,9 +274,9 @@ class GroupClientImpl extends ClientState implements GroupClient {
 
   /** Drops held messages at or below `through` as `answered` (src/group/answered.ts). True if any. */
   #settleAnswered(through: number | undefined): boolean {
-    const s = this;
-    if (through === undefined || s.held.length === 0) return false;
-    const answered = s.held.removeWhere((h) => allAnswered([h], through));
+    const s = this.#s;
+    if (through === undefined || this.#held.length === 0) return false;
+    const answered = this.#held.removeWhere((h) => allAnswered([h], through));
     for (const h of answered) s.drop(h, "answered", "held");
     if (answered.length > 0) s.log.log("info", "group.settled-answered", { messages: answered.length, through });
     return answered.length > 0;
@@ -177,7 +289,7 @@ class GroupClientImpl extends ClientState implements GroupClient {
     if (logged.has(key)) return;
     if (logged.size >= 256) logged.clear();
     logged.add(key);
-    this.log.log("info", "group.sender-refused", { sender, allowFrom: this.settings.allowFrom.length, denyFrom: this.settings.denyFrom.length });
+    this.#s.log.log("info", "group.sender-refused", { sender, allowFrom: this.#s.settings.allowFrom.length, denyFrom: this.#s.settings.denyFrom.length });
   }
 }
 

@@ -94,7 +94,7 @@ export class HeldMessages<T extends { isMention: boolean }> {
   /** Everything held, counted here so the per-message capacity check reads one field, not two queues. */
   #count = 0;
   /** Feed batches (or re-queued batches' counts) behind what is held: `batchesMerged`. */
-  batches = 0;
+  #batches = 0;
 
   /** Held behind the buffer gate (read-only: messages enter through {@link add}). */
   get incoming(): ReadonlyHeldQueue<T> {
@@ -108,6 +108,11 @@ export class HeldMessages<T extends { isMention: boolean }> {
 
   get length(): number {
     return this.#count;
+  }
+
+  /** A feed call added messages: one more batch behind what is held. */
+  batchArrived(): void {
+    this.#batches++;
   }
 
   /** A message arrives behind the buffer gate. */
@@ -124,8 +129,8 @@ export class HeldMessages<T extends { isMention: boolean }> {
   /** Everything held, in arrival order (re-queued first), and how many batches it merges. */
   takeAll(): { messages: T[]; batchesMerged: number } {
     this.flush();
-    const batchesMerged = Math.max(1, this.batches);
-    this.batches = 0;
+    const batchesMerged = Math.max(1, this.#batches);
+    this.#batches = 0;
     this.#count = 0;
     return { messages: this.#pending.takeAll(), batchesMerged };
   }
@@ -134,7 +139,7 @@ export class HeldMessages<T extends { isMention: boolean }> {
   requeue(messages: readonly T[], batchesMerged: number): void {
     this.#pending.prepend(messages);
     this.#count += messages.length;
-    this.batches += batchesMerged;
+    this.#batches += batchesMerged;
   }
 
   /** Drops the oldest past `max` (pending ones are older than anything still incoming). */

@@ -1,40 +1,42 @@
 // What the group client knows about one group's traffic, before any buffering: seen ids, the
-// server clock, the vitality window and our own messages. Each inbound message is admitted (with
-// the verdict of the conversation tracker it owns, conversation.ts) or refused with a drop reason.
+// server clock and the vitality window. Each inbound message is admitted (with the verdict of the
+// conversation tracker it owns, conversation.ts) or refused with a drop reason; our own
+// messages coming back are recognised here, once, and recorded in the group's memory (memory.ts).
 // No timers.
 import type { GroupMessage, GroupSettings, GroupVitality, InboundMessage } from "../types.ts";
 import { ConversationTracker, type TrafficRecord } from "./conversation.ts";
 import { replyTargetOf, type MentionMatcher } from "./mention.ts";
-import { numericMsgId } from "./order.ts";
+import { numericMsgId } from "../wire/msg-id.ts";
 import { RecentSenders, SeenIds } from "./seen-ids.ts";
 import { passiveKindOf, readMessageSignals } from "./signals.ts";
 import { groupServiceAid } from "./service-event.ts";
 import { equalsLower } from "../wire/equals-lower.ts";
 import type { SenderAccess } from "./sender-access.ts";
 import { createServerClock, observeServerTime, serverNow, serverNowLowerBound, type ServerClock } from "./server-clock.ts";
-import { OwnMessages } from "./social.ts";
+import type { GroupMemory, SentMessage } from "./memory.ts";
 import { appendOwnTime, appendVitalityEvent, computeVitality, createVitalityWindow, pruneOwnTimes, pruneVitalityWindow, type VitalityWindow } from "./vitality.ts";
 
 export type IngestSettings = Pick<GroupSettings, "engagedWindowMs" | "continuationMs" | "vitalityWindowMs" | "vitalityMaxEvents" | "accessPoint">;
 
 export class GroupIngest implements TrafficRecord {
   // Fields sit in memory in declaration order: what admit() reads for every message comes first.
+  /** Whom each line is for; it reads this ingest's traffic (the window, our messages, our last line). */
+  readonly #tracker: ConversationTracker;
   #seen = new SeenIds();
   #senders = new RecentSenders();
   #clock: ServerClock = createServerClock();
-  cursor: number;
+  /** Highest numeric msg id seen (own echoes included; 0 if none). */
+  #cursor: number;
   #aid: string;
   #aidLower: string;
   readonly window: VitalityWindow;
-  readonly own = new OwnMessages();
+  /** What we said here: written when our messages are sent or come back, read by the tracker and the agent side. */
+  readonly #memory: GroupMemory;
   /** Null when the group has no allowFrom/denyFrom: every sender may address us. */
   #access: SenderAccess | null;
 
-  lastSelfSpeakAt: number | null;
   #settings: IngestSettings;
   #ownTimes: number[] = [];
-  /** Whom each line is for; it reads this ingest's traffic (window, own messages, last self-speak). */
-  readonly #tracker: ConversationTracker;
 
   constructor(p: {
     aid: string;
@@ -42,18 +44,12 @@ export class GroupIngest implements TrafficRecord {
     keywords?: readonly string[];
     matcher: MentionMatcher;
     settings: IngestSettings;
-    restored?: { cursor?: number; lastSelfSpeakAt?: number | null } | undefined;
+    memory: GroupMemory;
+    restored?: { cursor?: number } | undefined;
     /** Nick keys of the group's member list (group service, agent.md names): members who may not have spoken yet. */
     listedMembers?: (() => ReadonlySet<string>) | undefined;
     access?: SenderAccess | null;
   }) {
-    this.#access = p.access ?? null;
-    this.#aid = p.aid;
-    this.#aidLower = p.aid.toLowerCase();
-    this.#settings = p.settings;
-    this.window = createVitalityWindow({ windowMs: p.settings.vitalityWindowMs, maxEvents: p.settings.vitalityMaxEvents });
-    this.cursor = p.restored?.cursor ?? 0;
-    this.lastSelfSpeakAt = p.restored?.lastSelfSpeakAt ?? null;
     this.#tracker = new ConversationTracker({
       aid: p.aid,
       keywords: p.keywords,
@@ -63,6 +59,25 @@ export class GroupIngest implements TrafficRecord {
       listedMembers: p.listedMembers,
       traffic: this,
     });
+    this.#access = p.access ?? null;
+    this.#aid = p.aid;
+    this.#aidLower = p.aid.toLowerCase();
+    this.#settings = p.settings;
+    this.window = createVitalityWindow({ windowMs: p.settings.vitalityWindowMs, maxEvents: p.settings.vitalityMaxEvents });
+    this.#cursor = p.restored?.cursor ?? 0;
+    this.#memory = p.memory;
+  }
+
+  get cursor(): number {
+    return this.#cursor;
+  }
+
+  get lastSelfSpeakAt(): number | null {
+    return this.#memory.lastSelfSpeakAt;
+  }
+
+  get own(): GroupMemory["own"] {
+    return this.#memory.own;
   }
 
   /**
@@ -74,13 +89,10 @@ export class GroupIngest implements TrafficRecord {
     if (this.#seen.checkAndAdd(m.msgId, num)) return "duplicate";
     this.#senders.add(m.msgId, m.sender);
     observeServerTime(this.#clock, m.timestamp, localNow);
-    if (num !== undefined && num > this.cursor) this.cursor = num;
+    if (num !== undefined && num > this.#cursor) this.#cursor = num;
     if (m.sender === this.#aid || equalsLower(m.sender, this.#aidLower)) {
-      // Ours, echoed by the group: counts as ours unless the send was already recorded.
-      this.own.noteEcho(m.msgId, m.content, m.timestamp);
-      if (!this.own.confirmEcho(m.msgId, m.content)) {
-        this.#countOwn(m.timestamp, m.content, replyTargetOf(m.metadata), localNow);
-      }
+      // Ours, coming back from the group: counts as ours unless the send was already recorded.
+      if (this.#memory.recordEcho(m)) this.#countOwn(m.timestamp, m.content, replyTargetOf(m.metadata), localNow);
       return "self";
     }
     // Reactions count for vitality like any message.
@@ -116,15 +128,10 @@ export class GroupIngest implements TrafficRecord {
   }
 
   /** Records a send of ours. False when this msg id was recorded already (nothing counted). */
-  recordOwn(m: { msgId?: string | undefined; timestamp: number; content: string; replyTo?: string | undefined }, localNow: number): boolean {
-    if (!this.own.recordSent(m.msgId, m.content)) return false;
+  recordOwn(m: SentMessage & { replyTo?: string | undefined }, localNow: number): boolean {
+    if (!this.#memory.recordSent(m)) return false;
     this.#countOwn(m.timestamp, m.content, m.replyTo, localNow);
     return true;
-  }
-
-  /** Our message with this exact text, echoed by the group at or after `since` (server time). */
-  findOwnEcho(content: string, since: number): { msgId: string; timestamp: number } | undefined {
-    return this.own.findEcho(content, since);
   }
 
   serverNow(localNow: number): number {
@@ -143,10 +150,9 @@ export class GroupIngest implements TrafficRecord {
     return this.#tracker.engagedSpeakersAt(serverNow(this.#clock, localNow));
   }
 
-  /** One of our messages, counted once: lastSelfSpeakAt, the windows, and whom it engages. */
+  /** One of our messages, counted once as group traffic: the windows, and whom it engages. */
   #countOwn(ts: number, content: string, replyTo: string | undefined, localNow: number): void {
     const s = this.#settings;
-    if (this.lastSelfSpeakAt === null || ts > this.lastSelfSpeakAt) this.lastSelfSpeakAt = ts;
     // Our message is group traffic too: it counts in messages/speakers as well as my_messages.
     appendVitalityEvent(this.window, ts, this.#aid);
     appendOwnTime(this.#ownTimes, ts, serverNowLowerBound(this.#clock, localNow), s.vitalityWindowMs, s.vitalityMaxEvents);

@@ -7,6 +7,7 @@
 // Pure: no I/O, no clock; the shell feeds it what the network says.
 import type { ProfileType } from "../profile/agent-md.ts";
 import { memberKeys, nickKey } from "../group/addressee.ts";
+import { readMemberTypeWord } from "../wire/member-type.ts";
 
 export type MemberType = "human" | "agent" | "unknown";
 export type MemberTypeSource = "owner" | "config" | "service" | "profile" | "none";
@@ -52,18 +53,18 @@ const AGENT_BY_PROFILE: MemberTypeInfo = Object.freeze({ type: "agent", source: 
 // Only our config and the group service can make a member a person: its own claim grants nothing.
 const CLAIMS_HUMAN: MemberTypeInfo = Object.freeze({ type: "unknown", source: "profile", claim: "human" });
 
-/** Reads a member type from whatever shape a service entry or profile uses; anything else is unknown. */
+/**
+ * Reads a member type from whatever a service entry or profile says: a human word is a person, a
+ * role or nothing is unknown, anything else — `agent`, `bot`, or the agent's framework such as
+ * evol's `openclaw` — is an agent (as the official SDK's UI reads `agent_type`).
+ */
 export function normalizeMemberType(value: unknown): MemberType {
-  if (typeof value !== "string") return "unknown";
-  const v = value.trim().toLowerCase();
-  if (v === "human" || v === "user" || v === "person") return "human";
-  if (v === "agent" || v === "bot" || v === "ai") return "agent";
-  return "unknown";
+  return readMemberTypeWord(value);
 }
 
 /**
- * The member type a `get_members` entry carries, if any: `type`, `member_type`, `agent_type`,
- * a boolean `human`, or the type inside an `agent_md` / `agentmd` / `profile` object the
+ * The member type a `get_members` entry carries, if any: `agent_type` (what the official SDK's UI
+ * reads), `type`, `member_type`, a boolean `human`, or the type inside an `agent_md` / `agentmd` / `profile` object the
  * service attached.
  * Undefined when the entry has no aid; type "unknown" when it says nothing usable.
  */
@@ -72,7 +73,7 @@ export function memberTypeFromServiceEntry(entry: unknown): { aid: string; type:
   const e = entry as Record<string, unknown>;
   const aid = [e["agent_id"], e["aid"], e["id"], e["member"]].find((v): v is string => typeof v === "string" && v.length > 0);
   if (aid === undefined) return undefined;
-  for (const key of ["type", "member_type", "agent_type"]) {
+  for (const key of ["agent_type", "type", "member_type"]) {
     const t = normalizeMemberType(e[key]);
     if (t !== "unknown") return { aid, type: t };
   }

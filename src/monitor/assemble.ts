@@ -1,8 +1,8 @@
 // Everything the model would receive for one dispatch, built without calling it — the monitor
 // uses this for every call, and `inspect`/`replay` use it to show the exact bytes.
 import { MemberDirectory, senderTypes, type MemberTypes } from "../members/member-types.ts";
-import type { DispatchBatch, GroupSettings, ReplyType } from "../types.ts";
-import { buildAcpSystemPrompt, buildGroupSituationPrompt, formatMessages, type OwnReply, type PromptIdentity } from "./prompt.ts";
+import type { DispatchBatch, GroupSettings, OwnReply, ReplyType } from "../types.ts";
+import { buildAcpSystemPrompt, buildGroupSituationPrompt, formatMessages, type PromptIdentity } from "./prompt.ts";
 import { isGroupEvent } from "./format-common.ts";
 import { knownNames } from "./sanitize.ts";
 import { decideReplyType, type ReplyTypeReason } from "./reply-policy.ts";
@@ -26,10 +26,10 @@ export const OWN_REPLY_LOOKBACK_MS = 5 * 60_000;
 export interface AssembleParams {
   identity: PromptIdentity;
   settings: GroupSettings;
-  batch: Pick<DispatchBatch, "messages" | "vitality" | "mentionInfo" | "now" | "lastSelfSpeakAt">;
+  batch: Pick<DispatchBatch, "messages" | "vitality" | "mentionInfo" | "now">;
   /** Seed §6.5 default 0. */
   budgetRatio?: number;
-  /** Our last message here (server time); the later of this and the batch's value is used. */
+  /** Our last message here (server time; the group's memory), or null if we never spoke. */
   lastSelfSpeakAt?: number | null;
   /** Our recent replies, for the XML timeline. */
   ownReplies?: readonly OwnReply[];
@@ -62,7 +62,7 @@ export function assembleDispatchPrompt(p: AssembleParams): PromptParts {
     {
       vitality: batch.vitality,
       now: batch.now,
-      lastSelfSpeakAt: latest(batch.lastSelfSpeakAt, p.lastSelfSpeakAt ?? null),
+      lastSelfSpeakAt: p.lastSelfSpeakAt ?? null,
       budgetRatio,
       replyType: decided.replyType,
       maxChars: settings.replyPolicy.maxCharsPerMessage,
@@ -93,10 +93,4 @@ export function assembleDispatchPrompt(p: AssembleParams): PromptParts {
     replyTypeReason: decided.reason,
     budgetRatio,
   };
-}
-
-function latest(a: number | null, b: number | null): number | null {
-  if (a === null) return b;
-  if (b === null) return a;
-  return Math.max(a, b);
 }

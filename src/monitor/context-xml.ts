@@ -1,16 +1,8 @@
 // The context-bus timeline (seed 000) for `contextFormat: "xml"`: one time-ordered stream of
 // member messages, our own replies, group events and pauses, always well-formed XML.
-import type { InboundMessage } from "../types.ts";
+import type { InboundMessage, OwnReply } from "../types.ts";
 import { eventText, formatClock, formatGap, isGroupEvent } from "./format-common.ts";
 import { escapeXml, sanitizeContent, sanitizeId, sanitizeSender, type KnownNames } from "./sanitize.ts";
-
-/** One of our own replies, as the monitor remembers it. */
-export interface OwnReply {
-  /** Server time. */
-  timestamp: number;
-  text: string;
-  msgId?: string;
-}
 
 export const XML_LEGEND =
   '<!-- m=member message (n=sender, t=time, mention="1" names you, engaged="1" follows up your talk) b=your reply s=group event g=pause x=repeated N times -->';

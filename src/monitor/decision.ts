@@ -58,8 +58,8 @@ export function decisionLogFields(d: DispatchDecision): Record<string, unknown> 
     tokens: d.tokens,
     delayMs: d.delayMs,
     agentChain: d.agentChain,
-    outcome: d.outcome.sent ? "sent" : "skipped",
-    skipReason: d.outcome.skipReason ?? null,
+    outcome: d.outcome.kind === "sent" ? "sent" : "skipped",
+    skipReason: d.outcome.kind === "sent" ? null : d.outcome.reason,
     ...(d.detail ? { detail: d.detail } : {}),
   };
 }

@@ -1,25 +1,12 @@
 // Weak dedup (seed 003 §9.1): never say the same thing twice in a group. Exact repeats by a
-// 64-bit xxhash of the normalised text, near-repeats by character-bigram similarity.
-import xxhash, { type XXHashAPI } from "xxhash-wasm";
+// 64-bit xxhash of the normalised text, near-repeats by character-bigram similarity — against our
+// own recent replies (the group's reply memory) and against what other members said lately.
+import xxhash from "xxhash-wasm";
+import type { DedupKey, InboundMessage, ReplyMemory } from "../types.ts";
+import { stripControls } from "./sanitize.ts";
 
-let api: XXHashAPI | undefined;
-// The wasm module compiles once per process; after that every hash is a sync call.
-const ready: Promise<void> = xxhash().then((a) => {
-  api = a;
-});
-
-/** Resolves once hashing is available. Await it once before the first {@link hashNormalized}. */
-export function initDedup(): Promise<void> {
-  return ready;
-}
-
-export class DedupNotReadyError extends Error {
-  readonly code = "DEDUP_NOT_READY";
-  constructor() {
-    super("xxhash-wasm is not initialised yet: await initDedup() first");
-    this.name = "DedupNotReadyError";
-  }
-}
+// The wasm module compiles once, while this module loads: every hash after that is a sync call.
+const api = await xxhash();
 
 const STRIP = /[\p{P}\p{S}\p{Z}\s\u200d\ufe0e\ufe0f\u20e3\u{e0020}-\u{e007f}]+/gu;
 
@@ -33,10 +20,15 @@ export function normalizeForDedup(text: string): string {
   return stripped !== "" ? stripped : nfkc.replace(/\s+/gu, "");
 }
 
-/** 16 hex digits of xxh64. Sync; throws {@link DedupNotReadyError} before {@link initDedup} resolved. */
+/** 16 hex digits of xxh64. */
 export function hashNormalized(normalized: string): string {
-  if (!api) throw new DedupNotReadyError();
   return api.h64ToString(normalized);
+}
+
+/** The key a message of ours is remembered by when it comes back from the group (controls stripped, as a sent reply's were). */
+export function dedupKeyOf(text: string): DedupKey {
+  const normalized = normalizeForDedup(stripControls(text));
+  return { hash: hashNormalized(normalized), normalized };
 }
 
 function bigrams(s: string): Set<string> {
@@ -61,13 +53,6 @@ export function shingleSimilarity(a: string, b: string): number {
   return inter / (A.size + B.size - inter);
 }
 
-/** Recent replies of one group, newest last. */
-export interface ReplyMemory {
-  hashes: readonly string[];
-  /** Normalised texts, parallel to `hashes`. */
-  texts: readonly string[];
-}
-
 export type DuplicateCheck =
   | { duplicate: false; hash: string; normalized: string }
   | { duplicate: true; reason: "same-hash" | "near-duplicate"; similarity: number; hash: string; normalized: string };
@@ -82,14 +67,29 @@ export function checkDuplicate(p: { text: string; memory: ReplyMemory; threshold
   return { duplicate: false, hash, normalized };
 }
 
-/** Adds a sent reply, keeping the newest `historySize`. Returns a new memory. */
-export function rememberReply(memory: ReplyMemory, hash: string, normalized: string, historySize: number): ReplyMemory {
-  // Once per reply: our echo can come back before the send is acknowledged, and both remember it.
-  const at = memory.hashes.indexOf(hash);
-  const hashes = at < 0 ? memory.hashes : memory.hashes.filter((_, i) => i !== at);
-  const texts = at < 0 ? memory.texts : memory.texts.filter((_, i) => i !== at);
-  return {
-    hashes: [...hashes, hash].slice(-historySize),
-    texts: [...texts, normalized].slice(-historySize),
-  };
+export type OthersDuplicate =
+  | { duplicate: false }
+  | { duplicate: true; reason: "same-hash" | "near-duplicate"; similarity: number; sender: string; msgId: string };
+
+/**
+ * Compares a reply with what other members said lately — the same normalised hash and bigram
+ * similarity as our own dedup. An answer another agent already gave is not repeated.
+ */
+export function checkOthersDuplicate(p: { text: string; recent: readonly InboundMessage[]; threshold: number; selfAid: string }): OthersDuplicate {
+  if (p.recent.length === 0) return { duplicate: false };
+  const normalized = normalizeForDedup(p.text);
+  const hash = hashNormalized(normalized);
+  const self = p.selfAid.toLowerCase();
+  let best: OthersDuplicate = { duplicate: false };
+  for (let i = p.recent.length - 1; i >= 0; i--) {
+    const m = p.recent[i]!;
+    if (m.sender.toLowerCase() === self) continue;
+    const other = normalizeForDedup(m.content);
+    if (hashNormalized(other) === hash) return { duplicate: true, reason: "same-hash", similarity: 1, sender: m.sender, msgId: m.msgId };
+    const similarity = shingleSimilarity(normalized, other);
+    if (similarity >= p.threshold && (!best.duplicate || similarity > best.similarity)) {
+      best = { duplicate: true, reason: "near-duplicate", similarity, sender: m.sender, msgId: m.msgId };
+    }
+  }
+  return best;
 }

@@ -1,9 +1,7 @@
 // The send-delay gate (P0): people do not answer instantly, and a pause lets the conversation
 // move on — after it, the monitor asks again whether the reply is still wanted.
-import type { DelaySettings, ReplyType } from "../types.ts";
-import { describeOverBudget, type BudgetCheck } from "./budget.ts";
-
-export type DelayHint = "fast" | "normal" | "slow";
+import type { DelayHint, DelaySettings, ReplyType } from "../types.ts";
+import { describeOverBudget, type BudgetCheck } from "./budget-windows.ts";
 
 const HINT_BY_REPLY_TYPE: Record<ReplyType, DelayHint> = { reaction: "fast", short: "fast", normal: "normal", long: "slow" };
 

@@ -1,6 +1,5 @@
 // The intent gate: the model may choose silence. Silence is a success, never an error.
-import type { ReplyType } from "../types.ts";
-import type { DelayHint } from "./delay.ts";
+import type { DelayHint, ReplyType } from "../types.ts";
 
 export const NO_REPLY = "NO_REPLY";
 

@@ -15,10 +15,9 @@ export function createLazyGroupMonitor(params: MonitorParams): GroupMonitor {
     return monitor;
   };
   return {
-    handle: (batch) => real().handle(batch),
+    handle: (batch, group) => real().handle(batch, group),
     snapshot: () => real().snapshot(),
-    buildPrompt: (batch) => real().buildPrompt(batch),
-    rememberOwnMessage: (m) => real().rememberOwnMessage(m),
+    buildPrompt: (batch, memory) => real().buildPrompt(batch, memory),
     close() {
       closed = true;
       monitor?.close();

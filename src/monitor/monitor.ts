@@ -1,22 +1,20 @@
 // The agent side of a dispatch: gates, prompt, model call, post-processing, delay, deliver.
 // This file wires one (identity, group) monitor: its back-end, transport, member directory, the
 // abortable send delays and the state that survives restarts (monitor-state.ts). A dispatch runs
-// through the pipeline in dispatch/pipeline.ts; every decision in it is a pure sibling.
+// through the pipeline in dispatch/pipeline.ts; every decision in it is a pure sibling. What the
+// monitor knows of its group — what we said there, what arrived since — it reads through the
+// context each dispatch brings (types.ts GroupContext), and it answers with an outcome.
 import { MemberDirectory, type MemberTypes } from "../members/member-types.ts";
 import { monotonicNow } from "../group/local-clock.ts";
 import { DelayWaits } from "./delay-waits.ts";
 import { childLogger, errorFields, silentLogger } from "../log.ts";
-import type { AgentBackend, Clock, DispatchBatch, DispatchHandler, DispatchOutcome, GroupSender, GroupMessage, GroupSettings, IdentityConfig, Logger, PersistedGroupState, ReplyType } from "../types.ts";
+import type { AgentBackend, Clock, DispatchBatch, DispatchHandler, DispatchOutcome, GroupContext, GroupMemoryView, GroupSender, GroupSettings, IdentityConfig, Logger, PersistedGroupState, ReplyType } from "../types.ts";
 import { assembleDispatchPrompt, type PromptParts } from "./assemble.ts";
-import { budgetUsageRatio } from "./budget.ts";
-import { answeredThroughOf } from "../group/answered.ts";
-import { hashNormalized, initDedup, normalizeForDedup, rememberReply } from "./dedup.ts";
-import { stripControls } from "./sanitize.ts";
+import { budgetUsageRatio } from "./budget-windows.ts";
 import { sharedAcpSystemPrompt } from "./identity-shared.ts";
 import type { DispatchDecision } from "./decision.ts";
 import { MonitorState, type MonitorSnapshot } from "./monitor-state.ts";
-import { poolOf } from "./dispatch/budget.ts";
-import { isRetriedFailure } from "./dispatch/model.ts";
+import { poolOf } from "./dispatch/budget-gate.ts";
 import { runDispatch } from "./dispatch/pipeline.ts";
 import type { MonitorContext } from "./dispatch/run.ts";
 
@@ -44,8 +42,9 @@ export interface MonitorParams {
   random?: () => number;
   /** Local clock for time elapsed inside a dispatch: the group client's (default, monotonic). */
   clock?: Clock;
+  /** The monitor's part of a previous run's state (budget events, agent chain, sender charges). */
   restored?: Partial<PersistedGroupState>;
-  /** After every change worth persisting (budget event, sent reply, agent chain). */
+  /** After every change worth persisting (budget event, agent chain). */
   onStateChange?: (state: MonitorSnapshot) => void;
   /** The one structured record per dispatch (also logged as `monitor.dispatch`). */
   onDecision?: (record: DispatchDecision) => void;
@@ -54,17 +53,17 @@ export interface MonitorParams {
 export interface GroupMonitor {
   handle: DispatchHandler;
   snapshot(): MonitorSnapshot;
-  /** The exact prompt the next model call for `batch` would get, with the current state. No model call. */
-  buildPrompt(batch: DispatchBatch): PromptParts;
-  /**
-   * One of our own messages came back (echo, or history after a restart): its text joins the
-   * reply memory, its time the last-speak time, and a dispatch of what it answered is skipped.
-   */
-  rememberOwnMessage(m: Pick<GroupMessage, "msgId" | "content" | "timestamp" | "metadata">): void;
+  /** The exact prompt the next model call for `batch` would get, with the current state and what we said (`memory`). No model call. */
+  buildPrompt(batch: DispatchBatch, memory: GroupMemoryView): PromptParts;
   close(): void;
 }
 
-export function createGroupMonitor(p: MonitorParams): GroupMonitor {
+/**
+ * One monitor's wiring: its logger, clocks, member directory, prompt builder, state and the
+ * lifetime that close() ends. What every dispatch step reads (dispatch/run.ts); tests build one to
+ * run a single step.
+ */
+export function createMonitorContext(p: MonitorParams): MonitorContext & { close(): void } {
   const { settings, identity, groupId } = p;
   const selfAid = identity.aid;
   const logger = childLogger(p.logger ?? silentLogger, { identity: p.identityId, group: groupId });
@@ -89,20 +88,20 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
   }
   const emitState = () => safeCall(() => p.onStateChange?.(state.snapshot()), "monitor.on-state-change-failed");
 
-  const buildPrompt = (batch: DispatchBatch, overrides: { replyType?: ReplyType; budgetRatio?: number } = {}): PromptParts =>
+  const buildPrompt = (batch: DispatchBatch, memory: GroupMemoryView, overrides: { replyType?: ReplyType; budgetRatio?: number } = {}): PromptParts =>
     assembleDispatchPrompt({
       identity,
       settings,
       batch,
       budgetRatio: overrides.budgetRatio ?? budgetUsageRatio(state.budgetEvents, settings.budget, batch.now, poolOf(batch)),
-      lastSelfSpeakAt: state.lastSelfSpeakAt,
-      ownReplies: state.ownReplies,
+      lastSelfSpeakAt: memory.lastSelfSpeakAt,
+      ownReplies: memory.ownReplies,
       replyType: overrides.replyType,
       stablePrefix,
       memberTypes,
     });
 
-  const context: MonitorContext = {
+  return {
     identityId: p.identityId,
     groupId,
     identity,
@@ -121,46 +120,6 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
     emitState,
     safeCall,
     hooks: p,
-  };
-
-  // Handled conditions come back as outcomes; only a bug throws, and then the group client retries.
-  async function handle(batch: DispatchBatch): Promise<DispatchOutcome> {
-    try {
-      return await runDispatch(context, batch);
-    } catch (err) {
-      // A back-end failure handed to the group client's retry is its one warn line there
-      // (group.dispatch-failed, with the cause); anything else thrown here is a bug.
-      const level = isRetriedFailure(err) ? "debug" : "error";
-      logger.log(level, "monitor.dispatch-failed", { dispatchId: batch.dispatchId, attempt: batch.attempt, ...errorFields(err) });
-      throw err;
-    }
-  }
-
-  return {
-    handle,
-    snapshot: () => state.snapshot(),
-    buildPrompt: (batch) => buildPrompt(batch),
-    rememberOwnMessage(m) {
-      const through = answeredThroughOf(m.metadata);
-      if (through !== undefined && (state.answeredThrough === undefined || through > state.answeredThrough)) state.answeredThrough = through;
-      const restore = () => {
-        const normalized = normalizeForDedup(stripControls(m.content));
-        const hash = hashNormalized(normalized);
-        const known = state.memory.hashes.includes(hash);
-        const later = Number.isFinite(m.timestamp) && m.timestamp > (state.lastSelfSpeakAt ?? 0);
-        if (known && !later) return;
-        if (!known) {
-          state.memory = rememberReply(state.memory, hash, normalized, settings.dedup.historySize);
-          state.ownReplies = [...state.ownReplies, { timestamp: m.timestamp, text: m.content, msgId: m.msgId }].slice(-settings.dedup.historySize);
-        }
-        if (later) state.lastSelfSpeakAt = m.timestamp;
-        emitState();
-      };
-      // Hashing needs the wasm module; at start-up the first pull may come before it is ready.
-      void initDedup()
-        .then(restore)
-        .catch((err: unknown) => logger.log("warn", "monitor.remember-own-failed", { msgId: m.msgId, ...errorFields(err) }));
-    },
     close() {
       delays.clear();
       lifetime.abort();
@@ -168,7 +127,30 @@ export function createGroupMonitor(p: MonitorParams): GroupMonitor {
   };
 }
 
+export function createGroupMonitor(p: MonitorParams): GroupMonitor {
+  const context = createMonitorContext(p);
+  const { log: logger, state } = context;
+
+  // Handled conditions come back as outcomes (a failure a retry may fix as `retry`); only a bug
+  // throws, and then the group client retries.
+  async function handle(batch: DispatchBatch, group: GroupContext): Promise<DispatchOutcome> {
+    try {
+      return await runDispatch(context, batch, group);
+    } catch (err) {
+      logger.log("error", "monitor.dispatch-failed", { dispatchId: batch.dispatchId, attempt: batch.attempt, ...errorFields(err) });
+      throw err;
+    }
+  }
+
+  return {
+    handle,
+    snapshot: () => state.snapshot(),
+    buildPrompt: (batch, memory) => context.buildPrompt(batch, memory),
+    close: () => context.close(),
+  };
+}
+
 /** The seed's entry point: hand one batch to an identity's monitor for that group. */
-export function handleGroupMessagesForIdentity(monitor: GroupMonitor, batch: DispatchBatch): Promise<DispatchOutcome> {
-  return monitor.handle(batch);
+export function handleGroupMessagesForIdentity(monitor: GroupMonitor, batch: DispatchBatch, group: GroupContext): Promise<DispatchOutcome> {
+  return monitor.handle(batch, group);
 }

@@ -2,11 +2,9 @@
 // then the formatted messages. Pure: same input, same bytes.
 import type { MemberType, MemberTypeSource } from "../members/member-types.ts";
 import type { GroupVitality, IdentityConfig, InboundMessage, MentionInfo, ReplyType } from "../types.ts";
-import { formatXmlTimeline, type OwnReply, type XmlTimelineOptions } from "./context-xml.ts";
+import { formatXmlTimeline, type XmlTimelineOptions } from "./context-xml.ts";
 import { formatClock, isGroupEvent, eventText } from "./format-common.ts";
 import { sanitizeContent, sanitizeId, sanitizeSender, stripControls, type KnownNames } from "./sanitize.ts";
-
-export type { OwnReply } from "./context-xml.ts";
 
 export type PromptIdentity = Pick<IdentityConfig, "aid" | "name" | "aliases" | "owner" | "persona">;
 

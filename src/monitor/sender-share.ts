@@ -5,7 +5,8 @@
 // checked against the whole allowance counting only their own calls: strangers can never use up
 // what the owner needs. Pure: charges are pruned on read against an explicit `now` (server time).
 import type { BudgetSettings, BudgetWindowName, InboundMessage } from "../types.ts";
-import { BUDGET_WINDOW_MS, type BudgetEvent } from "./budget.ts";
+import { BUDGET_WINDOW_MS } from "../config/budget-windows.ts";
+import type { BudgetEvent } from "./budget-windows.ts";
 
 /** One addressed model call: [server-time ms, tokens, payer (lower-cased aid)]. */
 export type SenderCharge = [at: number, tokens: number, sender: string];

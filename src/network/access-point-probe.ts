@@ -3,7 +3,7 @@
 // the request is `get_accesspoint_config`, which the sign-in sequence sends too.
 import { accessPointApi } from "./access-point.ts";
 import { createHttpClient, type TlsOptions } from "./http-client.ts";
-import { describeUnreachable } from "./unreachable.ts";
+import { diagnoseUnreachable } from "./unreachable.ts";
 
 export type AccessPointProbe =
   | {
@@ -30,8 +30,8 @@ export async function probeAccessPoint(p: { accessPointUrl: string; aid: string;
     const parsed = typeof header === "string" ? Date.parse(header) : Number.NaN;
     return { reachable: true, url, status: reply.status, sentAt, receivedAt, serverDate: Number.isNaN(parsed) ? undefined : parsed };
   } catch (err) {
-    const timedOut = /timed out/.test(err instanceof Error ? err.message : "");
-    const why = describeUnreachable(err, p.accessPointUrl) ?? (timedOut ? `no answer from ${p.accessPointUrl} within ${Math.round(timeoutMs / 1000)} s` : err instanceof Error ? err.message : String(err));
+    const timedOut = (err as { code?: unknown }).code === "HTTP_TIMEOUT";
+    const why = (await diagnoseUnreachable(err, p.accessPointUrl, p.tls)) ?? (timedOut ? `no answer from ${p.accessPointUrl} within ${Math.round(timeoutMs / 1000)} s` : err instanceof Error ? err.message : String(err));
     return { reachable: false, url, why };
   } finally {
     http.close();

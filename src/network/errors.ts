@@ -19,6 +19,10 @@ export type NetworkErrorCode =
   | "SIGN_IN_FAILED"
   /** An HTTP call failed (status, body or transport). */
   | "HTTP_ERROR"
+  /** An HTTP exchange did not complete within its deadline (a silent or trickling server). */
+  | "HTTP_TIMEOUT"
+  /** An HTTP answer was larger than the client reads: refused, never kept. */
+  | "RESPONSE_TOO_LARGE"
   /** A reply did not have the expected shape. */
   | "BAD_REPLY"
   | "INVALID_OPTIONS"

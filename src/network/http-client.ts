@@ -1,6 +1,8 @@
 // HTTP(S) with the network's TLS rules: verified by default, a private CA added on top of the
 // system roots, an explicit opt-out. One agent per client so `lookup` and the CA apply everywhere.
-import { Agent as HttpAgent, request as httpRequest } from "node:http";
+// Every request has a deadline for the whole exchange and a cap on the body it reads: the server
+// at the other end (an access point we were pointed at) decides what and how slowly it sends.
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import type { LookupFunction } from "node:net";
 import { readFileSync } from "node:fs";
@@ -21,7 +23,13 @@ export interface TlsOptions {
 /** What `tls.connect`/`https.request`/`ws` take to honour TlsOptions. */
 export function tlsConnectOptions(tls: TlsOptions = {}): { ca?: string[]; rejectUnauthorized: boolean; lookup?: LookupFunction } {
   const extra: string[] = [];
-  if (tls.caFile) extra.push(readFileSync(tls.caFile, "utf8"));
+  if (tls.caFile) {
+    try {
+      extra.push(readFileSync(tls.caFile, "utf8"));
+    } catch (err) {
+      throw new NetworkError("INVALID_OPTIONS", `cannot read the CA file ${tls.caFile}: ${(err as Error).message}`, { cause: err });
+    }
+  }
   if (tls.ca) extra.push(tls.ca);
   return {
     ...(extra.length > 0 ? { ca: [...rootCertificates, ...extra] } : {}),
@@ -42,7 +50,18 @@ export interface HttpRequestInit {
   method?: string;
   headers?: Record<string, string>;
   body?: string;
+  /** Deadline for the whole exchange (connect, send, headers and the last byte of the body). */
   timeoutMs?: number;
+  /** The largest body read; a larger one is refused (RESPONSE_TOO_LARGE) without being kept. */
+  maxBodyBytes?: number;
+  signal?: AbortSignal;
+}
+
+export interface HttpClientDefaults {
+  /** Default 15000 ms for the whole exchange: a server that trickles its answer is cut off too. */
+  timeoutMs?: number;
+  /** Default 1 MiB: sign-in answers are a few KB. */
+  maxBodyBytes?: number;
 }
 
 export interface HttpClient {
@@ -51,7 +70,54 @@ export interface HttpClient {
   close(): void;
 }
 
-export function createHttpClient(tls: TlsOptions = {}): HttpClient {
+export const DEFAULT_HTTP_TIMEOUT_MS = 15_000;
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+
+/**
+ * Reads a response body up to `maxBytes`. Past it (or when Content-Length already says so) the
+ * response is destroyed and `overLimit` is true, with at most `maxBytes + 1` bytes kept: a server
+ * decides what it sends, so nobody's answer can grow our memory. Shared by every HTTP reader.
+ */
+export function readBodyCapped(res: IncomingMessage, maxBytes: number): Promise<{ body: Buffer; overLimit: boolean }> {
+  return new Promise((resolve, reject) => {
+    const declared = Number(res.headers["content-length"] ?? Number.NaN);
+    if (Number.isFinite(declared) && declared > maxBytes) {
+      res.destroy();
+      resolve({ body: Buffer.alloc(0), overLimit: true });
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    res.on("data", (c: Buffer) => {
+      if (done) return;
+      size += c.length;
+      chunks.push(c);
+      if (size > maxBytes) {
+        done = true;
+        // Enough to know it is too large; the rest is not read.
+        res.destroy();
+        resolve({ body: Buffer.concat(chunks).subarray(0, maxBytes + 1), overLimit: true });
+      }
+    });
+    res.on("error", (err) => (done ? undefined : ((done = true), reject(err))));
+    res.on("end", () => (done ? undefined : ((done = true), resolve({ body: Buffer.concat(chunks), overLimit: false }))));
+  });
+}
+
+/** `scheme://host:port` of a URL, for messages that should not repeat a path or query. */
+export function originOf(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.hostname}:${u.port || (u.protocol === "https:" || u.protocol === "wss:" ? "443" : "80")}`;
+  } catch {
+    return url;
+  }
+}
+
+const inSeconds = (ms: number) => (ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`);
+
+export function createHttpClient(tls: TlsOptions = {}, defaults: HttpClientDefaults = {}): HttpClient {
   const tlsOptions = tlsConnectOptions(tls);
   const httpsAgent = new HttpsAgent({ ...tlsOptions, keepAlive: false });
   const httpAgent = new HttpAgent({ keepAlive: false, ...(tls.lookup ? { lookup: tls.lookup } : {}) } as ConstructorParameters<typeof HttpAgent>[0]);
@@ -64,6 +130,26 @@ export function createHttpClient(tls: TlsOptions = {}): HttpClient {
         reject(new NetworkError("INVALID_OPTIONS", `Expected an http(s) URL, got \`${url}\``, { url }));
         return;
       }
+      const timeoutMs = init.timeoutMs ?? defaults.timeoutMs ?? DEFAULT_HTTP_TIMEOUT_MS;
+      const maxBody = init.maxBodyBytes ?? defaults.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+      // One deadline for the whole exchange, not an idle timer: a server sending a byte a second
+      // would reset an idle timer for ever.
+      const deadline = AbortSignal.timeout(timeoutMs);
+      const signal = init.signal ? AbortSignal.any([deadline, init.signal]) : deadline;
+      let settled = false;
+      const fail = (err: NetworkError) => {
+        if (settled) return;
+        settled = true;
+        signal.removeEventListener("abort", onAbort);
+        req.destroy();
+        reject(err);
+      };
+      const onAbort = () =>
+        fail(
+          deadline.aborted
+            ? new NetworkError("HTTP_TIMEOUT", `${url}: no complete answer from ${originOf(url)} within ${inSeconds(timeoutMs)}`, { url })
+            : new NetworkError("CLOSED", `${url}: request cancelled`, { url }),
+        );
       const secure = parsed.protocol === "https:";
       const send = secure ? httpsRequest : httpRequest;
       const req = send(
@@ -72,27 +158,33 @@ export function createHttpClient(tls: TlsOptions = {}): HttpClient {
           method: init.method ?? "GET",
           headers: { ...(init.body !== undefined ? { "content-length": Buffer.byteLength(init.body).toString() } : {}), ...init.headers },
           agent: secure ? httpsAgent : httpAgent,
-          timeout: init.timeoutMs ?? 15_000,
           ...(tls.lookup ? { lookup: tls.lookup } : {}),
         },
         (res) => {
-          const chunks: Buffer[] = [];
-          res.on("data", (c: Buffer) => chunks.push(c));
-          res.on("error", (err) => reject(new NetworkError("HTTP_ERROR", `${url}: ${err.message}`, { url, cause: err })));
-          res.on("end", () => {
-            const text = Buffer.concat(chunks).toString("utf8");
-            let json: unknown;
-            try {
-              json = text ? JSON.parse(text) : undefined;
-            } catch {
-              json = undefined;
-            }
-            resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
-          });
+          readBodyCapped(res, maxBody).then(
+            ({ body, overLimit }) => {
+              if (overLimit) {
+                return fail(new NetworkError("RESPONSE_TOO_LARGE", `${url}: answer larger than ${maxBody} bytes from ${originOf(url)}, refused unread`, { url, status: res.statusCode }));
+              }
+              if (settled) return;
+              settled = true;
+              signal.removeEventListener("abort", onAbort);
+              const text = body.toString("utf8");
+              let json: unknown;
+              try {
+                json = text ? JSON.parse(text) : undefined;
+              } catch {
+                json = undefined;
+              }
+              resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
+            },
+            (err: Error) => fail(new NetworkError("HTTP_ERROR", `${url}: ${err.message}`, { url, cause: err })),
+          );
         },
       );
-      req.on("timeout", () => req.destroy(new Error("request timed out")));
-      req.on("error", (err) => reject(new NetworkError("HTTP_ERROR", `${url}: ${err.message}`, { url, cause: err })));
+      req.on("error", (err) => fail(new NetworkError("HTTP_ERROR", `${url}: ${err.message}`, { url, cause: err })));
+      if (signal.aborted) return onAbort();
+      signal.addEventListener("abort", onAbort, { once: true });
       if (init.body !== undefined) req.write(init.body);
       req.end();
     });

@@ -9,6 +9,7 @@ import { writeFileAtomicSync } from "../state/atomic-file.ts";
 import { NetworkError } from "./errors.ts";
 import { buildCsr, commonName, generateIdentityKey, normalizePem, sdkPassphrase, summarizeCertificate, type CertificateSummary } from "./x509.ts";
 import { createHttpClient, type HttpClient, type TlsOptions } from "./http-client.ts";
+import { readRefusal } from "./sign-in.ts";
 import { accessPointApi } from "./access-point.ts";
 
 export interface Identity {
@@ -41,21 +42,36 @@ export function identityPaths(params: { aid: string; stateDir?: string; identity
   };
 }
 
-/** Decrypts a PEM key: the SDK's sha256-hex passphrase first, then the seed password itself. */
-export function readPrivateKey(params: { aid: string; pem: string; seedPassword?: string | undefined; file?: string }): KeyObject {
+/**
+ * The passphrases a key is tried with: the SDK's sha256-hex of the seed password, the seed
+ * password itself (the Python SDK's form), then the official SDK's default — its seed password
+ * is "" unless one is given, so an identity made with the defaults is under sha256-hex("").
+ */
+function passphrasesFor(seedPassword: string | undefined): string[] {
+  return [...(seedPassword ? [sdkPassphrase(seedPassword), seedPassword] : []), sdkPassphrase("")];
+}
+
+/** Decrypts a PEM key with the seed password (see passphrasesFor); which one opened it is returned too. */
+export function openPrivateKey(params: { aid: string; pem: string; seedPassword?: string | undefined; file?: string }): { key: KeyObject; sdkDefaultSeed: boolean } {
   const pem = normalizePem(params.pem);
-  if (!pem.includes("ENCRYPTED")) return createPrivateKey(pem);
-  if (!params.seedPassword) {
-    throw new NetworkError("IDENTITY_LOCKED", `The key of ${params.aid} is encrypted: set ACP_SEED_PASSWORD (or network.seedPassword)`, { aid: params.aid });
-  }
-  for (const passphrase of [sdkPassphrase(params.seedPassword), params.seedPassword]) {
+  if (!pem.includes("ENCRYPTED")) return { key: createPrivateKey(pem), sdkDefaultSeed: false };
+  const tries = passphrasesFor(params.seedPassword);
+  for (const passphrase of tries) {
     try {
-      return createPrivateKey({ key: pem, format: "pem", passphrase });
+      return { key: createPrivateKey({ key: pem, format: "pem", passphrase }), sdkDefaultSeed: passphrase === tries.at(-1) };
     } catch {
       // try the next form
     }
   }
+  if (!params.seedPassword) {
+    throw new NetworkError("IDENTITY_LOCKED", `The key of ${params.aid} is encrypted: set ACP_SEED_PASSWORD (or network.seedPassword)`, { aid: params.aid });
+  }
   throw new NetworkError("IDENTITY_LOCKED", `The seed password does not open the key of ${params.aid}${params.file ? ` (${params.file})` : ""}`, { aid: params.aid });
+}
+
+/** Decrypts a PEM key: see openPrivateKey. */
+export function readPrivateKey(params: { aid: string; pem: string; seedPassword?: string | undefined; file?: string }): KeyObject {
+  return openPrivateKey(params).key;
 }
 
 /** Checks that the certificate names `aid` and belongs to `privateKey`; returns the SPKI PEM. */
@@ -92,10 +108,19 @@ export function loadIdentity(params: {
   return { aid: params.aid, privateKey, publicKeyPem, certPem, dir: params.keyFile ? undefined : paths.dir };
 }
 
-function encodeKey(privateKey: KeyObject, protection: { seedPassword?: string | undefined; noPassphrase?: boolean | undefined }, aid: string): string {
+/** How a key is written: under a seed password, as the official SDK writes it by default (under the empty seed password), or — only when asked — in the clear. */
+export interface KeyProtection {
+  seedPassword?: string | undefined;
+  /** Under sha256-hex(""), the official SDK's default: opens without a password, as the SDK's own key did. */
+  sdkDefaultSeed?: boolean | undefined;
+  noPassphrase?: boolean | undefined;
+}
+
+function encodeKey(privateKey: KeyObject, protection: KeyProtection, aid: string): string {
   if (protection.seedPassword) {
     return privateKey.export({ type: "pkcs8", format: "pem", cipher: "aes-256-cbc", passphrase: sdkPassphrase(protection.seedPassword) }).toString();
   }
+  if (protection.sdkDefaultSeed) return privateKey.export({ type: "pkcs8", format: "pem", cipher: "aes-256-cbc", passphrase: sdkPassphrase("") }).toString();
   if (protection.noPassphrase) return privateKey.export({ type: "pkcs8", format: "pem" }).toString();
   throw new NetworkError("PASSPHRASE_REQUIRED", `Refusing to write the key of ${aid} unencrypted: set ACP_SEED_PASSWORD or pass --no-passphrase`, { aid });
 }
@@ -142,9 +167,9 @@ export async function createIdentity(params: CreateIdentityParams): Promise<Iden
   const url = accessPointApi(params.accessPointUrl, "sign_cert");
   try {
     const reply = await http.postJson(url, { id: aid, csr });
-    const body = reply.json as { certificate?: unknown; error?: unknown } | undefined;
+    const body = reply.json as { certificate?: unknown } | undefined;
     if (reply.status !== 200 || typeof body?.certificate !== "string") {
-      const why = typeof body?.error === "string" ? body.error : `HTTP ${reply.status}`;
+      const why = readRefusal(reply).why;
       throw new NetworkError("CERT_REFUSED", `sign_cert refused ${aid}: ${why}`, { aid, url, status: reply.status });
     }
     const certPem = normalizePem(body.certificate);
@@ -223,10 +248,17 @@ export function importIdentity(params: {
   aid ??= commonName(new X509Certificate(certPem).subject);
   if (!aid) throw new NetworkError("INVALID_OPTIONS", `The certificate ${certFile} names no aid (no CN)`);
   const privateKey = readPrivateKey({ aid, pem: readFileSync(keyFile, "utf8"), seedPassword: params.seedPassword, file: keyFile });
+  const csrFile = join(keyFile, "..", `${aid}.csr`);
+  return storeIdentity({ stateDir: params.stateDir, aid, privateKey, certPem, ...(existsSync(csrFile) ? { csr: readFileSync(csrFile, "utf8") } : {}), protection: params });
+}
+
+/** Writes a key and its certificate into the state dir's store, after checking they belong together. */
+export function storeIdentity(params: { stateDir: string; aid: string; privateKey: KeyObject; certPem: string; csr?: string; protection: KeyProtection }): Identity {
+  const { aid, privateKey } = params;
+  const certPem = normalizePem(params.certPem);
   const publicKeyPem = matchKeyAndCert(aid, privateKey, certPem);
   const paths = identityPaths({ aid, stateDir: params.stateDir });
-  const csrFile = join(keyFile, "..", `${aid}.csr`);
-  writeIdentity(paths, { key: encodeKey(privateKey, params, aid), cert: certPem, ...(existsSync(csrFile) ? { csr: readFileSync(csrFile, "utf8") } : {}) });
+  writeIdentity(paths, { key: encodeKey(privateKey, params.protection, aid), cert: certPem, ...(params.csr !== undefined ? { csr: params.csr } : {}) });
   return { aid, privateKey, publicKeyPem, certPem, dir: paths.dir };
 }
 

@@ -2,18 +2,18 @@
 // message socket with ping/pong liveness, redials with backoff after a drop or a refused token,
 // and stops for good — one typed IDENTITY_REJECTED naming the aid — when its key or certificate
 // is refused. Peer channels ride on the socket; session_messages from anyone else are counted.
-import { MAX_SOCKET_FRAME_BYTES } from "../wire/limits.ts";
 import { randomBytes } from "node:crypto";
 import WebSocket from "ws";
 import type { Logger } from "../types.ts";
 import { errorFields, silentLogger } from "../log.ts";
 import type { AgentLink } from "./peer-channel.ts";
 import { NetworkError } from "./errors.ts";
-import { createHttpClient, tlsConnectOptions, type HttpClient, type HttpReply, type HttpRequestInit, type TlsOptions } from "./http-client.ts";
+import { createHttpClient, type HttpClient, type HttpReply, type HttpRequestInit, type TlsOptions } from "./http-client.ts";
 import type { Identity } from "./identity-store.ts";
 import { sessionSocketUrl } from "./access-point.ts";
 import { signInToNetwork } from "./sign-in.ts";
-import { describeUnreachable } from "./unreachable.ts";
+import { diagnoseUnreachable } from "./unreachable.ts";
+import { certificateProblemOf, closeMessageSocket, dialMessageSocket } from "./dial.ts";
 import { backoffDelayMs, type BackoffOptions } from "./backoff.ts";
 import { SessionChannel, type SessionHost } from "./session-channel.ts";
 import { TypedEmitter } from "../emitter.ts";
@@ -28,11 +28,17 @@ export interface ConnectAgentOptions {
   logger?: Logger;
   /** WebSocket ping interval; a socket with no pong by the next ping is dead. Default 20000 ms. */
   pingIntervalMs?: number;
+  /** Deadline for opening the message socket (the whole handshake). Default 15000 ms. */
+  dialTimeoutMs?: number;
   /** Wait for a create_session/invite ack. Default 15000 ms. */
   ackTimeoutMs?: number;
+  /** A new session is used without its invite_agent_ack after this long (with a warning). Default 5000 ms. */
+  inviteAckWaitMs?: number;
   backoff?: BackoffOptions;
   /** A socket open at least this long counts as stable: its drop redials at once. Default 30000 ms. */
   stableMs?: number;
+  /** The `client_info` of the sign-ins (default the channel's agents; `acp-group chat` says it is a person's client). */
+  clientInfo?: string;
   /** Replaces the HTTP client (a scripted access point in tests). */
   http?: HttpClient;
   now?: () => number;
@@ -96,7 +102,7 @@ export class NetworkAgent implements AgentLink {
     try {
       this.#http = options.http ?? createHttpClient(options.tls);
     } catch (err) {
-      throw new NetworkError("INVALID_OPTIONS", `${this.aid}: cannot read the CA file ${options.tls?.caFile ?? ""}: ${(err as Error).message}`, { aid: this.aid, cause: err });
+      throw new NetworkError("INVALID_OPTIONS", `${this.aid}: ${(err as Error).message}`, { aid: this.aid, cause: err });
     }
     this.#now = options.now ?? Date.now;
     this.#random = options.random ?? Math.random;
@@ -119,6 +125,7 @@ export class NetworkAgent implements AgentLink {
       random: () => this.#random(),
       logger: this.#logger,
       backoff: options.backoff ?? {},
+      inviteAckWaitMs: options.inviteAckWaitMs ?? 5000,
       onChannelClosed: (ch) => {
         if (this.#channels.get(ch.peer) === ch) this.#channels.delete(ch.peer);
       },
@@ -186,7 +193,7 @@ export class NetworkAgent implements AgentLink {
     let url: string;
     try {
       this.#counters.signIns++;
-      const signedIn = await signInToNetwork({ accessPointUrl: this.#o.accessPointUrl, identity: this.#o.identity, http: this.#http });
+      const signedIn = await signInToNetwork({ accessPointUrl: this.#o.accessPointUrl, identity: this.#o.identity, http: this.#http, clientInfo: this.#o.clientInfo });
       this.#token = signedIn.messageToken;
       url = sessionSocketUrl({ messageServer: signedIn.messageServer, aid: this.aid, token: signedIn.messageToken });
     } catch (err) {
@@ -194,7 +201,7 @@ export class NetworkAgent implements AgentLink {
       if (err instanceof NetworkError && err.code === "IDENTITY_REJECTED") return this.#reject(err);
       // Never connected yet: a wrong host, port, scheme or certificate is named at once instead
       // of being retried for ever. A network that was up and went away is retried.
-      const unreachable = this.#counters.socketsOpened === 0 ? describeUnreachable(err, this.#o.accessPointUrl) : undefined;
+      const unreachable = this.#counters.socketsOpened === 0 ? await diagnoseUnreachable(err, this.#o.accessPointUrl, this.#o.tls) : undefined;
       if (unreachable !== undefined) return this.#reject(new NetworkError("UNREACHABLE", unreachable, { aid: this.aid, url: this.#o.accessPointUrl, cause: err }));
       return this.#scheduleRetry("sign-in-failed", err);
     }
@@ -203,7 +210,7 @@ export class NetworkAgent implements AgentLink {
   }
 
   #dial(url: string): void {
-    const ws = new WebSocket(url, { ...tlsConnectOptions(this.#o.tls), handshakeTimeout: 15_000, maxPayload: MAX_SOCKET_FRAME_BYTES });
+    const ws = dialMessageSocket(url, this.#o.tls, this.#o.dialTimeoutMs);
     this.#ws = ws;
     let opened = false;
     ws.on("unexpected-response", (_req, res) => {
@@ -238,6 +245,9 @@ export class NetworkAgent implements AgentLink {
       const reason = code === 4001 ? "token-expired" : opened ? "socket-closed" : "dial-failed";
       for (const ch of this.#channels.values()) ch.socketDown(reason);
       if (this.#status === "closed" || this.#status === "rejected") return;
+      // A message server whose certificate does not verify will not start to: stopped with the fix, said once.
+      const certificate = opened ? undefined : certificateProblemOf(ws);
+      if (certificate !== undefined) return this.#reject(new NetworkError("UNREACHABLE", certificate, { aid: this.aid }), "network.message-server-untrusted");
       const stable = opened && this.#openedAt !== undefined && this.#now() - this.#openedAt >= (this.#o.stableMs ?? 30_000);
       if (stable) this.#failures = 0;
       this.#logger.log(opened ? "info" : "warn", "network.socket-closed", { aid: this.aid, code, reason: reasonBuf.toString() || reason });
@@ -261,10 +271,11 @@ export class NetworkAgent implements AgentLink {
     }, delay);
   }
 
-  #reject(err: NetworkError): void {
+  #reject(err: NetworkError, errorEvent?: string): void {
     this.#setStatus("rejected");
     // Unreachable reaches the user as the one line `ready` rejects with; at info it does not repeat there.
-    if (err.code === "UNREACHABLE") this.#logger.log("info", "network.unreachable", { aid: this.aid, code: err.code, error: err.message });
+    if (errorEvent !== undefined) this.#logger.log("error", errorEvent, { aid: this.aid, code: err.code, error: err.message });
+    else if (err.code === "UNREACHABLE") this.#logger.log("info", "network.unreachable", { aid: this.aid, code: err.code, error: err.message });
     else this.#logger.log("error", "network.identity-rejected", { aid: this.aid, code: err.code, error: err.message });
     for (const ch of this.#channels.values()) ch.socketDown("identity-rejected");
     this.#readyReject(err);
@@ -373,19 +384,7 @@ export class NetworkAgent implements AgentLink {
     this.#readyReject(new NetworkError("CLOSED", `${this.aid} closed before it connected`, { aid: this.aid }));
     const ws = this.#ws;
     this.#ws = undefined;
-    if (ws && ws.readyState !== WebSocket.CLOSED) {
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(() => {
-          ws.terminate();
-          resolve();
-        }, 1000);
-        ws.once("close", () => {
-          clearTimeout(t);
-          resolve();
-        });
-        ws.close(1000, "closing");
-      });
-    }
+    if (ws) await closeMessageSocket(ws, 1000);
     if (!this.#o.http) this.#http.close();
     this.#events.clear();
   }

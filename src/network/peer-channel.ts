@@ -30,6 +30,11 @@ export interface PeerChannel {
    */
   send(payload: string): boolean;
   on<E extends keyof PeerChannelEvents>(event: E, listener: (payload: PeerChannelEvents[E]) => void): () => void;
+  /**
+   * The session went silent while the socket is up (the peer answers nothing): drop it (`down`
+   * with `reason`) and build a new one (`up` again). A no-op unless `up`.
+   */
+  renew(reason: string): void;
   /** Stops using the channel; the identity's socket stays for its other channels. */
   close(): void;
 }

@@ -1,6 +1,7 @@
 // One peer channel: a session with one peer agent (e.g. `group.agentcp.io`) on an identity's
-// message socket. Builds the session (`create_session_req` → `invite_agent_req`) every time the
-// socket opens, carries payloads as `session_message`, and reports up/down to the group layer.
+// message socket. Builds the session (`create_session_req` → `invite_agent_req` → waits for
+// `invite_agent_ack`, bounded) every time the socket opens and when the group layer finds it
+// silent, carries payloads as `session_message`, and reports up/down to the group layer.
 import { randomBytes } from "node:crypto";
 import type { Logger } from "../types.ts";
 import type { PeerChannel, PeerChannelEvents, PeerChannelStatus } from "./peer-channel.ts";
@@ -19,10 +20,19 @@ export interface SessionHost {
   random(): number;
   logger: Logger;
   backoff: BackoffOptions;
+  /**
+   * How long a new session waits for invite_agent_ack before it is used anyway (a network that
+   * never acks must not stall us; a warning says so).
+   */
+  inviteAckWaitMs: number;
   onChannelClosed(channel: SessionChannel): void;
 }
 
+type InviteOutcome = { kind: "acked" } | { kind: "refused"; why: string } | { kind: "no-ack"; why: string };
+
 const okStatus = (v: unknown): boolean => v === 200 || v === "200";
+const refusal = (data: Record<string, unknown>): string =>
+  `invite_agent_ack ${String(data.status_code)}${typeof data.message === "string" ? `: ${data.message}` : ""}`;
 
 export class SessionChannel implements PeerChannel {
   readonly peer: string;
@@ -42,6 +52,8 @@ export class SessionChannel implements PeerChannel {
   #failures = 0;
   /** Retries a failed session setup on the same socket; cleared on up, socket down and close. */
   #retryTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Bounds the wait for invite_agent_ack; cleared when the ack comes, on socket down and close. */
+  #inviteWaitTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(peer: string, host: SessionHost) {
     this.peer = peer;
@@ -95,28 +107,29 @@ export class SessionChannel implements PeerChannel {
       if (!sessionId) throw new Error("create_session_ack without session_id");
       this.#sessionId = sessionId;
       this.#early = [];
-      // As the official SDK: invite the peer and use the session at once, never waiting for
-      // invite_agent_ack. A refusing ack ends the session (retried); a missing one is logged.
-      this.#host
-        .request("invite_agent_req", {
-          request_id: randomBytes(16).toString("hex"),
-          acceptor_id: this.peer,
-          invite_code: typeof created.identifying_code === "string" ? created.identifying_code : "",
-          session_id: sessionId,
-          inviter_id: this.#host.aid,
-        })
-        .then(
-          (invited) => {
-            if (generation !== this.#generation) return;
-            if (okStatus(invited.status_code)) return void (this.#failures = 0);
-            const why = `invite_agent_ack ${String(invited.status_code)}${typeof invited.message === "string" ? `: ${invited.message}` : ""}`;
-            this.#sessionFailed(generation, new Error(why));
+      // As evol does (and a strict service needs): the session is used only once the peer joined
+      // it — invite_agent_ack — so nothing we send first is dropped. A network that never acks
+      // gets the session after `inviteAckWaitMs`, with a warning; a refusal ends it (retried).
+      const invited = this.#host.request("invite_agent_req", {
+        request_id: randomBytes(16).toString("hex"),
+        acceptor_id: this.peer,
+        invite_code: typeof created.identifying_code === "string" ? created.identifying_code : "",
+        session_id: sessionId,
+        inviter_id: this.#host.aid,
+      });
+      const outcome = await this.#awaitInvite(invited);
+      if (generation !== this.#generation) return;
+      if (outcome.kind === "refused") return this.#sessionFailed(generation, new Error(outcome.why));
+      if (outcome.kind === "no-ack") {
+        this.#host.logger.log("warn", "network.invite-ack-missing", { aid: this.#host.aid, peer: this.peer, sessionId, error: outcome.why, note: "using the session without invite_agent_ack" });
+        // A late answer still counts: a refusal ends the session then.
+        void invited.then(
+          (data) => {
+            if (generation === this.#generation && !okStatus(data.status_code)) this.#sessionFailed(generation, new Error(refusal(data)));
           },
-          (err: unknown) => {
-            if (generation !== this.#generation || (err as { code?: unknown }).code === "CLOSED") return;
-            this.#host.logger.log("info", "network.invite-ack-missing", { aid: this.#host.aid, peer: this.peer, sessionId, error: (err as Error).message });
-          },
+          () => {},
         );
+      } else this.#failures = 0;
       this.#setStatus("up");
       const reconnect = this.#everUp;
       this.#everUp = true;
@@ -128,6 +141,38 @@ export class SessionChannel implements PeerChannel {
     } catch (err) {
       this.#sessionFailed(generation, err);
     }
+  }
+
+  /** The invite's ack, or "no-ack" after `inviteAckWaitMs` (or the request's own timeout). Never rejects. */
+  #awaitInvite(invited: Promise<Record<string, unknown>>): Promise<InviteOutcome> {
+    return new Promise<InviteOutcome>((resolve) => {
+      this.#inviteWaitTimer = setTimeout(() => {
+        this.#inviteWaitTimer = undefined;
+        resolve({ kind: "no-ack", why: `no invite_agent_ack within ${this.#host.inviteAckWaitMs} ms` });
+      }, this.#host.inviteAckWaitMs);
+      this.#inviteWaitTimer.unref?.();
+      invited.then(
+        (data) => resolve(okStatus(data.status_code) ? { kind: "acked" } : { kind: "refused", why: refusal(data) }),
+        (err: unknown) => resolve({ kind: "no-ack", why: (err as Error).message }),
+      );
+    }).finally(() => this.#clearInviteWait());
+  }
+
+  /**
+   * The group layer found the session silent while the socket is up (nothing answered, nothing
+   * pushed): it goes down with `reason` and a new one is built on the same socket.
+   */
+  renew(reason: string): void {
+    if (this.#status !== "up") return;
+    const sessionId = this.#sessionId;
+    this.#generation++;
+    this.#clearRetry();
+    this.#sessionId = undefined;
+    this.#early = [];
+    this.#setStatus("down");
+    this.#host.logger.log("warn", "network.session-renewed", { aid: this.#host.aid, peer: this.peer, sessionId, reason });
+    this.#events.emit("down", { reason });
+    if (this.#host.socketOpen()) void this.#buildSession(++this.#generation);
   }
 
   /** The session could not be built (or the peer refused the invite): down, and built again after the backoff. */
@@ -195,6 +240,12 @@ export class SessionChannel implements PeerChannel {
   #clearRetry(): void {
     if (this.#retryTimer) clearTimeout(this.#retryTimer);
     this.#retryTimer = undefined;
+    this.#clearInviteWait();
+  }
+
+  #clearInviteWait(): void {
+    if (this.#inviteWaitTimer) clearTimeout(this.#inviteWaitTimer);
+    this.#inviteWaitTimer = undefined;
   }
 
   #setStatus(status: PeerChannelStatus): void {

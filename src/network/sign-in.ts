@@ -8,32 +8,63 @@ import type { HttpClient, HttpReply } from "./http-client.ts";
 import type { Identity } from "./identity-store.ts";
 import { accessPointApi, messageApi } from "./access-point.ts";
 
-export const CLIENT_INFO = "acp-group-channel";
+export { AGENT_CLIENT_INFO as CLIENT_INFO } from "../wire/client-info.ts";
+import { AGENT_CLIENT_INFO } from "../wire/client-info.ts";
 
 /** Hex of the DER ECDSA-SHA256 signature over the nonce string. */
 export const signNonce = (identity: Identity, nonce: string): string => sign("sha256", Buffer.from(nonce, "utf8"), identity.privateKey).toString("hex");
 
 const REFUSES_IDENTITY = /certificate|cert\b|public.?key|signature|identity|reserved|not registered|unknown agent|revoked|banned|forbidden agent/i;
+/** Error codes (the C++ SDK's numbers and names) that refuse the identity itself, whatever the status. */
+const IDENTITY_CODES = new Set(["1001", "1003", "4000", "4002", "INVALID_SIGNATURE", "CERT_ERROR", "AID_NOT_FOUND", "AID_INVALID"]);
+
+/** Longest field we accept from a sign-in answer: a nonce is tens of characters, a token a few hundred. */
+export const MAX_SIGN_IN_FIELD_CHARS = 4096;
+
+/**
+ * What a refusal says: `{error: "…"}`, `{error: {code, message}}` (the C++ SDK's shape),
+ * `{code, message}` or `{message}`, cut to one short line. The code is kept apart to decide on.
+ */
+export function readRefusal(reply: HttpReply): { why: string; code: string | undefined } {
+  const body = (reply.json !== null && typeof reply.json === "object" ? reply.json : {}) as Record<string, unknown>;
+  const inner = body.error !== null && typeof body.error === "object" ? (body.error as Record<string, unknown>) : body;
+  const text = (v: unknown) => (typeof v === "string" && v.trim() !== "" ? v : undefined);
+  const codeOf = (v: unknown) => (typeof v === "string" || typeof v === "number" ? String(v) : undefined);
+  const code = codeOf(inner.code) ?? codeOf(body.code);
+  const message = text(body.error) ?? text(inner.message) ?? text(inner.msg) ?? text(body.message) ?? text(body.msg);
+  const why = message !== undefined ? (code !== undefined ? `${message} (${code})` : message) : code !== undefined ? `HTTP ${reply.status} (${code})` : `HTTP ${reply.status}`;
+  // One line, never a page of whatever the server sent.
+  return { why: why.replace(/[\u0000-\u001F\u007F-\u009F\u2028\u2029]+/g, " ").slice(0, 300), code: code?.toUpperCase() };
+}
 
 function refusal(identity: Identity, url: string, reply: HttpReply, step: string): NetworkError {
-  const body = reply.json as { error?: unknown; message?: unknown } | undefined;
-  const why = typeof body?.error === "string" ? body.error : typeof body?.message === "string" ? body.message : `HTTP ${reply.status}`;
+  const { why, code } = readRefusal(reply);
   // Only a refusal of the key, certificate or identity stops the identity; a bare 401/403 (a
   // proxy in the way, a nonce lost between two servers) may pass and is retried with backoff.
-  if ((reply.status === 401 || reply.status === 403) && REFUSES_IDENTITY.test(why)) {
+  const refusesIdentity = (code !== undefined && IDENTITY_CODES.has(code) && reply.status >= 400 && reply.status < 500) || ((reply.status === 401 || reply.status === 403) && REFUSES_IDENTITY.test(why));
+  if (refusesIdentity) {
     return new NetworkError("IDENTITY_REJECTED", `${url} refused ${identity.aid} (${step}): ${why}`, { aid: identity.aid, url, status: reply.status });
   }
   return new NetworkError("SIGN_IN_FAILED", `${url} failed for ${identity.aid} (${step}): ${why}`, { aid: identity.aid, url, status: reply.status });
 }
 
+/** A string field of an answer, checked before we sign it, send it back or dial it. */
+function field(reply: HttpReply, name: string, identity: Identity, url: string): string {
+  const value = (reply.json as Record<string, unknown> | undefined)?.[name];
+  if (typeof value !== "string" || value === "") throw new NetworkError("BAD_REPLY", `${url} sent no ${name} for ${identity.aid}`, { aid: identity.aid, url });
+  if (value.length > MAX_SIGN_IN_FIELD_CHARS) {
+    throw new NetworkError("BAD_REPLY", `${url} sent a ${name} of ${value.length} characters for ${identity.aid} (at most ${MAX_SIGN_IN_FIELD_CHARS}): refused unsigned`, { aid: identity.aid, url });
+  }
+  return value;
+}
+
 /** Signs in at `<base>/sign_in`; returns the token (`signature` in the reply). */
-export async function signIn(params: { url: string; identity: Identity; http: HttpClient }): Promise<string> {
+export async function signIn(params: { url: string; identity: Identity; http: HttpClient; clientInfo?: string | undefined }): Promise<string> {
   const { url, identity, http } = params;
   const requestId = randomUUID();
-  const first = await http.postJson(url, { agent_id: identity.aid, request_id: requestId, client_info: CLIENT_INFO });
-  const nonce = (first.json as { nonce?: unknown } | undefined)?.nonce;
+  const first = await http.postJson(url, { agent_id: identity.aid, request_id: requestId, client_info: params.clientInfo ?? AGENT_CLIENT_INFO });
   if (first.status !== 200) throw refusal(identity, url, first, "nonce");
-  if (typeof nonce !== "string" || nonce === "") throw new NetworkError("BAD_REPLY", `${url} sent no nonce for ${identity.aid}`, { aid: identity.aid, url });
+  const nonce = field(first, "nonce", identity, url);
   const second = await http.postJson(url, {
     agent_id: identity.aid,
     request_id: requestId,
@@ -43,9 +74,7 @@ export async function signIn(params: { url: string; identity: Identity; http: Ht
     signature: signNonce(identity, nonce),
   });
   if (second.status !== 200) throw refusal(identity, url, second, "signature");
-  const token = (second.json as { signature?: unknown } | undefined)?.signature;
-  if (typeof token !== "string" || token === "") throw new NetworkError("BAD_REPLY", `${url} sent no token for ${identity.aid}`, { aid: identity.aid, url });
-  return token;
+  return field(second, "signature", identity, url);
 }
 
 export interface AccessPointConfig {
@@ -67,10 +96,10 @@ export async function getAccessPointConfig(params: { accessPointUrl: string; ide
     }
   }
   const c = config as { message_server?: unknown; heartbeat_server?: unknown } | undefined;
-  if (typeof c?.message_server !== "string" || !/^(https?|wss?):\/\//.test(c.message_server)) {
+  if (typeof c?.message_server !== "string" || c.message_server.length > MAX_SIGN_IN_FIELD_CHARS || !/^(https?|wss?):\/\//.test(c.message_server)) {
     throw new NetworkError("BAD_REPLY", `${url} gave no message_server for ${params.identity.aid}`, { aid: params.identity.aid, url });
   }
-  return { messageServer: c.message_server, heartbeatServer: typeof c.heartbeat_server === "string" ? c.heartbeat_server : undefined };
+  return { messageServer: c.message_server, heartbeatServer: typeof c.heartbeat_server === "string" && c.heartbeat_server.length <= MAX_SIGN_IN_FIELD_CHARS ? c.heartbeat_server : undefined };
 }
 
 export interface NetworkSignIn {
@@ -79,10 +108,11 @@ export interface NetworkSignIn {
   messageToken: string;
 }
 
-/** The full sequence the SDK runs: access point sign-in, config, message-service sign-in. */
-export async function signInToNetwork(params: { accessPointUrl: string; identity: Identity; http: HttpClient }): Promise<NetworkSignIn> {
-  const accessPointToken = await signIn({ url: accessPointApi(params.accessPointUrl, "sign_in"), identity: params.identity, http: params.http });
+/** The full sequence the SDK runs: access point sign-in, config, message-service sign-in. `clientInfo`: what signs in (default the channel's agents). */
+export async function signInToNetwork(params: { accessPointUrl: string; identity: Identity; http: HttpClient; clientInfo?: string | undefined }): Promise<NetworkSignIn> {
+  const { clientInfo } = params;
+  const accessPointToken = await signIn({ url: accessPointApi(params.accessPointUrl, "sign_in"), identity: params.identity, http: params.http, clientInfo });
   const { messageServer } = await getAccessPointConfig({ ...params, token: accessPointToken });
-  const messageToken = await signIn({ url: messageApi(params.accessPointUrl, "sign_in"), identity: params.identity, http: params.http });
+  const messageToken = await signIn({ url: messageApi(params.accessPointUrl, "sign_in"), identity: params.identity, http: params.http, clientInfo });
   return { accessPointToken, messageServer, messageToken };
 }

@@ -3,9 +3,10 @@
 // supplies `startIdentity` and the backend factory, so this file runs and tests without the host.
 import type { AgentBackend, ChannelConfig, GroupMessage, IdentityConfig, Logger } from "../types.ts";
 import type { DispatchDecision } from "../monitor/decision.ts";
-import type { GroupClientEvent } from "../group/group-client-types.ts";
+import type { GroupClientEvent } from "../group/group-client.ts";
 import { createAccountLiveStatus, type AccountLiveStatus } from "./status.ts";
 import { cleanOutboundText } from "../monitor/outbound.ts";
+import { evolRunsAid } from "../config/evol-config.ts";
 import { ConfigError, parseChannelConfig } from "../config/load.ts";
 import { childLogger, createJsonLogger, errorFields } from "../log.ts";
 import { accessPointUrlFor } from "../network/access-point.ts";
@@ -195,6 +196,17 @@ export function createAcpGroupChannelAdapters<Cfg>(deps: {
     }
     if (ctx.abortSignal.aborted) return;
     const { identity } = account;
+    // One identity, one channel: the public ACP channel (evol) running the same aid in this
+    // gateway would answer every line twice and fight over its sessions.
+    const evol = evolRunsAid(ctx.cfg, identity.aid);
+    if (evol) {
+      const error = new Error(
+        `${identity.aid} also runs in the evol channel (${evol} is enabled): one identity must not run in two channels at once. Turn evol off: \`openclaw config set ${evol}.enabled false\``,
+      );
+      logger.log("error", "openclaw.evol-runs-identity", { aid: identity.aid, evol });
+      reportStatus(ctx, logger, { running: false, configured: true, lastError: error.message });
+      throw error;
+    }
     const config: ChannelConfig = { ...account.config, stateDir: account.config.stateDir ?? resolveHostStateDir(deps.getPluginRuntime()) };
     const backend = deps.createBackend({ cfg: ctx.cfg, accountId, config, identity, channelRuntime: ctx.channelRuntime, logger });
     // How the key's password arrived, never its value: `text` when the gateway resolved a reference

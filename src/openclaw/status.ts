@@ -1,7 +1,7 @@
 // An account's live status as the OpenClaw host shows it (`channels status`, `--probe`): signed in
 // or why not, and per group the connection state, the last message in and out, the last skip and
 // how many lines were refused or held to a sender's share. Fed by the runtime's observers; no timers.
-import type { GroupClientEvent } from "../group/group-client-types.ts";
+import type { GroupClientEvent } from "../group/group-client.ts";
 import type { DispatchDecision } from "../monitor/decision.ts";
 import type { GroupMessage } from "../types.ts";
 
@@ -58,10 +58,10 @@ export function createAccountLiveStatus(p: { aid: string; now: () => number }): 
       },
       onDecision(d) {
         const g = group(d.groupId);
-        if (d.outcome.sent) g.lastOutboundAt = d.outcome.sentAt ?? p.now();
-        else if (d.outcome.skipReason) {
-          g.lastSkip = { at: d.at, reason: d.outcome.skipReason, ...(d.detail ? { detail: d.detail } : {}) };
-          if (d.outcome.skipReason === "sender-over-share") g.overShare++;
+        if (d.outcome.kind === "sent") g.lastOutboundAt = d.outcome.sentAt ?? p.now();
+        else {
+          g.lastSkip = { at: d.at, reason: d.outcome.reason, ...(d.detail ? { detail: d.detail } : {}) };
+          if (d.outcome.reason === "sender-over-share") g.overShare++;
         }
       },
       onGroupEvent(groupId, e) {

@@ -8,7 +8,7 @@
 // address (a private network is reached through its configured access point, as `via`).
 import { request as httpRequest, type IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
-import { tlsConnectOptions, type TlsOptions } from "../network/http-client.ts";
+import { readBodyCapped, tlsConnectOptions, type TlsOptions } from "../network/http-client.ts";
 import { AGENT_MD_MAX_BYTES } from "./agent-md.ts";
 import { isFetchableAid, ProfileHostRefused, publicOnlyLookup } from "./profile-host.ts";
 import type { FetchLike } from "./publish.ts";
@@ -54,29 +54,16 @@ export function createAgentMdFetch(o: AgentMdFetchOptions = {}): FetchLike {
           ...(init.signal ? { signal: init.signal } : {}),
         },
         (res: IncomingMessage) => {
-          const chunks: Buffer[] = [];
-          let size = 0;
-          const finish = () => {
+          // Read up to the limit (the helper every HTTP reader shares); what is read is returned, so the caller sees it is too large.
+          readBodyCapped(res, maxBody).then(({ body }) => {
             const status = res.statusCode ?? 0;
-            const body = Buffer.concat(chunks).toString("utf8");
+            const text = body.toString("utf8");
             const get = (name: string) => {
               const v = res.headers[name.toLowerCase()];
               return v === undefined ? null : String(v);
             };
-            resolve({ ok: status >= 200 && status < 300, status, headers: { get }, text: () => Promise.resolve(body) });
-          };
-          res.on("data", (c: Buffer) => {
-            if (size > maxBody) return;
-            size += c.length;
-            chunks.push(c);
-            if (size > maxBody) {
-              // Enough to know it is too large; the rest is not worth reading.
-              res.destroy();
-              finish();
-            }
-          });
-          res.on("error", (err) => (size > maxBody ? undefined : reject(err)));
-          res.on("end", () => (size > maxBody ? undefined : finish()));
+            resolve({ ok: status >= 200 && status < 300, status, headers: { get }, text: () => Promise.resolve(text) });
+          }, reject);
         },
       );
       req.on("error", reject);

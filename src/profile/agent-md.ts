@@ -4,6 +4,7 @@
 // `loadAgentMdFile`, which reads one file.
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { readMemberTypeWord } from "../wire/member-type.ts";
 
 /** The network's limit for a published profile, in UTF-8 bytes. */
 export const AGENT_MD_MAX_BYTES = 4096;
@@ -13,8 +14,13 @@ export type ProfileType = "human" | "agent" | "unknown";
 export interface ParsedAgentMd {
   aid?: string;
   name?: string;
-  /** `human` or `agent` as the profile says; anything else (or nothing) is `unknown`. */
+  /**
+   * What the profile says it is: a human word is `human`; `agent` or the agent's framework
+   * (evol's `openclaw`, …) is `agent`; nothing (or a role) is `unknown`.
+   */
   type: ProfileType;
+  /** The `type` value as written (e.g. `openclaw`), when there is one. */
+  declaredType?: string;
   version?: string;
   description?: string;
   tags: string[];
@@ -135,7 +141,7 @@ function readFlowList(raw: string): string[] {
 
 /**
  * Reads anyone's profile. Tolerant: CRLF, a BOM, missing fields, unknown keys and a missing
- * front matter all parse; a type other than `human`/`agent` is `unknown`. Never throws.
+ * front matter all parse; the type is read as the SDK's UI reads it (wire/member-type.ts). Never throws.
  */
 export function parseAgentMd(text: string): ParsedAgentMd {
   const lines = text.replace(/^\uFEFF/, "").split(/\r?\n|\r/);
@@ -175,8 +181,9 @@ export function parseAgentMd(text: string): ParsedAgentMd {
   if (name !== undefined) out.name = name;
   if (version !== undefined) out.version = version;
   if (description !== undefined) out.description = description;
-  const type = str("type")?.toLowerCase();
-  out.type = type === "human" || type === "agent" ? type : "unknown";
+  const type = str("type");
+  out.type = readMemberTypeWord(type);
+  if (type !== undefined) out.declaredType = type;
   return out;
 }
 
@@ -186,14 +193,15 @@ export type AgentMdCheck = { ok: true; parsed: ParsedAgentMd } | { ok: false; pr
 
 /**
  * What we accept for publishing (ours) or storing (the local network): ≤ 4 KB, a closed front
- * matter, a `type` of human or agent, and — when `aid` is given — no other aid in it.
+ * matter, a `type` that says what it is (a person, `agent`, or the agent's framework such as
+ * `openclaw`), and — when `aid` is given — no other aid in it.
  */
 export function checkAgentMd(text: string, expect: { aid?: string } = {}): AgentMdCheck {
   const bytes = byteLength(text);
   if (bytes > AGENT_MD_MAX_BYTES) return { ok: false, problem: "too-large", detail: `expected at most ${AGENT_MD_MAX_BYTES} bytes, got ${bytes}` };
   const parsed = parseAgentMd(text);
   if (!parsed.hasFrontMatter) return { ok: false, problem: "no-front-matter", detail: "expected YAML front matter between two `---` lines at the start" };
-  if (parsed.type === "unknown") return { ok: false, problem: "bad-type", detail: "expected `type: agent` or `type: human` in the front matter" };
+  if (parsed.type === "unknown") return { ok: false, problem: "bad-type", detail: "expected a `type` in the front matter: `agent` (or the agent's framework, e.g. `openclaw`) or `human`" };
   if (expect.aid !== undefined && parsed.aid !== undefined && parsed.aid.toLowerCase() !== expect.aid.toLowerCase()) {
     return { ok: false, problem: "aid-mismatch", detail: `expected aid ${expect.aid}, got ${parsed.aid}` };
   }

@@ -2,7 +2,8 @@
 // identity and group — optionally after replaying a log up to a moment.
 import FakeTimers from "@sinonjs/fake-timers";
 import { closeGroupClientForIdentity, initGroupClientForIdentity } from "../group/group-client.ts";
-import { compareMessages } from "../group/order.ts";
+import { GroupMemory } from "../group/memory.ts";
+import { compareMessages } from "../wire/msg-id.ts";
 import { silentLogger } from "../log.ts";
 import type { PromptParts } from "../monitor/assemble.ts";
 import { createGroupMonitor } from "../monitor/monitor.ts";
@@ -38,11 +39,15 @@ function promptOnlyMonitor(p: { identity: IdentityConfig; groupId: string; setti
 }
 
 /** Prompt for a sample exchange (no log): shows the stable prefix and the situation block shape. */
-export function inspectSample(p: { identity: IdentityConfig; groupId: string; settings: GroupSettings; now: number } & MemberConfig): InspectResult {
+export function inspectSample(p: { identity: IdentityConfig; groupId: string; settings: GroupSettings; now: number; senders?: readonly string[] } & MemberConfig): InspectResult {
   const monitor = promptOnlyMonitor(p);
   const name = p.identity.name ?? p.identity.aid.split(".")[0]!;
-  // Two other members: never the identity itself (its own lines are left out of the body).
-  const [first, second] = ["bob.agentcp.io", "carol.agentcp.io", "dave.agentcp.io"].filter((a) => a !== p.identity.aid.toLowerCase());
+  // Two other members (the caller's first, else placeholders on the identity's own domain); never
+  // the identity itself (its own lines are left out of the body).
+  const domain = p.identity.aid.slice(p.identity.aid.indexOf(".") + 1);
+  const [first, second] = [...(p.senders ?? []), ...["bob", "carol", "dave"].map((n) => `${n}.${domain}`)].filter(
+    (a, i, all) => a.toLowerCase() !== p.identity.aid.toLowerCase() && all.findIndex((b) => b.toLowerCase() === a.toLowerCase()) === i,
+  );
   const messages: InboundMessage[] = [
     sample("1", first!, "Has anyone tried the new release?", p.now - 20_000, p.groupId, false),
     sample("2", second!, `${name}, what do you think?`, p.now - 5_000, p.groupId, true),
@@ -53,8 +58,9 @@ export function inspectSample(p: { identity: IdentityConfig; groupId: string; se
     uniqueSpeakersIn5m: 2,
     myMessagesIn5m: 0,
     updatedAt: p.now,
-  }, p.now, null);
-  const parts = monitor.buildPrompt(batch);
+  }, p.now);
+  // A group where we never spoke.
+  const parts = monitor.buildPrompt(batch, new GroupMemory({ historySize: p.settings.dedup.historySize }));
   monitor.close();
   return { ...parts, source: "sample", messageCount: messages.length };
 }
@@ -112,10 +118,10 @@ export async function inspectAt(p: {
     if (pending.length > 0) {
       // Log lines with one timestamp arrive as one batch, so distinct timestamps are the batches waiting.
       const batchesMerged = new Set(pending.map((m) => m.timestamp)).size;
-      const batch = makeBatch(p.identity.aid, p.groupId, pending, client.computeVitality(), now, client.lastSelfSpeakAt, batchesMerged);
-      result = { ...monitor.buildPrompt(batch), source: "pending", messageCount: pending.length };
+      const batch = makeBatch(p.identity.aid, p.groupId, pending, client.computeVitality(), now, batchesMerged);
+      result = { ...monitor.buildPrompt(batch, client.memory), source: "pending", messageCount: pending.length };
     } else if (lastBatch) {
-      result = { ...monitor.buildPrompt(lastBatch), source: "last-dispatch", messageCount: lastBatch.messages.length };
+      result = { ...monitor.buildPrompt(lastBatch, client.memory), source: "last-dispatch", messageCount: lastBatch.messages.length };
     } else {
       throw new Error(`no messages at or before ${new Date(p.at).toISOString()} in the log`);
     }
@@ -137,7 +143,6 @@ function makeBatch(
   messages: readonly InboundMessage[],
   vitality: DispatchBatch["vitality"],
   now: number,
-  lastSelfSpeakAt: number | null,
   batchesMerged = 1,
 ): DispatchBatch {
   const mentionCount = messages.filter((m) => m.isMention).length;
@@ -154,9 +159,7 @@ function makeBatch(
     messages,
     vitality,
     mentionInfo,
-    lastSelfSpeakAt,
     now,
     attempt: 0,
-    hasPendingMention: () => false,
   };
 }

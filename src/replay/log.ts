@@ -1,4 +1,6 @@
-// Reading a recorded chat log (JSON Lines) for `replay` and `inspect`.
+// Reading a recorded chat log (JSON Lines) for `replay` and `inspect`: from a file a line at a
+// time (memory is the messages kept, never the file), or from text already in memory.
+import { closeSync, openSync, readSync } from "node:fs";
 
 export interface LogLine {
   id: string;
@@ -35,8 +37,22 @@ export class LogParseError extends Error {
 
 export interface ParsedLog {
   lines: LogLine[];
+  /** The first MAX_SKIPPED_KEPT bad lines skipped with `skipBad`, with why. */
   skipped: Array<{ line: number; reason: string }>;
+  /** How many bad lines were skipped in all. */
+  skippedCount: number;
 }
+
+/** A longer line is not a chat message: refused (or skipped) without being held whole. */
+export const MAX_LOG_LINE_BYTES = 1024 * 1024;
+/** Bad lines remembered by reason (all are counted). */
+const MAX_SKIPPED_KEPT = 1000;
+
+/** A value as a reason shows it: JSON, cut short (a reason never carries a whole field). */
+const shown = (v: unknown): string => {
+  const text = JSON.stringify(v) ?? String(v);
+  return text.length > 60 ? `${text.slice(0, 60)}…` : text;
+};
 
 function parseLine(text: string, line: number): LogLine {
   let obj: unknown;
@@ -54,16 +70,16 @@ function parseLine(text: string, line: number): LogLine {
   }
   const ts = typeof o.ts === "string" && o.ts.trim() !== "" ? Number(o.ts) : o.ts;
   if (typeof ts !== "number" || !Number.isFinite(ts)) {
-    throw new LogParseError(line, `expected \`ts\` to be epoch milliseconds, got ${JSON.stringify(o.ts)}`);
+    throw new LogParseError(line, `expected \`ts\` to be epoch milliseconds, got ${shown(o.ts)}`);
   }
   if (typeof o.sender !== "string" || o.sender === "") {
-    throw new LogParseError(line, `expected \`sender\` to be a non-empty string, got ${JSON.stringify(o.sender)}`);
+    throw new LogParseError(line, `expected \`sender\` to be a non-empty string, got ${shown(o.sender)}`);
   }
   if (typeof o.content !== "string") {
-    throw new LogParseError(line, `expected \`content\` to be a string, got ${JSON.stringify(o.content)}`);
+    throw new LogParseError(line, `expected \`content\` to be a string, got ${shown(o.content)}`);
   }
   if (typeof o.id !== "string" && typeof o.id !== "number") {
-    throw new LogParseError(line, `expected \`id\` to be a string or number, got ${JSON.stringify(o.id)}`);
+    throw new LogParseError(line, `expected \`id\` to be a string or number, got ${shown(o.id)}`);
   }
   const out: LogLine = { id: String(o.id), ts, sender: o.sender, content: o.content, line };
   if (Array.isArray(o.replyTo)) out.replyTo = o.replyTo.filter((x): x is string => typeof x === "string");
@@ -72,30 +88,118 @@ function parseLine(text: string, line: number): LogLine {
 }
 
 /**
- * Parses JSON Lines. Blank lines are ignored. Without `skipBad` the first bad line throws a
- * {@link LogParseError} naming its line number; with it, bad lines are counted and skipped.
- * Lines are returned sorted by `ts` (stable), so equal timestamps keep file order.
+ * Takes a log one line at a time: good lines kept, blank lines ignored, a bad line thrown as a
+ * {@link LogParseError} naming its number (or, with `skipBad`, counted and skipped). `finish`
+ * sorts by `ts` (stable, so equal timestamps keep file order).
  */
-export function parseLog(text: string, opts: { skipBad?: boolean } = {}): ParsedLog {
-  const lines: LogLine[] = [];
-  const skipped: Array<{ line: number; reason: string }> = [];
-  const seen = new Set<string>();
-  const raw = text.split(/\r?\n/);
-  for (let i = 0; i < raw.length; i++) {
-    const t = raw[i]!.trim();
-    if (t === "") continue;
+class LogLines {
+  readonly #skipBad: boolean;
+  readonly #lines: LogLine[] = [];
+  readonly #skipped: Array<{ line: number; reason: string }> = [];
+  #skippedCount = 0;
+  readonly #seen = new Set<string>();
+  readonly #senders = new Map<string, string>();
+
+  constructor(skipBad: boolean) {
+    this.#skipBad = skipBad;
+  }
+
+  add(raw: string, line: number): void {
+    const t = raw.trim();
+    if (t === "") return;
     try {
-      const parsed = parseLine(t, i + 1);
-      if (seen.has(parsed.id)) throw new LogParseError(i + 1, `duplicate id ${JSON.stringify(parsed.id)}`);
-      seen.add(parsed.id);
-      lines.push(parsed);
+      const parsed = parseLine(t, line);
+      if (this.#seen.has(parsed.id)) throw new LogParseError(line, `duplicate id ${shown(parsed.id)}`);
+      this.#seen.add(parsed.id);
+      // A log has few senders and many lines: one string per sender, not one per line.
+      const sender = this.#senders.get(parsed.sender);
+      if (sender !== undefined) parsed.sender = sender;
+      else this.#senders.set(parsed.sender, parsed.sender);
+      this.#lines.push(parsed);
     } catch (err) {
-      if (!(err instanceof LogParseError) || !opts.skipBad) throw err;
-      skipped.push({ line: err.line, reason: err.reason });
+      if (!(err instanceof LogParseError)) throw err;
+      this.bad(line, err.reason);
     }
   }
-  lines.sort((a, b) => a.ts - b.ts);
-  return { lines, skipped };
+
+  bad(line: number, reason: string): void {
+    if (!this.#skipBad) throw new LogParseError(line, reason);
+    this.#skippedCount++;
+    if (this.#skipped.length < MAX_SKIPPED_KEPT) this.#skipped.push({ line, reason });
+  }
+
+  finish(): ParsedLog {
+    this.#lines.sort((a, b) => a.ts - b.ts);
+    return { lines: this.#lines, skipped: this.#skipped, skippedCount: this.#skippedCount };
+  }
+}
+
+/** Parses JSON Lines held in memory (tests, bundled logs); see {@link readLog} for a file. */
+export function parseLog(text: string, opts: { skipBad?: boolean } = {}): ParsedLog {
+  const log = new LogLines(opts.skipBad === true);
+  const raw = text.split(/\r?\n/);
+  for (let i = 0; i < raw.length; i++) log.add(raw[i]!, i + 1);
+  return log.finish();
+}
+
+/**
+ * Reads a JSON Lines log file a chunk at a time: only the current line is held as text, and no
+ * line longer than `maxLineBytes` is held at all (it is refused naming its number, or skipped
+ * with `skipBad`). What stays in memory is the parsed messages, not the file, its text or its
+ * lines. Throws what readSync throws for a file that cannot be read.
+ */
+export function readLog(file: string, opts: { skipBad?: boolean; maxLineBytes?: number; chunkBytes?: number } = {}): ParsedLog {
+  const max = opts.maxLineBytes ?? MAX_LOG_LINE_BYTES;
+  const log = new LogLines(opts.skipBad === true);
+  const chunk = Buffer.allocUnsafe(opts.chunkBytes ?? 256 * 1024);
+  const fd = openSync(file, "r");
+  try {
+    let parts: Buffer[] = [];
+    let held = 0;
+    let tooLong = false;
+    let line = 1;
+    const endLine = () => {
+      if (tooLong) log.bad(line, `longer than ${max.toLocaleString("en")} bytes: not a chat message (is this a JSON Lines log, one message a line?)`);
+      else if (held > 0) log.add(Buffer.concat(parts, held).toString("utf8"), line);
+      parts = [];
+      held = 0;
+      tooLong = false;
+      line++;
+    };
+    const take = (piece: Buffer) => {
+      if (tooLong || piece.length === 0) return;
+      if (held + piece.length > max) {
+        tooLong = true;
+        parts = [];
+        held = 0;
+        return;
+      }
+      // A copy: the chunk is read into again.
+      parts.push(Buffer.from(piece));
+      held += piece.length;
+    };
+    for (;;) {
+      const n = readSync(fd, chunk, 0, chunk.length, null);
+      if (n === 0) break;
+      const data = chunk.subarray(0, n);
+      let start = 0;
+      for (let nl = data.indexOf(0x0a, start); nl !== -1; nl = data.indexOf(0x0a, start)) {
+        if (held === 0 && !tooLong && nl - start <= max) {
+          // The whole line is in this chunk (most are): decoded from it, nothing copied.
+          log.add(data.toString("utf8", start, nl), line++);
+        } else {
+          take(data.subarray(start, nl));
+          endLine();
+        }
+        start = nl + 1;
+      }
+      take(data.subarray(start));
+    }
+    if (held > 0 || tooLong) endLine();
+  } finally {
+    closeSync(fd);
+  }
+  return log.finish();
 }
 
 /** Consecutive lines with the same `ts` arrive as one batch. */

@@ -125,9 +125,9 @@ export function createReplayRecorder(p: { lines: readonly LogLine[]; persona: st
       if (!rec) return;
       rec.outcome = {
         replyType: d.replyType,
-        sent: d.outcome.sent,
-        skipReason: d.outcome.skipReason ?? null,
-        text: d.outcome.text ?? null,
+        sent: d.outcome.kind === "sent",
+        skipReason: d.outcome.kind === "sent" ? null : d.outcome.reason,
+        text: d.outcome.kind === "sent" ? d.outcome.text : null,
         budgetRatio: Math.round(d.budgetRatio * 1000) / 1000,
         modelCalled: d.modelCalls > 0,
         detail: d.detail ?? null,

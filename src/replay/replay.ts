@@ -4,7 +4,6 @@
 import FakeTimers from "@sinonjs/fake-timers";
 import { closeGroupClientForIdentity, initGroupClientForIdentity } from "../group/group-client.ts";
 import { createMemoryLogger } from "../log.ts";
-import { initDedup } from "../monitor/dedup.ts";
 import { createGroupMonitor } from "../monitor/monitor.ts";
 import { createScriptedBackend, type ScriptedMode } from "../backends/deterministic.ts";
 import type { GroupMessage, GroupSettings, IdentityConfig } from "../types.ts";
@@ -62,7 +61,6 @@ export function personaMatcher(persona: string, aid?: string): (sender: string) 
 }
 
 export async function runReplay(lines: readonly LogLine[], opts: ReplayOptions): Promise<ReplayReport> {
-  await initDedup();
   const clock = installReplayClock(lines);
   try {
     const agent = startReplayAgent({ lines, opts, peers: [] });

@@ -5,7 +5,6 @@
 // open questions and how many agents answered each, agent messages per person message, and the
 // longest run of agent messages with no person between them.
 import { memberKeys } from "../group/addressee.ts";
-import { initDedup } from "../monitor/dedup.ts";
 import { isOpenQuestion, replyToOf } from "../monitor/floor.ts";
 import type { LogLine } from "./log.ts";
 import { feedReplay, installReplayClock, startReplayAgent, type ReplayAgent, type ReplayOptions, type ReplayReport, type ReplaySent } from "./replay.ts";
@@ -47,7 +46,6 @@ export async function runRoomReplay(
   /** Simulated network time from one agent's send to the others' receipt (default 0). */
   deliveryMs = 0,
 ): Promise<RoomReport> {
-  await initDedup();
   const ids = agents.map((o) => ({ persona: o.persona, aid: o.aid ?? o.persona }));
   const clock = installReplayClock(lines);
   try {

@@ -5,7 +5,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import type { GroupSettings } from "../types.ts";
 import { isDirectedAt, percentile } from "./addressed.ts";
-import { parseLog, type LogLine } from "./log.ts";
+import { readLog, type LogLine } from "./log.ts";
 import { personaMatcher, runReplay, type ReplayReport } from "./replay.ts";
 import type { ScriptedMode } from "../backends/deterministic.ts";
 
@@ -228,7 +228,7 @@ export async function runSuite(dir: string, opts: SuiteOptions): Promise<SuiteRe
   const report: SuiteReport = { dir, responder, logs: [], pooled: toRow("pooled", "pooled", []) };
   const allParts: RowParts[] = [];
   for (const log of files) {
-    const { lines } = parseLog(readFileSync(join(dir, `${log}.jsonl`), "utf8"));
+    const { lines } = readLog(join(dir, `${log}.jsonl`));
     const personas = suitePersonas(lines, fromFile.get(log), opts.personas ?? 3);
     const rows: SuiteRow[] = [];
     const logParts: RowParts[] = [];

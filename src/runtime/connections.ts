@@ -1,7 +1,6 @@
 // One group connection per group service an identity's groups live on (`group.<ap>` of each
 // group's access point, the identity's own by default), all over the identity's one link. Each
 // feeds its groups' clients and settles its cursor from them.
-import { equalsLower } from "../wire/equals-lower.ts";
 import { childLogger, errorFields } from "../log.ts";
 import { aidDomain, groupServiceAid } from "../network/access-point.ts";
 import type { AgentLink } from "../network/peer-channel.ts";
@@ -10,6 +9,9 @@ import type { GroupMessage, IdentityConfig, Logger } from "../types.ts";
 import { settledCursor } from "./cursor.ts";
 import type { GroupRuntimes } from "./groups.ts";
 import type { IdentityProfile } from "./profile.ts";
+
+/** Event-log entries that change a group's members. */
+const MEMBER_EVENTS: ReadonlySet<string> = new Set(["member_joined", "member_left", "member_removed", "member_banned", "member_unbanned"]);
 
 export interface GroupConnections {
   /** Every group connection, by group service aid. */
@@ -34,12 +36,25 @@ export function openGroupConnections(p: {
   isClosing: () => boolean;
 }): GroupConnections {
   const { identity, groups, logger } = p;
-  const aidLower = identity.aid.toLowerCase();
   const homeService = groupServiceAid(aidDomain(identity.aid));
   const groupsOf = new Map<string, string[]>();
   for (const [groupId, service] of groups.serviceOf) groupsOf.set(service, [...(groupsOf.get(service) ?? []), groupId]);
   const byService = new Map<string, GroupConnection>();
   const connectionOf = (groupId: string): GroupConnection => byService.get(groups.serviceOf.get(groupId)!)!;
+  // One get_members at a time per group: events during a read make one more read after it.
+  const reading = new Map<string, { again: boolean }>();
+  const refresh = (groupId: string): void => {
+    const running = reading.get(groupId);
+    if (running) return void (running.again = true);
+    const state = { again: false };
+    reading.set(groupId, state);
+    void (async () => {
+      do {
+        state.again = false;
+        await p.profile.refreshMembers(connectionOf(groupId), groupId);
+      } while (state.again && !p.isClosing());
+    })().finally(() => reading.delete(groupId));
+  };
   for (const [service, serviceGroups] of groupsOf) {
     byService.set(service, createGroupConnection({
       channel: p.link.channel(service),
@@ -66,14 +81,12 @@ export function openGroupConnections(p: {
           // the observer would throw again, and the group would go deaf.
           logger.log("error", "runtime.on-messages-failed", { group: groupId, ...errorFields(err) });
         }
-        // Our own messages coming back restore the reply memory before the client sees them.
-        for (const m of messages) if (equalsLower(m.sender, aidLower)) g.monitor.rememberOwnMessage(m);
         g.client.feedBufferGate(messages);
         groups.saveSoon(g);
       },
       onEvent: (groupId, event) => {
-        // A newcomer's type comes with the members list: read it again.
-        if (event.event === "member_joined" && !p.isClosing() && groups.byId.has(groupId)) void p.profile.refreshMembers(connectionOf(groupId), groupId);
+        // Someone joined, left or was removed: the members list (and each newcomer's type) is read again.
+        if (MEMBER_EVENTS.has(event.event) && !p.isClosing() && groups.byId.has(groupId)) refresh(groupId);
         p.onTransportEvent?.(groupId, event);
       },
     }));

@@ -1,7 +1,7 @@
 // Which cursor is safe to save for a group: the client reports what it accepted, dispatched and
 // dropped, and the saved cursor never passes a message that has not been settled.
 import type { GroupClientEvent } from "../group/group-client.ts";
-import { numericMsgId } from "../group/order.ts";
+import { numericMsgId } from "../wire/msg-id.ts";
 
 export interface CursorTrack {
   restoredCursor: number;
@@ -34,9 +34,9 @@ export function trackCursor(g: CursorTrack, e: GroupClientEvent): void {
       // A failed attempt that will be retried stays unsettled; a dropped one is reported as drops.
       // A dispatch cut off by close (model call or send delay aborted) said nothing: like a held
       // message, it stays unsettled so the next run answers it instead of losing it.
-      if (e.ok && ids && !(e.outcome.skipReason === "group-closed" && !e.outcome.sent)) {
-        // Messages the dispatch handed back (see DispatchOutcome.notHandled) are held again: still unsettled.
-        const back = e.outcome.notHandled;
+      if (e.ok && ids && !(e.outcome.kind === "skipped" && e.outcome.reason === "group-closed")) {
+        // Messages the dispatch handed back (see SentOutcome.notHandled) are held again: still unsettled.
+        const back = e.outcome.kind === "sent" ? e.outcome.notHandled : undefined;
         for (const n of ids) if (back === undefined || !back.includes(String(n))) g.unsettled.delete(n);
       }
       break;

@@ -48,6 +48,14 @@ export interface StartDevNetworkParams {
    * runs): reserved from the first request on; `identity(aid)` certifies them in-process.
    */
   reserve?: string[];
+  /** Play a strict service: the group service joins new sessions this many ms after the invite, dropping what came before (see LocalNetworkOptions). */
+  strictInviteDelayMs?: number;
+  /**
+   * The operator's choice: a member whose latest sign-in came from `acp-group chat` (a person's
+   * client, by its `client_info`) is a person in `get_members`. Default false: only the groups'
+   * definitions (the config's humans) make people.
+   */
+  peopleFromChat?: boolean;
 }
 
 export async function startDevNetwork(p: StartDevNetworkParams): Promise<DevNetwork> {
@@ -56,7 +64,10 @@ export async function startDevNetwork(p: StartDevNetworkParams): Promise<DevNetw
   // One profile store for both roles: the server's `/agent.md` writes it, the group service reads member types from it.
   const agentMd = createFileAgentMdStore(join(root, "agent-md"));
   const log = p.logger;
+  // The network is started after the service it hosts: the person rule reads it once it exists.
+  let net: LocalNetwork | undefined;
   const service = createGroupService({
+    ...(p.peopleFromChat ? { isPerson: (aid: string) => net?.signedInAsPerson(aid) === true } : {}),
     memberProfile(aid) {
       try {
         return memberTypeFromStore(agentMd, aid);
@@ -71,7 +82,7 @@ export async function startDevNetwork(p: StartDevNetworkParams): Promise<DevNetw
     ...(p.rateLimit !== undefined ? { rateLimit: p.rateLimit } : {}),
     ...(p.logger ? { logger: p.logger } : {}),
   });
-  const net = await startLocalNetwork({
+  net = await startLocalNetwork({
     domain,
     stateDir: root,
     ...(p.port !== undefined ? { port: p.port } : {}),
@@ -81,22 +92,24 @@ export async function startDevNetwork(p: StartDevNetworkParams): Promise<DevNetw
     ...(p.logger ? { logger: p.logger } : {}),
     ...(p.tokenTtlMs !== undefined ? { tokenTtlMs: p.tokenTtlMs } : {}),
     ...(p.reserve ? { reservedMembers: p.reserve } : {}),
+    ...(p.strictInviteDelayMs !== undefined ? { strictInviteDelayMs: p.strictInviteDelayMs } : {}),
   });
+  const started = net;
   // This process's own identities are certified in-process: the only way to a reserved aid.
-  const inProcess = inProcessSignCert(net);
-  const lines = networkBanner(net);
+  const inProcess = inProcessSignCert(started);
+  const lines = networkBanner(started);
   for (const groupId of service.groupIds()) lines.push(`join ${groupId}: ${service.joinLink(groupId)}`);
-  const tls = { ca: net.caPem };
+  const tls = { ca: started.caPem };
   return {
-    net,
+    net: started,
     service,
     lines,
-    profileFetch: createAgentMdFetch({ tls, via: net.localUrl }),
+    profileFetch: createAgentMdFetch({ tls, via: started.localUrl }),
     // Demo identities are for this machine only: stored without a passphrase, next to the CA that issued them.
     // A saved key whose certificate came from an older CA (the ca folder was deleted) is certified again.
-    identity: (aid) => ensureIdentity({ aid, stateDir: root, accessPointUrl: net.localUrl, noPassphrase: true, tls, issuerCaPem: net.caPem, http: inProcess }),
-    connect: (identity, logger, options) => connectAgent({ ...options, identity, accessPointUrl: net.localUrl, tls, ...(logger ? { logger } : {}) }),
-    close: () => net.close(),
+    identity: (aid) => ensureIdentity({ aid, stateDir: root, accessPointUrl: started.localUrl, noPassphrase: true, tls, issuerCaPem: started.caPem, http: inProcess }),
+    connect: (identity, logger, options) => connectAgent({ ...options, identity, accessPointUrl: started.localUrl, tls, ...(logger ? { logger } : {}) }),
+    close: () => started.close(),
   };
 }
 

@@ -2,9 +2,10 @@
 // say), with its state loaded at start and saved when it changes. The connections come later
 // (they need the groups to feed): the groups reach theirs through `connectionOf`.
 import { resolveGroupSettings } from "../config/load.ts";
-import { initGroupClientForIdentity, type GroupClient } from "../group/group-client.ts";
-import type { GroupClientEvent } from "../group/group-client.ts";
+import { initGroupClientForIdentity, type GroupClient, type GroupClientEvent } from "../group/group-client.ts";
+import { GroupMemory } from "../group/memory.ts";
 import { childLogger } from "../log.ts";
+import { dedupKeyOf } from "../monitor/dedup.ts";
 import { createLazyGroupMonitor } from "../monitor/lazy-monitor.ts";
 import type { DispatchDecision, GroupMonitor } from "../monitor/monitor.ts";
 import { aidDomain, groupServiceAid } from "../network/access-point.ts";
@@ -20,6 +21,8 @@ export interface GroupRuntime extends CursorTrack {
   groupId: string;
   client: GroupClient;
   monitor: GroupMonitor;
+  /** What we said in the group: the client writes it, the monitor reads it, a save keeps it. */
+  memory: GroupMemory;
 }
 
 export interface GroupRuntimes {
@@ -78,6 +81,9 @@ export function createGroupRuntimes(p: {
     serviceOf.set(groupId, groupServiceAid(settings.accessPoint || aidDomain(identity.aid)));
     const restored = store.loadGroup(identityId, groupId);
     const glog = childLogger(logger, { group: groupId });
+    // Our messages the group gives back (an echo, or history after a restart that lost the state
+    // save) rejoin the reply memory: never the same thing twice.
+    const memory = new GroupMemory({ historySize: settings.dedup.historySize, restored: restored ?? undefined, restoreReplies: dedupKeyOf });
     // The callbacks below only run once `g` is assigned (after the first message or dispatch).
     let g: GroupRuntime;
     // Built on first use (src/monitor/lazy-monitor.ts): idle groups stay small.
@@ -106,7 +112,8 @@ export function createGroupRuntimes(p: {
       settings,
       dispatch: monitor.handle,
       logger: glog,
-      restored: { cursor: restored?.cursor ?? 0, lastSelfSpeakAt: restored?.lastSelfSpeakAt ?? null },
+      restored: { cursor: restored?.cursor ?? 0 },
+      memory,
       onEvent: (e) => {
         trackCursor(g, e);
         if (e.type === "accepted") profile.noteSender(e.message.sender);
@@ -117,22 +124,22 @@ export function createGroupRuntimes(p: {
         p.onGroupEvent?.(groupId, e);
       },
     });
-    g = { groupId, client, monitor, restoredCursor: restored?.cursor ?? 0, unsettled: new Set(), inFlight: new Map() };
+    g = { groupId, client, monitor, memory, restoredCursor: restored?.cursor ?? 0, unsettled: new Set(), inFlight: new Map() };
     byId.set(groupId, g);
   }
   return { byId, serviceOf, saveNow, saveSoon, flush: () => saves.flush() };
 }
 
-/** What is saved for a group: the settled cursor and the monitor's memory. */
+/** What is saved for a group: the settled cursor, what we said there, and the monitor's books. */
 function persistedOf(g: GroupRuntime): PersistedGroupState {
   const snap = g.monitor.snapshot();
-  const last = [snap.lastSelfSpeakAt, g.client.lastSelfSpeakAt].filter((v): v is number => typeof v === "number");
+  const said = g.memory.snapshot();
   return {
     version: 1,
     cursor: settledCursor(g),
-    lastSelfSpeakAt: last.length ? Math.max(...last) : null,
-    replyHashes: snap.replyHashes,
-    replyTexts: snap.replyTexts,
+    lastSelfSpeakAt: said.lastSelfSpeakAt,
+    replyHashes: said.replyHashes,
+    replyTexts: said.replyTexts,
     budgetEvents: snap.budgetEvents,
     ...(snap.senderCharges ? { senderCharges: snap.senderCharges } : {}),
     agentChain: snap.agentChain,

@@ -10,6 +10,7 @@ import { childLogger, errorFields, silentLogger } from "../log.ts";
 import { createModelCallLimiter, type ModelCallLimiter } from "../monitor/model-calls.ts";
 import type { DispatchDecision, GroupMonitor } from "../monitor/monitor.ts";
 import { createFileStateStore, defaultStateDir, type StateStore } from "../state/file-store.ts";
+import { acquireIdentityLock } from "../state/identity-lock.ts";
 import type { AgentLink } from "../network/peer-channel.ts";
 import type { FetchLike } from "../profile/publish.ts";
 import { openGroupConnections, type GroupConnections } from "./connections.ts";
@@ -99,6 +100,9 @@ type OwnedLink = AgentLink & { close(): Promise<void> | void };
 export function startIdentity(p: StartIdentityParams): RunningIdentity {
   const { config, identityId } = p;
   const { identity, groups } = checkIdentity(config, identityId);
+  // One identity runs in one process: a second process on this state dir is refused here, before
+  // anything connects (IdentityInUseError names the first). Released when the identity closes.
+  const lock = acquireIdentityLock({ stateDir: config.stateDir ?? defaultStateDir(), aid: identity.aid });
   const logger = childLogger(p.logger ?? silentLogger, { identity: identityId });
   const store = p.store ?? createFileStateStore({ dir: config.stateDir ?? defaultStateDir(), logger });
   const profile = createIdentityProfile({
@@ -138,7 +142,14 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
     connectionOf,
     isClosing,
   });
-  const { link, owned } = linkOf(p, identity, logger);
+  let linked: ReturnType<typeof linkOf>;
+  try {
+    linked = linkOf(p, identity, logger);
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+  const { link, owned } = linked;
   connections = openGroupConnections({
     link,
     identity,
@@ -158,6 +169,7 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
     closing ??= (async () => {
       p.abortSignal?.removeEventListener("abort", onAbort);
       await closeIdentity({ runtimes, connections: connections!, modelCalls, profile, owned, logger });
+      lock.release();
       logger.log("info", "runtime.closed", { groups: groups.length });
       resolveDone();
     })();

@@ -38,10 +38,19 @@ export function parseLink(link: string): JoinLink {
 }
 
 /** Signs in, opens the session with the link's group service and joins (invite code) or asks to (request_join). Returns the status. */
-export async function joinByLink(p: { config: ChannelConfig; identityId: string; target: JoinLink; message?: string | undefined; timeoutMs: number; logger: Logger }): Promise<string> {
+export async function joinByLink(p: {
+  config: ChannelConfig;
+  identityId: string;
+  target: JoinLink;
+  message?: string | undefined;
+  timeoutMs: number;
+  logger: Logger;
+  /** The sign-in's `client_info` (`acp-group chat` joins as a person's client). */
+  clientInfo?: string;
+}): Promise<string> {
   const { config, target, logger } = p;
   const identity = config.identities[p.identityId]!;
-  const agent = connectConfiguredIdentity({ config, identityId: p.identityId, logger });
+  const agent = connectConfiguredIdentity({ config, identityId: p.identityId, logger, ...(p.clientInfo !== undefined ? { clientInfo: p.clientInfo } : {}) });
   // No groups to feed: this connection only registers and asks.
   const connection = createGroupConnection({ channel: agent.channel(target.service), aid: identity.aid, groups: [], getCursor: () => 0, onMessages: () => {}, logger });
   try {

@@ -7,6 +7,7 @@ import { msgIdValue } from "../wire/msg-id.ts";
 import { describe, isPlain, type Plain } from "../wire/plain.ts";
 import { RESULT_CODES } from "../wire/result-codes.ts";
 import { messageBytes } from "../wire/limits.ts";
+import type { GroupEvents } from "./group-events.ts";
 import type { GroupHistoryStore } from "./history-store.ts";
 import type { RateLimiter } from "./rate-limit.ts";
 
@@ -27,6 +28,8 @@ export interface GroupDefinition {
 export interface ActionContext {
   groups: Readonly<Record<string, GroupDefinition>>;
   store: GroupHistoryStore;
+  /** The group's event log: pull_events, ack_events and get_cursor's event_cursor. */
+  events: Pick<GroupEvents, "pull" | "ack" | "cursor">;
   limiter: RateLimiter | undefined;
   now(): number;
   maxMessageChars: number;
@@ -41,7 +44,9 @@ export interface ActionContext {
    * A member's type as read from its published agent.md (0 read, 1024 none, 1025 invalid).
    * Absent: the service reads no profiles and `refresh_member_types` is not implemented.
    */
-  memberProfile?(aid: string): { type: "human" | "agent" | "unknown"; code: 0 | 1024 | 1025 };
+  memberProfile?(aid: string): { type: "human" | "agent" | "unknown"; code: 0 | 1024 | 1025; declared?: string };
+  /** The operator's rule for who else is a person (see GroupServiceOptions.isPerson). */
+  isPerson?(aid: string): boolean;
   /** Stores a message with the next msg id; the service fans it out. */
   storeMessage(params: { groupId: string; sender: string; content: string; contentType: string; metadata: Plain | null }): GroupMessage;
 }
@@ -119,7 +124,7 @@ export function handleAction(ctx: ActionContext, caller: Caller, action: string,
           latest_msg_id: latest,
           unread_count: messages.length - firstAfter(messages, current),
         },
-        event_cursor: { start_event_id: 0, current_event_id: 0, latest_event_id: 0, unread_count: 0 },
+        event_cursor: ctx.events.cursor(groupId, caller.aid),
       });
     }
     case "get_group_info":
@@ -138,9 +143,9 @@ export function handleAction(ctx: ActionContext, caller: Caller, action: string,
     case "get_rules":
       return ok({ max_members: 1000, max_message_size: ctx.maxMessageChars, max_message_bytes: ctx.maxMessageBytes });
     case "pull_events":
-      return ok({ events: [], has_more: false, latest_event_id: 0 });
-    default: // ack_events: the local server has no membership changes to report.
-      return ok();
+      return ctx.events.pull(groupId, caller.aid, params);
+    default: // ack_events
+      return ctx.events.ack(groupId, caller.aid, params);
   }
 }
 
@@ -158,16 +163,18 @@ const GROUP_ACTIONS = new Set([
 ]);
 
 /**
- * A `get_members` entry: `agent` when the member's own agent.md says so, else `human` when the
- * group's definition says so, else `unknown` — and `human` only when the type is known, so a
- * client never reads "not marked human" as "agent". An agent.md saying `human` is the member's
- * own word: clients let people past the agent gap and the loop guard, so only the definition
- * (the operator) makes a person.
+ * A `get_members` entry: `agent` when the member's own agent.md says so (`agent`, or its framework
+ * such as `openclaw`), else `human` when the operator says so (the group's definition, or its rule
+ * `isPerson`), else `unknown` — and `human` only when the type is known, so a client never reads
+ * "not marked human" as "agent". An agent.md saying `human` is the member's own word: clients let
+ * people past the agent gap and the loop guard, so only the operator makes a person. `agent_type`
+ * (what the official SDK's UI reads) carries the type as the agent.md wrote it, or `human`.
  */
 function memberEntry(ctx: ActionContext, aid: string, m: GroupMember): Plain {
-  const fromProfile = ctx.memberProfile?.(aid).type;
-  const type = fromProfile === "agent" ? "agent" : m.human === true ? "human" : "unknown";
-  return { agent_id: aid, role: "member", type, ...(type !== "unknown" ? { human: type === "human" } : {}) };
+  const profile = ctx.memberProfile?.(aid);
+  const type = profile?.type === "agent" ? "agent" : m.human === true || ctx.isPerson?.(aid) === true ? "human" : "unknown";
+  const agentType = type === "human" ? "human" : type === "agent" ? (profile?.declared ?? "agent") : undefined;
+  return { agent_id: aid, role: "member", type, ...(agentType !== undefined ? { agent_type: agentType } : {}), ...(type !== "unknown" ? { human: type === "human" } : {}) };
 }
 
 /**

@@ -150,13 +150,13 @@ export async function handleAgentMdRequest(req: IncomingMessage, res: ServerResp
 
 /**
  * What the local group service reads from a member's stored agent.md: its type, or why there is
- * none (1024 not found, 1025 invalid — no front matter or no `type: human|agent`). For
+ * none (1024 not found, 1025 invalid — no front matter or no `type`), and the type as written. For
  * `get_members` entries (`type`) and `refresh_member_types`.
  */
-export function memberTypeFromStore(store: AgentMdStore, aid: string): { type: "human" | "agent" | "unknown"; code: 0 | 1024 | 1025 } {
+export function memberTypeFromStore(store: AgentMdStore, aid: string): { type: "human" | "agent" | "unknown"; code: 0 | 1024 | 1025; declared?: string } {
   const text = store.get(aid);
   if (text === undefined) return { type: "unknown", code: RESULT_CODES.AGENT_MD_NOT_FOUND };
   const check = checkAgentMd(text, { aid });
   if (!check.ok) return { type: "unknown", code: RESULT_CODES.AGENT_MD_INVALID };
-  return { type: check.parsed.type, code: RESULT_CODES.OK };
+  return { type: check.parsed.type, code: RESULT_CODES.OK, ...(check.parsed.declaredType !== undefined ? { declared: check.parsed.declaredType } : {}) };
 }

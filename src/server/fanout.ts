@@ -1,8 +1,8 @@
 // How stored messages reach the members online: everything stored in one turn goes out together,
 // one `message_batch_push` per receiver and group (split like a pull page, so no batch outgrows
 // what a client reads), or the deprecated `message_push`, plus an optional `group_notify
-// new_message`; and `member_joined` notices. A push that finds its session gone drops that
-// session from the online registry.
+// new_message`; and the event log's notices (group-events.ts). A push that finds its session gone
+// drops that session from the online registry.
 import type { GroupMessage } from "../types.ts";
 import { toWireMessage } from "../wire/message.ts";
 import { pageWithin } from "./actions.ts";
@@ -48,10 +48,10 @@ export class Fanout {
     }
   }
 
-  /** `group_notify member_joined` to the group's members online (the newcomer included), so clients re-read members. */
-  announceJoined(groupId: string, member: string): void {
-    const frame = { action: "group_notify", group_id: groupId, event: "member_joined", data: { agent_id: member }, timestamp: this.#p.now() };
-    for (const to of this.#p.membership.members(groupId).keys()) for (const sessionId of this.#p.online.liveSessions(to)) this.#sendTo(to, sessionId, frame);
+  /** `frames` to every session online of the group's members (a newcomer included) and of `alsoTell`. */
+  notify(groupId: string, frames: readonly unknown[], alsoTell: readonly string[] = []): void {
+    const to = new Set([...this.#p.membership.members(groupId).keys(), ...alsoTell]);
+    for (const aid of to) for (const sessionId of this.#p.online.liveSessions(aid)) for (const frame of frames) this.#sendTo(aid, sessionId, frame);
   }
 
   #sendTo(to: string, sessionId: string, frame: unknown): void {

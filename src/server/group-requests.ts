@@ -1,13 +1,12 @@
 // One request to the group service, from payload to response: size and shape checked at the edge
 // (a frame without a request_id has nobody to answer and is dropped), routed to the online
-// registry, membership or message actions, answered on the caller's session; a join is announced
-// and a stored message fanned out after the response.
+// registry, membership or message actions, answered on the caller's session; a join goes to the
+// event log and a stored message is fanned out after the response.
 import type { GroupMessage, Logger } from "../types.ts";
 import type { WireResponse } from "../wire/frames.ts";
 import { isPlain } from "../wire/plain.ts";
 import { RESULT_CODES } from "../wire/result-codes.ts";
 import { handleAction, isMessageAction, type ActionContext, type ActionResult } from "./actions.ts";
-import type { Fanout } from "./fanout.ts";
 import { MEMBERSHIP_ACTIONS, type Membership } from "./membership.ts";
 import { ONLINE_ACTIONS, type OnlineRegistry } from "./online-registry.ts";
 import type { ServiceAgentHost } from "./service-agent.ts";
@@ -25,11 +24,12 @@ export interface GroupRequestDeps {
   online: OnlineRegistry;
   membership: Membership;
   actions: ActionContext;
-  fanout: Fanout;
   /** The message service hosting the group service; undefined until attached. */
   host: () => ServiceAgentHost | undefined;
   /** A message a request stored: to the members and the service's listeners. */
   publish(message: GroupMessage): void;
+  /** A member joined by this request: the event log records it (and tells the members online). */
+  joined(groupId: string, aid: string, via: string): void;
 }
 
 /** Handles one payload from `from` on `sessionId`. Throws only on a bug; the caller logs it. */
@@ -76,9 +76,6 @@ export function handleGroupRequest(deps: GroupRequestDeps, sessionId: string, fr
   if (!deps.host()?.send({ sessionId, to: from, payload: JSON.stringify(response) })) {
     log.log("debug", "group-service.response-lost", { aid: from, action, sessionId });
   }
-  if (result.joined) {
-    log.log("info", "group-service.member-joined", { groupId: raw.group_id, aid: result.joined, via: action });
-    if (typeof raw.group_id === "string") deps.fanout.announceJoined(raw.group_id, result.joined);
-  }
+  if (result.joined && typeof raw.group_id === "string") deps.joined(raw.group_id, result.joined, action);
   if (result.stored) deps.publish(result.stored);
 }

@@ -46,7 +46,13 @@ export interface GroupServiceOptions {
    * Reads a member's published agent.md (e.g. `memberTypeFromStore` over the local network's
    * store): `get_members` then carries each member's `type`, and `refresh_member_types` answers.
    */
-  memberProfile?: (aid: string) => { type: "human" | "agent" | "unknown"; code: 0 | 1024 | 1025 };
+  memberProfile?: (aid: string) => { type: "human" | "agent" | "unknown"; code: 0 | 1024 | 1025; declared?: string };
+  /**
+   * The operator's rule for who else is a person: e.g. an aid whose latest sign-in came from a
+   * person's client (`acp-group chat`, with the local network's `peopleFromChat`). Such a member is
+   * `human` in `get_members`, like one the group's definition marks human.
+   */
+  isPerson?: (aid: string) => boolean;
 }
 
 export class GroupServiceError extends Error {

@@ -12,9 +12,10 @@ import { msgIdValue } from "../wire/msg-id.ts";
 import type { Plain } from "../wire/plain.ts";
 import type { ActionContext } from "./actions.ts";
 import { Fanout } from "./fanout.ts";
+import { GroupEvents } from "./group-events.ts";
 import { handleGroupRequest, type GroupRequestDeps } from "./group-requests.ts";
 import { GroupServiceError, openHistory, validateOptions, type GroupServiceOptions } from "./group-service-options.ts";
-import type { GroupHistoryStore } from "./history-store.ts";
+import type { GroupHistoryStore, StoredGroupEvent } from "./history-store.ts";
 import { Membership } from "./membership.ts";
 import { OnlineRegistry } from "./online-registry.ts";
 import { RateLimiter } from "./rate-limit.ts";
@@ -43,6 +44,8 @@ export interface GroupService extends ServiceAgent {
    */
   postEvent(params: { groupId: string; eventType: string; content?: string; actor?: string; target?: string }): GroupMessage;
   history(groupId: string): GroupMessage[];
+  /** The group's event log (member joined, left, …), oldest first. */
+  events(groupId: string): StoredGroupEvent[];
   /** Observes every stored message; returns an unsubscribe function. */
   onStored(listener: (message: GroupMessage) => void): () => void;
   groupIds(): string[];
@@ -71,8 +74,11 @@ export function createGroupService(options: GroupServiceOptions): GroupService {
   const online = new OnlineRegistry({ now, ttlMs: options.onlineTtlMs ?? 300_000, logger: log });
   let host: ServiceAgentHost | undefined;
   const counters: GroupServiceCounters = { requests: 0, malformedFrames: 0, oversizeFrames: 0, messagesStored: 0, pushesSent: 0, pushesLost: 0 };
-  const actions = actionContext(options, { store, membership, now, counters });
-  const fanout = new Fanout({
+  // The event log tells members through the fanout, which exists once the actions do: late-bound.
+  let fanout!: Fanout;
+  const events = new GroupEvents({ store, now, maxPullLimit: options.maxPullLimit ?? 100, notify: (groupId, frames, alsoTell) => fanout.notify(groupId, frames, alsoTell) });
+  const actions = actionContext(options, { store, membership, now, counters, events });
+  fanout = new Fanout({
     membership,
     online,
     delivery: { push: options.delivery?.push ?? "batch", notify: options.delivery?.notify ?? false, echo: options.delivery?.echo ?? true },
@@ -94,6 +100,11 @@ export function createGroupService(options: GroupServiceOptions): GroupService {
     }
   };
 
+  const memberJoined = (groupId: string, member: string, via: string): void => {
+    log.log("info", "group-service.member-joined", { groupId, aid: member, via });
+    events.record({ groupId, type: "member_joined", actor: member, target: member, data: { agent_id: member, role: "member" }, summary: `${member} joined` });
+  };
+
   const requests: GroupRequestDeps = {
     maxFrameBytes: options.maxFrameBytes ?? 1024 * 1024,
     counters,
@@ -101,9 +112,9 @@ export function createGroupService(options: GroupServiceOptions): GroupService {
     online,
     membership,
     actions,
-    fanout,
     host: () => host,
     publish,
+    joined: memberJoined,
   };
 
   const service: GroupService = {
@@ -140,6 +151,7 @@ export function createGroupService(options: GroupServiceOptions): GroupService {
       return service.post({ groupId, sender: aid, content: content || [actor, eventType, target].filter(Boolean).join(" "), contentType: "event", metadata });
     },
     history: (groupId) => [...store.messages(groupId)],
+    events: (groupId) => [...store.events(groupId)],
     onStored(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
@@ -167,7 +179,7 @@ export function createGroupService(options: GroupServiceOptions): GroupService {
     },
     addMember(groupId, member) {
       const added = membership.add(groupId, member);
-      if (added) fanout.announceJoined(groupId, member);
+      if (added) memberJoined(groupId, member, "addMember");
       return added;
     },
     pendingJoinRequests: (groupId) => membership.pendingRequests(groupId),
@@ -179,13 +191,14 @@ export function createGroupService(options: GroupServiceOptions): GroupService {
 /** What the message actions read and how they store a message (msg ids count up by `msgIdStep`). */
 function actionContext(
   options: GroupServiceOptions,
-  p: { store: GroupHistoryStore; membership: Membership; now: () => number; counters: GroupServiceCounters },
+  p: { store: GroupHistoryStore; membership: Membership; now: () => number; counters: GroupServiceCounters; events: GroupEvents },
 ): ActionContext {
-  const { store, membership, now, counters } = p;
+  const { store, membership, now, counters, events } = p;
   const rateLimit = options.rateLimit === undefined ? { messages: 10, perMs: 10_000 } : options.rateLimit;
   return {
     groups: options.groups,
     store,
+    events,
     limiter: rateLimit ? new RateLimiter(rateLimit) : undefined,
     now,
     maxMessageChars: options.maxMessageChars ?? 10_000,
@@ -194,6 +207,7 @@ function actionContext(
     maxPullLimit: options.maxPullLimit ?? 100,
     members: (groupId) => membership.members(groupId),
     ...(options.memberProfile ? { memberProfile: options.memberProfile } : {}),
+    ...(options.isPerson ? { isPerson: options.isPerson } : {}),
     storeMessage({ groupId, sender, content, contentType, metadata }) {
       const list = store.messages(groupId);
       const last = list[list.length - 1];

@@ -1,11 +1,22 @@
-// Where the local group server keeps messages and per-member ack cursors. Passing the same store
-// (or the same file) to a restarted server keeps history and msg ids across the restart.
+// Where the local group server keeps messages, its event log (member joined, left, …) and
+// per-member ack cursors of both. Passing the same store (or the same file) to a restarted server
+// keeps history, msg ids and event ids across the restart.
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { dirname } from "node:path";
 import type { GroupMessage } from "../types.ts";
 import { parseWireMessage, toWireMessage } from "../wire/message.ts";
 import { msgIdValue } from "../wire/msg-id.ts";
-import { isPlain } from "../wire/plain.ts";
+import { isPlain, type Plain } from "../wire/plain.ts";
+
+/** One entry of a group's event log, in the SDK's `GroupEvent` shape. */
+export interface StoredGroupEvent {
+  event_id: number;
+  event_type: string;
+  actor: string;
+  timestamp: number;
+  target?: string;
+  data?: Plain | null;
+}
 
 export interface GroupHistoryStore {
   /** The group's messages in msg id order. */
@@ -21,6 +32,13 @@ export interface GroupHistoryStore {
   /** The group's invite code, once one was made. */
   inviteCode(groupId: string): string | undefined;
   setInviteCode(groupId: string, code: string): void;
+  /** The group's events in event id order. */
+  events(groupId: string): readonly StoredGroupEvent[];
+  /** Appends an event whose id is above every stored one. */
+  appendEvent(groupId: string, event: StoredGroupEvent): void;
+  /** A member's acked event id, 0 when it never acked. */
+  eventCursor(groupId: string, aid: string): number;
+  setEventCursor(groupId: string, aid: string, eventId: number): void;
 }
 
 export function createMemoryHistoryStore(): GroupHistoryStore {
@@ -28,6 +46,8 @@ export function createMemoryHistoryStore(): GroupHistoryStore {
   const cursors = new Map<string, number>();
   const joined = new Map<string, string[]>();
   const invites = new Map<string, string>();
+  const events = new Map<string, StoredGroupEvent[]>();
+  const eventCursors = new Map<string, number>();
   return {
     messages: (groupId) => messages.get(groupId) ?? [],
     append(message) {
@@ -48,12 +68,23 @@ export function createMemoryHistoryStore(): GroupHistoryStore {
     setInviteCode(groupId, code) {
       invites.set(groupId, code);
     },
+    events: (groupId) => events.get(groupId) ?? [],
+    appendEvent(groupId, event) {
+      let list = events.get(groupId);
+      if (!list) events.set(groupId, (list = []));
+      list.push(event);
+    },
+    eventCursor: (groupId, aid) => eventCursors.get(`${groupId}\u0000${aid}`) ?? 0,
+    setEventCursor(groupId, aid, eventId) {
+      eventCursors.set(`${groupId}\u0000${aid}`, eventId);
+    },
   };
 }
 
 /**
  * A JSON-lines log: `{"g":group,"m":<wire message>}`, `{"g":group,"a":aid,"c":cursor}`,
- * `{"g":group,"j":aid}` (joined) and `{"g":group,"i":code}` (invite code) records,
+ * `{"g":group,"j":aid}` (joined), `{"g":group,"i":code}` (invite code), `{"g":group,"e":<event>}`
+ * and `{"g":group,"a":aid,"ec":event cursor}` records,
  * appended synchronously so a crash loses at most the line being written (a torn last line is
  * skipped on load).
  */
@@ -71,7 +102,8 @@ export function createFileHistoryStore(file: string): GroupHistoryStore & { skip
   } else {
     mkdirSync(dirname(file), { recursive: true });
   }
-  const write = (record: unknown) => appendFileSync(file, JSON.stringify(record) + "\n");
+  // Invite codes are in it (anyone holding one may join): created 0600 like every state file.
+  const write = (record: unknown) => appendFileSync(file, JSON.stringify(record) + "\n", { mode: 0o600 });
   return {
     skippedLines,
     messages: mem.messages,
@@ -97,6 +129,17 @@ export function createFileHistoryStore(file: string): GroupHistoryStore & { skip
       write({ g: groupId, i: code });
       mem.setInviteCode(groupId, code);
     },
+    events: mem.events,
+    appendEvent(groupId, event) {
+      write({ g: groupId, e: event });
+      mem.appendEvent(groupId, event);
+    },
+    eventCursor: mem.eventCursor,
+    setEventCursor(groupId, aid, eventId) {
+      if (mem.eventCursor(groupId, aid) === eventId) return;
+      write({ g: groupId, a: aid, ec: eventId });
+      mem.setEventCursor(groupId, aid, eventId);
+    },
   };
 }
 
@@ -117,6 +160,17 @@ function loadLine(mem: GroupHistoryStore, line: string): boolean {
     mem.append(parsed.message);
     return true;
   }
+  if ("e" in rec) {
+    const event = parseStoredEvent(rec.e);
+    const last = mem.events(rec.g).at(-1);
+    if (!event || (last && last.event_id >= event.event_id)) return false;
+    mem.appendEvent(rec.g, event);
+    return true;
+  }
+  if (typeof rec.a === "string" && typeof rec.ec === "number" && Number.isSafeInteger(rec.ec)) {
+    mem.setEventCursor(rec.g, rec.a, rec.ec);
+    return true;
+  }
   if (typeof rec.a === "string" && typeof rec.c === "number" && Number.isSafeInteger(rec.c)) {
     mem.setCursor(rec.g, rec.a, rec.c);
     return true;
@@ -130,4 +184,13 @@ function loadLine(mem: GroupHistoryStore, line: string): boolean {
     return true;
   }
   return false;
+}
+
+function parseStoredEvent(v: unknown): StoredGroupEvent | undefined {
+  if (!isPlain(v)) return undefined;
+  const { event_id: id, event_type: type, actor, timestamp, target, data } = v;
+  if (typeof id !== "number" || !Number.isSafeInteger(id) || id < 1 || typeof type !== "string" || typeof actor !== "string" || typeof timestamp !== "number") return undefined;
+  if (target !== undefined && typeof target !== "string") return undefined;
+  if (data !== undefined && data !== null && !isPlain(data)) return undefined;
+  return { event_id: id, event_type: type, actor, timestamp, ...(target !== undefined ? { target } : {}), ...(data !== undefined ? { data } : {}) };
 }

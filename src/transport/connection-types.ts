@@ -8,11 +8,22 @@ import type { Plain } from "../wire/plain.ts";
 
 export type ConnectionStatus = "idle" | "connecting" | "syncing" | "open" | "reconnecting" | "closed";
 
+/**
+ * A notification from the group service. For an entry of its event log (a `group_event`, or one
+ * pulled after `new_event`) `event` is its `event_type` (`member_joined`, `member_left`,
+ * `announcement_updated`, …), `data` its data, and the id, actor and target come alongside.
+ */
 export interface GroupEvent {
   event: string;
   data: Plain;
   /** Server time, when the frame carried one. */
   timestamp: number | undefined;
+  /** An event-log entry's id (each handed over once, in order). */
+  eventId?: number;
+  /** Who did it (event-log entries). */
+  actor?: string;
+  /** Whom it was done to (event-log entries about a member). */
+  target?: string;
 }
 
 export interface GroupConnectionParams {
@@ -36,10 +47,17 @@ export interface GroupConnectionParams {
   onMessages(groupId: string, messages: GroupMessage[]): void | Promise<void>;
   onEvent?(groupId: string, event: GroupEvent): void;
   logger?: Logger;
-  /** Interval of group `heartbeat` requests; a failed one is logged, never drops anything. 0 disables. Default 180000. */
+  /**
+   * Interval of group `heartbeat` requests, each followed by register_online renewing the
+   * registration; a failed one is logged, never drops anything nor stops the next. 0 disables. Default 180000.
+   */
   heartbeatMs?: number;
   /** Default 30000. */
   requestTimeoutMs?: number;
+  /** register_online unanswered this long is asked again on `registerRetry` backoff. Default 10000 (at most requestTimeoutMs). */
+  registerTimeoutMs?: number;
+  /** Backoff of an unanswered register_online. Default { baseMs: 1000, maxMs: 30000, jitter: 0.3 }. */
+  registerRetry?: BackoffSettings;
   /** Back-off of a group's re-pull after a failed pull or handler. Default { baseMs: 500, maxMs: 30000, jitter: 0.3 }. */
   reconnect?: BackoffSettings;
   /** Retries of send_message answered 1010. Default { maxAttempts: 5, baseMs: 1000, maxMs: 30000, jitter: 0.3 }. */
@@ -71,8 +89,10 @@ export interface ConnectionCounters extends GroupFeedCounters {
   requestTimeouts: number;
   heartbeatFailures: number;
   rateLimitedRetries: number;
-  /** register_online that failed or went unanswered (retried on the next heartbeat). */
+  /** register_online that failed or went unanswered (unanswered: retried within seconds; refused: at the next heartbeat). */
   registerFailures: number;
+  /** Sessions that answered nothing for a whole request timeout while up, and were rebuilt. */
+  silentSessions: number;
   /** Frames of a session we already left. */
   staleFrames: number;
 }

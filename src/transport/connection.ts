@@ -26,12 +26,15 @@ import { handleInboundFrame, type InboundDeps } from "./inbound.ts";
 import type { ResponseFrame } from "./pending-requests.ts";
 import { sendGroupMessage, type SendMessageDeps } from "./send-message.ts";
 import { SessionRequests, requestFailed } from "./session-requests.ts";
+import { SessionUpkeep } from "./session-upkeep.ts";
 
 /** How long close() waits for the answer to unregister_online. */
 const UNREGISTER_GRACE_MS = 2000;
 /** The service's online TTL is 5 minutes; the SDK beats every 3. */
 export const DEFAULT_HEARTBEAT_MS = 180_000;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+/** register_online unanswered this long is asked again (on backoff from 1 s): pushes start within seconds. */
+export const DEFAULT_REGISTER_TIMEOUT_MS = 10_000;
 
 export type * from "./connection-types.ts";
 
@@ -45,7 +48,6 @@ class ChannelGroupConnection implements GroupConnection {
   readonly #log: Logger;
   readonly #random: () => number;
   readonly #requestTimeoutMs: number;
-  readonly #heartbeatMs: number;
   readonly #inbound: InboundDeps;
   readonly #retry: BackoffSettings;
   readonly #send: SendMessageDeps;
@@ -56,7 +58,7 @@ class ChannelGroupConnection implements GroupConnection {
     unmatchedResponses: 0, unknownGroups: 0, reconnects: 0, requestTimeouts: 0, heartbeatFailures: 0,
     rateLimitedRetries: 0, handlerErrors: 0, pullFailures: 0, messagesFed: 0, heldOverflows: 0, gapResyncs: 0,
     pageShrinks: 0, droppedOversize: 0,
-    registerFailures: 0, staleFrames: 0,
+    registerFailures: 0, staleFrames: 0, silentSessions: 0,
   };
   readonly #requests: SessionRequests;
   readonly #events: TypedEmitter<GroupConnectionEvents>;
@@ -65,10 +67,9 @@ class ChannelGroupConnection implements GroupConnection {
   #status: ConnectionStatus = "idle";
   /** The session everything in flight belongs to; undefined while the channel is down. */
   #session: string | undefined;
-  #registered = false;
+  /** register_online, the heartbeat and silence of the current session (its timers live there). */
+  readonly #upkeep: SessionUpkeep;
   #offChannel: Array<() => void> = [];
-  /** Armed while a session is up; re-armed after each beat; cleared when it goes down and on close. */
-  #heartbeatTimer: ReturnType<typeof setTimeout> | undefined;
   #start: { promise: Promise<void>; resolve(): void; reject(err: Error): void } | undefined;
   #closePromise: Promise<void> | undefined;
 
@@ -82,15 +83,32 @@ class ChannelGroupConnection implements GroupConnection {
     this.#events = new TypedEmitter((err, event) => this.#log.log("error", "transport.listener-failed", { event, ...errorFields(err) }));
     this.#random = p.random ?? Math.random;
     this.#requestTimeoutMs = p.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
-    this.#heartbeatMs = p.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
     this.#retry = p.reconnect ?? { baseMs: 500, maxMs: 30_000, jitter: 0.3 };
+    this.#upkeep = new SessionUpkeep({
+      call: (action, timeoutMs) => this.#call(action, undefined, undefined, timeoutMs),
+      heartbeatMs: p.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
+      registerTimeoutMs: Math.min(p.registerTimeoutMs ?? DEFAULT_REGISTER_TIMEOUT_MS, this.#requestTimeoutMs),
+      registerRetry: p.registerRetry ?? { baseMs: 1000, maxMs: 30_000, jitter: 0.3 },
+      random: this.#random,
+      counters: this.#counters,
+      logger: this.#log,
+      peer: p.channel.peer,
+      onCaughtUp: () => {
+        for (const feed of this.#feeds.values()) void feed.sync();
+      },
+      onSilent: () => this.#channel.renew("silent"),
+    });
     this.#requests = new SessionRequests({
       aid: p.aid,
       now: (p.now ?? Date.now)(),
       random: this.#random,
       timeoutMs: this.#requestTimeoutMs,
       send: (payload) => this.#session !== undefined && this.#channel.send(payload),
-      onTimeout: () => this.#counters.requestTimeouts++,
+      mark: () => this.#counters.framesIn,
+      onTimeout: (t) => {
+        this.#counters.requestTimeouts++;
+        this.#upkeep.noteTimeout(this.#session, t, this.#counters.framesIn - t.mark);
+      },
     });
     this.#groups = new GroupFeeds({
       groups: p.groups,
@@ -108,6 +126,7 @@ class ChannelGroupConnection implements GroupConnection {
       maxFrameBytes: p.maxFrameBytes ?? MAX_INBOUND_PAYLOAD_BYTES,
       pending: this.#requests.pending,
       feeds: this.#feeds,
+      eventFeeds: this.#groups.events,
       onEvent: p.onEvent?.bind(p),
     };
     this.#send = {
@@ -199,16 +218,16 @@ class ChannelGroupConnection implements GroupConnection {
     if (this.#status === "closed" || this.#session === sessionId) return;
     if (this.#session !== undefined) this.#onDown("replaced by a new session");
     this.#session = sessionId;
-    this.#registered = false;
     this.#setStatus("syncing");
     this.#log.log("info", "transport.session-up", { peer: this.#channel.peer, aid: this.#p.aid, sessionId });
-    this.#armHeartbeat(sessionId);
+    this.#upkeep.begin(sessionId);
     void this.#syncSession(sessionId).catch((err) => this.#log.log("error", "transport.session-sync-failed", { sessionId, ...errorFields(err) }));
   }
 
   /** register_online first (the service pushes only to registered members), then every group's pull. */
   async #syncSession(sessionId: string): Promise<void> {
-    await this.#register(sessionId);
+    // An unanswered one is retried within seconds meanwhile (session-upkeep.ts); pulls work unregistered.
+    await this.#upkeep.register(sessionId, false);
     if (this.#session !== sessionId) return;
     await Promise.all(
       [...this.#feeds.values()].map(async (feed) => {
@@ -223,26 +242,14 @@ class ChannelGroupConnection implements GroupConnection {
     this.#start?.resolve();
   }
 
-  async #register(sessionId: string, catchUp = false): Promise<void> {
-    try {
-      await this.#call("register_online");
-      if (this.#session !== sessionId) return;
-      this.#registered = true;
-      if (catchUp) for (const feed of this.#feeds.values()) void feed.sync();
-    } catch (err) {
-      if (this.#session !== sessionId) return;
-      // Pulls still work unregistered; the next heartbeat tries to register again.
-      this.#counters.registerFailures++;
-      this.#log.log("warn", "transport.register-failed", { sessionId, ...errorFields(err) });
-    }
-  }
-
-  /** max(service's current_msg_id, saved cursor): the SDK's sync starting point. */
+  /** max(service's current_msg_id, saved cursor): the SDK's sync starting point. The event log starts from the same answer. */
   async #startCursor(groupId: string, sessionId: string): Promise<number> {
     const saved = this.#groups.savedCursor(groupId);
     try {
       const frame = await this.#call("get_cursor", groupId);
       const cursor = isPlain(frame.data) && isPlain(frame.data.msg_cursor) ? frame.data.msg_cursor.current_msg_id : undefined;
+      const latestEvent = isPlain(frame.data) && isPlain(frame.data.event_cursor) ? frame.data.event_cursor.latest_event_id : undefined;
+      if (this.#session === sessionId) this.#groups.events.get(groupId)?.connect(isMsgIdNumber(latestEvent) ? latestEvent : undefined);
       if (isMsgIdNumber(cursor)) return Math.max(saved, cursor);
       this.#counters.malformedFrames++;
       this.#log.log("warn", "transport.bad-cursor", { groupId, sessionId });
@@ -256,9 +263,9 @@ class ChannelGroupConnection implements GroupConnection {
     if (this.#session === undefined && this.#status !== "syncing" && this.#status !== "open") return;
     const sessionId = this.#session;
     this.#session = undefined;
-    this.#registered = false;
-    this.#clearHeartbeat();
+    this.#upkeep.end();
     for (const feed of this.#feeds.values()) feed.disconnect();
+    for (const feed of this.#groups.events.values()) feed.disconnect();
     this.#requests.pending.rejectAll((action, groupId) =>
       new TransportError("CONNECTION_LOST", `session lost before ${action} was answered`, { action, ...(groupId ? { groupId } : {}) }),
     );
@@ -272,7 +279,7 @@ class ChannelGroupConnection implements GroupConnection {
   async #shutdown(): Promise<void> {
     const wasUp = this.#session !== undefined && this.#channel.status === "up";
     this.#setStatus("closed");
-    this.#clearHeartbeat();
+    this.#upkeep.close();
     this.#closing.abort();
     for (const feed of this.#feeds.values()) feed.close();
     this.#start?.reject(new TransportError("CLOSED", "connection closed before it was established"));
@@ -293,16 +300,16 @@ class ChannelGroupConnection implements GroupConnection {
 
   // ── requests ────────────────────────────────────────────────────────────────────────────────
 
-  #requestFrame(action: string, groupId?: string, params?: Plain): Promise<ResponseFrame> {
+  #requestFrame(action: string, groupId?: string, params?: Plain, timeoutMs?: number): Promise<ResponseFrame> {
     // Once closed, only the goodbye goes out.
     if (this.#status === "closed" && action !== "unregister_online") {
       return Promise.reject(new TransportError("NOT_CONNECTED", `not connected: cannot send ${action}`, { action, ...(groupId ? { groupId } : {}) }));
     }
-    return this.#requests.frame(action, groupId, params);
+    return this.#requests.frame(action, groupId, params, timeoutMs);
   }
 
-  #call(action: string, groupId?: string, params?: Plain): Promise<ResponseFrame> {
-    return this.#requestFrame(action, groupId, params).then((frame) => {
+  #call(action: string, groupId?: string, params?: Plain, timeoutMs?: number): Promise<ResponseFrame> {
+    return this.#requestFrame(action, groupId, params, timeoutMs).then((frame) => {
       if (frame.code !== RESULT_CODES.OK) throw requestFailed(frame, groupId);
       return frame;
     });
@@ -314,44 +321,6 @@ class ChannelGroupConnection implements GroupConnection {
   }
 
   // ── timers and waits ────────────────────────────────────────────────────────────────────────
-
-  #armHeartbeat(sessionId: string): void {
-    this.#clearHeartbeat();
-    if (this.#heartbeatMs <= 0) return;
-    this.#heartbeatTimer = setTimeout(() => {
-      this.#heartbeatTimer = undefined;
-      void this.#beat(sessionId);
-    }, this.#heartbeatMs);
-    this.#heartbeatTimer.unref?.();
-  }
-
-  /** One group heartbeat (or a retried register_online). A failure is logged and never drops anything: liveness is the socket's ping. */
-  async #beat(sessionId: string): Promise<void> {
-    if (this.#session !== sessionId) return;
-    if (!this.#registered) await this.#register(sessionId, true);
-    else {
-      try {
-        await this.#call("heartbeat");
-        // A service may forget a registration (a restart, a lapsed TTL) and still answer
-        // heartbeats: renew it every slot. Registering again is idempotent; anything missed
-        // meanwhile shows as a gap at the next push and is pulled.
-        if (this.#session === sessionId) await this.#call("register_online");
-      } catch (err) {
-        if (this.#session !== sessionId) return;
-        this.#counters.heartbeatFailures++;
-        // The service may have let our registration lapse meanwhile (its online TTL): the next
-        // slot registers again, and a pull catches up on whatever it did not push.
-        this.#registered = false;
-        this.#log.log("warn", "transport.heartbeat-failed", { peer: this.#channel.peer, ...errorFields(err) });
-      }
-    }
-    if (this.#session === sessionId) this.#armHeartbeat(sessionId);
-  }
-
-  #clearHeartbeat(): void {
-    if (this.#heartbeatTimer !== undefined) clearTimeout(this.#heartbeatTimer);
-    this.#heartbeatTimer = undefined;
-  }
 
   /** Waits (up to the request timeout) for a session; a send during a reconnect rides it out, else NOT_CONNECTED. */
   #whenConnected(action: string, groupId: string | undefined): Promise<void> {

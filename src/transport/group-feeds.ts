@@ -1,11 +1,13 @@
 // The connection's groups: one GroupFeed each, wired to pull_messages and ack_messages on the
-// current session, the saved cursor and the settled-ack limit. Knows nothing of sessions.
+// current session, the saved cursor and the settled-ack limit; and one GroupEventFeed each, wired
+// to pull_events and ack_events, handing the service's events to `onEvent`. Knows nothing of sessions.
 import type { Logger } from "../types.ts";
 import { errorFields } from "../log.ts";
 import { computeBackoffDelay, type BackoffSettings } from "../wire/backoff.ts";
 import type { ConnectionCounters, GroupConnectionParams } from "./connection-types.ts";
 import { TransportError } from "./errors.ts";
 import { GroupFeed } from "./group-feed.ts";
+import { GroupEventFeed, toGroupEvent } from "./group-event-feed.ts";
 import type { ResponseFrame } from "./pending-requests.ts";
 import type { Plain } from "../wire/plain.ts";
 import { parsePullData } from "../wire/responses.ts";
@@ -14,7 +16,7 @@ const MAX_HELD_PUSHES = 5000;
 
 export interface GroupFeedsParams {
   groups: readonly string[];
-  connection: Pick<GroupConnectionParams, "getCursor" | "ackCursor" | "onMessages" | "pageSize">;
+  connection: Pick<GroupConnectionParams, "getCursor" | "ackCursor" | "onMessages" | "pageSize" | "onEvent">;
   /** A request that must succeed on the current session. */
   call(action: string, groupId: string, params: Plain): Promise<ResponseFrame>;
   counters: ConnectionCounters;
@@ -25,6 +27,7 @@ export interface GroupFeedsParams {
 
 export class GroupFeeds {
   readonly map = new Map<string, GroupFeed>();
+  readonly events = new Map<string, GroupEventFeed>();
   readonly #p: GroupFeedsParams;
   /** Last msg id acknowledged per group, so an unchanged cursor is not acked again. */
   readonly #acked = new Map<string, number>();
@@ -36,6 +39,7 @@ export class GroupFeeds {
         throw new TransportError("INVALID_ARGUMENT", `Expected \`groups\` to hold non-empty strings, got \`${String(groupId)}\``);
       }
       this.map.set(groupId, this.#makeFeed(groupId));
+      this.events.set(groupId, this.#makeEventFeed(groupId));
     }
   }
 
@@ -75,6 +79,24 @@ export class GroupFeeds {
       this.#p.logger.log("warn", "transport.messages-dropped", { groupId, via: "pull_messages", reasons: parsed.page.invalid.slice(0, 5) });
     }
     return parsed.page;
+  }
+
+  #makeEventFeed(groupId: string): GroupEventFeed {
+    return new GroupEventFeed({
+      groupId,
+      pull: async (after, limit) => (await this.#p.call("pull_events", groupId, { after_event_id: after, limit })).data,
+      ack: (eventId) =>
+        void this.#p.call("ack_events", groupId, { event_id: eventId }).catch((err) => this.#p.logger.log("debug", "transport.ack-failed", { groupId, eventId, ...errorFields(err) })),
+      deliver: (event) => {
+        try {
+          this.#p.connection.onEvent?.(groupId, toGroupEvent(event));
+        } catch (err) {
+          this.#p.logger.log("error", "transport.event-handler-failed", { groupId, event: event.eventType, ...errorFields(err) });
+        }
+      },
+      counters: this.#p.counters,
+      logger: this.#p.logger,
+    });
   }
 
   #makeFeed(groupId: string): GroupFeed {

@@ -5,6 +5,7 @@ import { errorFields } from "../log.ts";
 import type { ConnectionCounters, GroupEvent } from "./connection-types.ts";
 import { TransportError } from "./errors.ts";
 import type { GroupFeed } from "./group-feed.ts";
+import type { GroupEventFeed } from "./group-event-feed.ts";
 import type { PendingRequests } from "./pending-requests.ts";
 import { parseServerFrame, PUSH_ACTIONS, type ServerFrame } from "../wire/frames.ts";
 import { parseWireMessage } from "../wire/message.ts";
@@ -17,6 +18,8 @@ export interface InboundDeps {
   maxFrameBytes: number;
   pending: PendingRequests;
   feeds: ReadonlyMap<string, GroupFeed>;
+  /** The service's event log per group (`new_event`, `group_event`). */
+  eventFeeds: ReadonlyMap<string, GroupEventFeed>;
   onEvent: ((groupId: string, event: GroupEvent) => void) | undefined;
 }
 
@@ -91,6 +94,19 @@ function handleNotify(deps: InboundDeps, frame: Extract<ServerFrame, { kind: "no
       deps.counters.malformedFrames++;
       deps.logger.log("warn", "transport.frame-dropped", { reason: "bad-field", detail: "new_message without a numeric latest_msg_id", groupId: frame.groupId });
     }
+    return;
+  }
+  if (frame.event === "new_event") {
+    const latest = frame.data.latest_event_id;
+    if (typeof latest === "number" && Number.isSafeInteger(latest)) deps.eventFeeds.get(frame.groupId)?.notifyLatest(latest);
+    else {
+      deps.counters.malformedFrames++;
+      deps.logger.log("warn", "transport.frame-dropped", { reason: "bad-field", detail: "new_event without a numeric latest_event_id", groupId: frame.groupId });
+    }
+    return;
+  }
+  if (frame.event === "group_event") {
+    deps.eventFeeds.get(frame.groupId)?.event(frame.data);
     return;
   }
   if (frame.event === "group_message") {

@@ -1,6 +1,6 @@
 // The transport's public surface: a group connection over a PeerChannel, its errors, and the
 // wire helpers.
-export { DEFAULT_HEARTBEAT_MS, DEFAULT_REQUEST_TIMEOUT_MS, createGroupConnection } from "./connection.ts";
+export { DEFAULT_HEARTBEAT_MS, DEFAULT_REGISTER_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, createGroupConnection } from "./connection.ts";
 export type {
   ConnectionCounters,
   ConnectionStatus,

@@ -3,6 +3,13 @@ import type { ServerFrame } from "../wire/frames.ts";
 
 export type ResponseFrame = Extract<ServerFrame, { kind: "response" }>;
 
+/** A request that got no answer in time: what it was, and `mark()` as it was when the request went out. */
+export interface TimedOutRequest {
+  action: string;
+  groupId: string | undefined;
+  mark: number;
+}
+
 interface Pending {
   action: string;
   groupId: string | undefined;
@@ -15,10 +22,13 @@ interface Pending {
 /** Requests in flight, matched to responses by `request_id`, each with its own timeout. */
 export class PendingRequests {
   readonly #pending = new Map<string, Pending>();
-  readonly #onTimeout: () => void;
+  readonly #onTimeout: (request: TimedOutRequest) => void;
+  readonly #mark: () => number;
 
-  constructor(onTimeout: () => void) {
+  /** `mark`: read as each request goes out and handed back with it on a timeout (e.g. how many frames had come in). */
+  constructor(onTimeout: (request: TimedOutRequest) => void, mark: () => number = () => 0) {
     this.#onTimeout = onTimeout;
+    this.#mark = mark;
   }
 
   get size(): number {
@@ -26,10 +36,11 @@ export class PendingRequests {
   }
 
   track(requestId: string, action: string, groupId: string | undefined, timeoutMs: number): Promise<ResponseFrame> {
+    const mark = this.#mark();
     return new Promise<ResponseFrame>((resolve, reject) => {
       const timer = setTimeout(() => {
         if (!this.#pending.delete(requestId)) return;
-        this.#onTimeout();
+        this.#onTimeout({ action, groupId, mark });
         reject(
           new TransportError("REQUEST_TIMEOUT", `${action} got no response within ${timeoutMs} ms`, {
             action,

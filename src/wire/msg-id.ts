@@ -1,6 +1,7 @@
 // Message ids and their order. ACP ids are increasing decimal integers: the wire carries them as
 // JSON numbers (some services as digit strings), the domain keeps them as strings (`"42"`), and
 // replay logs may use any string. Every reading of a msg id as a number happens in this file.
+import type { GroupMessage } from "../types.ts";
 
 /** Digits a msg_id string on the wire may have: 15 keep every value a safe integer. */
 const MAX_WIRE_DIGITS = 15;
@@ -73,6 +74,11 @@ export function compareMsgIds(a: string, b: string): number {
     if (sa !== sb) return sa < sb ? -1 : 1;
   }
   return a < b ? -1 : 1;
+}
+
+/** Dispatch order of messages: server timestamp, then msg id. */
+export function compareMessages(a: Pick<GroupMessage, "timestamp" | "msgId">, b: Pick<GroupMessage, "timestamp" | "msgId">): number {
+  return a.timestamp - b.timestamp || compareMsgIds(a.msgId, b.msgId);
 }
 
 const MSG_ID_KEY = new RegExp(String.raw`[{,]\s*"msg_id"\s*:\s*"?(\d{1,${MAX_WIRE_DIGITS}})`, "g");

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { BackendAbortedError, createScriptedBackend, offlineReplyText } from "../../src/backends/deterministic.ts";
-import { checkDuplicate, initDedup, rememberReply } from "../../src/monitor/dedup.ts";
+import { rememberReply } from "../../src/group/memory.ts";
+import { checkDuplicate } from "../../src/monitor/dedup.ts";
 import type { GenerateRequest, InboundMessage } from "../../src/types.ts";
 
 function request(p: { mentioned?: boolean; phase?: "decide" | "reply"; messages?: InboundMessage[]; signal?: AbortSignal } = {}): GenerateRequest {
@@ -101,10 +102,9 @@ describe("offlineReplyText (the demo's offline responder)", () => {
   const QUESTIONS = ["Bob, are you here?", "Bob, any news?", "Bob, can you hear me?", "Bob, ready?", "Bob, and you?", "Bob, is it done?"];
 
   it("answers different questions with answers dedup keeps apart, and the same question with the same answer (a repeat)", async () => {
-    await initDedup();
     for (const a of QUESTIONS) {
       const first = checkDuplicate({ text: offlineReplyText(asked(a), "[offline responder]"), memory: { hashes: [], texts: [] }, threshold: 0.8 });
-      const memory = rememberReply({ hashes: [], texts: [] }, first.hash, first.normalized, 10);
+      const memory = rememberReply({ hashes: [], texts: [] }, first, 10);
       for (const b of QUESTIONS) {
         const again = checkDuplicate({ text: offlineReplyText(asked(b), "[offline responder]"), memory, threshold: 0.8 });
         if (a === b) expect(again).toMatchObject({ duplicate: true, reason: "same-hash" });

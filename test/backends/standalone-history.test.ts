@@ -7,8 +7,10 @@ import { llmSchema } from "../../src/config/schema.ts";
 import { createOpenAIBackend } from "../../src/backends/standalone.ts";
 import { createGroupMonitor, type DispatchDecision } from "../../src/monitor/monitor.ts";
 import { startOpenAIMock, type OpenAIMock } from "../support/openai-mock.ts";
-import { ALICE, T0, batch, msg, recordingSender, settingsWith } from "../monitor/helpers.ts";
+import { ALICE, T0, batch, msg, recordingSender, settingsWith, testGroup } from "../monitor/helpers.ts";
+import type { DispatchBatch } from "../../src/types.ts";
 import { GENEROUS_BUDGET } from "../support/runtime-harness.ts";
+import { reasonOf } from "../support/outcome.ts";
 
 const BOB = "bob.agentcp.io";
 let mock: OpenAIMock;
@@ -29,7 +31,9 @@ function setupMonitor() {
   const backend = createOpenAIBackend({ llm: llmSchema.parse({ baseUrl: mock.baseUrl, apiKey: "sk-test", model: "mock-model" }), env: {} });
   const sender = recordingSender(() => T0);
   const decisions: DispatchDecision[] = [];
-  const monitor = createGroupMonitor({
+  let mentionWaiting = false;
+  const group = testGroup({ mentionWaiting: () => mentionWaiting });
+  const real = createGroupMonitor({
     identityId: "alice",
     identity: ALICE,
     groupId: "g1",
@@ -39,6 +43,14 @@ function setupMonitor() {
     sender,
     onDecision: (d) => decisions.push(d),
   });
+  // Each outcome settles in the group's memory as the group client settles it.
+  const monitor = {
+    handle: (b: DispatchBatch, waiting = false) => {
+      mentionWaiting = waiting;
+      return real.handle(b, group.context).then(group.settle);
+    },
+    close: () => real.close(),
+  };
   return { backend, sender, decisions, monitor };
 }
 
@@ -71,11 +83,7 @@ describe("standalone history after the monitor's gates (mock model endpoint)", (
     );
     await monitor.handle(batch({ dispatchId: 1, now: T0, messages: [msg("1", BOB, "the service hangs", T0)] }));
     await monitor.handle(batch({ dispatchId: 2, now: T0 + 60_000, messages: [msg("2", BOB, "it hangs again", T0 + 60_000)] }));
-    await monitor.handle({
-      ...batch({ dispatchId: 3, now: T0 + 120_000, messages: [msg("3", BOB, "any other idea", T0 + 120_000)] }),
-      mentionSignal: AbortSignal.abort(),
-      hasPendingMention: () => true,
-    });
+    await monitor.handle({ ...batch({ dispatchId: 3, now: T0 + 120_000, messages: [msg("3", BOB, "any other idea", T0 + 120_000)] }), mentionSignal: AbortSignal.abort() }, true);
     const refuse = sender.sendMessage;
     sender.sendMessage = async () => {
       throw Object.assign(new Error("too large"), { code: "MESSAGE_TOO_LARGE" });
@@ -84,7 +92,7 @@ describe("standalone history after the monitor's gates (mock model endpoint)", (
     sender.sendMessage = refuse;
     await monitor.handle(batch({ dispatchId: 5, now: T0 + 240_000, messages: [msg("5", BOB, "ok", T0 + 240_000)] }));
 
-    expect(decisions.map((d) => [d.dispatchId, d.outcome.sent, d.outcome.skipReason ?? null])).toEqual([
+    expect(decisions.map((d) => [d.dispatchId, d.outcome.kind === "sent", reasonOf(d.outcome) ?? null])).toEqual([
       [1, true, null],
       [2, false, "duplicate-of-recent-reply"],
       [3, false, "newer-mention"],
@@ -113,14 +121,15 @@ describe("standalone history after the monitor's gates (mock model endpoint)", (
       throw Object.assign(new Error("no session"), { code: "NOT_CONNECTED" });
     };
     const question = [msg("1", BOB, "Alice, are you coming?", T0, { isMention: true })];
-    await expect(monitor.handle(batch({ dispatchId: 1, now: T0, messages: question }))).rejects.toMatchObject({ code: "REPLY_NOT_DELIVERED" });
+    const first = await monitor.handle(batch({ dispatchId: 1, now: T0, messages: question }));
+    expect(first).toMatchObject({ kind: "retry", reason: "send-failed", error: { code: "NOT_CONNECTED" }, carry: { reply: { text: "On my way.", maybeSent: false } } });
     const conv = backend.conversations.peek("alice", "g1")!;
     expect(conv.entries.at(-1)).toMatchObject({ role: "assistant", content: "NO_REPLY", tags: { dispatch: 1, unsent: "send-failed" }, draft: "On my way." });
 
     // The group client's retry: the same batch under a new dispatch id; no new model call.
     sender.sendMessage = send;
-    await monitor.handle({ ...batch({ dispatchId: 2, now: T0 + 2_000, messages: question }), attempt: 1 });
-    expect(decisions.map((d) => [d.dispatchId, d.outcome.sent])).toEqual([
+    await monitor.handle({ ...batch({ dispatchId: 2, now: T0 + 2_000, messages: question }), attempt: 1, ...(first.kind === "retry" && first.carry ? { carried: first.carry } : {}) });
+    expect(decisions.map((d) => [d.dispatchId, d.outcome.kind === "sent"])).toEqual([
       [1, false],
       [2, true],
     ]);

@@ -194,7 +194,7 @@ describe("start", () => {
       c.io,
     );
     expect(code).toBe(0);
-    expect(c.out[0]).toMatch(/^access point: https:\/\/acp3\.demo\.test:\d+$/);
+    expect(c.out[0]).toMatch(/^access point: https:\/\/127\.0\.0\.1:\d+$/);
     expect(c.out[1]).toMatch(/^ca: .+$/);
     expect(existsSync(c.out[1]!.slice(4))).toBe(true);
     expect(c.out[2]).toMatch(/^join lobby: https:\/\/group\.demo\.test\/lobby\?code=/);

@@ -35,7 +35,7 @@ describe("group client: our reply coming back settles what it answered", () => {
     const client = initGroupClientForIdentity({
       identityId: "alice", groupId: "g1", identity: { aid: "alice.agentcp.io", name: "Alice", aliases: [] },
       settings: { ...DEFAULT_GROUP_SETTINGS, bufferGateMs: 10, bufferGateMaxWaitMs: 20, cooldownMs: 0 },
-      dispatch: async (b) => (batches.push(b), { sent: false, skipReason: "silent" }),
+      dispatch: async (b) => (batches.push(b), { kind: "skipped", reason: "silent" }),
     });
     client.feedBufferGate([
       msg(1, "bob.agentcp.io", "Alice, ready?"),

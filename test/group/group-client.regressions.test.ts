@@ -20,7 +20,7 @@ describe("engaged speakers: the reply a dispatch sent", () => {
     const t = setup({
       script: (_b, i) =>
         i === 1
-          ? { latencyMs: 20_000, outcome: { sent: true, text: "Try a clean build.", sentMsgId: "100", sentAt: T0 + 63_000, replyTo: "2" } }
+          ? { latencyMs: 20_000, outcome: { kind: "sent", replyType: "short", text: "Try a clean build.", msgId: "100", sentAt: T0 + 63_000, replyTo: "2" } }
           : { latencyMs: 1000 },
     });
     // T+0 bob names Alice → dispatch at once (silent, ends T+1); bob engaged until T+60.

@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { DEFAULT_GROUP_SETTINGS } from "../../src/config/load.ts";
 import { initGroupClientForIdentity } from "../../src/group/group-client.ts";
 import { ALICE, at, msg, setup, T0 } from "./harness.ts";
+import { GroupMemory } from "../../src/group/memory.ts";
 
 beforeEach(() => {
   vi.useFakeTimers({ now: T0 });
@@ -79,10 +80,11 @@ describe("restart: a backlog of old messages", () => {
       groupId: "g1",
       identity: ALICE,
       settings: DEFAULT_GROUP_SETTINGS,
-      restored: { cursor: 0, lastSelfSpeakAt: T0 + HOUR },
-      dispatch: async (b) => {
-        batches.push({ vitality: b.vitality.state, lastSelfSpeakAt: b.lastSelfSpeakAt, now: b.now });
-        return { sent: false, skipReason: "silent" };
+      restored: { cursor: 0 },
+      memory: new GroupMemory({ historySize: 10, restored: { lastSelfSpeakAt: T0 + HOUR } }),
+      dispatch: async (b, group) => {
+        batches.push({ vitality: b.vitality.state, lastSelfSpeakAt: group.memory.lastSelfSpeakAt, now: b.now });
+        return { kind: "skipped", reason: "silent" };
       },
     });
     // The pull after restart delivers 20 messages stamped two hours ago, from 4 speakers.

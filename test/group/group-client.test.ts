@@ -5,6 +5,7 @@ import { SEEN_OTHER_CAPACITY } from "../../src/group/seen-ids.ts";
 import { createMemoryLogger } from "../../src/log.ts";
 import type { DispatchHandler } from "../../src/types.ts";
 import { ALICE, at, msg, setup, T0 } from "./harness.ts";
+import { GroupMemory } from "../../src/group/memory.ts";
 
 beforeEach(() => {
   vi.useFakeTimers({ now: T0 });
@@ -116,7 +117,7 @@ describe("own messages", () => {
   });
 
   it("a sent outcome is recorded by the client itself", async () => {
-    const t = setup({ script: () => ({ latencyMs: 500, outcome: { sent: true, text: "hi", sentMsgId: "90", sentAt: T0 + 3400 } }) });
+    const t = setup({ script: () => ({ latencyMs: 500, outcome: { kind: "sent", replyType: "short", text: "hi", msgId: "90", sentAt: T0 + 3400 } }) });
     t.client.feedBufferGate([msg(1, 0)]);
     await at(3500);
     expect(t.client.lastSelfSpeakAt).toBe(T0 + 3400);
@@ -163,10 +164,11 @@ describe("dedup, cursor, capacity", () => {
       identity: ALICE,
       settings: DEFAULT_GROUP_SETTINGS,
       logger,
-      restored: { cursor: 40, lastSelfSpeakAt: T0 - 5000 },
-      dispatch: async (b) => {
-        batches.push(b.lastSelfSpeakAt ?? -1);
-        return { sent: false };
+      restored: { cursor: 40 },
+      memory: new GroupMemory({ historySize: 10, restored: { lastSelfSpeakAt: T0 - 5000 } }),
+      dispatch: async (_b, group) => {
+        batches.push(group.memory.lastSelfSpeakAt ?? -1);
+        return { kind: "skipped", reason: "silent" };
       },
     });
     expect(client.cursor).toBe(40);
@@ -319,7 +321,7 @@ describe("close and idle", () => {
       identity: ALICE,
       settings: DEFAULT_GROUP_SETTINGS,
       logger,
-      dispatch: async () => ({ sent: false }),
+      dispatch: async () => ({ kind: "skipped", reason: "silent" }),
       onEvent: () => {
         throw new Error("observer bug");
       },

@@ -203,7 +203,7 @@ describe("engaged speakers", () => {
   it("after we answer bob, his follow-up dispatches after 5 s of quiet, not after the cooldown", async () => {
     const t = setup({
       script: (_b, i) =>
-        i === 0 ? { latencyMs: 1000, outcome: { sent: true, text: "Sure bob, here it is", sentMsgId: "100", sentAt: T0 + 1000 } } : { latencyMs: 1000 },
+        i === 0 ? { latencyMs: 1000, outcome: { kind: "sent", replyType: "short", text: "Sure bob, here it is", msgId: "100", sentAt: T0 + 1000 } } : { latencyMs: 1000 },
     });
     t.client.feedBufferGate([msg(1, 0, "Alice, can you help?")]);
     await at(3000);
@@ -220,7 +220,7 @@ describe("engaged speakers", () => {
       [false, true],
       [false, false],
     ]);
-    expect(t.calls[1]!.batch.lastSelfSpeakAt).toBe(T0 + 1000);
+    expect(t.calls[1]!.lastSelfSpeakAt).toBe(T0 + 1000);
     expect(t.client.lastSelfSpeakAt).toBe(T0 + 1000);
     await at(60_000);
     expect(t.dispatchTimes()).toEqual([0, 8000]);
@@ -229,7 +229,7 @@ describe("engaged speakers", () => {
   it("naming someone in our reply engages them for engagedWindowMs (60 s here) after their last line to us", async () => {
     const t = setup({
       settings: { engagedWindowMs: 60_000 },
-      script: (_b, i) => (i === 0 ? { latencyMs: 1000, outcome: { sent: true, text: "dave, I agree", sentAt: T0 + 4000 } } : { latencyMs: 1000 }),
+      script: (_b, i) => (i === 0 ? { latencyMs: 1000, outcome: { kind: "sent", replyType: "short", text: "dave, I agree", sentAt: T0 + 4000 } } : { latencyMs: 1000 }),
     });
     t.client.feedBufferGate([msg(1, 0, "I think X", "dave.agentcp.io")]);
     await at(10_000);

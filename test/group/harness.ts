@@ -3,7 +3,7 @@ import { vi } from "vitest";
 import { DEFAULT_GROUP_SETTINGS } from "../../src/config/load.ts";
 import { initGroupClientForIdentity, type GroupClient, type GroupClientEvent, type GroupClientParams } from "../../src/group/group-client.ts";
 import { createMemoryLogger } from "../../src/log.ts";
-import type { DispatchBatch, DispatchOutcome, GroupMessage, GroupSettings } from "../../src/types.ts";
+import type { DispatchBatch, DispatchOutcome, GroupContext, GroupMessage, GroupSettings } from "../../src/types.ts";
 
 /** T+0 of every timeline; server and local clocks agree unless a test says otherwise. */
 export const T0 = 1_700_000_000_000;
@@ -25,8 +25,12 @@ export interface Call {
   /** Offset from T0 (local fake clock) when the dispatch reached the agent side. */
   at: number;
   batch: DispatchBatch;
+  /** What the group let the agent side read (live while it ran). */
+  group: GroupContext;
+  /** Our last message as the agent side saw it when the dispatch began. */
+  lastSelfSpeakAt: number | null;
   ids: string[];
-  /** hasPendingMention() as seen just before the agent side returned. */
+  /** `mentionWaiting` as seen just before the agent side returned. */
   pendingMentionAtEnd?: boolean;
 }
 
@@ -51,17 +55,17 @@ export function setup(
     settings,
     logger,
     onEvent: (e) => events.push(e),
-    dispatch: async (batch) => {
+    dispatch: async (batch, group) => {
       inFlight++;
       maxInFlight = Math.max(maxInFlight, inFlight);
-      const call: Call = { at: Date.now() - T0, batch, ids: batch.messages.map((m) => m.msgId) };
+      const call: Call = { at: Date.now() - T0, batch, group, lastSelfSpeakAt: group.memory.lastSelfSpeakAt, ids: batch.messages.map((m) => m.msgId) };
       calls.push(call);
       const step = script(batch, calls.length - 1);
       try {
         if (step.latencyMs) await new Promise((r) => setTimeout(r, step.latencyMs));
-        call.pendingMentionAtEnd = batch.hasPendingMention();
+        call.pendingMentionAtEnd = group.mentionWaiting;
         if (step.throws !== undefined) throw step.throws;
-        return step.outcome ?? { sent: false, skipReason: "silent" };
+        return step.outcome ?? { kind: "skipped", reason: "silent" };
       } finally {
         inFlight--;
       }

@@ -20,10 +20,10 @@ describe("HeldMessages", () => {
   it("takes pending (re-queued first) then incoming, and counts merged batches", () => {
     const h = new HeldMessages<{ id: number; isMention: boolean }>();
     h.add(m(3));
-    h.batches++;
+    h.batchArrived();
     h.requeue([m(1), m(2)], 2);
     h.add(m(4, true));
-    h.batches++;
+    h.batchArrived();
     expect(h.length).toBe(4);
     expect(h.holdsMention()).toBe(true);
     const { messages, batchesMerged } = h.takeAll();

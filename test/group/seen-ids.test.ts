@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { RecentSenders, SEEN_OTHER_CAPACITY, SeenIds } from "../../src/group/seen-ids.ts";
-import { numericMsgId } from "../../src/group/order.ts";
+import { numericMsgId } from "../../src/wire/msg-id.ts";
 
 const seen = () => {
   const s = new SeenIds();

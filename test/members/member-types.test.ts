@@ -95,18 +95,33 @@ describe("group service entries", () => {
     expect(d.typeOf("c.x.io")).toEqual({ type: "human", source: "service" });
   });
 
-  it("normalises the words a service may use", () => {
-    expect(["human", "USER", "person", "agent", "bot", "ai", "robot", 3, null].map(normalizeMemberType)).toEqual([
+  it("reads type words as the official SDK's UI does: a human word is a person, a framework or any other name an agent, a role or nothing unknown", () => {
+    const words: unknown[] = ["human", "USER", "person", "Human User", "agent", "bot", "ai", "robot", "openclaw", "OpenClaw", "langchain", "member", "admin", "unknown", "", 3, null];
+    expect(words.map(normalizeMemberType)).toEqual([
+      "human",
       "human",
       "human",
       "human",
       "agent",
       "agent",
       "agent",
+      "agent",
+      "agent",
+      "agent",
+      "agent",
+      "unknown",
+      "unknown",
+      "unknown",
       "unknown",
       "unknown",
       "unknown",
     ]);
+  });
+
+  it("a get_members entry's agent_type (what the SDK's UI reads) comes first; evol's openclaw is an agent", () => {
+    expect(memberTypeFromServiceEntry({ agent_id: "a.agentcp.io", agent_type: "openclaw" })).toEqual({ aid: "a.agentcp.io", type: "agent" });
+    expect(memberTypeFromServiceEntry({ agent_id: "p.agentcp.io", agent_type: "human", type: "agent" })).toEqual({ aid: "p.agentcp.io", type: "human" });
+    expect(memberTypeFromServiceEntry({ agent_id: "r.agentcp.io", role: "member", type: "unknown" })).toEqual({ aid: "r.agentcp.io", type: "unknown" });
   });
 });
 

@@ -1,9 +1,7 @@
-import { beforeAll, describe, expect, it } from "vitest";
-import { checkDuplicate, hashNormalized, initDedup, normalizeForDedup, rememberReply, shingleSimilarity } from "../../src/monitor/dedup.ts";
-
-beforeAll(async () => {
-  await initDedup();
-});
+import { describe, expect, it } from "vitest";
+import { rememberReply } from "../../src/group/memory.ts";
+import { checkDuplicate, checkOthersDuplicate, dedupKeyOf, hashNormalized, normalizeForDedup, shingleSimilarity } from "../../src/monitor/dedup.ts";
+import { msg } from "./helpers.ts";
 
 describe("normalizeForDedup", () => {
   it("applies NFKC, lowercases, drops punctuation, whitespace and emoji", () => {
@@ -43,7 +41,7 @@ describe("checkDuplicate", () => {
     let m = { hashes: [] as readonly string[], texts: [] as readonly string[] };
     for (const s of sent) {
       const n = normalizeForDedup(s);
-      m = rememberReply(m, hashNormalized(n), n, 10);
+      m = rememberReply(m, { hash: hashNormalized(n), normalized: n }, 10);
     }
     return m;
   };
@@ -67,8 +65,43 @@ describe("checkDuplicate", () => {
 
   it("rememberReply keeps the newest N", () => {
     let m = { hashes: [] as readonly string[], texts: [] as readonly string[] };
-    for (const t of ["a1", "a2", "a3", "a4"]) m = rememberReply(m, hashNormalized(t), t, 3);
+    for (const t of ["a1", "a2", "a3", "a4"]) m = rememberReply(m, { hash: hashNormalized(t), normalized: t }, 3);
     expect(m.texts).toEqual(["a2", "a3", "a4"]);
     expect(m.hashes).toEqual([hashNormalized("a2"), hashNormalized("a3"), hashNormalized("a4")]);
+  });
+});
+
+describe("checkOthersDuplicate", () => {
+  const recent = [
+    msg("1", "bob.agentcp.io", "anyone know why CI is red?", 1),
+    msg("2", "helper.agentcp.io", "CI is red because the lockfile is stale; run npm install.", 2),
+    msg("3", "alice.agentcp.io", "CI is red because the lockfile is stale; run npm install.", 3),
+  ];
+
+  it("finds the same words from another member, by hash or by similarity", () => {
+    expect(checkOthersDuplicate({ text: "ci is red because the lockfile is stale — run npm install!", recent, threshold: 0.8, selfAid: "alice.agentcp.io" })).toEqual({
+      duplicate: true,
+      reason: "same-hash",
+      similarity: 1,
+      sender: "helper.agentcp.io",
+      msgId: "2",
+    });
+    const near = checkOthersDuplicate({ text: "CI is red because the lockfile is stale; run npm install again.", recent, threshold: 0.8, selfAid: "alice.agentcp.io" });
+    expect(near).toMatchObject({ duplicate: true, reason: "near-duplicate", sender: "helper.agentcp.io" });
+  });
+
+  it("ignores our own lines and different answers", () => {
+    const mine = [recent[2]!];
+    expect(checkOthersDuplicate({ text: recent[2]!.content, recent: mine, threshold: 0.8, selfAid: "alice.agentcp.io" })).toEqual({ duplicate: false });
+    expect(checkOthersDuplicate({ text: "Try clearing the cache first.", recent, threshold: 0.8, selfAid: "alice.agentcp.io" })).toEqual({ duplicate: false });
+  });
+});
+
+describe("dedupKeyOf", () => {
+  it("keys a message of ours as a sent reply is keyed: controls stripped, then normalised and hashed", () => {
+    const key = dedupKeyOf("Sounds\u0007 good\u001b[31m to me!");
+    expect(key.normalized).toBe(normalizeForDedup("Sounds good[31m to me!"));
+    expect(key.hash).toBe(hashNormalized(key.normalized));
+    expect(dedupKeyOf("sounds good to me")).toEqual({ hash: hashNormalized("soundsgoodtome"), normalized: "soundsgoodtome" });
   });
 });

@@ -9,6 +9,7 @@ import { createGroupMonitor, type DispatchDecision } from "../../src/monitor/mon
 import { TransportError } from "../../src/transport/errors.ts";
 import type { AgentBackend, GroupMessage, GroupSender, GroupSettings } from "../../src/types.ts";
 import { ALICE, T0, settingsWith } from "./helpers.ts";
+import { reasonOf } from "../support/outcome.ts";
 
 beforeEach(() => {
   vi.useFakeTimers({ now: T0 });
@@ -73,9 +74,9 @@ describe("send delay and a newer mention", () => {
     // T+6 carol names Alice: the delay ends now, the unprompted reply is dropped, the mention goes.
     w.client.feedBufferGate([gm("2", 6000, "Alice, are you there?", "carol.agentcp.io")]);
     await at(6000);
-    expect(w.decisions.map((d) => [d.dispatchId, d.outcome.skipReason ?? null])).toEqual([[1, "newer-mention"]]);
+    expect(w.decisions.map((d) => [d.dispatchId, reasonOf(d.outcome) ?? null])).toEqual([[1, "newer-mention"]]);
     await at(7000);
-    expect(w.decisions.map((d) => [d.dispatchId, d.at - T0, d.outcome.sent])).toEqual([
+    expect(w.decisions.map((d) => [d.dispatchId, d.at - T0, d.outcome.kind === "sent"])).toEqual([
       [1, 3000, false],
       [2, 6000, true],
     ]);
@@ -103,7 +104,7 @@ describe("two-phase: a retried reply call", () => {
     expect(phases).toEqual(["decide", "reply", "reply"]);
     expect(w.monitor.snapshot().budgetEvents).toHaveLength(2);
     expect(attempts.map((a) => a.content)).toEqual(["Yes, the fix is in."]);
-    expect(w.decisions.at(-1)).toMatchObject({ attempt: 1, detail: "decision-reused", outcome: { sent: true } });
+    expect(w.decisions.at(-1)).toMatchObject({ attempt: 1, detail: "decision-reused", outcome: { kind: "sent" } });
   });
 });
 
@@ -123,7 +124,7 @@ describe("sends that fail", () => {
     ]);
     expect(backend.calls).toHaveLength(1);
     expect(w.monitor.snapshot().budgetEvents).toHaveLength(1);
-    expect(w.decisions.map((d) => [d.dispatchId, d.outcome.sent, d.detail ?? null])).toEqual([
+    expect(w.decisions.map((d) => [d.dispatchId, d.outcome.kind === "sent", d.detail ?? null])).toEqual([
       [1, false, "retry-with-batch:not-sent"],
       [2, true, null],
     ]);
@@ -146,7 +147,7 @@ describe("sends that fail", () => {
     w.client.feedBufferGate([{ ...gm("h1", 7500, "mirror is down, use another", "helper.agentcp.io"), metadata: { reply_to: "1" } }]);
     await at(40_000);
     expect(attempts.map((a) => a.at)).toEqual([6544]);
-    expect(w.decisions.map((d) => [d.dispatchId, d.at - T0, d.messageIds, d.outcome.sent, d.outcome.skipReason ?? null, d.detail ?? null])).toEqual([
+    expect(w.decisions.map((d) => [d.dispatchId, d.at - T0, d.messageIds, d.outcome.kind === "sent", reasonOf(d.outcome) ?? null, d.detail ?? null])).toEqual([
       [1, 3000, ["1"], false, "send-failed", "retry-with-batch:not-sent"],
       [2, 8544, ["1", "h1"], false, "answered-by-other", "1:by:helper.agentcp.io"],
     ]);
@@ -164,7 +165,7 @@ describe("sends that fail", () => {
     await at(20_000);
     // T+3 the retry delivers the first answer and hands msg 2 back; it dispatches at once (a
     // mention) and its own answer goes out after the model's second at T+4.
-    expect(w.decisions.map((d) => [d.dispatchId, d.at - T0, d.messageIds, d.outcome.sent, d.detail ?? null, d.outcome.notHandled ?? null])).toEqual([
+    expect(w.decisions.map((d) => [d.dispatchId, d.at - T0, d.messageIds, d.outcome.kind === "sent", d.detail ?? null, (d.outcome.kind === "sent" ? d.outcome.notHandled : undefined) ?? null])).toEqual([
       [1, 0, ["1"], false, "retry-with-batch:not-sent", null],
       [2, 3000, ["1", "2"], true, null, ["2"]],
       [3, 3000, ["2"], true, null, null],
@@ -188,11 +189,11 @@ describe("sends that fail", () => {
     w.client.feedBufferGate([gm("77", 1000, "All green.", ALICE.aid)]);
     await at(10_000);
     expect(attempts).toHaveLength(1);
-    expect(w.decisions.map((d) => [d.dispatchId, d.outcome.sent, d.detail ?? null])).toEqual([
+    expect(w.decisions.map((d) => [d.dispatchId, d.outcome.kind === "sent", d.detail ?? null])).toEqual([
       [1, false, "retry-with-batch:maybe-sent"],
       [2, true, "delivered-before:echo"],
     ]);
-    expect(w.decisions[1]!.outcome.sentMsgId).toBe("77");
+    expect((w.decisions[1]!.outcome.kind === "sent" ? w.decisions[1]!.outcome.msgId : undefined)).toBe("77");
     // Counted once, from its echo: the sent outcome names the same msg id.
     expect(w.client.lastSelfSpeakAt).toBe(T0 + 1000);
     expect(w.client.stats()).toMatchObject({ ownMessages: 0, dropped: { self: 1 } });
@@ -212,11 +213,11 @@ describe("sends that fail", () => {
     // T+1 the send fails; T+3 the retry finds it stored after msg 1 (the newest known) and sends nothing.
     expect(attempts).toHaveLength(1);
     expect(lookups).toEqual([{ content: "All green.", afterMsgId: 1, at: 3000 }]);
-    expect(w.decisions.map((d) => [d.dispatchId, d.outcome.sent, d.detail ?? null])).toEqual([
+    expect(w.decisions.map((d) => [d.dispatchId, d.outcome.kind === "sent", d.detail ?? null])).toEqual([
       [1, false, "retry-with-batch:maybe-sent"],
       [2, true, "delivered-before:history"],
     ]);
-    expect(w.decisions[1]!.outcome.sentMsgId).toBe("2");
+    expect((w.decisions[1]!.outcome.kind === "sent" ? w.decisions[1]!.outcome.msgId : undefined)).toBe("2");
     expect(backend.calls).toHaveLength(1);
   });
 
@@ -235,7 +236,7 @@ describe("sends that fail", () => {
     // T+1 times out; T+3 the history is unreadable (no send); T+7 (backoff 4 s) it is read, not there: sent.
     expect(lookups).toEqual([3000, 7000]);
     expect(attempts.map((a) => a.at)).toEqual([1000, 7000]);
-    expect(w.decisions.map((d) => [d.dispatchId, d.outcome.sent, d.detail ?? null])).toEqual([
+    expect(w.decisions.map((d) => [d.dispatchId, d.outcome.kind === "sent", d.detail ?? null])).toEqual([
       [1, false, "retry-with-batch:maybe-sent"],
       [2, false, "retry-with-batch:maybe-sent"],
       [3, true, null],
@@ -251,7 +252,7 @@ describe("sends that fail", () => {
     await at(10_000);
     expect(attempts.map((a) => a.at)).toEqual([1000, 3000]);
     expect(backend.calls).toHaveLength(1);
-    expect(w.decisions.at(-1)!.outcome.sent).toBe(true);
+    expect((w.decisions.at(-1)!.outcome.kind === "sent")).toBe(true);
   });
 
   it("a refused send (e.g. rate limited) is given up, logged, never posted", async () => {
@@ -261,7 +262,7 @@ describe("sends that fail", () => {
     w.client.feedBufferGate([mention()]);
     await at(10_000);
     expect(attempts).toHaveLength(1);
-    expect(w.decisions.map((d) => d.outcome.skipReason)).toEqual(["send-failed"]);
+    expect(w.decisions.map((d) => reasonOf(d.outcome))).toEqual(["send-failed"]);
     expect(w.logger.entries.some((l) => l.event === "monitor.send-failed" && l.fields["kind"] === "failed")).toBe(true);
   });
 });
@@ -279,7 +280,7 @@ describe("do not say what someone else just said", () => {
     w.client.feedBufferGate([gm("2", 500, "the fix is in the config — restart the service after!", "helper.agentcp.io")]);
     await at(10_000);
     expect(attempts).toHaveLength(0);
-    expect(w.decisions[0]).toMatchObject({ outcome: { sent: false, skipReason: "duplicate-of-other-member" }, detail: "said-by:helper.agentcp.io:same-hash:1.00" });
+    expect(w.decisions[0]).toMatchObject({ outcome: { kind: "skipped", reason: "duplicate-of-other-member" }, detail: "said-by:helper.agentcp.io:same-hash:1.00" });
   });
 
   it("with dedup.action reaction it is downgraded to a reaction instead", async () => {

@@ -7,6 +7,7 @@ import { createMemoryLogger } from "../../src/log.ts";
 import { createGroupMonitor, type DispatchDecision } from "../../src/monitor/monitor.ts";
 import type { GenerateRequest, GroupMessage } from "../../src/types.ts";
 import { ALICE, T0, recordingSender, settingsWith } from "./helpers.ts";
+import { reasonOf } from "../support/outcome.ts";
 
 const SPEAKERS = ["bob", "dave", "erin", "frank", "gina", "hank"].map((n) => `${n}.agentcp.io`);
 
@@ -108,8 +109,8 @@ describe("monitor end to end with the group client", () => {
         vitality: d.vitality.state,
         replyType: d.replyType,
         calls: d.modelCalls,
-        sent: d.outcome.sent,
-        skip: d.outcome.skipReason ?? null,
+        sent: (d.outcome.kind === "sent"),
+        skip: reasonOf(d.outcome) ?? null,
         pool: d.budgetPool,
       })),
     ).toEqual([

@@ -8,6 +8,7 @@ import { createMemoryLogger } from "../../src/log.ts";
 import { createGroupMonitor, type DispatchDecision } from "../../src/monitor/monitor.ts";
 import type { GroupMessage } from "../../src/types.ts";
 import { ALICE, T0, recordingSender } from "./helpers.ts";
+import { reasonOf } from "../support/outcome.ts";
 
 beforeEach(() => {
   vi.useFakeTimers({ now: T0 });
@@ -56,7 +57,7 @@ describe("addressed-first economy (default settings, scripted model)", () => {
     for (const d of decisions) if (d.modelCalls > 0) for (const id of d.messageIds) reached.add(id);
     const addressed = Array.from({ length: lines }, (_, i) => String(2 * i + 1));
     expect(addressed.filter((id) => !reached.has(id))).toEqual([]);
-    expect(decisions.filter((d) => d.outcome.skipReason === "over-budget" && d.trigger === "mention")).toEqual([]);
+    expect(decisions.filter((d) => reasonOf(d.outcome) === "over-budget" && d.trigger === "mention")).toEqual([]);
     // Each question dispatched on its own, answered within the model latency.
     expect(decisions.filter((d) => d.trigger === "mention")).toHaveLength(lines);
     // The prompt never sees a budget ratio outside [0, 1].

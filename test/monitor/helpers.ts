@@ -1,6 +1,8 @@
-// Shared fixtures for monitor tests: batches built by hand, a recording transport.
+// Shared fixtures for monitor tests: batches built by hand, the group a dispatch reads (a real
+// GroupMemory, settled as the group client settles it), a recording transport.
 import { groupSettingsSchema, identitySchema } from "../../src/config/schema.ts";
-import type { DispatchBatch, GroupSender, GroupSettings, InboundMessage, MentionInfo, VitalityState } from "../../src/types.ts";
+import { GroupMemory, type GroupMemoryParams } from "../../src/group/memory.ts";
+import type { DispatchBatch, DispatchOutcome, GroupContext, GroupSender, GroupSettings, InboundMessage, MentionInfo, VitalityState } from "../../src/types.ts";
 
 /** 2026-01-05 14:30:00 UTC, server time. */
 export const T0 = Date.UTC(2026, 0, 5, 14, 30, 0);
@@ -23,8 +25,6 @@ export function batch(p: {
   messages: InboundMessage[];
   state?: VitalityState;
   mention?: Partial<MentionInfo>;
-  lastSelfSpeakAt?: number | null;
-  pendingMention?: () => boolean;
 }): DispatchBatch {
   const state = p.state ?? "COOLING";
   const [messagesIn5m, uniqueSpeakersIn5m] = SPEAKERS[state];
@@ -42,11 +42,31 @@ export function batch(p: {
       triggerType: mentionCount > 0 ? "mention" : "normal",
       ...p.mention,
     },
-    lastSelfSpeakAt: p.lastSelfSpeakAt ?? null,
     now: p.now,
     attempt: 0,
-    hasPendingMention: p.pendingMention ?? (() => false),
   };
+}
+
+/**
+ * The group one monitor dispatches for, without a group client: a real GroupMemory, what is held
+ * (nothing, unless given) and whether a mention waits. `settle` records an outcome in the memory
+ * exactly as the group client does when a dispatch settles (src/group/dispatcher.ts).
+ */
+export function testGroup(p: { historySize?: number; restored?: GroupMemoryParams["restored"]; mentionWaiting?: () => boolean; held?: () => InboundMessage[] } = {}) {
+  const memory = new GroupMemory({ historySize: p.historySize ?? 10, restored: p.restored });
+  const mentionWaiting = p.mentionWaiting ?? (() => false);
+  const context: GroupContext = {
+    memory,
+    get mentionWaiting() {
+      return mentionWaiting();
+    },
+    held: p.held ?? (() => []),
+  };
+  const settle = (o: DispatchOutcome): DispatchOutcome => {
+    if (o.kind === "sent") memory.recordSent({ msgId: o.msgId, timestamp: o.sentAt ?? Date.now(), content: o.text, key: o.key });
+    return o;
+  };
+  return { memory, context, settle };
 }
 
 export interface RecordingSender extends GroupSender {

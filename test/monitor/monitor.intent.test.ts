@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createScriptedBackend } from "../../src/backends/deterministic.ts";
 import { createGroupMonitor } from "../../src/monitor/monitor.ts";
 import type { DispatchOutcome } from "../../src/types.ts";
-import { ALICE, T0, batch, msg, recordingSender, settingsWith } from "./helpers.ts";
+import { ALICE, T0, batch, msg, recordingSender, settingsWith, testGroup } from "./helpers.ts";
 
 const OWNER = "carol.agentcp.io";
 
@@ -21,7 +21,7 @@ async function replyWith(text: string): Promise<{ outcome: DispatchOutcome; sent
     random: () => 0,
     onDecision: (d) => (detail = d.detail),
   });
-  const outcome = await monitor.handle(batch({ dispatchId: 1, now: T0, messages: [msg("1", OWNER, "Alice, thoughts?", T0, { isMention: true })] }));
+  const outcome = await monitor.handle(batch({ dispatchId: 1, now: T0, messages: [msg("1", OWNER, "Alice, thoughts?", T0, { isMention: true })] }), testGroup().context);
   monitor.close();
   return { outcome, sent: sender.sent.map((s) => s.content), detail };
 }
@@ -46,7 +46,7 @@ describe("monitor: NO_REPLY never reaches the group", () => {
   ])("%j is silence: nothing sent", async (text, detail) => {
     const result = await replyWith(text);
     expect(result.sent).toEqual([]);
-    expect(result.outcome).toMatchObject({ sent: false, skipReason: "silent" });
+    expect(result.outcome).toMatchObject({ kind: "skipped", reason: "silent" });
     expect(result.detail).toBe(detail);
   });
 
@@ -58,13 +58,13 @@ describe("monitor: NO_REPLY never reaches the group", () => {
   ])("%j sends the text without the token", async (text, expected) => {
     const { outcome, sent } = await replyWith(text);
     expect(sent).toEqual([expected]);
-    expect(outcome).toMatchObject({ sent: true, text: expected });
+    expect(outcome).toMatchObject({ kind: "sent", text: expected });
   });
 
   it("a reply that is only the token after trimming is silence", async () => {
     const { outcome, sent, detail } = await replyWith("NO_`REPLY`");
     expect(sent).toEqual([]);
-    expect(outcome).toMatchObject({ sent: false, skipReason: "silent" });
+    expect(outcome).toMatchObject({ kind: "skipped", reason: "silent" });
     expect(detail).toBe("no-reply-token");
   });
 });

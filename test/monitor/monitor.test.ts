@@ -2,14 +2,20 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createScriptedBackend } from "../../src/backends/deterministic.ts";
 import { createMemoryLogger } from "../../src/log.ts";
 import { createGroupMonitor, handleGroupMessagesForIdentity, type DispatchDecision, type MonitorSnapshot } from "../../src/monitor/monitor.ts";
+import { hashNormalized } from "../../src/monitor/dedup.ts";
 import { buildAcpSystemPrompt } from "../../src/monitor/prompt.ts";
-import type { AgentBackend, DispatchOutcome, GenerateRequest } from "../../src/types.ts";
-import { ALICE, T0, batch, msg, recordingSender, settingsWith } from "./helpers.ts";
+import type { AgentBackend, DispatchBatch, DispatchOutcome, GenerateRequest, PersistedGroupState } from "../../src/types.ts";
+import { ALICE, T0, batch, msg, recordingSender, settingsWith, testGroup } from "./helpers.ts";
+import { reasonOf } from "../support/outcome.ts";
 
 const BOB = "bob.agentcp.io";
 const OWNER = "carol.agentcp.io";
 
-function setup(p: { settings?: Record<string, unknown>; backend?: AgentBackend; random?: () => number; restored?: Partial<MonitorSnapshot> } = {}) {
+/**
+ * One monitor and the group it dispatches for. `monitor.handle` settles each outcome in the
+ * group's memory as the group client does; `monitor.snapshot()` is what a save would write.
+ */
+function setup(p: { settings?: Record<string, unknown>; backend?: AgentBackend; random?: () => number; restored?: Partial<PersistedGroupState>; mentionWaiting?: () => boolean } = {}) {
   const logger = createMemoryLogger();
   const sender = recordingSender(() => Date.now());
   const backend = (p.backend ?? createScriptedBackend({ mode: "always", replyText: "Sounds good. Let us ship it today." })) as AgentBackend & {
@@ -17,7 +23,8 @@ function setup(p: { settings?: Record<string, unknown>; backend?: AgentBackend; 
   };
   const decisions: DispatchDecision[] = [];
   const states: MonitorSnapshot[] = [];
-  const monitor = createGroupMonitor({
+  const group = testGroup({ restored: p.restored, ...(p.mentionWaiting ? { mentionWaiting: p.mentionWaiting } : {}) });
+  const real = createGroupMonitor({
     identityId: "alice",
     identity: ALICE,
     groupId: "g1",
@@ -31,7 +38,13 @@ function setup(p: { settings?: Record<string, unknown>; backend?: AgentBackend; 
     onDecision: (d) => decisions.push(d),
     onStateChange: (s) => states.push(s),
   });
-  return { monitor, sender, backend, logger, decisions, states };
+  const monitor = {
+    handle: (b: DispatchBatch) => real.handle(b, group.context).then(group.settle),
+    buildPrompt: (b: DispatchBatch) => real.buildPrompt(b, group.memory),
+    snapshot: () => ({ ...real.snapshot(), ...group.memory.snapshot() }),
+    close: () => real.close(),
+  };
+  return { monitor, real, group, sender, backend, logger, decisions, states };
 }
 
 beforeEach(() => {
@@ -44,12 +57,24 @@ afterEach(() => {
 
 describe("monitor: a mention in a calm group", () => {
   it("calls the model once with the stable prefix + situation, replies at once, records the send", async () => {
-    const { monitor, sender, backend, decisions } = setup();
+    const { monitor, real, group, sender, backend, decisions } = setup();
     const b = batch({ dispatchId: 1, now: T0, messages: [msg("41", BOB, "hi all", T0 - 5000), msg("42", OWNER, "Alice, what do you think?", T0 - 1000, { isMention: true })] });
     const expected = monitor.buildPrompt(b);
-    const outcome = await handleGroupMessagesForIdentity(monitor, b);
+    const outcome = group.settle(await handleGroupMessagesForIdentity(real, b, group.context));
 
-    expect(outcome).toEqual({ sent: true, replyType: "short", text: "Sounds good. Let us ship it today.", budgetRatio: 0, sentMsgId: "1000", sentAt: T0, replyTo: "42" });
+    expect(outcome).toEqual({
+      kind: "sent",
+      replyType: "short",
+      text: "Sounds good. Let us ship it today.",
+      budgetRatio: 0,
+      msgId: "1000",
+      sentAt: T0,
+      replyTo: "42",
+      key: { hash: hashNormalized("soundsgoodletusshipittoday"), normalized: "soundsgoodletusshipittoday" },
+    });
+    // Settled into the group's memory: what we said, and when.
+    expect(group.memory.replies.texts).toEqual(["soundsgoodletusshipittoday"]);
+    expect(group.memory.lastSelfSpeakAt).toBe(T0);
     expect(sender.sent).toEqual([{ groupId: "g1", content: "Sounds good. Let us ship it today.", metadata: { reply_to: "42", answered_through: "42" }, at: T0 }]);
     const req = backend.calls![0]!;
     expect(backend.calls).toHaveLength(1);
@@ -60,7 +85,7 @@ describe("monitor: a mention in a calm group", () => {
       "[msg_id:41] [14:29:55] bob.agentcp.io: hi all\n[msg_id:42] [14:29:59] carol.agentcp.io: Alice, what do you think? [mentioned]",
     );
     expect(decisions).toHaveLength(1);
-    expect(decisions[0]).toMatchObject({ dispatchId: 1, replyType: "short", modelCalls: 1, delayMs: 0, outcome: { sent: true } });
+    expect(decisions[0]).toMatchObject({ dispatchId: 1, replyType: "short", modelCalls: 1, delayMs: 0, outcome: { kind: "sent" } });
   });
 
   it("keeps the stable prefix byte-identical across dispatches while the situation changes", async () => {
@@ -80,7 +105,7 @@ describe("monitor: intent", () => {
   it("a silent model is a success with nothing sent, but the call is budgeted", async () => {
     const { monitor, sender, states } = setup({ backend: createScriptedBackend({ mode: "silent" }) });
     const outcome = await monitor.handle(batch({ dispatchId: 1, now: T0, messages: [msg("1", BOB, "anyone?", T0)] }));
-    expect(outcome).toEqual({ sent: false, skipReason: "silent", budgetRatio: 0, replyType: "short" });
+    expect(outcome).toEqual({ kind: "skipped", reason: "silent", budgetRatio: 0, replyType: "short" });
     expect(sender.sent).toEqual([]);
     expect(monitor.snapshot().budgetEvents).toHaveLength(1);
     expect(states.at(-1)!.budgetEvents).toHaveLength(1);
@@ -104,14 +129,14 @@ describe("monitor: HEATED group", () => {
     await vi.advanceTimersByTimeAsync(3999);
     expect(sender.sent).toEqual([]);
     await vi.advanceTimersByTimeAsync(1);
-    expect(await p).toMatchObject({ sent: true, replyType: "reaction", text: "😂" });
+    expect(await p).toMatchObject({ kind: "sent", replyType: "reaction", text: "😂" });
     expect(sender.sent).toEqual([{ groupId: "g1", content: "😂", metadata: { answered_through: "1" }, at: T0 + 4000 }]);
   });
 
   it("a mention gets a short reply without delay", async () => {
     const { monitor, sender } = setup({ backend: createScriptedBackend({ mode: "always", replyText: "Yes. I checked it. It works. Here is more." }) });
     const outcome = await monitor.handle(batch({ dispatchId: 1, now: T0, state: "HEATED", messages: [msg("1", BOB, "Alice?", T0, { isMention: true })] }));
-    expect(outcome).toMatchObject({ sent: true, replyType: "short", text: "Yes. I checked it." });
+    expect(outcome).toMatchObject({ kind: "sent", replyType: "short", text: "Yes. I checked it." });
     expect(sender.sent[0]!.at).toBe(T0);
   });
 });
@@ -121,8 +146,8 @@ describe("monitor: weak dedup", () => {
     const { monitor, sender, backend } = setup();
     const first = await monitor.handle(batch({ dispatchId: 1, now: T0, messages: [msg("1", OWNER, "Alice?", T0, { isMention: true })] }));
     const second = await monitor.handle(batch({ dispatchId: 2, now: T0, messages: [msg("2", OWNER, "Alice??", T0, { isMention: true })] }));
-    expect(first.sent).toBe(true);
-    expect(second).toMatchObject({ sent: false, skipReason: "duplicate-of-recent-reply", replyType: "short" });
+    expect(first.kind === "sent").toBe(true);
+    expect(second).toMatchObject({ kind: "skipped", reason: "duplicate-of-recent-reply", replyType: "short" });
     expect(backend.calls).toHaveLength(2);
     expect(sender.sent).toHaveLength(1);
   });
@@ -136,7 +161,7 @@ describe("monitor: weak dedup", () => {
     });
     await monitor.handle(batch({ dispatchId: 1, now: T0, messages: [msg("1", OWNER, "Alice, db?", T0, { isMention: true })] }));
     const second = await monitor.handle(batch({ dispatchId: 2, now: T0, messages: [msg("2", OWNER, "Alice, db again?", T0, { isMention: true })] }));
-    expect(second).toMatchObject({ sent: true, replyType: "reaction", text: "👍" });
+    expect(second).toMatchObject({ kind: "sent", replyType: "reaction", text: "👍" });
     expect(sender.sent.map((s) => s.content)).toEqual(["👍 I think we should use Postgres for this.", "👍"]);
     expect(decisions[1]!.detail).toMatch(/^downgraded:near-duplicate:0\.\d\d$/);
   });
@@ -148,7 +173,7 @@ describe("monitor: weak dedup", () => {
     a.monitor.close();
     const b = setup({ restored: saved });
     const outcome = await b.monitor.handle(batch({ dispatchId: 1, now: T0 + 1000, messages: [msg("2", OWNER, "Alice?", T0 + 1000, { isMention: true })] }));
-    expect(outcome.skipReason).toBe("duplicate-of-recent-reply");
+    expect(reasonOf(outcome)).toBe("duplicate-of-recent-reply");
     expect(b.monitor.snapshot().budgetEvents).toHaveLength(2);
     expect(b.monitor.snapshot().lastSelfSpeakAt).toBe(T0);
   });
@@ -167,12 +192,12 @@ describe("monitor: budget", () => {
     for (let i = 1; i <= 5; i++) {
       const p = monitor.handle(batch({ dispatchId: i, now: Date.now(), messages: [msg(String(i), BOB, `talk ${i}`, Date.now())] }));
       await vi.advanceTimersByTimeAsync(10_000);
-      expect((await p).sent).toBe(true);
+      expect(((await p).kind === "sent")).toBe(true);
     }
     expect(backend.calls).toHaveLength(5);
     // T+50s: over budget → skipped before the model.
     const over = await monitor.handle(batch({ dispatchId: 6, now: Date.now(), messages: [msg("6", BOB, "more talk", Date.now())] }));
-    expect(over).toEqual({ sent: false, skipReason: "over-budget", budgetRatio: 1 });
+    expect(over).toEqual({ kind: "skipped", reason: "over-budget", budgetRatio: 1 });
     expect(backend.calls).toHaveLength(5);
     // The record says which allowance, window and limit, and how far over.
     expect(decisions.at(-1)).toMatchObject({ modelCalls: 0, detail: "unaddressed:5m:messages 5/5 +1", replyType: null, budgetPool: "unaddressed" });
@@ -180,7 +205,7 @@ describe("monitor: budget", () => {
     const m1 = await monitor.handle(batch({ dispatchId: 7, now: Date.now(), messages: [msg("7", OWNER, "Alice?", Date.now(), { isMention: true })] }));
     const m2 = await monitor.handle(batch({ dispatchId: 8, now: Date.now(), messages: [msg("8", OWNER, "Alice!!", Date.now(), { isMention: true })] }));
     const m3 = await monitor.handle(batch({ dispatchId: 9, now: Date.now(), messages: [msg("9", OWNER, "Alice???", Date.now(), { isMention: true })] }));
-    expect([m1.sent, m2.sent, m3.sent]).toEqual([true, true, true]);
+    expect([m1.kind === "sent", m2.kind === "sent", m3.kind === "sent"]).toEqual([true, true, true]);
     expect(m1.replyType).toBe("short");
     expect(decisions[6]!.budgetPool).toBe("addressed");
     expect(backend.calls).toHaveLength(8);
@@ -197,11 +222,11 @@ describe("monitor: budget", () => {
     }
     // The first call was at T+0s. At T+299s it is still inside the window, at T+300s it has left.
     vi.setSystemTime(T0 + 299_000);
-    expect((await monitor.handle(batch({ dispatchId: 6, now: Date.now(), messages: [msg("6", BOB, "x", Date.now())] }))).skipReason).toBe("over-budget");
+    expect(reasonOf((await monitor.handle(batch({ dispatchId: 6, now: Date.now(), messages: [msg("6", BOB, "x", Date.now())] }))))).toBe("over-budget");
     vi.setSystemTime(T0 + 300_000);
     const p = monitor.handle(batch({ dispatchId: 7, now: Date.now(), messages: [msg("7", BOB, "y", Date.now())] }));
     await vi.advanceTimersByTimeAsync(10_000);
-    expect((await p).sent).toBe(true);
+    expect(((await p).kind === "sent")).toBe(true);
     expect(backend.calls).toHaveLength(6);
   });
 
@@ -213,13 +238,13 @@ describe("monitor: budget", () => {
       const p = monitor.handle(batch({ dispatchId: i, now: Date.now(), messages: [msg(String(i), BOB, `talk ${i}`, Date.now())] }));
       await vi.advanceTimersByTimeAsync(10_000);
       const o = await p;
-      outcomes.push(o.sent ? "sent" : o.skipReason!);
+      outcomes.push(o.kind === "sent" ? "sent" : o.reason);
     }
     expect(outcomes).toEqual(["sent", "sent", "over-budget"]);
     expect(decisions[2]).toMatchObject({ modelCalls: 0, detail: "unaddressed:5m:messages 2/2 +1" });
     // T+30s: a mention draws from the addressed allowance.
     const m = await monitor.handle(batch({ dispatchId: 4, now: Date.now(), messages: [msg("4", OWNER, "Alice?", Date.now(), { isMention: true })] }));
-    expect(m.sent).toBe(true);
+    expect(m.kind === "sent").toBe(true);
     expect(decisions[3]!.budgetPool).toBe("addressed");
     expect(backend.calls).toHaveLength(3);
   });
@@ -231,7 +256,7 @@ describe("monitor: budget", () => {
       const p = monitor.handle(batch({ dispatchId: i, now: Date.now(), messages: [msg(String(i), BOB, `talk ${i}`, Date.now())] }));
       await vi.advanceTimersByTimeAsync(10_000);
       const o = await p;
-      outcomes.push(o.sent ? `sent ${o.replyType}` : o.skipReason!);
+      outcomes.push(o.kind === "sent" ? `sent ${o.replyType}` : o.reason);
     }
     expect(monitor.snapshot().budgetEvents.map((e) => e[1]).every((t) => t > 630 && t < 700)).toBe(true);
     // ~2040 tokens used after three calls: a fourth ~680-token prompt would cross 2100, so it is
@@ -256,20 +281,20 @@ describe("monitor: budget", () => {
 describe("monitor: delay gate re-check", () => {
   it("drops an unprompted reply when a newer mention arrived during the delay", async () => {
     let pending = false;
-    const { monitor, sender } = setup({ random: () => 0 });
-    const p = monitor.handle(batch({ dispatchId: 1, now: T0, state: "ACTIVE", messages: [msg("1", BOB, "thoughts?", T0)], pendingMention: () => pending }));
+    const { monitor, sender } = setup({ random: () => 0, mentionWaiting: () => pending });
+    const p = monitor.handle(batch({ dispatchId: 1, now: T0, state: "ACTIVE", messages: [msg("1", BOB, "thoughts?", T0)] }));
     // ACTIVE → normal → 8–20 s; random 0 → 8000 ms.
     await vi.advanceTimersByTimeAsync(5000);
     pending = true;
     await vi.advanceTimersByTimeAsync(3000);
-    expect(await p).toEqual({ sent: false, skipReason: "newer-mention", budgetRatio: 0, replyType: "normal" });
+    expect(await p).toEqual({ kind: "skipped", reason: "newer-mention", budgetRatio: 0, replyType: "normal" });
     expect(sender.sent).toEqual([]);
   });
 
   it("still answers a mention when another mention is waiting", async () => {
-    const { monitor, sender } = setup();
-    const outcome = await monitor.handle(batch({ dispatchId: 1, now: T0, messages: [msg("1", OWNER, "Alice?", T0, { isMention: true })], pendingMention: () => true }));
-    expect(outcome.sent).toBe(true);
+    const { monitor, sender } = setup({ mentionWaiting: () => true });
+    const outcome = await monitor.handle(batch({ dispatchId: 1, now: T0, messages: [msg("1", OWNER, "Alice?", T0, { isMention: true })] }));
+    expect(outcome.kind === "sent").toBe(true);
     expect(sender.sent).toHaveLength(1);
   });
 
@@ -280,9 +305,9 @@ describe("monitor: delay gate re-check", () => {
     expect(vi.getTimerCount()).toBe(1);
     monitor.close();
     expect(vi.getTimerCount()).toBe(0);
-    expect((await p).skipReason).toBe("group-closed");
+    expect(reasonOf((await p))).toBe("group-closed");
     expect(sender.sent).toEqual([]);
-    expect((await monitor.handle(batch({ dispatchId: 2, now: T0, messages: [msg("2", BOB, "x", T0)] }))).skipReason).toBe("group-closed");
+    expect(reasonOf((await monitor.handle(batch({ dispatchId: 2, now: T0, messages: [msg("2", BOB, "x", T0)] }))))).toBe("group-closed");
   });
 
   it("close() aborts an in-flight model call", async () => {
@@ -291,7 +316,7 @@ describe("monitor: delay gate re-check", () => {
     const p = monitor.handle(batch({ dispatchId: 1, now: T0, messages: [msg("1", OWNER, "Alice?", T0, { isMention: true })] }));
     await vi.advanceTimersByTimeAsync(1000);
     monitor.close();
-    expect((await p).skipReason).toBe("group-closed");
+    expect(reasonOf((await p))).toBe("group-closed");
     expect(sender.sent).toEqual([]);
     expect(logger.entries.filter((e) => e.event === "monitor.backend-failed")).toEqual([]);
   });
@@ -302,7 +327,7 @@ describe("monitor: failures never reach the group", () => {
     const { monitor, sender, logger } = setup();
     sender.failNext = 1;
     const outcome: DispatchOutcome = await monitor.handle(batch({ dispatchId: 3, now: T0, messages: [msg("1", OWNER, "Alice?", T0, { isMention: true })] }));
-    expect(outcome).toEqual({ sent: false, skipReason: "send-failed", budgetRatio: 0, replyType: "short" });
+    expect(outcome).toEqual({ kind: "skipped", reason: "send-failed", budgetRatio: 0, replyType: "short" });
     expect(sender.sent).toEqual([]);
     const entry = logger.entries.find((e) => e.event === "monitor.send-failed")!;
     expect(entry.level).toBe("warn");
@@ -315,16 +340,20 @@ describe("monitor: failures never reach the group", () => {
     const backend: AgentBackend = { name: "broken", generate: async () => Promise.reject(badRequest) };
     const { monitor, sender, logger } = setup({ backend });
     const outcome = await monitor.handle(batch({ dispatchId: 1, now: T0, messages: [msg("1", OWNER, "Alice?", T0, { isMention: true })] }));
-    expect(outcome.skipReason).toBe("backend-failed");
+    expect(reasonOf(outcome)).toBe("backend-failed");
     expect(sender.sent).toEqual([]);
     expect(monitor.snapshot().budgetEvents).toEqual([]);
     expect(logger.entries.find((e) => e.event === "monitor.backend-failed")!.fields).toMatchObject({ error: "400 bad request", dispatchId: 1, retryable: false });
   });
 
-  it("a transient back-end failure is thrown, so the group client re-queues the batch; nothing sent or budgeted", async () => {
+  it("a transient back-end failure comes back as a retry, so the group client re-queues the batch; nothing sent or budgeted", async () => {
     const backend: AgentBackend = { name: "flaky", generate: async () => Promise.reject(new Error("upstream 500")) };
-    const { monitor, sender, logger } = setup({ backend });
-    await expect(monitor.handle(batch({ dispatchId: 1, now: T0, messages: [msg("1", OWNER, "Alice?", T0, { isMention: true })] }))).rejects.toThrow("upstream 500");
+    const { monitor, sender, logger, decisions } = setup({ backend });
+    const outcome = await monitor.handle(batch({ dispatchId: 1, now: T0, messages: [msg("1", OWNER, "Alice?", T0, { isMention: true })] }));
+    expect(outcome).toMatchObject({ kind: "retry", reason: "backend-failed", error: { message: "upstream 500" } });
+    expect(outcome.kind === "retry" && outcome.carry).toBeFalsy();
+    // The group client's warn line (with its retry) is the one line for it: no decision record here.
+    expect(decisions).toEqual([]);
     expect(sender.sent).toEqual([]);
     expect(monitor.snapshot().budgetEvents).toEqual([]);
     expect(logger.entries.find((e) => e.event === "monitor.backend-failed")!.fields).toMatchObject({ error: "upstream 500", dispatchId: 1, retryable: true });
@@ -333,8 +362,8 @@ describe("monitor: failures never reach the group", () => {
 
 describe("monitor: bugs surface as a throw (the group client retries), logged with context", () => {
   it("rethrows an unexpected error and logs it", async () => {
-    const { monitor, sender, logger } = setup();
-    const b = batch({ dispatchId: 5, now: T0, messages: [msg("1", BOB, "hm", T0)], pendingMention: () => { throw new Error("boom"); } });
+    const { monitor, sender, logger } = setup({ mentionWaiting: () => { throw new Error("boom"); } });
+    const b = batch({ dispatchId: 5, now: T0, messages: [msg("1", BOB, "hm", T0)] });
     const p = monitor.handle(b);
     const assertion = expect(p).rejects.toThrow("boom");
     await vi.advanceTimersByTimeAsync(6000);
@@ -346,7 +375,7 @@ describe("monitor: bugs surface as a throw (the group client retries), logged wi
   it("a back-end answer without text is a back-end failure, not a crash", async () => {
     const backend = { name: "odd", generate: async () => ({}) } as unknown as AgentBackend;
     const { monitor } = setup({ backend });
-    expect((await monitor.handle(batch({ dispatchId: 1, now: T0, messages: [msg("1", OWNER, "Alice?", T0, { isMention: true })] }))).skipReason).toBe("backend-failed");
+    expect(reasonOf((await monitor.handle(batch({ dispatchId: 1, now: T0, messages: [msg("1", OWNER, "Alice?", T0, { isMention: true })] }))))).toBe("backend-failed");
   });
 });
 
@@ -356,13 +385,13 @@ describe("monitor: bot-loop guard", () => {
     const outcomes: Array<string> = [];
     for (let i = 1; i <= 7; i++) {
       const o = await monitor.handle(batch({ dispatchId: i, now: Date.now(), messages: [msg(String(i), BOB, `bot says ${i}`, Date.now(), { isMention: true })] }));
-      outcomes.push(o.sent ? "sent" : o.skipReason!);
+      outcomes.push(o.kind === "sent" ? "sent" : o.reason);
     }
     expect(outcomes).toEqual(["sent", "sent", "sent", "sent", "sent", "sent", "bot-loop-guard"]);
     expect(backend.calls).toHaveLength(6);
     expect(monitor.snapshot().agentChain).toBe(6);
     const human = await monitor.handle(batch({ dispatchId: 8, now: Date.now(), messages: [msg("8", OWNER, "Alice, stop that", Date.now(), { isMention: true })] }));
-    expect(human.sent).toBe(true);
+    expect(human.kind === "sent").toBe(true);
     expect(monitor.snapshot().agentChain).toBe(0);
   });
 });
@@ -383,7 +412,7 @@ describe("monitor: two-phase decision", () => {
     const p = monitor.handle(batch({ dispatchId: 1, now: T0, state: "ACTIVE", messages: [msg("1", BOB, "new idea", T0)] }));
     // slow hint, random 0 → 20 s.
     await vi.advanceTimersByTimeAsync(20_000);
-    expect(await p).toMatchObject({ sent: true, replyType: "reaction", text: "👀" });
+    expect(await p).toMatchObject({ kind: "sent", replyType: "reaction", text: "👀" });
     expect(backend.calls.map((c) => [c.phase, c.replyType])).toEqual([["decide", "normal"], ["reply", "reaction"]]);
     expect(backend.calls[0]!.body.endsWith('"delay_hint": "fast" | "normal" | "slow"}')).toBe(true);
     expect(backend.calls[1]!.systemPrompt).toContain("\nreply_type=reaction\n");
@@ -395,12 +424,12 @@ describe("monitor: two-phase decision", () => {
   it("declines, or stays silent on an unparseable decision, without a second call", async () => {
     const declining = createScriptedBackend({ mode: "mention" });
     const a = setup({ backend: declining, settings: { decision: "two-phase" } });
-    expect((await a.monitor.handle(batch({ dispatchId: 1, now: T0, messages: [msg("1", BOB, "x", T0)] }))).skipReason).toBe("two-phase-declined");
+    expect(reasonOf((await a.monitor.handle(batch({ dispatchId: 1, now: T0, messages: [msg("1", BOB, "x", T0)] }))))).toBe("two-phase-declined");
     expect(declining.calls.map((c) => c.phase)).toEqual(["decide"]);
     const garbage: AgentBackend = { name: "g", generate: async () => ({ text: "I would love to!" }) };
     const b = setup({ backend: garbage, settings: { decision: "two-phase" } });
     const o = await b.monitor.handle(batch({ dispatchId: 1, now: T0, messages: [msg("1", BOB, "x", T0)] }));
-    expect(o.skipReason).toBe("silent");
+    expect(reasonOf(o)).toBe("silent");
     expect(b.decisions[0]!.detail).toBe("decision-unparseable");
   });
 });
@@ -465,7 +494,7 @@ describe("monitor: logging", () => {
   it("a batch of only our own messages is silent without a model call", async () => {
     const { monitor, backend } = setup();
     const o = await monitor.handle(batch({ dispatchId: 1, now: T0, messages: [msg("1", ALICE.aid, "me", T0)] }));
-    expect(o.skipReason).toBe("silent");
+    expect(reasonOf(o)).toBe("silent");
     expect(backend.calls).toHaveLength(0);
   });
 });

@@ -2,7 +2,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { budgetSchema } from "../../src/config/schema.ts";
-import { checkBudget } from "../../src/monitor/budget.ts";
+import { checkBudget } from "../../src/monitor/budget-windows.ts";
 import { choosePayer, ownerBudgetEvents, recordSenderCharge, shareLimits, type SenderCharge } from "../../src/monitor/sender-share.ts";
 import { msg, T0 } from "./helpers.ts";
 

@@ -8,6 +8,7 @@ import { createMemoryLogger } from "../../src/log.ts";
 import { createGroupMonitor, type DispatchDecision } from "../../src/monitor/monitor.ts";
 import type { GroupMessage, GroupSettings } from "../../src/types.ts";
 import { ALICE, T0, recordingSender, settingsWith } from "./helpers.ts";
+import { reasonOf } from "../support/outcome.ts";
 
 const MALLORY = "mallory.agentcp.io";
 const BOB = "bob.agentcp.io";
@@ -62,7 +63,7 @@ describe("per-sender share of the addressed allowance", () => {
     client.feedBufferGate([gm(32, 294_000, "Alice, please summarise the thread", OWNER)]);
     await at(296_000);
 
-    const byTrigger = decisions.map((d) => ({ msg: d.messageIds.join(","), sent: d.outcome.sent, skip: d.outcome.skipReason ?? null, payer: d.payer ?? null }));
+    const byTrigger = decisions.map((d) => ({ msg: d.messageIds.join(","), sent: (d.outcome.kind === "sent"), skip: reasonOf(d.outcome) ?? null, payer: d.payer ?? null }));
     // Mallory: answered at T+0 … T+90s (msgs 1–10), then silence with no model call.
     expect(byTrigger.slice(0, 10)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map((n) => ({ msg: String(n), sent: true, skip: null, payer: MALLORY })));
     expect(byTrigger.slice(10, 30)).toEqual(Array.from({ length: 20 }, (_, i) => ({ msg: String(i + 11), sent: false, skip: "sender-over-share", payer: null })));
@@ -80,7 +81,7 @@ describe("per-sender share of the addressed allowance", () => {
     await at(302_000);
     client.feedBufferGate([gm(34, 302_000, "Alice, and again", MALLORY)]);
     await at(303_000);
-    expect(decisions.slice(32).map((d) => [d.messageIds.join(","), d.outcome.sent, d.outcome.skipReason ?? null])).toEqual([
+    expect(decisions.slice(32).map((d) => [d.messageIds.join(","), d.outcome.kind === "sent", reasonOf(d.outcome) ?? null])).toEqual([
       ["33", true, null],
       ["34", false, "sender-over-share"],
     ]);
@@ -104,7 +105,7 @@ describe("per-sender share of the addressed allowance", () => {
     await at(90_000);
     client.feedBufferGate([gm(10, 90_000, "Alice, status please", OWNER)]);
     await at(91_000);
-    expect(decisions.map((d) => [d.messageIds.join(","), d.outcome.sent, d.outcome.skipReason ?? null])).toEqual([
+    expect(decisions.map((d) => [d.messageIds.join(","), d.outcome.kind === "sent", reasonOf(d.outcome) ?? null])).toEqual([
       ["1", true, null],
       ["2", true, null],
       ["3", true, null],
@@ -152,7 +153,7 @@ describe("allowFrom / denyFrom", () => {
     await at(10_000);
     client.feedBufferGate([gm(3, 10_000, "Alice, hi from carol", OWNER)]);
     await at(11_000);
-    expect(decisions.map((d) => [d.messageIds.join(","), d.outcome.sent])).toEqual([
+    expect(decisions.map((d) => [d.messageIds.join(","), d.outcome.kind === "sent"])).toEqual([
       ["2", true],
       ["3", true],
     ]);

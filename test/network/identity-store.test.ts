@@ -65,6 +65,17 @@ describe("identities on disk (real files, real crypto, certificates from a local
     expect(codeOf(() => loadIdentity({ aid: "alice.acp.local", stateDir: state(), seedPassword: "wrong" }))).toBe("IDENTITY_LOCKED");
   });
 
+  it("load: a key under the official SDK's default empty seed password (passphrase sha256-hex of \"\") opens without a seed password, or beside a wrong one", async () => {
+    const made = await createIdentity({ aid: "dora.acp.local", stateDir: state(), accessPointUrl: net.localUrl, noPassphrase: true });
+    // What acp-ts writes when its seed password is left at its default "": the key encrypted under sha256-hex("").
+    const emptySeed = createHash("sha256").update("").digest("hex");
+    const keyFile = join(state(), "identities", "dora.acp.local", "private", "dora.acp.local.key");
+    writeFileSync(keyFile, made.privateKey.export({ type: "pkcs8", format: "pem", cipher: "aes-256-cbc", passphrase: emptySeed }));
+    expect(readFileSync(keyFile, "utf8")).toContain("BEGIN ENCRYPTED PRIVATE KEY");
+    expect(loadIdentity({ aid: "dora.acp.local", stateDir: state() }).publicKeyPem).toBe(made.publicKeyPem);
+    expect(loadIdentity({ aid: "dora.acp.local", stateDir: state(), seedPassword: "another identity's" }).publicKeyPem).toBe(made.publicKeyPem);
+  });
+
   it("import: an SDK folder (CRLF PEMs, key under sha256-hex of the seed) and plain key + cert files", async () => {
     const made = await createIdentity({ aid: "carol.acp.local", stateDir: `${tmp.dir}/elsewhere`, accessPointUrl: net.localUrl, seedPassword: "pw" });
     // Rewrite it as the SDK writes: CRLF line endings.

@@ -197,6 +197,27 @@ describe("gateway.startAccount", () => {
     expect(rt.started).toHaveLength(0);
   });
 
+  it("refuses an identity the evol channel runs in the same gateway (one identity, one channel), naming the fix", async () => {
+    const { a, rt } = adapters();
+    const account = resolveAcpGroupAccount(hostCfg(), "bot");
+    const { ctx, statuses, lines } = gatewayContext(account, new AbortController());
+    const withEvol = { ...ctx, cfg: Object.assign({ marker: "cfg" }, { channels: { evol: { enabled: true, agentName: "bot", domain: "agentcp.io" } } }) };
+    await expect(a.gateway.startAccount(withEvol)).rejects.toThrow(
+      "bot.agentcp.io also runs in the evol channel (channels.evol is enabled): one identity must not run in two channels at once. Turn evol off: `openclaw config set channels.evol.enabled false`",
+    );
+    expect(rt.started).toHaveLength(0);
+    expect(statuses.at(-1)).toMatchObject({ running: false, lastError: expect.stringContaining("also runs in the evol channel") });
+    expect(lines.some((l) => l.startsWith("error openclaw.evol-runs-identity"))).toBe(true);
+    // evol off, or running another identity: this one starts.
+    const abort = new AbortController();
+    const other = gatewayContext(account, abort).ctx;
+    const running = a.gateway.startAccount({ ...other, cfg: Object.assign({ marker: "cfg" }, { channels: { evol: { enabled: true, agentName: "someone-else" } } }) });
+    await settle();
+    expect(rt.started).toHaveLength(1);
+    abort.abort();
+    await running;
+  });
+
   it("a failing start rejects, is logged, and still closes the backend", async () => {
     const rt = fakeRuntime();
     rt.failWith(new Error("no groups"));

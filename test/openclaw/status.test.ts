@@ -5,7 +5,7 @@ import { listAcpGroupGroups, listAcpGroupPeers, normalizeAcpGroupTarget } from "
 import type { DispatchDecision } from "../../src/monitor/decision.ts";
 
 const decision = (over: Partial<DispatchDecision>): DispatchDecision =>
-  ({ identityId: "bot", groupId: "g1", dispatchId: 1, attempt: 0, trigger: "mention", at: 1000, messageIds: [], addressing: [], vitality: { state: "COOLING", messagesIn5m: 0, uniqueSpeakersIn5m: 0, myMessagesIn5m: 0, updatedAt: 0 }, mentionInfo: { mentioned: true, mentionCount: 1, batchesMerged: 1, triggerType: "mention" }, replyType: null, budgetRatio: 0, budgetPool: "addressed", modelCalls: 0, tokens: 0, delayMs: 0, agentChain: 0, outcome: { sent: false }, ...over }) as DispatchDecision;
+  ({ identityId: "bot", groupId: "g1", dispatchId: 1, attempt: 0, trigger: "mention", at: 1000, messageIds: [], addressing: [], vitality: { state: "COOLING", messagesIn5m: 0, uniqueSpeakersIn5m: 0, myMessagesIn5m: 0, updatedAt: 0 }, mentionInfo: { mentioned: true, mentionCount: 1, batchesMerged: 1, triggerType: "mention" }, replyType: null, budgetRatio: 0, budgetPool: "addressed", modelCalls: 0, tokens: 0, delayMs: 0, agentChain: 0, outcome: { kind: "skipped", reason: "silent" }, ...over }) as DispatchDecision;
 
 describe("account live status", () => {
   it("signed in, per group: session, last in and out, last skip, refused and over-share counts", () => {
@@ -16,8 +16,8 @@ describe("account live status", () => {
     s.markSignedIn();
     s.observers.onMessages("g1", [{ msgId: "1", groupId: "g1", sender: "a", content: "x", contentType: "text", timestamp: 1, metadata: null }]);
     now = 6000;
-    s.observers.onDecision(decision({ outcome: { sent: true, sentAt: 6100 } }));
-    s.observers.onDecision(decision({ at: 7000, outcome: { sent: false, skipReason: "sender-over-share" }, detail: "m.acp.local addressed:5m:messages 10/10" }));
+    s.observers.onDecision(decision({ outcome: { kind: "sent", text: "hi", replyType: "short", sentAt: 6100 } }));
+    s.observers.onDecision(decision({ at: 7000, outcome: { kind: "skipped", reason: "sender-over-share" }, detail: "m.acp.local addressed:5m:messages 10/10" }));
     s.observers.onGroupEvent("g2", { type: "dropped", msgId: "9", sender: "spam", reason: "refused-sender", stage: "arrival", atLocal: 0 });
     expect(s.snapshot()).toEqual({
       aid: "bot.acp.local",

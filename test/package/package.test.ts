@@ -24,8 +24,8 @@ const PKG = JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as {
   dependencies: Record<string, string>;
   openclaw: { extensions: string[] };
 };
-/** Top-level files besides dist/ (npm always adds package.json, README and LICENSE). */
-const SHIPPED_TOP = ["CHANGELOG.md", "LICENSE", "README.md", "openclaw.plugin.json", "package.json"];
+/** Files besides dist/ and config/ (npm always adds package.json, README and LICENSE); bin/acp-group.mjs is the command, in a checkout and installed alike. */
+const SHIPPED_TOP = ["CHANGELOG.md", "LICENSE", "README.md", "bin/acp-group.mjs", "openclaw.plugin.json", "package.json"];
 
 type PackResult = { filename: string; entryCount: number; size: number; files: Array<{ path: string }> };
 const parsePack = (stdout: string): PackResult => {
@@ -76,7 +76,8 @@ describe("npm pack: only what users need", () => {
     const outside = dryPaths.filter((p) => !p.startsWith("dist/") && !/^config\/[^/]+\.json$/.test(p));
     expect(outside).toEqual(SHIPPED_TOP);
     expect(dryPaths).toContain("config/demo.json");
-    expect(dryPaths.filter((p) => /^(src|test|scripts|bench|bin|\.ci|node_modules|coverage)\//.test(p))).toEqual([]);
+    expect(dryPaths.filter((p) => /^(src|test|scripts|bench|\.ci|node_modules|coverage)\//.test(p))).toEqual([]);
+    expect(dryPaths.filter((p) => p.startsWith("bin/"))).toEqual(["bin/acp-group.mjs"]);
   });
 
   it("dist/ is exactly the compiled src/: one .js and one .d.ts per module, the page assets, no source maps, no TypeScript sources", () => {
@@ -95,7 +96,7 @@ describe("npm pack: only what users need", () => {
       ...Object.values(PKG.exports).flatMap((e) => (typeof e === "string" ? [e] : [e.types, e.default])),
       ...PKG.openclaw.extensions,
     ].map((p) => p.replace(/^\.\//, ""));
-    expect(entries).toEqual(expect.arrayContaining(["dist/cli/bin.js", "dist/index.js", "dist/index.d.ts", "dist/plugin.js", "dist/plugin.d.ts"]));
+    expect(entries).toEqual(expect.arrayContaining(["bin/acp-group.mjs", "dist/index.js", "dist/index.d.ts", "dist/plugin.js", "dist/plugin.d.ts"]));
     expect(entries.filter((p) => !dryPaths.includes(p))).toEqual([]);
     expect(PKG.openclaw.extensions).toEqual(["./dist/plugin.js"]);
   });
@@ -119,6 +120,9 @@ describe("installed from the tarball into a fresh folder", () => {
     const tsImports = js.filter((f) => /(?:from\s*|import\s*\(\s*)["']\.{1,2}\/[^"']*\.[cm]?ts["']/.test(readFileSync(join(installed, "dist", f), "utf8")));
     expect(tsImports).toEqual([]);
     expect(readFileSync(join(installed, "dist", "cli", "bin.js"), "utf8").startsWith("#!/usr/bin/env node\n")).toBe(true);
+    // The command: without src/ beside it (the installed package), it runs the compiled dist/cli/bin.js.
+    expect(readFileSync(join(installed, "bin", "acp-group.mjs"), "utf8").startsWith("#!/usr/bin/env node\n")).toBe(true);
+    expect(existsSync(join(installed, "src"))).toBe(false);
   });
 
   it("engines.node is no lower than any runtime dependency's own engines floor", () => {
@@ -210,10 +214,10 @@ describe("installed from the tarball into a fresh folder", () => {
       }, 130_000);
 
       it(`import("${PKG.name}") loads the compiled library from node_modules`, async () => {
-        const script = `import(${JSON.stringify(PKG.name)}).then((m) => console.log(JSON.stringify({ createGroupAgent: typeof m.createGroupAgent, startLocalNetwork: typeof m.startLocalNetwork, at: import.meta.resolve(${JSON.stringify(PKG.name)}) })))`;
+        const script = `import(${JSON.stringify(PKG.name)}).then((m) => console.log(JSON.stringify({ createGroupAgent: typeof m.createGroupAgent, startIdentity: typeof m.startIdentity, at: import.meta.resolve(${JSON.stringify(PKG.name)}) })))`;
         const r = ok("node -e import", await run({ cmd: node, args: ["--input-type=module", "-e", script], cwd: consumer, node, timeoutMs: 60_000 }));
-        const out = JSON.parse(r.stdout) as { createGroupAgent: string; startLocalNetwork: string; at: string };
-        expect(out).toEqual({ createGroupAgent: "function", startLocalNetwork: "function", at: pathToFileURL(join(installed, "dist", "index.js")).href });
+        const out = JSON.parse(r.stdout) as { createGroupAgent: string; startIdentity: string; at: string };
+        expect(out).toEqual({ createGroupAgent: "function", startIdentity: "function", at: pathToFileURL(join(installed, "dist", "index.js")).href });
       }, 70_000);
     },
   );

@@ -95,6 +95,7 @@ describe("parseAgentMd", () => {
       description: "Owner of alice",
       tags: ["people", "ops"],
       hasFrontMatter: true,
+      declaredType: "human",
     });
   });
 
@@ -102,11 +103,17 @@ describe("parseAgentMd", () => {
     expect(parseAgentMd("---\ntype: Agent\ntags: [a, 'b', \"c\"]\n---\n")).toMatchObject({ type: "agent", tags: ["a", "b", "c"] });
   });
 
-  it("missing fields, no front matter, an unclosed one or an odd type → unknown, never a throw", () => {
+  it("the agent's framework as its type (evol writes `type: openclaw`) is an agent, kept as written", () => {
+    expect(parseAgentMd("---\naid: evol.agentcp.io\ntype: openclaw\n---\n")).toMatchObject({ type: "agent", declaredType: "openclaw" });
+    expect(parseAgentMd("---\ntype: robot\n---\n")).toMatchObject({ type: "agent", declaredType: "robot" });
+    expect(checkAgentMd("---\naid: evol.agentcp.io\ntype: openclaw\n---\n", { aid: "evol.agentcp.io" })).toMatchObject({ ok: true, parsed: { type: "agent" } });
+  });
+
+  it("missing fields, no front matter, an unclosed one, a role or an empty type → unknown, never a throw", () => {
     expect(parseAgentMd("")).toEqual({ type: "unknown", tags: [], hasFrontMatter: false });
     expect(parseAgentMd("# Just a heading\n")).toEqual({ type: "unknown", tags: [], hasFrontMatter: false });
     expect(parseAgentMd("---\naid: x.agentcp.io\n")).toEqual({ type: "unknown", tags: [], hasFrontMatter: false });
-    expect(parseAgentMd("---\ntype: robot\n---\n")).toMatchObject({ type: "unknown", hasFrontMatter: true });
+    expect(parseAgentMd("---\ntype: member\n---\n")).toMatchObject({ type: "unknown", hasFrontMatter: true });
     expect(parseAgentMd("---\n---\n")).toMatchObject({ type: "unknown", hasFrontMatter: true });
   });
 

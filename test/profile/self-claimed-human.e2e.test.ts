@@ -16,6 +16,7 @@ import { createMemoryAgentMdStore, handleAgentMdRequest } from "../../src/server
 import { createAgentMdFetch } from "../../src/profile/agent-md-fetch.ts";
 import type { GroupMessage } from "../../src/types.ts";
 import { ALICE, T0, recordingSender, settingsWith } from "../monitor/helpers.ts";
+import { reasonOf } from "../support/outcome.ts";
 
 const BOT = "mimic.agentcp.io";
 // Different enough that weak dedup never decides anything here.
@@ -51,7 +52,7 @@ async function mentionLoop(directory: MemberDirectory): Promise<{ decisions: Arr
   await client.close();
   expect(vi.getTimerCount()).toBe(0);
   vi.useRealTimers();
-  return { decisions: decisions.map((d) => [d.at - T0, d.outcome.sent, d.outcome.skipReason ?? null]), systemPrompt: backend.calls[0]?.systemPrompt ?? "" };
+  return { decisions: decisions.map((d) => [d.at - T0, d.outcome.kind === "sent", reasonOf(d.outcome) ?? null]), systemPrompt: backend.calls[0]?.systemPrompt ?? "" };
 }
 
 describe("a member's own agent.md cannot make it a person", () => {

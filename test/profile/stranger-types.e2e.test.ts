@@ -17,6 +17,7 @@ import { createMemoryAgentMdStore, handleAgentMdRequest } from "../../src/server
 import { createAgentMdFetch } from "../../src/profile/agent-md-fetch.ts";
 import type { GroupMessage } from "../../src/types.ts";
 import { ALICE, T0, recordingSender, settingsWith } from "../monitor/helpers.ts";
+import { reasonOf } from "../support/outcome.ts";
 
 const TOKENS: Record<string, string> = { "stranger.agentcp.io": "t-s", "dave.agentcp.io": "t-d" };
 
@@ -76,7 +77,7 @@ describe("member types from strangers' agent.md (local profile host)", () => {
     client.feedBufferGate([gm(7, 40_000, "Alice, can you stop for a moment?", "erin.agentcp.io")]);
     await at(41_000);
 
-    expect(decisions.map((d) => [d.at - T0, d.outcome.sent, d.outcome.skipReason ?? null, d.agentChain])).toEqual([
+    expect(decisions.map((d) => [d.at - T0, d.outcome.kind === "sent", reasonOf(d.outcome) ?? null, d.agentChain])).toEqual([
       [0, true, null, 1],
       [10_000, true, null, 2],
       [20_000, false, "bot-loop-guard", 2],

@@ -44,7 +44,11 @@ describe("inspect (sample messages)", () => {
     expect(out).toContain("[Reply Policy]\nreply_type=short\navoid_repetition=true\nno_markdown=true\nhuman_chat_style=true\nmax_chars=500\n");
     expect(out.indexOf("===== message body =====")).toBeGreaterThan(out.indexOf("\n[Reply Policy]\n"));
     expect(out).toContain("[group] subject: Release planning\n");
-    expect(out).toMatch(/\[msg_id:2\] \[\d\d:\d\d:\d\d\] carol\.agentcp\.io: Alice, what do you think\? \[mentioned\]$/);
+    // The sample speakers are members as the running agent meets them: its owner, then another
+    // member of its network (a placeholder on its own domain when the config names nobody else).
+    expect(out).toMatch(/\[msg_id:1\] \[\d\d:\d\d:\d\d\] olivia\.agentcp\.io: Has anyone tried the new release\?\n/);
+    expect(out).toMatch(/\[msg_id:2\] \[\d\d:\d\d:\d\d\] bob\.agentcp\.io: Alice, what do you think\? \[mentioned\]$/);
+    expect(out).toContain("[Senders]\nolivia.agentcp.io: human, your owner\nbob.agentcp.io: type unknown\n");
   });
 
   it("--json parses and the system prompt is the stable prefix, a blank line, the situation", async () => {

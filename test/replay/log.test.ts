@@ -23,6 +23,7 @@ describe("parseLog", () => {
         { id: "7", ts: 2000, sender: "carol", content: "yo", line: 3, replyTo: ["a"] },
       ],
       skipped: [],
+      skippedCount: 0,
     });
   });
 

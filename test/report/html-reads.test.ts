@@ -1,4 +1,4 @@
-// Does the replay report read right? The bundled #ubuntu day as the README makes it (persona
+// Does the replay report read right? The bundled #ubuntu day as `npm run docs` renders it for docs/cli.md (persona
 // jacob_, --responder mention), at DOM level: the budget lane says which allowance it draws and on
 // what scale, budget skips of unaddressed talk are not drawn as an alarm, each meaning has one
 // colour, every mark drawn is in the legend, and the headline waits say which lines they cover.

@@ -20,6 +20,7 @@ import {
   waitFor,
   serveGroups,
 } from "../support/runtime-harness.ts";
+import { reasonOf } from "../support/outcome.ts";
 
 const fx = useRuntimeFixture("close");
 
@@ -67,7 +68,7 @@ describe("startIdentity close: a dispatch still working is not counted as handle
     });
     await run1.close();
 
-    expect(run1.decisions.map((d) => [d.trigger, d.messageIds, d.outcome.sent, d.outcome.skipReason])).toEqual([
+    expect(run1.decisions.map((d) => [d.trigger, d.messageIds, d.outcome.kind === "sent", reasonOf(d.outcome)])).toEqual([
       ["mention", ["1"], false, "group-closed"],
     ]);
     expect(savedCursor(dir, "alice", GROUP)).toBe(0);
@@ -78,7 +79,7 @@ describe("startIdentity close: a dispatch still working is not counted as handle
     await waitFor(() => fx.server!.history(GROUP).length === 2, "the answer from run 2");
     // The server stores the answer before run 2 reads the send response and records its decision.
     await waitFor(() => run2.decisions.length === 1, "run 2's decision");
-    expect(run2.decisions.map((d) => [d.trigger, d.messageIds, d.outcome.sent])).toEqual([["mention", ["1"], true]]);
+    expect(run2.decisions.map((d) => [d.trigger, d.messageIds, d.outcome.kind === "sent"])).toEqual([["mention", ["1"], true]]);
     expect(fx.server!.history(GROUP).map((m) => m.content)).toEqual(["Alice, status?", "All green."]);
   });
 
@@ -107,7 +108,7 @@ describe("startIdentity close: a dispatch still working is not counted as handle
 
     await alice.close();
 
-    const outcomes = alice.decisions.map((d) => [d.groupId, d.outcome.skipReason]).sort();
+    const outcomes = alice.decisions.map((d) => [d.groupId, reasonOf(d.outcome)]).sort();
     expect(outcomes).toEqual([
       ["g1", "group-closed"],
       ["g2", "group-closed"],
@@ -134,7 +135,7 @@ describe("startIdentity close: a back-end that never settles", () => {
     fx.server.post({ groupId: GROUP, sender: HUMAN, content: "Alice, are you there?" });
     await waitFor(() => calls.length === 1, "the model call");
     await run.close();
-    expect(run.decisions.map((d) => [d.trigger, d.outcome.skipReason])).toEqual([["mention", "group-closed"]]);
+    expect(run.decisions.map((d) => [d.trigger, reasonOf(d.outcome)])).toEqual([["mention", "group-closed"]]);
     expect(savedCursor(dir, "alice", GROUP)).toBe(0);
   });
 });

@@ -16,6 +16,7 @@ import { TransportError } from "../../src/transport/errors.ts";
 import type { GroupMessage, GroupSender, GroupSettings } from "../../src/types.ts";
 import { ALICE, T0 } from "../monitor/helpers.ts";
 import { GENEROUS_BUDGET } from "../support/runtime-harness.ts";
+import { reasonOf } from "../support/outcome.ts";
 
 const HUMANS = ["bob.agentcp.io", "carol.agentcp.io"];
 const REQUEST_TIMEOUT_MS = 30_000;
@@ -165,8 +166,8 @@ async function runTimeline(
     if (e.type === "dispatch-start") starts.set(e.batch.dispatchId, e.batch.messages.map((m) => m.msgId));
     // Answered, or a decision not to answer (the model stayed silent, a repeat, …): settled for good.
     // A reply that did not get out (a failed send, a close) is neither.
-    const decided = e.type === "dispatch-end" && e.ok && (e.outcome.sent || !["send-failed", "group-closed", "backend-failed"].includes(e.outcome.skipReason ?? ""));
-    if (e.type === "dispatch-end" && decided) for (const id of starts.get(e.dispatchId) ?? []) if (!(e.outcome.notHandled ?? []).includes(id)) answered.add(id);
+    const decided = e.type === "dispatch-end" && e.ok && ((e.outcome.kind === "sent") || !["send-failed", "group-closed", "backend-failed"].includes(reasonOf(e.outcome) ?? ""));
+    if (e.type === "dispatch-end" && decided) for (const id of starts.get(e.dispatchId) ?? []) if (!((e.outcome.kind === "sent" ? e.outcome.notHandled : undefined) ?? []).includes(id)) answered.add(id);
     if (e.type === "dropped" && (e.reason === "retries-exhausted" || e.reason === "answered")) givenUp.add(e.msgId);
   }
   for (const id of mentions) {

@@ -14,10 +14,10 @@ describe("trackCursor / settledCursor", () => {
     trackCursor(g, { type: "accepted", message: msg("6"), batchSeq: 2, atLocal: 0 });
     expect(settledCursor(g)).toBe(4);
     trackCursor(g, { type: "dispatch-start", batch: batch(1, ["5", "6"]), atLocal: 0 });
-    trackCursor(g, { type: "dispatch-end", dispatchId: 1, atLocal: 0, ok: true, outcome: { sent: true, notHandled: ["6"] } });
+    trackCursor(g, { type: "dispatch-end", dispatchId: 1, atLocal: 0, ok: true, outcome: { kind: "sent", text: "hi", replyType: "short", notHandled: ["6"] } });
     expect(settledCursor(g)).toBe(5);
     trackCursor(g, { type: "dispatch-start", batch: batch(2, ["6"]), atLocal: 0 });
-    trackCursor(g, { type: "dispatch-end", dispatchId: 2, atLocal: 0, ok: true, outcome: { sent: true } });
+    trackCursor(g, { type: "dispatch-end", dispatchId: 2, atLocal: 0, ok: true, outcome: { kind: "sent", text: "hi", replyType: "short" } });
     expect(settledCursor(g)).toBe(6);
   });
 });

@@ -90,7 +90,7 @@ describe("the runtime on the local network (real sockets, real keys)", () => {
         ["1", HUMAN, "Alice, can you hear me?"],
         ["2", AGENTS.alice.aid, "Loud and clear."],
       ]);
-      expect(bob.decisions.every((d) => !d.outcome.sent)).toBe(true);
+      expect(bob.decisions.every((d) => d.outcome.kind !== "sent")).toBe(true);
       // Two identities in one process: one socket each.
       expect(l.dev.net.connectedAids().sort()).toEqual([AGENTS.alice.aid, AGENTS.bob.aid, HUMAN].sort());
     } finally {

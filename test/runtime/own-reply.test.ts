@@ -10,6 +10,7 @@ import { createScriptedBackend } from "../../src/backends/deterministic.ts";
 import { createFileStateStore, type StateStore } from "../../src/state/file-store.ts";
 import { encodeSafeName } from "../../src/state/safe-name.ts";
 import { AGENTS, GENEROUS_BUDGET, GROUP, HUMAN, lobbyConfig, startLobbyServer, startRecorded, useRuntimeFixture, waitFor } from "../support/runtime-harness.ts";
+import { reasonOf } from "../support/outcome.ts";
 
 const fx = useRuntimeFixture("own-reply");
 const FAST = { bufferGateMs: 50, bufferGateMaxWaitMs: 200, cooldownMs: 0, delay: { enabled: false }, budget: GENEROUS_BUDGET };
@@ -78,12 +79,12 @@ describe("a restart that lost the state save after our reply", () => {
     await run2.close();
 
     expect(server.history(GROUP).map((m) => m.content)).toEqual(["Alice, is the build green?", "The build is green."]);
-    expect(run2.decisions.filter((d) => d.outcome.sent)).toEqual([]);
+    expect(run2.decisions.filter((d) => d.outcome.kind === "sent")).toEqual([]);
     if (path === "held") {
       expect(backend2.calls).toHaveLength(0);
       expect(run2.events.filter((e) => e.type === "dropped" && e.reason === "answered").map((e) => e.type === "dropped" && e.msgId)).toEqual(["1"]);
     } else {
-      expect(run2.decisions.map((d) => [d.messageIds, d.outcome.skipReason])).toEqual([[["1"], "already-answered"]]);
+      expect(run2.decisions.map((d) => [d.messageIds, reasonOf(d.outcome)])).toEqual([[["1"], "already-answered"]]);
     }
     // The reply memory and last-speak time are back, and the cursor is past the question.
     const after = savedState(dir)!;

@@ -18,6 +18,7 @@ import type { GroupDefinition } from "../../src/server/group-service.ts";
 import { createGroupConnection, type GroupConnection } from "../../src/transport/connection.ts";
 import type { AgentBackend, ChannelConfig, GenerateRequest } from "../../src/types.ts";
 import { AGENTS, GENEROUS_BUDGET, GROUP, HUMAN, lobbyConfig, settle, startRecorded, useRuntimeFixture, waitFor, type RecordedIdentity } from "../support/runtime-harness.ts";
+import { reasonOf } from "../support/outcome.ts";
 
 const fx = useRuntimeFixture("profiles");
 const FAST = { bufferGateMs: 40, bufferGateMaxWaitMs: 300, cooldownMs: 0, delay: { enabled: false }, budget: GENEROUS_BUDGET, maxAgentChain: 2 };
@@ -222,14 +223,14 @@ describe("agent.md on the local network (real sockets, real keys)", () => {
       await zed.say("Should we order a new kettle today?");
       await waitFor(() => fromAlice() === 2, "reply 2");
       await zed.say("Which brand would you pick for it?");
-      await waitFor(() => alice.decisions.some((d) => d.outcome.skipReason === "bot-loop-guard"), "the loop guard");
+      await waitFor(() => alice.decisions.some((d) => reasonOf(d.outcome) === "bot-loop-guard"), "the loop guard");
       await settle(n.dev.service, [alice], 200);
       expect(fromAlice()).toBe(2);
       expect(backend.requests.at(-1)!.systemPrompt).toContain(`${ZED}: agent`);
 
       // A stranger whose own profile says human speaks: alice reads his agent.md, notes the claim,
       // and the chain holds — a bot could say the same.
-      const guarded = () => alice.decisions.filter((d) => d.outcome.skipReason === "bot-loop-guard").length;
+      const guarded = () => alice.decisions.filter((d) => reasonOf(d.outcome) === "bot-loop-guard").length;
       const before = guarded();
       await dave.say("Dave here, what did you two decide?");
       await waitFor(() => guarded() > before, "the loop guard holds for dave");

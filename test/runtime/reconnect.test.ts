@@ -119,7 +119,7 @@ describe("startIdentity: the sessions drop mid-stream and the group service rest
     expect(accepted(alice)).toEqual(humanIds);
     expect(alice.groupClient(GROUP)!.stats()).toMatchObject({ received: 20, accepted: 18, dispatched: 18, dropped: { duplicate: 0, self: 2 } });
     expect(dispatchedIds(alice).map(Number).sort((a, b) => a - b).map(String)).toEqual(humanIds);
-    expect(alice.decisions.filter((d) => d.outcome.sent).map((d) => [d.trigger, d.outcome.replyTo])).toEqual([
+    expect(alice.decisions.filter((d) => d.outcome.kind === "sent").map((d) => [d.trigger, (d.outcome.kind === "sent" ? d.outcome.replyTo : undefined)])).toEqual([
       ["mention", "5"],
       ["mention", "15"],
     ]);

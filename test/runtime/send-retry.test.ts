@@ -7,6 +7,7 @@ import { createScriptedBackend } from "../../src/backends/deterministic.ts";
 import type { StateStore } from "../../src/state/file-store.ts";
 import type { AgentBackend, GenerateRequest, GenerateResult, PersistedGroupState } from "../../src/types.ts";
 import { GENEROUS_BUDGET, GROUP, HUMAN, currentNetwork, lobbyConfig, startLobbyServer, startRecorded, useRuntimeFixture, type RecordedIdentity } from "../support/runtime-harness.ts";
+import { reasonOf } from "../support/outcome.ts";
 
 const fx = useRuntimeFixture("send-retry");
 const T0 = Date.UTC(2026, 0, 5, 14, 0, 0);
@@ -62,7 +63,7 @@ async function aliceAnsweringBy(store: StateStore, backend: AgentBackend): Promi
   return alice;
 }
 
-const decided = (r: RecordedIdentity) => r.decisions.map((d) => [d.attempt, d.trigger, d.messageIds, d.outcome.sent, d.outcome.skipReason ?? null]);
+const decided = (r: RecordedIdentity) => r.decisions.map((d) => [d.attempt, d.trigger, d.messageIds, d.outcome.kind === "sent", reasonOf(d.outcome) ?? null]);
 
 describe("an unsent reply has one owner for its retries: the group client's retry book", () => {
   it("T+0s reply ready, no session → tries at T+0s, T+32s, T+66s (30 s wait each, lock free between) → dropped at T+96s", async () => {
@@ -95,7 +96,7 @@ describe("an unsent reply has one owner for its retries: the group client's retr
     expect(dropped()).toEqual([[96_000, "retries-exhausted"]]);
     // One model call: the retries deliver the reply already written.
     expect(backend.calls).toHaveLength(1);
-    expect(alice.decisions.map((d) => [d.attempt, d.outcome.skipReason])).toEqual([
+    expect(alice.decisions.map((d) => [d.attempt, reasonOf(d.outcome)])).toEqual([
       [0, "send-failed"],
       [1, "send-failed"],
       [2, "send-failed"],
@@ -122,7 +123,7 @@ describe("an unsent reply has one owner for its retries: the group client's retr
       [HUMAN, "Alice, status?"],
       [alice.aid, "All green."],
     ]);
-    expect(alice.decisions.map((d) => [d.attempt, d.outcome.sent, d.outcome.skipReason ?? null])).toEqual([
+    expect(alice.decisions.map((d) => [d.attempt, d.outcome.kind === "sent", reasonOf(d.outcome) ?? null])).toEqual([
       [0, false, "send-failed"],
       [1, true, null],
     ]);
@@ -150,7 +151,7 @@ describe("closing while a reply waits for a session", () => {
     currentNetwork().restore();
     const run2 = await aliceAnsweringBy(store, createScriptedBackend({ mode: "mention", replyText: "All green." }));
     await at(7_000);
-    expect(run2.decisions.map((d) => [d.trigger, d.messageIds, d.outcome.sent])).toEqual([["mention", ["1"], true]]);
+    expect(run2.decisions.map((d) => [d.trigger, d.messageIds, d.outcome.kind === "sent"])).toEqual([["mention", ["1"], true]]);
     expect(fx.server.history(GROUP).map((m) => m.content)).toEqual(["Alice, status?", "All green."]);
   });
 });

@@ -32,7 +32,7 @@ describe("network signals over the local group server", () => {
       ["3", HUMAN, "can you check the logs?", { group_meta: { mentions: [AGENTS.alice.aid] } }],
       ["4", AGENTS.alice.aid, "Checking the logs now.", { reply_to: "3", answered_through: "3" }],
     ]);
-    expect(alice.decisions.map((d) => [d.trigger, d.messageIds, d.outcome.sent])).toEqual([["mention", ["3"], true]]);
+    expect(alice.decisions.map((d) => [d.trigger, d.messageIds, d.outcome.kind === "sent"])).toEqual([["mention", ["3"], true]]);
   });
 
   it("config `agents` and `humans` reach the prompt's [Senders]; an unconfigured member is type unknown", async () => {

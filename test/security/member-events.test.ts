@@ -6,6 +6,7 @@ import { GroupIngest } from "../../src/group/ingest.ts";
 import { compileMentionMatcher, buildMentionKeywords } from "../../src/group/mention.ts";
 import { formatMessages } from "../../src/monitor/prompt.ts";
 import type { GroupMessage, InboundMessage } from "../../src/types.ts";
+import { GroupMemory } from "../../src/group/memory.ts";
 
 const T0 = Date.UTC(2026, 0, 5, 14, 30, 5);
 const SELF = "alice.agentcp.io";
@@ -47,6 +48,7 @@ describe("mentions and event-shaped posts", () => {
     new GroupIngest({
       aid: SELF,
       matcher: compileMentionMatcher(buildMentionKeywords({ aid: SELF, name: "Alice", aliases: [] }), "smart"),
+      memory: new GroupMemory({ historySize: 10 }),
       settings: { engagedWindowMs: 60_000, continuationMs: 30_000, vitalityWindowMs: 300_000, vitalityMaxEvents: 200 },
     });
   const wire = (msgId: string, sender: string, content: string, extra: Partial<GroupMessage> = {}): GroupMessage => ({
@@ -94,6 +96,7 @@ describe("a group served by another access point (settings.accessPoint)", () => 
     const ingest = new GroupIngest({
       aid: SELF,
       matcher: compileMentionMatcher(buildMentionKeywords({ aid: SELF, name: "Alice", aliases: [] }), "smart"),
+      memory: new GroupMemory({ historySize: 10 }),
       settings: { engagedWindowMs: 60_000, continuationMs: 30_000, vitalityWindowMs: 300_000, vitalityMaxEvents: 200, accessPoint: "other-ap.io" },
     });
     expect(ingest.admit(joined(), T0)).toMatchObject({ isMention: false });

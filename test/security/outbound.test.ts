@@ -7,6 +7,7 @@ import { createGroupMonitor } from "../../src/monitor/monitor.ts";
 import { resolveGroupSettings } from "../../src/config/load.ts";
 import { parseChannelConfig } from "../../src/config/load.ts";
 import type { DispatchBatch, InboundMessage } from "../../src/types.ts";
+import { testGroup } from "../monitor/helpers.ts";
 
 describe("cleanOutboundText", () => {
   it("removes escape sequences, controls, bidi overrides and lone surrogates", () => {
@@ -60,10 +61,10 @@ describe("the monitor posts cleaned model output", () => {
       identityId: "alice", groupId: "g1", dispatchId: 1, messages: [m],
       vitality: { state: "COOLING", messagesIn5m: 1, uniqueSpeakersIn5m: 1, myMessagesIn5m: 0, updatedAt: 1 },
       mentionInfo: { mentioned: true, mentionCount: 1, batchesMerged: 1, triggerType: "mention" },
-      lastSelfSpeakAt: null, now: 1, attempt: 0, hasPendingMention: () => false,
+      now: 1, attempt: 0,
     };
-    const outcome = await monitor.handle(batch);
-    expect(outcome.sent).toBe(true);
+    const outcome = await monitor.handle(batch, testGroup().context);
+    expect(outcome.kind === "sent").toBe(true);
     expect(sent).toEqual(["Sure, it works 👍"]);
   });
 });

@@ -149,8 +149,10 @@ describe("memberTypeFromStore", () => {
     store.put("dave.agentcp.io", "---\naid: dave.agentcp.io\ntype: human\n---\n");
     store.put("bad.agentcp.io", "# no front matter");
     store.put("liar.agentcp.io", "---\naid: alice.agentcp.io\ntype: human\n---\n");
-    expect(memberTypeFromStore(store, "alice.agentcp.io")).toEqual({ type: "agent", code: 0 });
-    expect(memberTypeFromStore(store, "dave.agentcp.io")).toEqual({ type: "human", code: 0 });
+    store.put("evol.agentcp.io", "---\naid: evol.agentcp.io\ntype: openclaw\n---\n");
+    expect(memberTypeFromStore(store, "alice.agentcp.io")).toEqual({ type: "agent", code: 0, declared: "agent" });
+    expect(memberTypeFromStore(store, "dave.agentcp.io")).toEqual({ type: "human", code: 0, declared: "human" });
+    expect(memberTypeFromStore(store, "evol.agentcp.io")).toEqual({ type: "agent", code: 0, declared: "openclaw" });
     expect(memberTypeFromStore(store, "none.agentcp.io")).toEqual({ type: "unknown", code: 1024 });
     expect(memberTypeFromStore(store, "bad.agentcp.io")).toEqual({ type: "unknown", code: 1025 });
     expect(memberTypeFromStore(store, "liar.agentcp.io")).toEqual({ type: "unknown", code: 1025 });

@@ -35,7 +35,7 @@ describe("acp-group server", () => {
     const stop = new AbortController();
     const run = serverCommand(["--tls", "--domain", "test.local", "--config", configFile, "--state-dir", d], c.io, { signal: stop.signal });
     await waitFor(() => c.out.some((l) => l.startsWith("sdk domain:")), "the banner");
-    expect(c.out[0]).toMatch(/^access point: https:\/\/acp3\.test\.local:\d+$/);
+    expect(c.out[0]).toMatch(/^access point: https:\/\/127\.0\.0\.1:\d+$/);
     expect(c.out[1]).toMatch(/^ca: .*ca\.crt$/);
     const caFile = c.out[1]!.slice("ca: ".length);
     expect(existsSync(caFile)).toBe(true);
@@ -87,7 +87,7 @@ describe("acp-group join", () => {
       expect(await main(["join", link, "--identity", "dave", "--config", configFile], c.io)).toBe(0);
       expect(c.out[0]).toBe("dave.acp.local → lobby on group.acp.local: joined");
       // The config now has everything `run` needs: the identity was there, the group is added.
-      expect(c.out[1]).toBe(`updated ${configFile}: group lobby; start it with: acp-group run --config ${configFile}`);
+      expect(c.out[1]).toBe(`updated ${configFile}: group lobby; start it with: npx acp-group run --config ${configFile}`);
       expect(JSON.parse(readFileSync(configFile, "utf8")).groups).toEqual({ lobby: {} });
       expect(dev.service.members("lobby")).toContain("dave.acp.local");
 

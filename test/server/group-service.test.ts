@@ -235,7 +235,7 @@ describe("createGroupService", () => {
         // Without a profile store only the definition's `human: true` is known; the rest stay unknown.
         { agent_id: ALICE, role: "member", type: "unknown" },
         { agent_id: BOB, role: "member", type: "unknown" },
-        { agent_id: CAROL, role: "member", type: "human", human: true },
+        { agent_id: CAROL, role: "member", type: "human", agent_type: "human", human: true },
       ],
     });
     // get_rules also names the byte cap of content plus metadata (added with the cap).
@@ -276,8 +276,8 @@ describe("createGroupService", () => {
       await (await connect(BOB)).request("ack_messages", "g1", { msg_id: 2 });
       const dave = await connect("dave.acp.local", false);
       expect((await dave.request("use_invite_code", "g1", { code: "tea-code" })).code).toBe(0);
-      // Two invite codes (g1, g2), two messages, one cursor, one join.
-      expect(readFileSync(historyFile, "utf8").trim().split("\n")).toHaveLength(6);
+      // Two invite codes (g1, g2), two messages, one cursor, one join and its event.
+      expect(readFileSync(historyFile, "utf8").trim().split("\n")).toHaveLength(7);
       serve({ historyFile });
       expect(server!.history("g1").map((m) => [m.msgId, m.content, m.metadata])).toEqual([["1", "one", { k: 1 }], ["2", "two", null]]);
       expect(server!.post({ groupId: "g1", sender: CAROL, content: "three" }).msgId).toBe("3");
@@ -301,8 +301,11 @@ describe("createGroupService", () => {
     expect(((await dave.request("get_members", "g1")).data as { members: Array<{ agent_id: string }> }).members.map((m) => m.agent_id)).toContain("dave.acp.local");
     // Registered and now a member: pushes reach dave.
     server!.post({ groupId: "g1", sender: CAROL, content: "welcome" });
-    // Joining announced itself first (group_notify member_joined); then the push.
-    expect(dave.frames[0]).toMatchObject({ action: "group_notify", group_id: "g1", event: "member_joined", data: { agent_id: "dave.acp.local" } });
+    // Joining announced itself first (the event log's new_event and group_event); then the push.
+    expect(dave.frames.slice(0, 2)).toMatchObject([
+      { action: "group_notify", group_id: "g1", event: "group_event", data: { event_id: 1, event_type: "member_joined", actor: "dave.acp.local" } },
+      { action: "group_notify", group_id: "g1", event: "new_event", data: { latest_event_id: 1, event_type: "member_joined" } },
+    ]);
     await waitFor(() => dave.frames.some((f) => f.action === "message_batch_push"), "push to the new member");
     expect((await dave.request("request_join", "g2", { message: "let me in" })).data).toEqual({ group_id: "g2", status: "pending" });
     expect(await code("request_join", "g2")).toBe(1012);
@@ -319,17 +322,66 @@ describe("createGroupService", () => {
     expect(server!.pendingJoinRequests("g2")).toEqual([]);
   });
 
+  it("member events as the official SDK reads them: new_event and group_event to the members online, pull_events after the cursor, ack_events, get_cursor's event_cursor; kept across a restart", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "acp-events-"));
+    try {
+      const historyFile = join(dir, "history.jsonl");
+      serve({ historyFile });
+      const alice = await connect(ALICE);
+      const dave = await connect("dave.acp.local");
+      expect((await dave.request("use_invite_code", "g1", { code: "tea-code" })).code).toBe(0);
+      await waitFor(() => alice.frames.length === 2, "alice told");
+      expect(alice.frames).toEqual([
+        {
+          action: "group_notify",
+          group_id: "g1",
+          event: "group_event",
+          data: { event_id: 1, event_type: "member_joined", actor: "dave.acp.local", target: "dave.acp.local", timestamp: expect.any(Number), data: { agent_id: "dave.acp.local", role: "member" } },
+          timestamp: expect.any(Number),
+        },
+        { action: "group_notify", group_id: "g1", event: "new_event", data: { latest_event_id: 1, event_type: "member_joined", summary: "dave.acp.local joined" }, timestamp: expect.any(Number) },
+      ]);
+      expect(server!.addMember("g1", "erin.acp.local")).toBe(true);
+      // Bob was offline: he catches up by pulling after his cursor, then acks.
+      const bob = await connect(BOB);
+      const cursor = async (c: typeof bob) => ((await c.request("get_cursor", "g1")).data as { event_cursor: unknown }).event_cursor;
+      expect(await cursor(bob)).toEqual({ start_event_id: 1, current_event_id: 0, latest_event_id: 2, unread_count: 2 });
+      const pulled = (await bob.request("pull_events", "g1", { after_event_id: 0, limit: 1 })).data as { events: Array<{ event_id: number; target: string }>; has_more: boolean; latest_event_id: number };
+      expect([pulled.events.map((e) => [e.event_id, e.target]), pulled.has_more, pulled.latest_event_id]).toEqual([[[1, "dave.acp.local"]], true, 2]);
+      expect((await bob.request("ack_events", "g1", { event_id: 1 })).code).toBe(0);
+      expect(await cursor(bob)).toEqual({ start_event_id: 1, current_event_id: 1, latest_event_id: 2, unread_count: 1 });
+      const rest = (await bob.request("pull_events", "g1", {})).data as { events: Array<{ event_id: number; target: string }>; has_more: boolean };
+      expect([rest.events.map((e) => [e.event_id, e.target]), rest.has_more]).toEqual([[[2, "erin.acp.local"]], false]);
+      expect((await bob.request("ack_events", "g1", { event_id: 99 })).code).toBe(0);
+      expect(await cursor(bob)).toMatchObject({ current_event_id: 2, unread_count: 0 });
+      expect((await bob.request("ack_events", "g1", { event_id: "x" })).code).toBe(1009);
+      // A restarted service on the same file: the log, its ids and bob's cursor are kept.
+      serve({ historyFile });
+      const again = await connect(BOB);
+      expect(await cursor(again)).toEqual({ start_event_id: 1, current_event_id: 2, latest_event_id: 2, unread_count: 0 });
+      expect(server!.addMember("g1", "finn.acp.local")).toBe(true);
+      expect(server!.events("g1").map((e) => [e.event_id, e.event_type, e.target])).toEqual([
+        [1, "member_joined", "dave.acp.local"],
+        [2, "member_joined", "erin.acp.local"],
+        [3, "member_joined", "finn.acp.local"],
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("member types from stored agent.md: get_members carries each type, refresh_member_types answers 0 / 1024 / 1025", async () => {
     const store = createMemoryAgentMdStore();
-    store.put(ALICE, `---\naid: ${ALICE}\nname: Alice\ntype: agent\n---\n# Alice\n`);
+    store.put(ALICE, `---\naid: ${ALICE}\nname: Alice\ntype: openclaw\n---\n# Alice\n`);
     store.put(BOB, "no front matter at all");
     serve({ memberProfile: (aid) => memberTypeFromStore(store, aid) });
     const bob = await connect(BOB);
+    // agent_type (what the official SDK's UI reads): the type as the agent.md wrote it, or human.
     expect((await bob.request("get_members", "g1")).data).toEqual({
       members: [
-        { agent_id: ALICE, role: "member", type: "agent", human: false },
+        { agent_id: ALICE, role: "member", type: "agent", agent_type: "openclaw", human: false },
         { agent_id: BOB, role: "member", type: "unknown" },
-        { agent_id: CAROL, role: "member", type: "human", human: true },
+        { agent_id: CAROL, role: "member", type: "human", agent_type: "human", human: true },
       ],
     });
     const refresh = (params?: unknown) => bob.request("refresh_member_types", "g1", params);
@@ -355,7 +407,21 @@ describe("createGroupService", () => {
         // Bob's word is not enough to be shown as a person.
         { agent_id: BOB, role: "member", type: "unknown" },
         // Saying "agent" can only lower what a member gets, so it is passed on.
-        { agent_id: CAROL, role: "member", type: "agent", human: false },
+        { agent_id: CAROL, role: "member", type: "agent", agent_type: "agent", human: false },
+      ],
+    });
+  });
+
+  it("the operator's rule makes a person (isPerson: e.g. signed in through acp-group chat on a network that allows it); the member's own agent.md saying agent still wins", async () => {
+    const store = createMemoryAgentMdStore();
+    store.put(ALICE, `---\naid: ${ALICE}\ntype: agent\n---\n# Alice\n`);
+    serve({ memberProfile: (aid) => memberTypeFromStore(store, aid), isPerson: (aid) => aid === BOB || aid === ALICE });
+    const carol = await connect(CAROL);
+    expect((await carol.request("get_members", "g1")).data).toEqual({
+      members: [
+        { agent_id: ALICE, role: "member", type: "agent", agent_type: "agent", human: false },
+        { agent_id: BOB, role: "member", type: "human", agent_type: "human", human: true },
+        { agent_id: CAROL, role: "member", type: "human", agent_type: "human", human: true },
       ],
     });
   });

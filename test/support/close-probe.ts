@@ -51,7 +51,7 @@ process.stdout.write(
     clientCount: server.onlineAids().length,
     status: [alice.connection.status, bob.connection.status],
     stateFiles: [existsSync(stateFile("alice")), existsSync(stateFile("bob"))],
-    aliceOutcome: alice.decisions.map((d) => d.outcome.skipReason ?? "sent"),
+    aliceOutcome: alice.decisions.map((d) => (d.outcome.kind === "sent" ? "sent" : d.outcome.reason)),
     history: server.history(GROUP).length,
   }) + "\n",
 );

@@ -14,6 +14,8 @@ export interface LoopbackChannel extends PeerChannel {
   readonly sent: string[];
   /** Delivers a payload to the client as if the peer sent it on the current session. */
   inject(payload: string): void;
+  /** Reasons given to `renew`, in order (each brought a new session). */
+  readonly renewals: readonly string[];
 }
 
 export interface LoopbackLink extends AgentLink {
@@ -98,6 +100,16 @@ export function createLoopback(services: readonly ServiceAgent[]): Loopback {
       this.sessionId = undefined;
       agents.get(this.peer)?.onSessionEnd({ sessionId, from: this.aid });
       this.emit("down", { reason });
+    }
+
+    /** Renewed sessions, with the reason each was given. */
+    readonly renewals: string[] = [];
+
+    renew(reason: string): void {
+      if (this.status !== "up") return;
+      this.renewals.push(reason);
+      this.down(reason);
+      this.up(true);
     }
 
     close(): void {

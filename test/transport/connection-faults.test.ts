@@ -20,8 +20,9 @@ async function setup(reply?: (req: Frame) => Reply | undefined, overrides: Parti
   const fed: string[] = [];
   const events: unknown[] = [];
   const logger = createMemoryLogger();
+  const channel = net.link("agent.agentcp.io").channel("group.agentcp.io");
   conn = createGroupConnection({
-    channel: net.link("agent.agentcp.io").channel("group.agentcp.io"),
+    channel,
     aid: "agent.agentcp.io",
     groups: ["g1"],
     getCursor: () => 0,
@@ -34,7 +35,7 @@ async function setup(reply?: (req: Frame) => Reply | undefined, overrides: Parti
     ...overrides,
   });
   await conn.start();
-  return { conn, server, fed, events, logger };
+  return { conn, server, fed, events, logger, channel };
 }
 
 describe("malformed frames from the server", () => {
@@ -102,7 +103,7 @@ describe("malformed frames from the server", () => {
 });
 
 describe("timing", () => {
-  it("a request with no answer rejects with REQUEST_TIMEOUT after requestTimeoutMs; the connection stays open", async () => {
+  it("a request with no answer rejects with REQUEST_TIMEOUT after requestTimeoutMs; with a push meanwhile the session is kept (slow, not silent)", async () => {
     vi.useFakeTimers(FAKE_TIMERS_WITH_REAL_IO);
     const t = await setup((req) => (req.action === "get_group_info" ? "ignore" : undefined));
     let outcome: unknown = "pending";
@@ -111,87 +112,137 @@ describe("timing", () => {
       (err: { code: string }) => (outcome = err.code),
     );
     await waitFor(() => t.server.requests.some((r) => r.action === "get_group_info"), "request on the wire");
+    // T+5s: the service pushes something, so it is there.
+    await vi.advanceTimersByTimeAsync(5_000);
+    t.server.send(JSON.stringify({ action: "message_batch_push", group_id: "g1", data: { messages: [wireMessage(1)], start_msg_id: 1, latest_msg_id: 1, count: 1 } }));
+    await waitFor(() => t.fed.length === 1, "the push fed");
     // T+9999: still waiting; T+10000: timed out.
-    await vi.advanceTimersByTimeAsync(9_999);
+    await vi.advanceTimersByTimeAsync(4_999);
     expect(outcome).toBe("pending");
     await vi.advanceTimersByTimeAsync(1);
     expect(outcome).toBe("REQUEST_TIMEOUT");
-    expect(t.conn.counters().requestTimeouts).toBe(1);
+    expect(t.conn.counters()).toMatchObject({ requestTimeouts: 1, silentSessions: 0 });
     expect(t.conn.status).toBe("open");
+    expect(t.channel.renewals).toEqual([]);
     await expect(t.conn.request("get_rules", { groupId: "g1" })).resolves.toEqual({});
   });
 
-  it("the group heartbeat runs every heartbeatMs; a failed one is logged and counted and drops nothing", async () => {
-    vi.useFakeTimers(FAKE_TIMERS_WITH_REAL_IO);
-    let silent = false;
-    const t = await setup((req) => (req.action === "heartbeat" && silent ? "ignore" : undefined), {
+  it("a session that answers nothing and pushes nothing for a request timeout is rebuilt: T+10 s the request times out → a new session registers, pulls, serves", async () => {
+    vi.useFakeTimers({ ...FAKE_TIMERS_WITH_REAL_IO, now: 0 });
+    let deaf = false;
+    const t = await setup((req) => (deaf ? "ignore" : undefined));
+    deaf = true;
+    const failed = t.conn.request("get_group_info", { groupId: "g1" }).catch((err: { code: string }) => err.code);
+    await waitFor(() => t.server.requests.some((r) => r.action === "get_group_info"), "request on the wire");
+    const before = t.server.requests.length;
+    await vi.advanceTimersByTimeAsync(9_999);
+    await ioSettle();
+    expect(t.channel.renewals).toEqual([]);
+    deaf = false;
+    await vi.advanceTimersByTimeAsync(1);
+    expect(await failed).toBe("REQUEST_TIMEOUT");
+    expect(t.channel.renewals).toEqual(["silent"]);
+    await waitFor(() => t.conn.status === "open", "open on the new session");
+    expect(t.server.requests.slice(before).map((r) => r.action)).toEqual(["register_online", "get_cursor", "pull_messages"]);
+    expect(t.conn.counters()).toMatchObject({ silentSessions: 1, reconnects: 1 });
+    expect(t.logger.entries.filter((e) => e.event === "transport.session-silent").map((e) => e.fields.action)).toEqual(["get_group_info"]);
+    await expect(t.conn.request("get_rules", { groupId: "g1" })).resolves.toEqual({});
+  });
+
+  it("every heartbeat slot beats, then renews the registration; an error answer to a repeat register_online or to a heartbeat is logged and the next slot beats regardless", async () => {
+    vi.useFakeTimers({ ...FAKE_TIMERS_WITH_REAL_IO, now: 0 });
+    const wire: string[] = [];
+    let registers = 0;
+    let beats = 0;
+    const t = await setup(
+      (req) => {
+        wire.push(`T+${Date.now() / 1000}s ${String(req.action)}`);
+        // The service answers a repeat register_online with an error, and its second heartbeat too.
+        if (req.action === "register_online") return ++registers === 1 ? undefined : { code: 1009, error: "already online" };
+        if (req.action === "heartbeat") return ++beats === 2 ? { code: 1002, error: "no" } : undefined;
+        return undefined;
+      },
+      { heartbeatMs: 180_000, requestTimeoutMs: 30_000 },
+    );
+    for (const slot of [180_000, 360_000, 540_000]) {
+      await vi.advanceTimersByTimeAsync(slot - Date.now());
+      await waitFor(() => wire.filter((l) => l.endsWith("register_online")).length === slot / 180_000 + 1, `the slot at T+${slot / 1000}s`);
+    }
+    expect(wire).toEqual([
+      "T+0s register_online",
+      "T+0s get_cursor",
+      "T+0s pull_messages",
+      "T+180s heartbeat",
+      "T+180s register_online",
+      "T+360s heartbeat",
+      "T+360s register_online",
+      "T+540s heartbeat",
+      "T+540s register_online",
+    ]);
+    expect(t.conn.counters()).toMatchObject({ heartbeatFailures: 1, registerFailures: 3, reconnects: 0, silentSessions: 0 });
+    expect(t.conn.status).toBe("open");
+    expect(t.logger.entries.filter((e) => e.event === "transport.register-refused")).toHaveLength(3);
+    expect(t.logger.entries.filter((e) => e.event === "transport.heartbeat-failed")).toHaveLength(1);
+  });
+
+  it("a heartbeat the service answers with an error, then a register_online it accepts: the registration had lapsed, so the group is pulled again", async () => {
+    vi.useFakeTimers({ ...FAKE_TIMERS_WITH_REAL_IO, now: 0 });
+    let beats = 0;
+    const t = await setup((req) => (req.action === "heartbeat" && ++beats === 1 ? { code: 1006, error: "not online" } : undefined), {
       heartbeatMs: 180_000,
       requestTimeoutMs: 30_000,
     });
-    const beats = () => t.server.requests.filter((r) => r.action === "heartbeat").length;
-    // T+179.999s: none yet; T+180s: first heartbeat, answered, re-armed.
-    await vi.advanceTimersByTimeAsync(179_999);
-    await ioSettle();
-    expect(beats()).toBe(0);
-    await vi.advanceTimersByTimeAsync(1);
-    await waitFor(() => beats() === 1, "first heartbeat");
-    // …and the registration renewed after it (a service may forget it yet answer heartbeats).
-    const registers = () => t.server.requests.filter((r) => r.action === "register_online").length;
-    await waitFor(() => registers() === 2, "renewed after the answered heartbeat");
-    await ioSettle();
-    silent = true;
-    // T+360s: second heartbeat, unanswered; T+390s: it times out → logged, nothing dropped.
-    await vi.advanceTimersByTimeAsync(180_000);
-    await waitFor(() => beats() === 2, "second heartbeat");
-    await vi.advanceTimersByTimeAsync(30_000);
-    await ioSettle();
-    expect(t.conn.counters()).toMatchObject({ heartbeatFailures: 1, reconnects: 0 });
-    expect(t.conn.status).toBe("open");
-    expect(t.logger.entries.some((e) => e.event === "transport.heartbeat-failed")).toBe(true);
-    // T+570s (T+390s + 180s): the slot registers again, in case the service let the registration
-    // lapse, and pulls whatever it may not have pushed meanwhile.
-    silent = false;
     const pulls = () => t.server.requests.filter((r) => r.action === "pull_messages").length;
-    const pullsBefore = pulls();
+    expect(pulls()).toBe(1);
     await vi.advanceTimersByTimeAsync(180_000);
-    await waitFor(() => registers() === 3, "register again");
-    await waitFor(() => pulls() === pullsBefore + 1, "catch-up pull");
-    expect(beats()).toBe(2);
-    expect(t.conn.status).toBe("open");
-    // T+750s: heartbeats again.
-    await vi.advanceTimersByTimeAsync(180_000);
-    await waitFor(() => beats() === 3, "third heartbeat");
+    await waitFor(() => pulls() === 2, "the catch-up pull after registering again");
+    expect(t.server.requests.slice(3).map((r) => r.action)).toEqual(["heartbeat", "register_online", "pull_messages"]);
   });
 
-  it("a register_online with no answer is retried on the next heartbeat; requests time out after 30 s by default", async () => {
-    vi.useFakeTimers(FAKE_TIMERS_WITH_REAL_IO);
-    let registers = 0;
-    const server = scriptedService("group.agentcp.io", (req) => (req.action === "register_online" && ++registers === 1 ? "ignore" : undefined));
+  it("a register_online with no answer while the service is there (it pushes) is asked again within seconds: T+0, timed out T+10 s, again T+11 s → registered", async () => {
+    vi.useFakeTimers({ ...FAKE_TIMERS_WITH_REAL_IO, now: 0 });
+    const registerTimes: number[] = [];
+    const server = scriptedService("group.agentcp.io", (req) => {
+      if (req.action !== "register_online") return undefined;
+      registerTimes.push(Date.now());
+      return registerTimes.length === 1 ? "ignore" : undefined;
+    });
     net = createLoopback([server.agent]);
+    const channel = net.link("agent.agentcp.io").channel("group.agentcp.io");
+    const fed: string[] = [];
     conn = createGroupConnection({
-      channel: net.link("agent.agentcp.io").channel("group.agentcp.io"),
+      channel,
       aid: "agent.agentcp.io",
       groups: ["g1"],
       getCursor: () => 0,
-      onMessages: () => {},
-      heartbeatMs: 60_000,
+      onMessages: (_g, messages) => void fed.push(...messages.map((m) => m.msgId)),
+      heartbeatMs: 180_000,
+      random: () => 0,
     });
     const started = conn.start();
-    await waitFor(() => registers === 1, "first register");
-    // T+29.999s: still waiting for the answer; T+30s: timed out, the pull goes ahead.
-    await vi.advanceTimersByTimeAsync(29_999);
+    await waitFor(() => registerTimes.length === 1, "first register");
+    // T+5s: a push shows the service is there (the register frame alone was lost).
+    await vi.advanceTimersByTimeAsync(5_000);
+    server.send(JSON.stringify({ action: "group_notify", group_id: "g1", event: "new_message", data: { latest_msg_id: 0 } }));
+    await ioSettle();
+    // T+9.999s: still waiting; T+10s: timed out, the pull goes ahead unregistered.
+    await vi.advanceTimersByTimeAsync(4_999);
     await ioSettle();
     expect(server.requests.some((r) => r.action === "pull_messages")).toBe(false);
     await vi.advanceTimersByTimeAsync(1);
     await started;
-    expect(conn.counters()).toMatchObject({ registerFailures: 1, requestTimeouts: 1 });
-    // T+60s: the heartbeat slot registers again instead of beating.
-    await vi.advanceTimersByTimeAsync(30_000);
-    await waitFor(() => registers === 2, "register retried");
+    expect(conn.counters()).toMatchObject({ registerFailures: 1, requestTimeouts: 1, silentSessions: 0 });
+    // T+10.999s: not yet; T+11s: asked again (backoff 1 s), answered.
+    await vi.advanceTimersByTimeAsync(999);
     await ioSettle();
+    expect(registerTimes).toEqual([0]);
+    await vi.advanceTimersByTimeAsync(1);
+    await waitFor(() => registerTimes.length === 2, "register retried");
+    expect(registerTimes).toEqual([0, 11_000]);
+    // Registered again after a spell without: the group is pulled in case a push was missed.
+    await waitFor(() => server.requests.filter((r) => r.action === "pull_messages").length === 2, "catch-up pull");
+    expect(channel.renewals).toEqual([]);
     expect(server.requests.filter((r) => r.action === "heartbeat")).toHaveLength(0);
-    await vi.advanceTimersByTimeAsync(60_000);
-    await waitFor(() => server.requests.some((r) => r.action === "heartbeat"), "then heartbeats");
   });
 
   it("retries a 1010 without a hint on exponential backoff: T+0, T+100, T+300", async () => {

@@ -1,11 +1,10 @@
 // The gates before any prompt is built: a batch our replies answered already, the retry of a reply
 // that did not get out, a batch of only our own lines, the bot-loop guard, an answer meant for
 // others, and — unaddressed, in a room with other agents — the floor. Mechanical; no model call.
-import type { InboundMessage } from "../../types.ts";
+import type { InboundMessage, UnsentReply } from "../../types.ts";
 import { allAnswered } from "../../group/answered.ts";
 import { decideFloor, findAnswer, onlyAgentAnswers, type FloorDecision } from "../floor.ts";
 import { checkLoopGuard } from "../loop-guard.ts";
-import type { PreparedReply } from "../send-gates.ts";
 import type { DispatchRun, Skip, Step } from "./run.ts";
 
 /** What passed the gates, for the steps after the model call. */
@@ -20,7 +19,7 @@ export interface Gated {
 
 /** Our own reply to every line of the batch came back in the history (after a restart): never again. */
 export function alreadyAnswered(run: DispatchRun): Skip | undefined {
-  const through = run.m.state.answeredThrough;
+  const through = run.group.memory.answeredThrough;
   return allAnswered(run.others, through) ? { skip: "already-answered", detail: `through:${through}` } : undefined;
 }
 
@@ -29,11 +28,10 @@ export function alreadyAnswered(run: DispatchRun): Skip | undefined {
  * unless it claimed an open question that someone else answered meanwhile (and surely did not
  * leave): then the batch is decided afresh, and the floor yields.
  */
-export function redelivery(run: DispatchRun): { reply: PreparedReply; notHandled: string[] } | undefined {
+export function redelivery(run: DispatchRun): { reply: UnsentReply; notHandled: string[] } | undefined {
   const { m, batch, record } = run;
-  const pending = m.state.unsent;
+  const pending = batch.carried?.reply;
   if (pending === undefined) return undefined;
-  m.state.unsent = undefined;
   const claimed = pending.claim === undefined || pending.maybeSent ? undefined : run.others.find((msg) => msg.msgId === pending.claim);
   const answeredMeanwhile = claimed !== undefined && findAnswer(claimed, run.seenAround(m.state.othersRecent), m.floorContext) !== undefined;
   if (answeredMeanwhile || ![...pending.ids].every((id) => run.batchIds.has(id))) return undefined;
@@ -42,7 +40,7 @@ export function redelivery(run: DispatchRun): { reply: PreparedReply; notHandled
   // What arrived since that reply was written goes back to the group client for a dispatch
   // of its own (a mention among it must get its own answer).
   const notHandled = batch.messages.filter((msg) => !pending.ids.has(msg.msgId)).map((msg) => msg.msgId);
-  run.writtenBy = pending.writtenBy;
+  run.replyWrittenBy(pending.writtenBy);
   return { reply: pending, notHandled };
 }
 
@@ -50,20 +48,16 @@ export function gate(run: DispatchRun): Step<Gated> {
   const { m, batch, others } = run;
   const { state, settings } = m;
   if (others.length === 0) return { skip: "silent", detail: "only-own-messages" };
-  const recentBefore = state.othersRecent;
-  if (settings.dedup.othersHistorySize > 0) state.othersRecent = [...state.othersRecent, ...others].slice(-settings.dedup.othersHistorySize);
+  const recentBefore = state.rememberOthers(others, settings.dedup.othersHistorySize);
 
   const guard = checkLoopGuard({ agentChain: state.agentChain, maxAgentChain: settings.maxAgentChain, messages: others, humans: m.memberTypes });
-  if (guard.agentChain !== state.agentChain) {
-    state.agentChain = guard.agentChain;
-    m.emitState();
-  }
+  if (state.setAgentChain(guard.agentChain)) m.emitState();
   if (!guard.ok) return { skip: "bot-loop-guard", detail: `agent-chain=${state.agentChain}` };
 
   // Replies that answer no mention go through the floor (src/monitor/floor.ts): an engaged
   // follow-up too, since every agent that talked with its sender may hold it as engaged.
   const unaddressed = !batch.mentionInfo.mentioned;
-  if (unaddressed && batch.mentionInfo.triggerType === "normal" && onlyAgentAnswers({ batch: others, ctx: m.floorContext, isOurs: (id) => state.ownReplies.some((o) => o.msgId === id) })) {
+  if (unaddressed && batch.mentionInfo.triggerType === "normal" && onlyAgentAnswers({ batch: others, ctx: m.floorContext, isOurs: (id) => run.group.memory.ownReplies.some((o) => o.msgId === id) })) {
     return { skip: "agent-answer", detail: "answers-to-others" };
   }
   // Only a room with other agents in it contends for the floor; alone, a reply keeps its own timing.

@@ -2,11 +2,10 @@
 // a silence), and checked against what was said lately — our own recent replies before the send
 // delay, other members' lines after it. A duplicate becomes a reaction or is skipped, in one place.
 import type { InboundMessage, ReplyType, SkipReason } from "../../types.ts";
-import { checkDuplicate, type DuplicateCheck } from "../dedup.ts";
+import { checkDuplicate, checkOthersDuplicate, type DuplicateCheck } from "../dedup.ts";
 import { hasNoReplyToken, parseIntent } from "../intent.ts";
 import { cleanOutboundText } from "../outbound.ts";
 import { toReaction, trimReply } from "../reply-policy.ts";
-import { checkOthersDuplicate } from "../send-gates.ts";
 import type { Written } from "./model.ts";
 import type { DispatchRun, Step } from "./run.ts";
 
@@ -76,7 +75,7 @@ function downgradeToReaction(
 }
 
 function checkOwn(run: DispatchRun, text: string): DuplicateCheck {
-  return checkDuplicate({ text, memory: run.m.state.memory, threshold: run.m.settings.dedup.similarityThreshold });
+  return checkDuplicate({ text, memory: run.group.memory.replies, threshold: run.m.settings.dedup.similarityThreshold });
 }
 
 function describe(dup: Extract<DuplicateCheck, { duplicate: true }>): string {

@@ -1,15 +1,32 @@
-// One dispatch as it moves through the pipeline (pipeline.ts): the batch, the lines of other
-// members in it, the one decision record it fills in, and how it ends — with a reply or a skip
-// and its reason. finish() logs the record and hands it to the observer, once per dispatch.
+// One dispatch as it moves through the pipeline (pipeline.ts): the batch, what the group lets it
+// read (its context: our memory, what arrived since, a newer mention), the lines of other members
+// in it, the one decision record it fills in, and how it ends — sent, skipped for a reason, or
+// handed back for a retry. finish() logs the record and hands it to the observer.
 import { addressingLabel } from "../../group/addressing/reason.ts";
 import type { MemberTypes } from "../../members/member-types.ts";
-import type { AgentBackend, DispatchBatch, DispatchOutcome, GroupSender, GroupSettings, IdentityConfig, InboundMessage, Logger, ReplySettlement, ReplyType, SkipReason } from "../../types.ts";
+import type {
+  AgentBackend,
+  DispatchBatch,
+  DispatchOutcome,
+  GroupContext,
+  GroupMemoryView,
+  GroupSender,
+  GroupSettings,
+  IdentityConfig,
+  InboundMessage,
+  Logger,
+  ReplySettlement,
+  ReplyType,
+  RetryCarry,
+  RetryOutcome,
+  SkipReason,
+} from "../../types.ts";
 import type { PromptParts } from "../assemble.ts";
 import { decisionLogFields, type DispatchDecision } from "../decision.ts";
 import type { DelayWaits } from "../delay-waits.ts";
 import type { FloorContext } from "../floor.ts";
 import type { MonitorState } from "../monitor-state.ts";
-import { poolOf } from "./budget.ts";
+import { poolOf } from "./budget-gate.ts";
 
 /** What every step reads: the monitor's wiring (monitor.ts) and the state it keeps between dispatches. */
 export interface MonitorContext {
@@ -30,7 +47,7 @@ export interface MonitorContext {
   readonly lifetime: AbortSignal;
   readonly delays: DelayWaits;
   readonly state: MonitorState;
-  buildPrompt(batch: DispatchBatch, overrides?: { replyType?: ReplyType; budgetRatio?: number }): PromptParts;
+  buildPrompt(batch: DispatchBatch, memory: GroupMemoryView, overrides?: { replyType?: ReplyType; budgetRatio?: number }): PromptParts;
   /** After every change worth persisting. */
   emitState(): void;
   /** Runs an observer's callback; what it throws is logged as `event`, never passed on. */
@@ -45,16 +62,31 @@ export interface Skip {
   readonly detail?: string | undefined;
 }
 
-/** A step's result: the next step's input, or a skip. */
-export type Step<T extends object> = T | Skip;
-
-export function isSkip<T extends object>(r: Step<T>): r is Skip {
-  return "skip" in r;
+/** A back-end failure a retry may fix: the batch goes back to the group client, with what it carries. */
+export interface Again {
+  readonly again: "backend-failed";
+  readonly error: unknown;
+  readonly carry?: RetryCarry | undefined;
 }
+
+/** How a step ends the dispatch early. */
+export type Stop = Skip | Again;
+
+/** A step's result: the next step's input, or how the dispatch ends. */
+export type Step<T extends object> = T | Stop;
+
+export function isStop<T extends object>(r: T | Stop): r is Stop {
+  return "skip" in r || "again" in r;
+}
+
+/** How a dispatch ends: the outcome handed back to the group client. */
+export type Ended = DispatchOutcome;
 
 export class DispatchRun {
   readonly m: MonitorContext;
   readonly batch: DispatchBatch;
+  /** What the group lets this dispatch read: our memory, what arrived since, a newer mention. */
+  readonly group: GroupContext;
   readonly record: DispatchDecision;
   /** Other members' lines of the batch (ours left out). */
   readonly others: InboundMessage[];
@@ -63,12 +95,13 @@ export class DispatchRun {
    * The dispatch whose model call wrote the reply now in play (this one, or the one whose reply
    * a retry delivers): the back-end hears what the group saw of it.
    */
-  writtenBy: number | undefined;
+  #writtenBy: number | undefined;
   readonly #started: number;
 
-  constructor(m: MonitorContext, batch: DispatchBatch) {
+  constructor(m: MonitorContext, batch: DispatchBatch, group: GroupContext) {
     this.m = m;
     this.batch = batch;
+    this.group = group;
     this.#started = m.localNow();
     this.record = {
       identityId: m.identityId,
@@ -88,11 +121,16 @@ export class DispatchRun {
       tokens: 0,
       delayMs: 0,
       agentChain: m.state.agentChain,
-      outcome: { sent: false },
+      outcome: { kind: "skipped", reason: "silent" },
     };
     const selfAid = m.identity.aid;
     this.others = batch.messages.filter((msg) => msg.sender !== selfAid);
     this.batchIds = new Set(batch.messages.map((msg) => msg.msgId));
+  }
+
+  /** A reply is in play, written by dispatch `dispatchId`: from now on its back-end hears what became of it. */
+  replyWrittenBy(dispatchId: number): void {
+    this.#writtenBy = dispatchId;
   }
 
   /** Server-time estimate now: the batch's server time plus the local time elapsed since the dispatch began. */
@@ -102,29 +140,41 @@ export class DispatchRun {
 
   /** Everything seen around the batch: earlier batches' lines (`before`), the batch, what arrived since. */
   seenAround(before: readonly InboundMessage[]): InboundMessage[] {
-    return [...before, ...this.others, ...(this.batch.heldNow?.() ?? [])];
+    return [...before, ...this.others, ...this.group.held()];
   }
 
   /** Ends the dispatch: the back-end hears what became of its reply, the record is logged and observed. */
-  finish(outcome: DispatchOutcome, detail?: string): DispatchOutcome {
+  finish(outcome: DispatchOutcome, detail?: string): Ended {
     const { m, record } = this;
-    if (this.writtenBy !== undefined) {
-      const about = { identityId: m.identityId, groupId: m.groupId, dispatchId: this.writtenBy };
-      const s: ReplySettlement = outcome.sent ? { ...about, sent: true, text: outcome.text ?? "" } : { ...about, sent: false, reason: outcome.skipReason ?? "silent" };
+    if (this.#writtenBy !== undefined) {
+      const about = { identityId: m.identityId, groupId: m.groupId, dispatchId: this.#writtenBy };
+      const s: ReplySettlement = outcome.kind === "sent" ? { ...about, sent: true, text: outcome.text } : { ...about, sent: false, reason: outcome.reason };
       m.safeCall(() => m.backend.settled?.(s), "monitor.backend-settled-failed");
     }
     record.outcome = outcome;
     if (detail) record.detail = detail;
     record.agentChain = m.state.agentChain;
-    const level = outcome.skipReason === "send-failed" || outcome.skipReason === "backend-failed" ? "warn" : "info";
+    const level = outcome.kind !== "sent" && (outcome.reason === "send-failed" || outcome.reason === "backend-failed") ? "warn" : "info";
     m.log.log(level, "monitor.dispatch", decisionLogFields(record));
     m.safeCall(() => m.hooks.onDecision?.(record), "monitor.on-decision-failed");
     return outcome;
   }
 
   /** Ends the dispatch without a reply, for the step's reason. */
-  skip(s: Skip): DispatchOutcome {
+  skip(s: Skip): Ended {
     const { record } = this;
-    return this.finish({ sent: false, skipReason: s.skip, budgetRatio: record.budgetRatio, ...(record.replyType ? { replyType: record.replyType } : {}) }, s.detail);
+    return this.finish({ kind: "skipped", reason: s.skip, budgetRatio: record.budgetRatio, ...(record.replyType ? { replyType: record.replyType } : {}) }, s.detail);
+  }
+
+  /**
+   * Ends the dispatch early: a skip, or a back-end failure handed back for a retry. The retry
+   * leaves no record here: the model wrote nothing, and the group client's warn line (with its
+   * retry) is the one line for it.
+   */
+  stop(s: Stop): Ended {
+    if ("skip" in s) return this.skip(s);
+    const { record } = this;
+    const outcome: RetryOutcome = { kind: "retry", reason: s.again, error: s.error, budgetRatio: record.budgetRatio, ...(s.carry ? { carry: s.carry } : {}), ...(record.replyType ? { replyType: record.replyType } : {}) };
+    return outcome;
   }
 }

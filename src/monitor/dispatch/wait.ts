@@ -1,9 +1,10 @@
 // The send delay: a random wait by reply type (none for a mention unless configured), then the
 // re-checks — closed, a newer mention, the budget, and in a room the floor, which may have moved
 // to another open question: then this agent waits its turn for that one too.
-import { chooseDelayMs, checkAfterDelay, type DelayHint } from "../delay.ts";
+import type { DelayHint } from "../../types.ts";
+import { chooseDelayMs, checkAfterDelay } from "../delay.ts";
 import { decideFloor } from "../floor.ts";
-import type { DispatchBudget } from "./budget.ts";
+import type { DispatchBudget } from "./budget-gate.ts";
 import type { Gated } from "./gate.ts";
 import type { DispatchRun, Step } from "./run.ts";
 
@@ -30,7 +31,7 @@ export async function waitToSend(run: DispatchRun, gated: Gated, delayHint: Dela
     const after = checkAfterDelay({
       closed: m.lifetime.aborted,
       answeringMention: mentioned,
-      newerMention: batch.hasPendingMention(),
+      newerMention: run.group.mentionWaiting,
       budget: budget.recheck(run.nowAt()),
     });
     if (!after.ok) return { skip: after.reason, detail: after.detail ? `after-delay ${after.detail}` : "after-delay" };

@@ -7,7 +7,9 @@ import type { Logger } from "../../types.ts";
 import { generateIdentityKey, normalizePem, toCryptoKeys, x509 } from "../../network/x509.ts";
 import { keyIdOf, type AidRegistry } from "./aid-registry.ts";
 import { SlidingWindowPerKey } from "./source-window.ts";
+import type { ClientDeclarations } from "./client-declarations.ts";
 import type { LocalCa } from "./local-ca.ts";
+import { DEFAULT_SOCKET_LIMITS } from "./socket-limits.ts";
 import type { NonceStore, TokenStore } from "./tokens.ts";
 
 export interface ApiContext {
@@ -19,19 +21,32 @@ export interface ApiContext {
   nonces: NonceStore;
   /** Aids that may not be issued to anyone (the hosted service agents). */
   reservedAids: () => Set<string>;
-  /** First sign-in steps per source address per 10 s. */
+  /** First sign-in steps per source address per 10 s, for aids no key is registered for (they can never finish). */
   signInsPerSourcePer10s: number;
+  /** New aids `sign_cert` registers per source address per NEW_AIDS_WINDOW_MS. */
+  newAidsPerSource: number;
   /** Who owns which aid; sign-in checks certificates' keys against it. */
   registry: AidRegistry;
   now: () => number;
   logger: Logger;
   counters: { refusedSignIns: number; issuedCertificates: number; refusedCertificates: number };
   secure: boolean;
+  /** Records each sign-in's `client_info` (who signed in with which program). */
+  clients?: ClientDeclarations;
 }
 
 const MAX_BODY = 64 * 1024;
 /** Guest certificates one source address gets per minute: guests cost nothing to make, so they are rationed. */
 export const GUEST_CERTS_PER_SOURCE_PER_MINUTE = 20;
+/** The window of `newAidsPerSource`: identities cost nothing to make either, so minting them is rationed per address. */
+export const NEW_AIDS_WINDOW_MS = 10 * 60_000;
+export const NEW_AIDS_PER_SOURCE = DEFAULT_SOCKET_LIMITS.newAidsPerSource;
+/**
+ * Completed sign-ins per aid per minute (each place: access point, message service). Only the key
+ * holder can spend it — it is taken after the signature verified — so no flood denies a member;
+ * it bounds the tokens one key can mint.
+ */
+export const SIGN_INS_PER_AID_PER_MINUTE = 120;
 
 /** The peer's address, as the limits per source count it. */
 export const sourceOf = (req: IncomingMessage): string => req.socket.remoteAddress ?? "unknown";
@@ -82,7 +97,7 @@ export function csrSubjectRefusal(name: x509.JsonName): string | undefined {
   return cns === 1 ? undefined : `csr subject must name exactly one CN, got ${cns}`;
 }
 
-export type CertifyResult = { status: 200; certificate: string } | { status: 400 | 403 | 409; error: string };
+export type CertifyResult = { status: 200; certificate: string } | { status: 400 | 403 | 409 | 429; error: string };
 
 export interface ApiHandler {
   (req: IncomingMessage, res: ServerResponse): Promise<void>;
@@ -100,7 +115,11 @@ export function createApiHandler(ctx: ApiContext): ApiHandler {
   const escaped = ctx.domain.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
   const aidPattern = new RegExp(`^[a-z0-9][a-z0-9_-]{0,62}\\.${escaped}$`, "i");
 
-  async function certify(aid: string, pem: string, configured: boolean): Promise<CertifyResult> {
+  const newAids = new SlidingWindowPerKey({ limit: ctx.newAidsPerSource, windowMs: NEW_AIDS_WINDOW_MS });
+  const proven = new SlidingWindowPerKey({ limit: SIGN_INS_PER_AID_PER_MINUTE, windowMs: 60_000 });
+
+  /** `source` is the requesting address for `sign_cert` from outside; undefined for members this process certifies. */
+  async function certify(aid: string, pem: string, configured: boolean, source?: string): Promise<CertifyResult> {
     if (!aidPattern.test(aid)) return { status: 400, error: `aid must be <name>.${ctx.domain}` };
     if (ctx.reservedAids().has(aid.toLowerCase()) || /^guest-/i.test(aid)) return { status: 403, error: `${aid} is reserved` };
     let csr: x509.Pkcs10CertificateRequest;
@@ -122,19 +141,25 @@ export function createApiHandler(ctx: ApiContext): ApiHandler {
       if (registry.isReserved(aid) && owner !== keyId) return { status: 403, error: `${aid} is reserved for a configured member` };
       if (owner !== undefined && owner !== keyId) return { status: 409, error: `${aid} is already registered to another key` };
     }
+    // A new aid from outside is minted within its address's allowance; a renewal (same key) is not minting.
+    if (owner === undefined && source !== undefined && !newAids.take(source, ctx.now())) {
+      return { status: 429, error: `too many new identities from this address (${ctx.newAidsPerSource} per ${NEW_AIDS_WINDOW_MS / 60_000} minutes)` };
+    }
     // The CN is the validated aid; the CSR's other (checked) attributes are kept as parsed values, never re-read from a string.
     const certificate = await ctx.ca.issue({ aid, publicKey: csr.publicKey, attributes: subject, now: ctx.now() });
     if (owner !== keyId) registry.register(aid, keyId);
     return { status: 200, certificate };
   }
 
-  async function signCert(body: Record<string, unknown>, res: ServerResponse): Promise<void> {
+  async function signCert(req: IncomingMessage, body: Record<string, unknown>, res: ServerResponse): Promise<void> {
     const aid = str(body.id);
     const pem = str(body.csr);
-    const result: CertifyResult = !aid || !pem ? { status: 400, error: "expected id and csr" } : await certify(aid, pem, false);
+    const source = sourceOf(req);
+    const result: CertifyResult = !aid || !pem ? { status: 400, error: "expected id and csr" } : await certify(aid, pem, false, source);
     if (result.status !== 200) {
       ctx.counters.refusedCertificates++;
-      ctx.logger.log("info", "access-point.sign-cert-refused", { aid, error: result.error });
+      ctx.logger.log("info", "access-point.sign-cert-refused", { aid, source, error: result.error });
+      if (result.status === 429) res.setHeader("retry-after", String(NEW_AIDS_WINDOW_MS / 1000));
       return send(res, result.status, { error: result.error });
     }
     ctx.counters.issuedCertificates++;
@@ -171,20 +196,24 @@ export function createApiHandler(ctx: ApiContext): ApiHandler {
     const nonce = str(body.nonce);
     if (nonce === undefined) {
       const source = sourceOf(req);
-      if (!nonceRequests.take(source, now)) {
-        // Rationed per address: a flood from one address cannot crowd out everyone else's sign-in.
+      // A nonce stores nothing (see NonceStore), so handing one out is as cheap as the request.
+      // Rationed per address only for an aid no key is registered for, which can never finish:
+      // on one machine every client shares 127.0.0.1, and a flood from it must not stop a member
+      // who can prove its key from getting the nonce to prove it with.
+      if (registry.owner(aid) === undefined && !nonceRequests.take(source, now)) {
         ctx.counters.refusedSignIns++;
         ctx.logger.log("info", "access-point.sign-in-refused", { where, aid, source, error: "rate" });
         res.setHeader("retry-after", "10");
         return send(res, 429, { error: "too many sign-ins from this address" });
       }
-      send(res, 200, { nonce: ctx.nonces.issue(aid, requestId, now, source), request_id: requestId });
+      if (where === "message") ctx.clients?.noteNonce(aid, requestId, typeof body.client_info === "string" ? body.client_info : undefined);
+      send(res, 200, { nonce: ctx.nonces.issue(aid, requestId, now), request_id: requestId });
       return;
     }
     const certPem = str(body.cert);
     const signature = str(body.signature);
     if (!certPem || !signature) return refuse(400, "expected cert and signature");
-    if (!ctx.nonces.take(aid, requestId, nonce, now)) return refuse(401, "unknown or used nonce");
+    if (!ctx.nonces.valid(aid, requestId, nonce, now)) return refuse(401, "unknown, expired or used nonce");
     const check = ctx.ca.check(certPem, now);
     if (!check.ok) return refuse(401, `certificate refused: ${check.reason}`);
     if (check.aid !== aid) return refuse(401, `certificate is for ${check.aid}, not ${aid}`);
@@ -207,7 +236,16 @@ export function createApiHandler(ctx: ApiContext): ApiHandler {
       good = false;
     }
     if (!good) return refuse(401, "signature does not verify against the certificate's key");
+    // Proven: the key holder's own allowance, then the nonce is spent (a replay is refused).
+    if (!proven.take(`${where}\n${aid.toLowerCase()}`, now)) {
+      ctx.counters.refusedSignIns++;
+      ctx.logger.log("info", "access-point.sign-in-refused", { where, aid, error: "rate-per-aid" });
+      res.setHeader("retry-after", "60");
+      return send(res, 429, { error: `too many sign-ins for ${aid} (${SIGN_INS_PER_AID_PER_MINUTE} a minute)` });
+    }
+    if (!ctx.nonces.spend(nonce, now)) return refuse(401, "unknown, expired or used nonce");
     const { token, expiresAt } = tokens.issue(aid, now);
+    if (where === "message") ctx.clients?.signedIn(aid, requestId, "message");
     ctx.logger.log("debug", "access-point.sign-in-ok", { where, aid });
     send(res, 200, { signature: token, agent_id: aid, expires_at: expiresAt });
   }
@@ -228,7 +266,7 @@ export function createApiHandler(ctx: ApiContext): ApiHandler {
       if (body === undefined) return send(res, 400, { error: "expected a JSON object of at most 64 KiB" });
       switch (path) {
         case "/api/accesspoint/sign_cert":
-          return await signCert(body, res);
+          return await signCert(req, body, res);
         case "/api/accesspoint/sign_in":
           return signIn(req, body, res, ctx.accessPointTokens, "accesspoint");
         case "/api/accesspoint/get_accesspoint_config":

@@ -12,6 +12,7 @@ import { createFileAgentMdStore, handleAgentMdRequest, type AgentMdStore } from 
 import { openLocalCa } from "./local-ca.ts";
 import { createApiHandler, type ApiContext, type CertifyResult } from "./access-point-api.ts";
 import { AidRegistry } from "./aid-registry.ts";
+import { ClientDeclarations } from "./client-declarations.ts";
 import { MessageService, type MessageServiceCounters, type MessageServiceQuirks } from "./message-service.ts";
 import { DEFAULT_SOCKET_LIMITS, SESSION_PATHS, type SocketLimits } from "./socket-limits.ts";
 import { NonceStore, TokenStore } from "./tokens.ts";
@@ -48,6 +49,12 @@ export interface LocalNetworkOptions {
   /** How often sockets are pinged; one missed pong drops a socket. Default 30000; 0 disables. */
   pingIntervalMs?: number;
   /**
+   * Play a strict real service: an invited member (the group service too) joins the session this
+   * many ms after `invite_agent_req` — and only then is `invite_agent_ack` sent — and session
+   * frames sent to it before that are dropped without an answer. Default: joins at once.
+   */
+  strictInviteDelayMs?: number;
+  /**
    * Configured members (the owner, the humans, the identities this process runs): reserved from
    * the first request on. `sign_cert` from outside refuses them unless the key is already theirs;
    * `certifyConfigured` is how this process certifies them.
@@ -66,9 +73,12 @@ export interface LocalNetworkCounters extends MessageServiceCounters {
 export interface LocalNetwork {
   readonly domain: string;
   readonly port: number;
-  /** The URL to print: `https://acp3.<domain>:<port>` with TLS, `http://127.0.0.1:<port>` without. */
+  /**
+   * The URL the official SDK builds from `sdkDomain`: `https://acp3.<domain>:<port>` with TLS (it
+   * needs acp3.<domain> to resolve to this machine), `http://127.0.0.1:<port>` without.
+   */
   readonly accessPointUrl: string;
-  /** The same server by address, which needs no name resolution: `http(s)://127.0.0.1:<port>`. */
+  /** The same server by address, which needs no name resolution (the TLS certificate covers 127.0.0.1): `http(s)://127.0.0.1:<port>`. The URL printed. */
   readonly localUrl: string;
   /** The domain string the official SDK takes (`<domain>:<port>`), which it turns into `https://acp3.<domain>:<port>`. */
   readonly sdkDomain: string;
@@ -85,6 +95,11 @@ export interface LocalNetwork {
   expireTokens(aid?: string): void;
   /** Drops the socket of `aid` (or every socket) without a close frame, like a network failure. */
   dropSockets(aid?: string): void;
+  /**
+   * Whether the aid's latest message-service sign-in came from a person's client (`acp-group chat`
+   * declares itself in `client_info`). What a group service makes of it is the operator's choice.
+   */
+  signedInAsPerson(aid: string): boolean;
   /** Switches that make this network behave as another may (see MessageServiceQuirks). */
   readonly quirks: MessageServiceQuirks;
   connectedAids(): string[];
@@ -92,9 +107,13 @@ export interface LocalNetwork {
   close(): Promise<void>;
 }
 
-/** The lines `acp-group server` / `npm start` print at start (the group service adds its join links). */
-export function networkBanner(net: Pick<LocalNetwork, "accessPointUrl" | "caFile" | "tls">): string[] {
-  return [`access point: ${net.accessPointUrl}`, ...(net.tls ? [`ca: ${net.caFile}`] : [])];
+/**
+ * The lines `acp-group server` / `npm start` print at start (the group service adds its join links).
+ * The access point is printed by address: it resolves on every machine, no `/etc/hosts` line
+ * needed, and the TLS certificate covers it — `id create --ap-url` takes it as printed.
+ */
+export function networkBanner(net: Pick<LocalNetwork, "localUrl" | "caFile" | "tls">): string[] {
+  return [`access point: ${net.localUrl}`, ...(net.tls ? [`ca: ${net.caFile}`] : [])];
 }
 
 export async function startLocalNetwork(options: LocalNetworkOptions): Promise<LocalNetwork> {
@@ -119,8 +138,10 @@ export async function startLocalNetwork(options: LocalNetworkOptions): Promise<L
     ...(options.socketLimits ? { limits: options.socketLimits } : {}),
     ...(options.pingIntervalMs !== undefined ? { pingIntervalMs: options.pingIntervalMs } : {}),
   });
+  if (options.strictInviteDelayMs !== undefined) messages.quirks.strictInviteDelayMs = options.strictInviteDelayMs;
   for (const agent of options.serviceAgents ?? []) messages.addServiceAgent(agent);
   const apiCounters = { refusedSignIns: 0, issuedCertificates: 0, refusedCertificates: 0 };
+  const clients = new ClientDeclarations();
   let refusedConnections = 0;
   const ctx: ApiContext = {
     domain,
@@ -128,14 +149,16 @@ export async function startLocalNetwork(options: LocalNetworkOptions): Promise<L
     stateDir: options.stateDir,
     accessPointTokens,
     messageTokens,
-    nonces: new NonceStore({ maxPerSource: limits.maxNoncesPerSource }),
+    nonces: new NonceStore(),
     signInsPerSourcePer10s: limits.signInsPerSourcePer10s,
+    newAidsPerSource: limits.newAidsPerSource,
     registry,
     reservedAids: () => new Set([...messages.serviceAgentAids(), `acp3.${domain}`]),
     now,
     logger,
     counters: apiCounters,
     secure: tls,
+    clients,
   };
   const handler = createApiHandler(ctx);
   const agentMd = {
@@ -225,6 +248,7 @@ export async function startLocalNetwork(options: LocalNetworkOptions): Promise<L
       messages.expire(aid);
     },
     dropSockets: (aid) => messages.drop(aid),
+    signedInAsPerson: (aid) => clients.signedInAsPerson(aid),
     quirks: messages.quirks,
     connectedAids: () => messages.connectedAids(),
     counters: () => ({ ...messages.counters, ...apiCounters, refusedConnections }),

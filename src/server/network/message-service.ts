@@ -19,6 +19,12 @@ import { CLOSE_REPLACED, CLOSE_TOKEN_EXPIRED, DEFAULT_SOCKET_LIMITS, type AidKin
 export interface MessageServiceQuirks {
   /** Accept invite_agent_req without ever sending invite_agent_ack (the official SDK never waits for one). */
   omitInviteAck: boolean;
+  /**
+   * A strict service: an invited member joins the session (and invite_agent_ack goes out) this
+   * many ms after the invite, and session frames sent to it before then are dropped without an
+   * answer. Undefined: joins at once.
+   */
+  strictInviteDelayMs: number | undefined;
 }
 
 export type { MessageServiceCounters } from "./service-counters.ts";
@@ -36,10 +42,11 @@ export class MessageService {
   readonly #limits: SocketLimits;
   readonly #kindOf: (aid: string) => AidKind;
   /** How this service may differ from the usual (tests play a real network's behaviour with it). */
-  readonly quirks: MessageServiceQuirks = { omitInviteAck: false };
+  readonly quirks: MessageServiceQuirks = { omitInviteAck: false, strictInviteDelayMs: undefined };
   readonly counters: MessageServiceCounters = {
     connections: 0, refusedUpgrades: 0, refusedFrames: 0, sessionsCreated: 0, messagesRouted: 0, undeliverable: 0,
     refusedFull: 0, pausedSockets: 0, slowClosed: 0, deadClosed: 0, oversizeOutbound: 0, refusedSessions: 0,
+    droppedBeforeJoin: 0,
   };
 
   /** Pings every socket and drops the ones that did not answer the previous ping; cleared on close. */
@@ -74,6 +81,7 @@ export class MessageService {
       counters: this.counters,
       maxSessionsPerAid: this.#limits.maxSessionsPerAid,
       omitInviteAck: () => this.quirks.omitInviteAck,
+      strictInviteDelayMs: () => this.quirks.strictInviteDelayMs,
       sockets: this.#connections,
       agents: this.#agents,
       send: (conn, cmd, data) => this.#flow.send(conn, cmd, data),
@@ -233,6 +241,12 @@ export class MessageService {
     if (!session || !session.members.has(conn.aid)) return this.#refuse(conn, "session_message outside a session");
     if (str(data.sender) !== conn.aid) return this.#refuse(conn, "sender is not the signed-in agent");
     const to = (str(data.receiver) ?? "");
+    if (this.#sessions.isJoining(session, to)) {
+      // Sent before the invited member joined: lost without a word, as on a strict service.
+      this.counters.droppedBeforeJoin++;
+      this.#logger.log("debug", "message-service.dropped-before-join", { aid: conn.aid, to, sessionId });
+      return;
+    }
     if (!session.members.has(to)) return this.#refuse(conn, "receiver is not in the session");
     const payload = typeof data.message === "string" ? data.message : "";
     const agent = this.#agents.get(to);
@@ -268,6 +282,7 @@ export class MessageService {
 
   async close(): Promise<void> {
     if (this.#sweepTimer) clearInterval(this.#sweepTimer);
+    this.#sessions.close();
     this.#flow.close();
     for (const conn of this.#connections.values()) {
       if (conn.expiryTimer) clearTimeout(conn.expiryTimer);

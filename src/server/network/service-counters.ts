@@ -20,6 +20,8 @@ export interface MessageServiceCounters {
   oversizeOutbound: number;
   /** create_session_req and invites refused because an aid was in maxSessionsPerAid sessions. */
   refusedSessions: number;
+  /** session_messages dropped because their receiver had not joined yet (strict invites). */
+  droppedBeforeJoin: number;
 }
 
 /** The socket flow's share of the counters. */

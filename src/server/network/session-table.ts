@@ -11,6 +11,8 @@ export interface Session {
   id: string;
   identifyingCode: string;
   members: Set<string>;
+  /** Invited but not yet joined (a strict service, see `strictInvite`): frames to them are dropped. */
+  joining?: Set<string>;
 }
 
 export const str = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
@@ -30,6 +32,11 @@ export interface SessionTableParams {
   maxSessionsPerAid: number;
   /** Accept invite_agent_req without ever sending invite_agent_ack (read at each invite). */
   omitInviteAck: () => boolean;
+  /**
+   * The invited member joins (and the ack goes out) only after this many ms; until then frames to
+   * it are dropped, as a strict real service does. Undefined: joins at once (read at each invite).
+   */
+  strictInviteDelayMs: () => number | undefined;
   sockets: ReadonlyMap<string, AgentSocket>;
   agents: ReadonlyMap<string, ServiceAgent>;
   send(conn: AgentSocket, cmd: string, data: Record<string, unknown>): boolean;
@@ -38,6 +45,8 @@ export interface SessionTableParams {
 export class SessionTable {
   readonly #p: SessionTableParams;
   readonly #sessions = new Map<string, Session>();
+  /** Strict invites waiting to complete; cleared on close. */
+  readonly #joinTimers = new Set<ReturnType<typeof setTimeout>>();
 
   constructor(p: SessionTableParams) {
     this.#p = p;
@@ -90,8 +99,32 @@ export class SessionTable {
       }
       invited.sessions.add(session.id);
     }
-    session.members.add(acceptor);
-    if (!this.#p.omitInviteAck()) ack(200, "success");
+    const delay = this.#p.strictInviteDelayMs();
+    if (delay === undefined) {
+      session.members.add(acceptor);
+      if (!this.#p.omitInviteAck()) ack(200, "success");
+      return;
+    }
+    // A strict service: the acceptor joins a moment later; what is sent to it before then is lost.
+    (session.joining ??= new Set()).add(acceptor);
+    const timer = setTimeout(() => {
+      this.#joinTimers.delete(timer);
+      if (this.#sessions.get(session.id) !== session || !session.joining?.delete(acceptor)) return;
+      session.members.add(acceptor);
+      if (!this.#p.omitInviteAck()) ack(200, "success");
+    }, delay);
+    timer.unref?.();
+    this.#joinTimers.add(timer);
+  }
+
+  /** Is `aid` invited into `session` but not joined yet (strict invites)? */
+  isJoining(session: Session, aid: string): boolean {
+    return session.joining?.has(aid) === true;
+  }
+
+  close(): void {
+    for (const t of this.#joinTimers) clearTimeout(t);
+    this.#joinTimers.clear();
   }
 
   /** An invited member accepts (the official SDKs answer an invite with join_session_req). */

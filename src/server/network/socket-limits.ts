@@ -1,6 +1,6 @@
 // What the local message service allows each socket and how it closes one: the `/session` paths,
 // the close codes a client sees, and the size limits that keep a slow or hostile socket from
-// growing the server (README "Server and socket limits"). Frames in are refused past
+// growing the server (docs/network.md "Server and socket limits"). Frames in are refused past
 // maxFrameBytes before being buffered whole; a socket is sent at most outputCreditBytes before a
 // pong proves it reads (its requests wait meanwhile; past maxUnconfirmedBytes it is closed); a
 // socket whose unsent output passes pauseBufferedBytes is not read until it drains (and is closed
@@ -47,10 +47,14 @@ export interface SocketLimits {
   maxConnectionsPerSource: number;
   /** An HTTP connection idle this long (no request, or a request that stalls) is closed; a /session socket is judged by pings instead. Default 10 s. */
   idleTimeoutMs: number;
-  /** First sign-in steps (nonce requests) one source address may make per 10 s; past it 429. Default 1000. */
+  /**
+   * First sign-in steps (nonce requests) one source address may make per 10 s for aids no key is
+   * registered for; past it 429. A registered aid's first step is never refused for its address
+   * (a nonce stores nothing); its completed sign-ins are rationed per aid instead. Default 1000.
+   */
   signInsPerSourcePer10s: number;
-  /** Nonces outstanding for one source address; past it its oldest goes (never another source's). Default 1000. */
-  maxNoncesPerSource: number;
+  /** New aids `sign_cert` registers for one source address per 10 minutes (renewals and configured members not counted); past it 429. Default 20. */
+  newAidsPerSource: number;
   /** A frame larger than clients read (the client's socket limit) is not sent but counted. */
   maxOutboundFrameBytes: number;
   /**
@@ -74,7 +78,7 @@ export const DEFAULT_SOCKET_LIMITS: SocketLimits = {
   maxConnectionsPerSource: 512,
   idleTimeoutMs: 10_000,
   signInsPerSourcePer10s: 1000,
-  maxNoncesPerSource: 1000,
+  newAidsPerSource: 20,
   maxOutboundFrameBytes: MAX_SOCKET_FRAME_BYTES,
   maxBacklogBytes: 64 * 1024,
   maxSessionsPerAid: 64,

@@ -1,6 +1,6 @@
 // Sign-in state of the local network: one-time nonces and expiring tokens, keyed by aid.
 // Time is a parameter everywhere; nothing here runs a timer.
-import { randomBytes } from "node:crypto";
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 
 export type TokenCheck = { ok: true; expiresAt: number } | { ok: false; reason: "unknown-token" | "expired-token" | "wrong-agent" };
 
@@ -40,50 +40,53 @@ export class TokenStore {
 }
 
 /**
- * Nonces handed out by step 1 of a sign-in; each is good once, for one minute. Bounded in all and
- * per source address: a flood from one address evicts only its own oldest nonces. Expired ones
- * are pruned from the front (they expire in the order they were issued), so issuing costs O(1).
+ * Nonces of step 1 of a sign-in, good once for one minute, without a table: a nonce is its issue
+ * time and an HMAC (a secret of this process) over the aid, the request id and that time, so
+ * handing one out stores nothing and no flood of first steps can evict anyone's. What is stored
+ * is each nonce spent by a valid signature, until it expires (replays refused); those come only
+ * from key holders, whose sign-ins are rationed per aid, and are bounded in all besides.
  */
 export class NonceStore {
-  readonly #maxPerSource: number;
-  readonly #maxTotal: number;
-  readonly #nonces = new Map<string, { aid: string; nonce: string; expiresAt: number; source: string }>();
-  /** source → its request ids, oldest first. */
-  readonly #bySource = new Map<string, Set<string>>();
+  readonly #secret = randomBytes(32);
+  readonly #ttlMs: number;
+  readonly #maxSpent: number;
+  /** nonce → its expiry, in the order spent (so also nearly in expiry order). */
+  readonly #spent = new Map<string, number>();
 
-  constructor(params: { maxPerSource?: number; maxTotal?: number } = {}) {
-    this.#maxPerSource = params.maxPerSource ?? 1000;
-    this.#maxTotal = params.maxTotal ?? 10_000;
+  constructor(params: { ttlMs?: number; maxSpent?: number } = {}) {
+    this.#ttlMs = params.ttlMs ?? 60_000;
+    this.#maxSpent = params.maxSpent ?? 100_000;
   }
 
-  issue(aid: string, requestId: string, now: number, source = ""): string {
-    for (const [k, v] of this.#nonces) {
-      if (v.expiresAt > now) break;
-      this.#delete(k);
+  issue(aid: string, requestId: string, now: number): string {
+    const at = Math.floor(now).toString(36);
+    return `${at}.${this.#mac(aid, requestId, at)}`;
+  }
+
+  /** Whether `nonce` was issued here for this aid and request, is not expired and was not spent. Stores nothing. */
+  valid(aid: string, requestId: string, nonce: string, now: number): boolean {
+    const dot = nonce.indexOf(".");
+    if (dot <= 0 || nonce.length > 128) return false;
+    const at = nonce.slice(0, dot);
+    const issuedAt = parseInt(at, 36);
+    if (!Number.isFinite(issuedAt) || issuedAt > now || now - issuedAt >= this.#ttlMs) return false;
+    const given = Buffer.from(nonce.slice(dot + 1), "utf8");
+    const expected = Buffer.from(this.#mac(aid, requestId, at), "utf8");
+    return given.length === expected.length && timingSafeEqual(given, expected) && !this.#spent.has(nonce);
+  }
+
+  /** Marks a valid nonce used (after its signature verified); false when it cannot be (spent already, or the table is full of unexpired ones). */
+  spend(nonce: string, now: number): boolean {
+    for (const [n, expiresAt] of this.#spent) {
+      if (expiresAt > now) break;
+      this.#spent.delete(n);
     }
-    this.#delete(requestId);
-    let mine = this.#bySource.get(source);
-    if (!mine) this.#bySource.set(source, (mine = new Set()));
-    if (mine.size >= this.#maxPerSource) this.#delete(mine.values().next().value!);
-    if (this.#nonces.size >= this.#maxTotal) this.#delete(this.#nonces.keys().next().value!);
-    const nonce = randomBytes(24).toString("hex");
-    this.#nonces.set(requestId, { aid, nonce, expiresAt: now + 60_000, source });
-    this.#bySource.get(source)?.add(requestId) ?? this.#bySource.set(source, new Set([requestId]));
-    return nonce;
+    if (this.#spent.has(nonce) || this.#spent.size >= this.#maxSpent) return false;
+    this.#spent.set(nonce, parseInt(nonce.slice(0, nonce.indexOf(".")), 36) + this.#ttlMs);
+    return true;
   }
 
-  take(aid: string, requestId: string, nonce: string, now: number): boolean {
-    const entry = this.#nonces.get(requestId);
-    this.#delete(requestId);
-    return entry !== undefined && entry.aid === aid && entry.nonce === nonce && entry.expiresAt > now;
-  }
-
-  #delete(requestId: string): void {
-    const entry = this.#nonces.get(requestId);
-    if (!entry) return;
-    this.#nonces.delete(requestId);
-    const mine = this.#bySource.get(entry.source);
-    mine?.delete(requestId);
-    if (mine?.size === 0) this.#bySource.delete(entry.source);
+  #mac(aid: string, requestId: string, at: string): string {
+    return createHmac("sha256", this.#secret).update(`${aid.toLowerCase()}\n${requestId}\n${at}`).digest("hex");
   }
 }

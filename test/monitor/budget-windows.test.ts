@@ -9,7 +9,7 @@ import {
   pruneBudgetEvents,
   recordBudgetEvent,
   type BudgetEvent,
-} from "../../src/monitor/budget.ts";
+} from "../../src/monitor/budget-windows.ts";
 
 const defaults = budgetSchema.parse({});
 // Small limits that make the window mechanics readable: 5 calls / 2000 tokens per 5 minutes.

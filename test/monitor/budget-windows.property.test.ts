@@ -4,7 +4,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { budgetSchema } from "../../src/config/schema.ts";
-import { budgetUsageRatio, checkBudget, measureBudget, recordBudgetEvent, type BudgetEvent, type BudgetPool } from "../../src/monitor/budget.ts";
+import { budgetUsageRatio, checkBudget, measureBudget, recordBudgetEvent, type BudgetEvent, type BudgetPool } from "../../src/monitor/budget-windows.ts";
 
 const T = 1_767_600_000_000;
 const callArb = fc.record({

@@ -2,14 +2,9 @@
 // 5 min / 3 h / 24 h, kept as two separate allowances — addressed talk (mentions, replies to us,
 // engaged follow-ups) and unaddressed talk — so chatter can never spend what answering a person
 // needs. Events are pruned on read against an explicit `now` (server time).
+import { BUDGET_WINDOW_MS, BUDGET_WINDOWS as WINDOWS } from "../config/budget-windows.ts";
 import type { BudgetSettings, BudgetWindowName } from "../types.ts";
 
-export const BUDGET_WINDOW_MS: Readonly<Record<BudgetWindowName, number>> = {
-  "5m": 5 * 60_000,
-  "3h": 3 * 3600_000,
-  "24h": 24 * 3600_000,
-};
-const WINDOWS = ["5m", "3h", "24h"] as const satisfies readonly BudgetWindowName[];
 const LONGEST_MS = BUDGET_WINDOW_MS["24h"];
 
 /** Which allowance a model call draws from. */

@@ -3,8 +3,8 @@
 // the prompt's own size must fit — and the bookkeeping of every call it makes.
 import type { DispatchBatch } from "../../types.ts";
 import type { PromptParts } from "../assemble.ts";
-import { checkBudget, describeOverBudget, estimateTokens, recordBudgetEvent, type BudgetCheck, type BudgetEvent, type BudgetPool } from "../budget.ts";
-import { choosePayer, describeOverShare, ownerBudgetEvents, pruneSenderCharges, recordSenderCharge } from "../sender-share.ts";
+import { checkBudget, describeOverBudget, estimateTokens, type BudgetCheck, type BudgetEvent, type BudgetPool } from "../budget-windows.ts";
+import { choosePayer, describeOverShare, ownerBudgetEvents } from "../sender-share.ts";
 import type { DispatchRun, Step } from "./run.ts";
 
 /** Addressed talk (a mention, a reply to us, an engaged follow-up) draws from its own allowance. */
@@ -20,8 +20,8 @@ export class DispatchBudget {
   readonly #payer: string | undefined;
   /** The owner pays: checked against the allowance counting only the owner's own calls. */
   readonly #owner: boolean;
-  /** The budget usage ratio before the first call. */
-  ratio = 0;
+  /** The budget usage ratio before the first call (found by {@link check}). */
+  #ratio = 0;
   /** This dispatch's own model calls (paid for; the re-check after the send delay leaves them out). */
   readonly #own: BudgetEvent[] = [];
 
@@ -32,8 +32,19 @@ export class DispatchBudget {
     this.#owner = payer.owner;
   }
 
+  get ratio(): number {
+    return this.#ratio;
+  }
+
+  /** The gate's check before the first call, the next call's prompt counted in; the ratio it finds is kept. */
+  check(now: number, nextCallTokens: number): BudgetCheck {
+    const check = checkBudget({ events: this.events(), settings: this.#run.m.settings.budget, now, pool: this.pool, nextCallTokens });
+    this.#ratio = check.ratio;
+    return check;
+  }
+
   /** The events the pool is checked against. The owner's allowance counts only their own calls: others cannot use it up. */
-  events(): BudgetEvent[] {
+  events(): readonly BudgetEvent[] {
     const state = this.#run.m.state;
     return this.#owner && this.#payer !== undefined ? ownerBudgetEvents(state.senderCharges, this.#payer) : state.budgetEvents;
   }
@@ -43,8 +54,7 @@ export class DispatchBudget {
     const { m, record } = this.#run;
     const event: BudgetEvent = [calledAt, tokens, this.pool === "addressed" ? 1 : 0];
     this.#own.push(event);
-    m.state.budgetEvents = recordBudgetEvent(m.state.budgetEvents, event);
-    if (this.#payer !== undefined) m.state.senderCharges = recordSenderCharge(m.state.senderCharges, [calledAt, tokens, this.#payer]);
+    m.state.charge(event, this.#payer);
     record.tokens += tokens;
     m.emitState();
   }
@@ -65,7 +75,7 @@ export function checkDispatchBudget(run: DispatchRun, parts: PromptParts, pool: 
   const { m, batch, record } = run;
   const { settings, state } = m;
   const nextCallTokens = estimateTokens(parts.systemPrompt) + estimateTokens(parts.body);
-  state.senderCharges = pruneSenderCharges(state.senderCharges, batch.now);
+  state.pruneCharges(batch.now);
   const payer =
     pool === "addressed"
       ? choosePayer({ messages: run.others, owner: m.identity.owner, charges: state.senderCharges, settings: settings.budget, share: settings.senderShare, now: batch.now, nextCallTokens })
@@ -73,8 +83,8 @@ export function checkDispatchBudget(run: DispatchRun, parts: PromptParts, pool: 
   if (!payer.ok) return { skip: "sender-over-share", detail: describeOverShare(payer) };
   if (payer.payer !== undefined) record.payer = payer.payer;
   const budget = new DispatchBudget(run, pool, payer);
-  const check = checkBudget({ events: budget.events(), settings: settings.budget, now: batch.now, pool, nextCallTokens });
-  budget.ratio = record.budgetRatio = check.ratio;
+  const check = budget.check(batch.now, nextCallTokens);
+  record.budgetRatio = check.ratio;
   if (!check.ok) return { skip: "over-budget", detail: describeOverBudget(check) };
   return { budget };
 }

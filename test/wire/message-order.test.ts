@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { compareMessages, compareMsgIds, numericMsgId } from "../../src/group/order.ts";
+import { compareMessages, compareMsgIds, numericMsgId } from "../../src/wire/msg-id.ts";
 import type { GroupMessage } from "../../src/types.ts";
 
 describe("msg ids", () => {
