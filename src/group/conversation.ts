@@ -59,13 +59,11 @@ function namesMember(content: string, sender: string): boolean {
 }
 
 export class ConversationTracker implements ConversationView {
-  // Fields sit in memory in declaration order: what the rules read for every line comes first,
-  // what only an addressed line reads comes last. (observe() runs per message on groups that are
-  // cold in cache: one object, few pointers to follow.)
+  // Fields sit in memory in declaration order: what observe() and the rules read for every line
+  // come first, what only an addressed line reads comes last. (observe() runs per message on
+  // groups that are cold in cache: the fewer cache lines it touches the better.)
   /** The leading address of the line being decided (#leadOf), worked out on the first ask. */
   #leadOf: AddressedLine | null = null;
-  #lead: LeadingAddress | null = null;
-  readonly #traffic: TrafficRecord;
   readonly #serviceAid: string | undefined;
   readonly #matcher: MentionMatcher;
   #command: PendingCommand | null = null;
@@ -77,10 +75,12 @@ export class ConversationTracker implements ConversationView {
   #targets: Map<string, SenderTarget> | null = null;
   /** Our latest line to nobody in particular, and who has spoken since (lower-cased). */
   #openLine: { ts: number; spoken: Set<string> } | null = null;
-  /** Who spoke the group's previous line (lower-cased; ours too). */
-  #lastSpeaker: string | null = null;
   /** Created on the first line whose addressee matters. */
   #members: KnownMembers | null = null;
+  /** Who spoke the group's previous line (lower-cased; ours too). */
+  #lastSpeaker: string | null = null;
+  #lead: LeadingAddress | null = null;
+  readonly #traffic: TrafficRecord;
   /** The latest line that mentioned us: our next line naming nobody most likely answers it. */
   #lastMention: { sender: string; ts: number } | null = null;
   readonly #aidLower: string;

@@ -1,15 +1,15 @@
 // Whom a line is for, as an ordered table of named rules. Each rule is a pure function of the
 // line, its signals and a read-only view of the conversation as it stood before the line
 // (view.ts), returning a verdict or null (no opinion); the first verdict wins, and the last rule
-// always has one. The tracker (../conversation.ts) then applies the winning verdict's effects in one step.
-// The table's order is the documented order (README "Addressing rules"; a test holds both).
+// always has one. The tracker (../conversation.ts) then applies the winning verdict's effects in
+// one step. The order is the one docs/behaviour.md documents (a test holds the two together).
 // Rules never change the view, keep no state, and read no clock but the line's server time.
 import { nickKey } from "../addressee.ts";
 import { parseBotCommand } from "../command.ts";
 import { replyTargetOf } from "../mention.ts";
 import { isServiceEvent } from "../service-event.ts";
 import { passiveKindOf, type MessageSignals } from "../signals.ts";
-import { verdict, type AddressedLine, type AddressingRule, type ConversationView, type Target, type Verdict } from "./view.ts";
+import { verdict, type AddressedLine, type AddressingRule, type ConversationView, type Target, type Verdict, type Whom } from "./view.ts";
 
 /**
  * How long after our own line to nobody in particular (a question to the room, a topic) a line
@@ -114,31 +114,31 @@ function answersCommand(line: AddressedLine, v: ConversationView): boolean {
   return lead.to === "none" || (lead.to === "other" && command.target !== null && nickKey(lead.name) === command.target);
 }
 
-const rule = (name: AddressingRule["name"], decide: AddressingRule["decide"]): AddressingRule => Object.freeze({ name, decide });
+const rule = (name: AddressingRule["name"], to: Whom, decide: AddressingRule["decide"]): AddressingRule => Object.freeze({ name, to, decide });
 
 /** A reaction, or a line flagged as expecting no reply: it rides along in a batch, never ours to answer. */
-export const passive = rule("passive", (_line, signals) => (passiveKindOf(signals) !== undefined ? PLAIN : null));
+export const passive = rule("passive", "nobody", (_line, signals) => (passiveKindOf(signals) !== undefined ? PLAIN : null));
 
 /** Group events ("Alice joined", "Alice was made admin") name people without talking to them; so do the group service's own events however they are typed. */
-export const groupEvent = rule("group-event", (line, _signals, v) =>
+export const groupEvent = rule("group-event", "nobody", (line, _signals, v) =>
   line.contentType === "event" || line.contentType === "system" || isServiceEvent(line, v.serviceAid) ? PLAIN : null,
 );
 
 /** The network's own mention list names us: the most precise signal there is. */
-export const metadataMention = rule("metadata-mention", (_line, signals) => (signals.mentionsUs ? TO_US["metadata-mention"] : null));
+export const metadataMention = rule("metadata-mention", "us", (_line, signals) => (signals.mentionsUs ? TO_US["metadata-mention"] : null));
 
 /** The line names one of our keywords (name, aid, aliases) as a word. */
-export const mention = rule("mention", (line, _signals, v) => (v.matcher(line.content) ? TO_US.mention : null));
+export const mention = rule("mention", "us", (line, _signals, v) => (v.matcher(line.content) ? TO_US.mention : null));
 
 /** The line replies to one of our messages (`group_meta.reply_to` or the metadata's reply target). */
-export const replyToUs = rule("reply-to-us", (line, signals, v) => (repliesToUs(line, signals, v) ? TO_US["reply-to-us"] : null));
+export const replyToUs = rule("reply-to-us", "us", (line, signals, v) => (repliesToUs(line, signals, v) ? TO_US["reply-to-us"] : null));
 
 /**
  * Our latest line was a bot command (`!sound | puff`) and this is the group's next line, opening
  * with the command's target or naming nobody: the bot answering us. Marked like a follow-up,
  * though the bot does not become an engaged speaker (its next lines are its own).
  */
-export const answersOurCommand = rule("answers-our-command", (line, _signals, v) => (answersCommand(line, v) ? ANSWERS_COMMAND : null));
+export const answersOurCommand = rule("answers-our-command", "us-engaged", (line, _signals, v) => (answersCommand(line, v) ? ANSWERS_COMMAND : null));
 
 /**
  * Nothing makes the line's addressee matter: we are engaged with nobody, the sender has no recent
@@ -146,15 +146,15 @@ export const answersOurCommand = rule("answers-our-command", (line, _signals, v)
  * keyword matcher misses. Plain talk, and its addressee is not even worked out (the common case,
  * kept cheap); nothing is remembered of it.
  */
-export const nothingInPlay = rule("nothing-in-play", (line, _signals, v) =>
+export const nothingInPlay = rule("nothing-in-play", "nobody", (line, _signals, v) =>
   !v.nameVariants && (v.engaged === null || v.engaged.size === 0) && previousTarget(line, v) === undefined && !mayAnswerOpenLine(line, v) ? NOTHING_IN_PLAY : null,
 );
 
 /** A bot command (`!info foo`, `!raid | bob`) asks the bot, not us; one naming us was a mention above. */
-export const botCommand = rule("bot-command", (line) => (parseBotCommand(line.content) !== null ? BOT_COMMAND : null));
+export const botCommand = rule("bot-command", "other", (line) => (parseBotCommand(line.content) !== null ? BOT_COMMAND : null));
 
 /** The line opens with a marked address to a variant of our name (`jacob:` for `jacob_`). */
-export const namedUs = rule("named-us", (line, _signals, v) => {
+export const namedUs = rule("named-us", "us", (line, _signals, v) => {
   const lead = v.leadingAddress(line);
   return lead.to === "us" ? verdict({ to: "us", reason: { rule: "named-us", name: lead.name }, engage: "direct", target: "us", spendCommand: true }) : null;
 });
@@ -163,17 +163,17 @@ export const namedUs = rule("named-us", (line, _signals, v) => {
  * The line opens by addressing another known member (`bob: …`, `bob, …`, `@bob …`, or a bare
  * `bob …` for someone seen speaking): not ours. An engaged sender has turned to them.
  */
-export const addressedOther = rule("addressed-other", (line, _signals, v) => {
+export const addressedOther = rule("addressed-other", "other", (line, _signals, v) => {
   const lead = v.leadingAddress(line);
   if (lead.to !== "other") return null;
   return verdict({ to: "other", reason: { rule: "addressed-other", name: lead.name }, turnedTo: nickKey(lead.name), target: "other", spendCommand: true });
 });
 
 /** The sender's previous line addressed another member, within `continuationMs`, and we have not spoken since: this continues it. */
-export const continuesAddressedOther = rule("continues-addressed-other", (line, _signals, v) => (previousTarget(line, v) === "other" ? CONTINUES_OTHER : null));
+export const continuesAddressedOther = rule("continues-addressed-other", "other", (line, _signals, v) => (previousTarget(line, v) === "other" ? CONTINUES_OTHER : null));
 
 /** The sender's previous line was maybe an answer to our line: this is the rest of it (a second sentence, a paste). */
-export const continuesAfterOurLine = rule("continues-after-our-line", (line, _signals, v) => (previousTarget(line, v) === "maybe-us" ? CONTINUES_AFTER_OUR_LINE : null));
+export const continuesAfterOurLine = rule("continues-after-our-line", "maybe-us", (line, _signals, v) => (previousTarget(line, v) === "maybe-us" ? CONTINUES_AFTER_OUR_LINE : null));
 
 /**
  * The sender is talking with us (their previous line was to us, or they are engaged with us alone),
@@ -181,24 +181,24 @@ export const continuesAfterOurLine = rule("continues-after-our-line", (line, _si
  * likely an answer to that member. Still a conversation with us (it stays open), but maybe ours,
  * not [engaged].
  */
-export const afterAnotherSpeaker = rule("after-another-speaker", (line, _signals, v) =>
+export const afterAnotherSpeaker = rule("after-another-speaker", "maybe-us", (line, _signals, v) =>
   (previousTarget(line, v) === "us" || engagedState(line, v) === "engaged") && turnedToAnother(line, v) ? AFTER_ANOTHER_SPEAKER : null,
 );
 
 /** The sender's previous line was to us, within `continuationMs` (a paste, an "err", a second sentence): ours. */
-export const continues = rule("continues", (line, _signals, v) => (previousTarget(line, v) === "us" ? CONTINUES : null));
+export const continues = rule("continues", "us-engaged", (line, _signals, v) => (previousTarget(line, v) === "us" ? CONTINUES : null));
 
 /** The sender is in a conversation with us alone: ours, as an engaged follow-up. */
-export const engaged = rule("engaged", (line, _signals, v) => (engagedState(line, v) === "engaged" ? ENGAGED : null));
+export const engaged = rule("engaged", "us-engaged", (line, _signals, v) => (engagedState(line, v) === "engaged" ? ENGAGED : null));
 
 /** The sender is in a conversation with us that another member joined: maybe ours. */
-export const sharedConversation = rule("shared-conversation", (line, _signals, v) => (engagedState(line, v) === "shared" ? SHARED : null));
+export const sharedConversation = rule("shared-conversation", "maybe-us", (line, _signals, v) => (engagedState(line, v) === "shared" ? SHARED : null));
 
 /** The sender's first line after our open line, naming nobody: it may answer us. The model judges. */
-export const afterOurLine = rule("after-our-line", (line, _signals, v) => (mayAnswerOpenLine(line, v) ? AFTER_OUR_LINE : null));
+export const afterOurLine = rule("after-our-line", "maybe-us", (line, _signals, v) => (mayAnswerOpenLine(line, v) ? AFTER_OUR_LINE : null));
 
 /** No rule claims the line: plain talk. */
-export const plain = rule("plain", () => PLAIN_UNADDRESSED);
+export const plain = rule("plain", "nobody", () => PLAIN_UNADDRESSED);
 
 /** The rules in the order they are asked; the first verdict wins. */
 export const ADDRESSING_RULES: readonly AddressingRule[] = Object.freeze([

@@ -133,9 +133,12 @@ export function verdict(v: Pick<Verdict, "to"> & Partial<Verdict>): Verdict {
 export interface AddressingRule {
   /** The rule's name: the reason it prints, for the rules that print one. */
   readonly name: RuleName;
+  /** Whom the rule's verdict says the line is for (every verdict it gives says the same). */
+  readonly to: Whom;
   readonly decide: (line: AddressedLine, signals: MessageSignals, v: ConversationView) => Verdict | null;
 }
 
-/** Rules that leave the line plain, printing nothing. */
-export type SilentRule = "passive" | "group-event" | "nothing-in-play" | "plain";
+/** Rules that leave the line plain talk, printing no reason. */
+export const SILENT_RULES = ["passive", "group-event", "nothing-in-play", "plain"] as const;
+export type SilentRule = (typeof SILENT_RULES)[number];
 export type RuleName = AddressingReason["rule"] | SilentRule;

@@ -64,7 +64,7 @@ function snapshot(v: ConversationView, l: AddressedLine): unknown {
 }
 
 describe("the addressing table over generated lines and conversations", () => {
-  it("decideAddressing is the first opinion of ADDRESSING_RULES in order, there always is one, and the view is unchanged", () => {
+  it("decideAddressing is the first opinion of ADDRESSING_RULES in order, says what that rule declares, there always is one, and the view is unchanged", () => {
     const seen = new Set<string>();
     fc.assert(
       fc.property(lineArb, viewArb, (lp, spec) => {
@@ -75,7 +75,9 @@ describe("the addressing table over generated lines and conversations", () => {
         const decided = decideAddressing(l.line, l.signals, v);
         expect(decided).toEqual(firstVerdict(l.line, l.signals, v));
         expect(snapshot(v, l.line)).toEqual(before);
-        seen.add(ADDRESSING_RULES.find((r) => r.decide(l.line, l.signals, v) !== null)!.name);
+        const winner = ADDRESSING_RULES.find((r) => r.decide(l.line, l.signals, v) !== null)!;
+        expect(decided.to).toBe(winner.to);
+        seen.add(winner.name);
       }),
       { numRuns: 20_000, seed: 25 },
     );
