@@ -120,6 +120,21 @@ const joinSpec: CommandSpec = {
   run: async (args, io) => (await import("./join.ts")).joinCommand(args, io),
 };
 
+const leaveSpec: CommandSpec = {
+  name: "leave",
+  summary: "Leave a group (the group service's leave_group); with --config, turn it off for the identity",
+  usage: "<group|link> --identity AID [--config FILE] [--state-dir DIR] [--ca-file CA] [--timeout-ms N] [--log-level L]",
+  help: [
+    "Signs in with the identity (an aid from `acp-group id create`, or an identity of --config) and sends",
+    "leave_group to the group's service (the group's accessPoint in the config, else the identity's; a link",
+    "names it). The group is told (member_left). With --config the group is turned off for that identity in",
+    "the file (identities.<id>.groups.<group>.enabled: false, its other settings kept), so `run` leaves it",
+    "out; `join` with the group's link turns it on again. Leaving a group the identity is not in says so and",
+    "exits 0.",
+  ].join("\n"),
+  run: async (args, io) => (await import("./leave.ts")).leaveCommand(args, io),
+};
+
 const idSpec: CommandSpec = {
   name: "id",
   summary: "Identities (key + certificate) for the ACP network",
@@ -159,7 +174,7 @@ export const importEvolSpec: CommandSpec = {
 };
 
 /** Every command, in the order the general help lists them. Add a row to add a command. */
-export const COMMANDS: readonly CommandSpec[] = [startSpec, runSpec, chatSpec, serverSpec, joinSpec, replaySpec, inspectSpec, idSpec, importEvolSpec];
+export const COMMANDS: readonly CommandSpec[] = [startSpec, runSpec, chatSpec, serverSpec, joinSpec, leaveSpec, replaySpec, inspectSpec, idSpec, importEvolSpec];
 
 const USAGE = renderUsage(COMMANDS);
 

@@ -86,6 +86,14 @@ export function addJoinToConfig(file: string, entry: JoinConfigEntry): JoinConfi
     groups[entry.groupId] = entry.groupAccessPoint.toLowerCase() === home.toLowerCase() ? {} : { accessPoint: entry.groupAccessPoint };
     added.push(`group ${entry.groupId}`);
   }
+  // A group `leave` turned off for this identity is on again.
+  const mine = identities[identityId] as Plain;
+  const own = isPlain(mine.groups) ? mine.groups : undefined;
+  const left = own?.[entry.groupId];
+  if (isPlain(left) && left.enabled === false) {
+    delete left.enabled;
+    added.push(`group ${entry.groupId} on again for ${identityId}`);
+  }
   if (entry.caFile) {
     const network = isPlain(raw.network) ? raw.network : (raw.network = {});
     if (network.caFile === undefined) {

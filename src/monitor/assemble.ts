@@ -10,7 +10,7 @@ import { decideReplyType, type ReplyTypeReason } from "./reply-policy.ts";
 export interface PromptParts {
   /** stablePrefix + "\n\n" + situation. */
   systemPrompt: string;
-  /** The ACP prompt alone: byte-identical for every dispatch of the identity. */
+  /** The ACP prompt (and the group layer): byte-identical for every dispatch of the identity in the group while the group's profile is unchanged. */
   stablePrefix: string;
   situation: string;
   body: string;
@@ -35,7 +35,10 @@ export interface AssembleParams {
   ownReplies?: readonly OwnReply[];
   /** Fix the reply type instead of deciding it (two-phase reply call). */
   replyType?: ReplyType;
-  /** Pass a cached prefix to skip rebuilding it; must equal buildAcpSystemPrompt(identity). */
+  /**
+   * Pass a cached prefix to skip rebuilding it: buildAcpSystemPrompt(identity), followed by the
+   * group layer when the group service gave one (group-layer.ts withGroupLayer).
+   */
   stablePrefix?: string;
   timeZone?: string;
   /** Member types for `[Senders]`. Default: the identity's owner is known, everyone else is "type unknown". */

@@ -6,12 +6,12 @@
 // context each dispatch brings (types.ts GroupContext), and it answers with an outcome.
 import { MemberDirectory, type MemberTypes } from "../members/member-types.ts";
 import { monotonicNow } from "../group/local-clock.ts";
-import { DelayWaits } from "./delay-waits.ts";
 import { childLogger, errorFields, silentLogger } from "../log.ts";
 import type { AgentBackend, Clock, DispatchBatch, DispatchHandler, DispatchOutcome, GroupContext, GroupMemoryView, GroupSender, GroupSettings, IdentityConfig, Logger, PersistedGroupState, ReplyType } from "../types.ts";
 import { assembleDispatchPrompt, type PromptParts } from "./assemble.ts";
 import { budgetUsageRatio } from "./budget-windows.ts";
 import { sharedAcpSystemPrompt } from "./identity-shared.ts";
+import { withGroupLayer, withGroupLimit, type GroupProfile, type GroupProfileSource } from "./group-layer.ts";
 import type { DispatchDecision } from "./decision.ts";
 import { MonitorState, type MonitorSnapshot } from "./monitor-state.ts";
 import { poolOf } from "./dispatch/budget-gate.ts";
@@ -48,6 +48,11 @@ export interface MonitorParams {
   onStateChange?: (state: MonitorSnapshot) => void;
   /** The one structured record per dispatch (also logged as `monitor.dispatch`). */
   onDecision?: (record: DispatchDecision) => void;
+  /**
+   * What the group service says about the group (announcement, rules, max_message_size): the
+   * prompt's group layer and the reply's length limit. Read at every dispatch; rebuilt when it changes.
+   */
+  groupProfile?: GroupProfileSource;
 }
 
 export interface GroupMonitor {
@@ -64,7 +69,7 @@ export interface GroupMonitor {
  * run a single step.
  */
 export function createMonitorContext(p: MonitorParams): MonitorContext & { close(): void } {
-  const { settings, identity, groupId } = p;
+  const { identity, groupId } = p;
   const selfAid = identity.aid;
   const logger = childLogger(p.logger ?? silentLogger, { identity: p.identityId, group: groupId });
   const random = p.random ?? Math.random;
@@ -72,11 +77,21 @@ export function createMonitorContext(p: MonitorParams): MonitorContext & { close
   // to it must come from the same clock (a wall-clock step would move it by the step).
   const localNow = p.clock ? () => p.clock!.now() : monotonicNow;
   const memberTypes = p.memberTypes ?? new MemberDirectory({ humans: p.humans, agents: p.agents ?? [], owner: identity.owner });
-  // Per identity, not per group (shared across its groups: memory per runtime group).
-  const stablePrefix = sharedAcpSystemPrompt(identity);
+  // Per identity, not per group (shared across its groups: memory per runtime group); the
+  // group layer after it changes only when the group's profile does (group-layer.ts).
+  const identityPrefix = sharedAcpSystemPrompt(identity);
+  let profileSeen: GroupProfile | undefined;
+  let stablePrefix = identityPrefix;
+  let settings = p.settings;
+  const followProfile = (): void => {
+    const profile = p.groupProfile?.current();
+    if (profile === profileSeen) return;
+    profileSeen = profile;
+    stablePrefix = withGroupLayer(identityPrefix, profile);
+    settings = withGroupLimit(p.settings, profile);
+  };
   // Aborted by close(): cancels in-flight model calls and pending send delays.
   const lifetime = new AbortController();
-  const delays = new DelayWaits(lifetime.signal);
   const state = new MonitorState(p.restored);
 
   function safeCall(fn: () => void, event: string): void {
@@ -88,8 +103,9 @@ export function createMonitorContext(p: MonitorParams): MonitorContext & { close
   }
   const emitState = () => safeCall(() => p.onStateChange?.(state.snapshot()), "monitor.on-state-change-failed");
 
-  const buildPrompt = (batch: DispatchBatch, memory: GroupMemoryView, overrides: { replyType?: ReplyType; budgetRatio?: number } = {}): PromptParts =>
-    assembleDispatchPrompt({
+  const buildPrompt = (batch: DispatchBatch, memory: GroupMemoryView, overrides: { replyType?: ReplyType; budgetRatio?: number } = {}): PromptParts => {
+    followProfile();
+    return assembleDispatchPrompt({
       identity,
       settings,
       batch,
@@ -100,12 +116,21 @@ export function createMonitorContext(p: MonitorParams): MonitorContext & { close
       stablePrefix,
       memberTypes,
     });
+  };
 
   return {
     identityId: p.identityId,
     groupId,
     identity,
-    settings,
+    // The group's limit applies from the dispatch after the profile said so.
+    get settings() {
+      followProfile();
+      return settings;
+    },
+    get maxMessageUnits() {
+      followProfile();
+      return profileSeen?.maxMessageChars;
+    },
     log: logger,
     random,
     localNow,
@@ -114,14 +139,12 @@ export function createMonitorContext(p: MonitorParams): MonitorContext & { close
     backend: p.backend,
     sender: p.sender,
     lifetime: lifetime.signal,
-    delays,
     state,
     buildPrompt,
     emitState,
     safeCall,
     hooks: p,
     close() {
-      delays.clear();
       lifetime.abort();
     },
   };

@@ -1,6 +1,7 @@
 // Inbound text is written by other agents and people: before it reaches the model it must not be
 // able to forge a line, a sender or one of our markers. Pure; imports only the confusables table.
 import { asciiLookalikeOf, confusableSkeleton, lookalikeKey } from "./confusables.ts";
+import { BoundedMap } from "../util/bounded-map.ts";
 
 // C0/C1 controls except the whitespace we collapse below, bidi overrides/isolates that make text
 // render in another order than the model reads it, and invisible characters that could hide
@@ -138,13 +139,12 @@ export function sanitizeSender(sender: string, known?: KnownNames): string {
   // tell them from the real member ("yоu(≈you)").
   const imitates = asciiLookalikeOf(clean);
   const shown = imitates === undefined ? clean : withTag(clean, imitates);
-  if (senderCache.size >= SENDER_CACHE_LIMIT) senderCache.clear();
   if (sender.length <= 256) senderCache.set(sender, shown);
   return shown;
 }
 
 const SENDER_CACHE_LIMIT = 1024;
-const senderCache = new Map<string, string>();
+const senderCache = new BoundedMap<string, string>(SENDER_CACHE_LIMIT);
 
 function cleanSenderName(sender: string): string {
   if (sender.length <= 64 && SAFE_SENDER.test(sender)) return sender;
@@ -166,7 +166,7 @@ export class KnownNames {
   readonly #byKey = new Map<string, string>();
   /** The aids themselves: two known aids that look alike are both real, neither is tagged. */
   readonly #exact = new Set<string>();
-  readonly #shown = new Map<string, string>();
+  readonly #shown = new BoundedMap<string, string>(SENDER_CACHE_LIMIT);
 
   constructor(aids: Iterable<string>) {
     for (const aid of aids) {
@@ -181,13 +181,13 @@ export class KnownNames {
     if (cached !== undefined) return cached;
     const imitated = this.#byKey.size > 0 ? this.#byKey.get(lookalikeKey(sender.length > 256 ? sender.slice(0, 256) : sender)) : undefined;
     const shown = imitated === undefined || this.#exact.has(sender.toLowerCase()) ? sanitizeSender(sender) : withTag(cleanSenderName(sender), imitated);
-    if (this.#shown.size >= SENDER_CACHE_LIMIT) this.#shown.clear();
     if (sender.length <= 256) this.#shown.set(sender, shown);
     return shown;
   }
 }
 
-const knownSets = new Map<string, KnownNames>();
+// A handful of identities per process; the bound only stops a caller that makes up sets.
+const knownSets = new BoundedMap<string, KnownNames>(64);
 
 /** The {@link KnownNames} of these aids (empty and missing ones skipped), shared by every prompt build that names the same set. */
 export function knownNames(aids: ReadonlyArray<string | undefined>): KnownNames {
@@ -196,8 +196,6 @@ export function knownNames(aids: ReadonlyArray<string | undefined>): KnownNames 
   let known = knownSets.get(id);
   if (known === undefined) {
     known = new KnownNames(list);
-    // A handful of identities per process; the bound only stops a caller that makes up sets.
-    if (knownSets.size >= 64) knownSets.clear();
     knownSets.set(id, known);
   }
   return known;

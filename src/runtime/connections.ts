@@ -9,6 +9,7 @@ import type { GroupMessage, IdentityConfig, Logger } from "../types.ts";
 import { settledCursor } from "./cursor.ts";
 import type { GroupRuntimes } from "./groups.ts";
 import type { IdentityProfile } from "./profile.ts";
+import { GROUP_PROFILE_EVENTS } from "./group-profiles.ts";
 
 /** Event-log entries that change a group's members. */
 const MEMBER_EVENTS: ReadonlySet<string> = new Set(["member_joined", "member_left", "member_removed", "member_banned", "member_unbanned"]);
@@ -41,19 +42,21 @@ export function openGroupConnections(p: {
   for (const [groupId, service] of groups.serviceOf) groupsOf.set(service, [...(groupsOf.get(service) ?? []), groupId]);
   const byService = new Map<string, GroupConnection>();
   const connectionOf = (groupId: string): GroupConnection => byService.get(groups.serviceOf.get(groupId)!)!;
-  // One get_members at a time per group: events during a read make one more read after it.
+  // One read at a time per group and kind: events during a read make one more read after it.
   const reading = new Map<string, { again: boolean }>();
-  const refresh = (groupId: string): void => {
-    const running = reading.get(groupId);
+  const refresh = (groupId: string, kind: "members" | "profile"): void => {
+    const key = `${kind}\u0000${groupId}`;
+    const running = reading.get(key);
     if (running) return void (running.again = true);
     const state = { again: false };
-    reading.set(groupId, state);
+    reading.set(key, state);
+    const read = kind === "members" ? () => p.profile.refreshMembers(connectionOf(groupId), groupId) : () => p.profile.groups.refresh(connectionOf(groupId), groupId);
     void (async () => {
       do {
         state.again = false;
-        await p.profile.refreshMembers(connectionOf(groupId), groupId);
+        await read();
       } while (state.again && !p.isClosing());
-    })().finally(() => reading.delete(groupId));
+    })().finally(() => reading.delete(key));
   };
   for (const [service, serviceGroups] of groupsOf) {
     byService.set(service, createGroupConnection({
@@ -85,8 +88,12 @@ export function openGroupConnections(p: {
         groups.saveSoon(g);
       },
       onEvent: (groupId, event) => {
-        // Someone joined, left or was removed: the members list (and each newcomer's type) is read again.
-        if (MEMBER_EVENTS.has(event.event) && !p.isClosing() && groups.byId.has(groupId)) refresh(groupId);
+        // Someone joined, left or was removed: the members list (and each newcomer's type) is read
+        // again; the announcement, rules or meta changed: the group's profile is.
+        if (!p.isClosing() && groups.byId.has(groupId)) {
+          if (MEMBER_EVENTS.has(event.event)) refresh(groupId, "members");
+          else if (GROUP_PROFILE_EVENTS.has(event.event)) refresh(groupId, "profile");
+        }
         p.onTransportEvent?.(groupId, event);
       },
     }));

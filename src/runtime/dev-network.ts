@@ -41,6 +41,8 @@ export interface StartDevNetworkParams {
   logger?: Logger;
   /** Per member and group (default 10 per 10 s); null disables. */
   rateLimit?: RateLimit | null;
+  /** The longest message the group service takes, in characters (`get_rules` `max_message_size`). Default 10000. */
+  maxMessageChars?: number;
   /** Access and message token lifetime (tests expire them sooner). */
   tokenTtlMs?: number;
   /**
@@ -80,6 +82,7 @@ export async function startDevNetwork(p: StartDevNetworkParams): Promise<DevNetw
     groups: p.groups,
     historyFile: join(root, "group-history.jsonl"),
     ...(p.rateLimit !== undefined ? { rateLimit: p.rateLimit } : {}),
+    ...(p.maxMessageChars !== undefined ? { maxMessageChars: p.maxMessageChars } : {}),
     ...(p.logger ? { logger: p.logger } : {}),
   });
   net = await startLocalNetwork({

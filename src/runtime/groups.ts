@@ -95,6 +95,8 @@ export function createGroupRuntimes(p: {
       humans: config.humans,
       // Config first, then the group service's get_members, then senders' own agent.md.
       memberTypes: profile.memberTypes,
+      // The group service's announcement, rules and message size: the prompt's group layer.
+      groupProfile: profile.groups.source(groupId),
       backend: p.backend,
       sender: createGroupSender({ connection: () => p.connectionOf(groupId), groupId, selfAid: identity.aid, logger }),
       logger: glog,

@@ -11,6 +11,7 @@ import { publishProfileIfChanged, type ProfileSyncResult } from "../profile/prof
 import type { FetchLike } from "../profile/publish.ts";
 import type { GroupConnection } from "../transport/connection.ts";
 import type { ChannelConfig, IdentityConfig, Logger } from "../types.ts";
+import { createGroupProfiles, type GroupProfiles } from "./group-profiles.ts";
 
 export interface IdentityProfile {
   /** Pass as `memberTypes` to every monitor of the identity. */
@@ -19,6 +20,8 @@ export interface IdentityProfile {
   noteSender(aid: string): void;
   /** Reads `get_members` of a group into the directory; resolves (never rejects) with how many members carried a type. */
   refreshMembers(connection: GroupConnection, groupId: string): Promise<number>;
+  /** What each group's service says about it (announcement, rules, max_message_size): the monitors' group layer. */
+  readonly groups: GroupProfiles;
   /**
    * Publishes the identity's agent.md once `signedIn` resolves, with the link's current
    * message-service token; only when it changed since the last publish. Resolves, never rejects.
@@ -77,6 +80,7 @@ export function createIdentityProfile(p: {
   const fetch: FetchLike | undefined = p.fetch
     ? (url, init) => p.fetch!(url, { ...init, signal: init.signal ? AbortSignal.any([init.signal, abort.signal]) : abort.signal })
     : undefined;
+  const groups = createGroupProfiles(logger);
   const mt = createIdentityMemberTypes({ humans: p.config.humans, agents: p.config.agents, owner: p.identity.owner, fetch, logger, now: p.now });
 
   const refreshMembers = async (connection: GroupConnection, groupId: string): Promise<number> => {
@@ -113,10 +117,12 @@ export function createIdentityProfile(p: {
     memberTypes: mt.types,
     noteSender: (aid) => mt.noteSender(aid),
     refreshMembers,
+    groups,
     publishAfterSignIn,
     close() {
       abort.abort();
       mt.close();
+      groups.close();
     },
   };
 }

@@ -23,11 +23,22 @@ export interface GroupDefinition {
   inviteCode?: string;
   /** request_join is approved at once. Default false (the request waits; a second one answers 1012). */
   openJoin?: boolean;
+  /** The group's announcement (`get_announcement`); the service's `updateGroupProfile` changes it. */
+  announcement?: string;
+  /** The group's rules as text (`get_rules` `rules`); the service's `updateGroupProfile` changes them. */
+  rules?: string;
+}
+
+export interface LiveGroupProfile {
+  announcement: { content: string; updatedBy: string; updatedAt: number };
+  rules: string | undefined;
 }
 
 export interface ActionContext {
   groups: Readonly<Record<string, GroupDefinition>>;
   store: GroupHistoryStore;
+  /** The group's announcement and rules text as last set (the definition's, or the service's updateGroupProfile). */
+  groupProfile(groupId: string): LiveGroupProfile;
   /** The group's event log: pull_events, ack_events and get_cursor's event_cursor. */
   events: Pick<GroupEvents, "pull" | "ack" | "cursor">;
   limiter: RateLimiter | undefined;
@@ -140,8 +151,14 @@ export function handleAction(ctx: ActionContext, caller: Caller, action: string,
       return ok({ members: [...members].map(([aid, m]) => memberEntry(ctx, aid, m)) });
     case "refresh_member_types":
       return refreshMemberTypes(ctx, members, params);
-    case "get_rules":
-      return ok({ max_members: 1000, max_message_size: ctx.maxMessageChars, max_message_bytes: ctx.maxMessageBytes });
+    case "get_rules": {
+      const rules = ctx.groupProfile(groupId).rules;
+      return ok({ max_members: 1000, max_message_size: ctx.maxMessageChars, max_message_bytes: ctx.maxMessageBytes, ...(rules ? { rules } : {}) });
+    }
+    case "get_announcement": {
+      const a = ctx.groupProfile(groupId).announcement;
+      return ok({ content: a.content, updated_by: a.updatedBy, updated_at: a.updatedAt });
+    }
     case "pull_events":
       return ctx.events.pull(groupId, caller.aid, params);
     default: // ack_events
@@ -158,6 +175,7 @@ const GROUP_ACTIONS = new Set([
   "get_members",
   "refresh_member_types",
   "get_rules",
+  "get_announcement",
   "pull_events",
   "ack_events",
 ]);

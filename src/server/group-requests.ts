@@ -30,6 +30,8 @@ export interface GroupRequestDeps {
   publish(message: GroupMessage): void;
   /** A member joined by this request: the event log records it (and tells the members online). */
   joined(groupId: string, aid: string, via: string): void;
+  /** A member left by this request: the event log records it (and tells the members online and the leaver). */
+  left(groupId: string, aid: string): void;
 }
 
 /** Handles one payload from `from` on `sessionId`. Throws only on a bug; the caller logs it. */
@@ -57,7 +59,7 @@ export function handleGroupRequest(deps: GroupRequestDeps, sessionId: string, fr
   counters.requests++;
   const action = typeof raw.action === "string" ? raw.action : "";
   const params = raw.params ?? null;
-  let result: ActionResult & { joined?: string };
+  let result: ActionResult & { joined?: string; left?: string };
   if (!action) result = { code: RESULT_CODES.INVALID_PARAMS, data: null, error: "action: expected a string" };
   else if (ONLINE_ACTIONS.has(action)) result = deps.online.handle(from, sessionId, action);
   else if (params !== null && !isPlain(params)) result = { code: RESULT_CODES.INVALID_PARAMS, data: null, error: "params: expected an object" };
@@ -77,5 +79,6 @@ export function handleGroupRequest(deps: GroupRequestDeps, sessionId: string, fr
     log.log("debug", "group-service.response-lost", { aid: from, action, sessionId });
   }
   if (result.joined && typeof raw.group_id === "string") deps.joined(raw.group_id, result.joined, action);
+  if (result.left && typeof raw.group_id === "string") deps.left(raw.group_id, result.left);
   if (result.stored) deps.publish(result.stored);
 }

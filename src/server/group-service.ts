@@ -10,7 +10,7 @@ import { errorFields, silentLogger } from "../log.ts";
 import { MAX_MESSAGE_BYTES, MAX_PAGE_BYTES, messageBytes } from "../wire/limits.ts";
 import { msgIdValue } from "../wire/msg-id.ts";
 import type { Plain } from "../wire/plain.ts";
-import type { ActionContext } from "./actions.ts";
+import type { ActionContext, LiveGroupProfile } from "./actions.ts";
 import { Fanout } from "./fanout.ts";
 import { GroupEvents } from "./group-events.ts";
 import { handleGroupRequest, type GroupRequestDeps } from "./group-requests.ts";
@@ -60,6 +60,12 @@ export interface GroupService extends ServiceAgent {
   /** Approves a waiting request_join (or adds any aid); true when it was not a member yet. */
   addMember(groupId: string, aid: string): boolean;
   pendingJoinRequests(groupId: string): string[];
+  /**
+   * Sets the group's announcement and/or rules text (as the group's admin would) and tells the
+   * group (`announcement_updated`, `rules_updated`). Kept until the service restarts; the
+   * definition's values come back then.
+   */
+  updateGroupProfile(groupId: string, change: { announcement?: string; rules?: string }, by: string): void;
   counters(): Readonly<GroupServiceCounters>;
 }
 
@@ -74,10 +80,21 @@ export function createGroupService(options: GroupServiceOptions): GroupService {
   const online = new OnlineRegistry({ now, ttlMs: options.onlineTtlMs ?? 300_000, logger: log });
   let host: ServiceAgentHost | undefined;
   const counters: GroupServiceCounters = { requests: 0, malformedFrames: 0, oversizeFrames: 0, messagesStored: 0, pushesSent: 0, pushesLost: 0 };
+  // The groups' announcement and rules as last set: the definitions' at start.
+  const profiles = new Map<string, LiveGroupProfile>();
+  const groupProfile = (groupId: string): LiveGroupProfile => {
+    let live = profiles.get(groupId);
+    if (!live) {
+      const def = options.groups[groupId];
+      live = { announcement: { content: def?.announcement ?? "", updatedBy: "", updatedAt: 0 }, rules: def?.rules };
+      profiles.set(groupId, live);
+    }
+    return live;
+  };
   // The event log tells members through the fanout, which exists once the actions do: late-bound.
   let fanout!: Fanout;
   const events = new GroupEvents({ store, now, maxPullLimit: options.maxPullLimit ?? 100, notify: (groupId, frames, alsoTell) => fanout.notify(groupId, frames, alsoTell) });
-  const actions = actionContext(options, { store, membership, now, counters, events });
+  const actions = actionContext(options, { store, membership, now, counters, events, groupProfile });
   fanout = new Fanout({
     membership,
     online,
@@ -105,6 +122,11 @@ export function createGroupService(options: GroupServiceOptions): GroupService {
     events.record({ groupId, type: "member_joined", actor: member, target: member, data: { agent_id: member, role: "member" }, summary: `${member} joined` });
   };
 
+  const memberLeft = (groupId: string, member: string): void => {
+    log.log("info", "group-service.member-left", { groupId, aid: member });
+    events.record({ groupId, type: "member_left", actor: member, target: member, data: { agent_id: member, reason: "left" }, summary: `${member} left`, alsoTell: [member] });
+  };
+
   const requests: GroupRequestDeps = {
     maxFrameBytes: options.maxFrameBytes ?? 1024 * 1024,
     counters,
@@ -115,6 +137,7 @@ export function createGroupService(options: GroupServiceOptions): GroupService {
     host: () => host,
     publish,
     joined: memberJoined,
+    left: memberLeft,
   };
 
   const service: GroupService = {
@@ -183,6 +206,18 @@ export function createGroupService(options: GroupServiceOptions): GroupService {
       return added;
     },
     pendingJoinRequests: (groupId) => membership.pendingRequests(groupId),
+    updateGroupProfile(groupId, change, by) {
+      if (!membership.has(groupId)) throw new GroupServiceError("GROUP_NOT_FOUND", `no group \`${groupId}\``, groupId);
+      const live = groupProfile(groupId);
+      if (change.announcement !== undefined) {
+        live.announcement = { content: change.announcement, updatedBy: by, updatedAt: now() };
+        events.record({ groupId, type: "announcement_updated", actor: by, data: { updated_by: by }, summary: `${by} updated the announcement` });
+      }
+      if (change.rules !== undefined) {
+        live.rules = change.rules;
+        events.record({ groupId, type: "rules_updated", actor: by, data: { updated_by: by }, summary: `${by} updated the rules` });
+      }
+    },
     counters: () => ({ ...counters }),
   };
   return service;
@@ -191,14 +226,15 @@ export function createGroupService(options: GroupServiceOptions): GroupService {
 /** What the message actions read and how they store a message (msg ids count up by `msgIdStep`). */
 function actionContext(
   options: GroupServiceOptions,
-  p: { store: GroupHistoryStore; membership: Membership; now: () => number; counters: GroupServiceCounters; events: GroupEvents },
+  p: { store: GroupHistoryStore; membership: Membership; now: () => number; counters: GroupServiceCounters; events: GroupEvents; groupProfile: (groupId: string) => LiveGroupProfile },
 ): ActionContext {
-  const { store, membership, now, counters, events } = p;
+  const { store, membership, now, counters, events, groupProfile } = p;
   const rateLimit = options.rateLimit === undefined ? { messages: 10, perMs: 10_000 } : options.rateLimit;
   return {
     groups: options.groups,
     store,
     events,
+    groupProfile,
     limiter: rateLimit ? new RateLimiter(rateLimit) : undefined,
     now,
     maxMessageChars: options.maxMessageChars ?? 10_000,

@@ -28,7 +28,12 @@ export interface GroupHistoryStore {
   setCursor(groupId: string, aid: string, msgId: number): void;
   /** Members who joined (by invite code or an approved request), beyond the configured ones. */
   joined(groupId: string): readonly string[];
+  /** A member joined (it is no longer one who left). */
   addJoined(groupId: string, aid: string): void;
+  /** Members who left (`leave_group`): configured ones included, so a restart keeps them out. */
+  left(groupId: string): readonly string[];
+  /** A member left (it is no longer one who joined). */
+  addLeft(groupId: string, aid: string): void;
   /** The group's invite code, once one was made. */
   inviteCode(groupId: string): string | undefined;
   setInviteCode(groupId: string, code: string): void;
@@ -45,6 +50,7 @@ export function createMemoryHistoryStore(): GroupHistoryStore {
   const messages = new Map<string, GroupMessage[]>();
   const cursors = new Map<string, number>();
   const joined = new Map<string, string[]>();
+  const left = new Map<string, string[]>();
   const invites = new Map<string, string>();
   const events = new Map<string, StoredGroupEvent[]>();
   const eventCursors = new Map<string, number>();
@@ -63,6 +69,13 @@ export function createMemoryHistoryStore(): GroupHistoryStore {
     addJoined(groupId, aid) {
       const list = joined.get(groupId) ?? [];
       if (!list.includes(aid)) joined.set(groupId, [...list, aid]);
+      left.set(groupId, (left.get(groupId) ?? []).filter((a) => a !== aid));
+    },
+    left: (groupId) => left.get(groupId) ?? [],
+    addLeft(groupId, aid) {
+      const list = left.get(groupId) ?? [];
+      if (!list.includes(aid)) left.set(groupId, [...list, aid]);
+      joined.set(groupId, (joined.get(groupId) ?? []).filter((a) => a !== aid));
     },
     inviteCode: (groupId) => invites.get(groupId),
     setInviteCode(groupId, code) {
@@ -83,7 +96,7 @@ export function createMemoryHistoryStore(): GroupHistoryStore {
 
 /**
  * A JSON-lines log: `{"g":group,"m":<wire message>}`, `{"g":group,"a":aid,"c":cursor}`,
- * `{"g":group,"j":aid}` (joined), `{"g":group,"i":code}` (invite code), `{"g":group,"e":<event>}`
+ * `{"g":group,"j":aid}` (joined), `{"g":group,"l":aid}` (left), `{"g":group,"i":code}` (invite code), `{"g":group,"e":<event>}`
  * and `{"g":group,"a":aid,"ec":event cursor}` records,
  * appended synchronously so a crash loses at most the line being written (a torn last line is
  * skipped on load).
@@ -119,9 +132,15 @@ export function createFileHistoryStore(file: string): GroupHistoryStore & { skip
     },
     joined: mem.joined,
     addJoined(groupId, aid) {
-      if (mem.joined(groupId).includes(aid)) return;
+      if (mem.joined(groupId).includes(aid) && !mem.left(groupId).includes(aid)) return;
       write({ g: groupId, j: aid });
       mem.addJoined(groupId, aid);
+    },
+    left: mem.left,
+    addLeft(groupId, aid) {
+      if (mem.left(groupId).includes(aid) && !mem.joined(groupId).includes(aid)) return;
+      write({ g: groupId, l: aid });
+      mem.addLeft(groupId, aid);
     },
     inviteCode: mem.inviteCode,
     setInviteCode(groupId, code) {
@@ -177,6 +196,10 @@ function loadLine(mem: GroupHistoryStore, line: string): boolean {
   }
   if (typeof rec.j === "string" && rec.j !== "") {
     mem.addJoined(rec.g, rec.j);
+    return true;
+  }
+  if (typeof rec.l === "string" && rec.l !== "") {
+    mem.addLeft(rec.g, rec.l);
     return true;
   }
   if (typeof rec.i === "string" && rec.i !== "") {

@@ -10,7 +10,7 @@ import type { GroupHistoryStore } from "./history-store.ts";
 const ok = (data: unknown = null): ActionResult => ({ code: RESULT_CODES.OK, data, error: "" });
 const fail = (code: number, error: string): ActionResult => ({ code, data: null, error });
 
-export const MEMBERSHIP_ACTIONS = new Set(["use_invite_code", "request_join", "list_my_groups"]);
+export const MEMBERSHIP_ACTIONS = new Set(["use_invite_code", "request_join", "list_my_groups", "leave_group"]);
 
 export class Membership {
   readonly #groups: Readonly<Record<string, GroupDefinition>>;
@@ -38,7 +38,9 @@ export class Membership {
     if (cached) return cached;
     const group = this.#groups[groupId];
     const out = new Map<string, GroupMember>(group ? Object.entries(group.members) : []);
-    for (const aid of this.#store.joined(groupId)) if (!out.has(aid)) out.set(aid, {});
+    // A configured member who left stays out (until it joins again).
+    for (const aid of this.#store.left(groupId)) out.delete(aid);
+    for (const aid of this.#store.joined(groupId)) if (!out.has(aid)) out.set(aid, group?.members[aid] ?? {});
     if (group) this.#members.set(groupId, out);
     return out;
   }
@@ -60,12 +62,20 @@ export class Membership {
     return true;
   }
 
+  /** Removes a member (it left); true when it was one. */
+  remove(groupId: string, aid: string): boolean {
+    if (!this.isMember(groupId, aid)) return false;
+    this.#store.addLeft(groupId, aid);
+    this.#members.delete(groupId);
+    return true;
+  }
+
   pendingRequests(groupId: string): string[] {
     return [...(this.#requests.get(groupId)?.keys() ?? [])];
   }
 
-  /** `joined` names a member added by this request (the service announces it). */
-  handle(aid: string, action: string, groupId: unknown, params: Plain): ActionResult & { joined?: string } {
+  /** `joined` / `left` name a member added or removed by this request (the service announces it). */
+  handle(aid: string, action: string, groupId: unknown, params: Plain): ActionResult & { joined?: string; left?: string } {
     if (action === "list_my_groups") {
       const groups = Object.keys(this.#groups)
         .filter((g) => this.isMember(g, aid))
@@ -74,6 +84,11 @@ export class Membership {
     }
     if (typeof groupId !== "string" || groupId === "") return fail(RESULT_CODES.INVALID_PARAMS, "group_id: required");
     if (!this.has(groupId)) return fail(RESULT_CODES.GROUP_NOT_FOUND, "group not found");
+    if (action === "leave_group") {
+      // As the SDK's leaveGroup: no params; the member is out at once (and may join again by a link).
+      if (!this.remove(groupId, aid)) return fail(RESULT_CODES.NOT_MEMBER, "not a member of this group");
+      return { ...ok({ group_id: groupId, status: "left" }), left: aid };
+    }
     if (action === "use_invite_code") {
       const code = params.code;
       if (typeof code !== "string" || code === "") return fail(RESULT_CODES.INVALID_PARAMS, `code: expected a non-empty string, got ${describe(code)}`);

@@ -370,6 +370,32 @@ describe("createGroupService", () => {
     }
   });
 
+  it("leave_group (the SDK's leaveGroup): a configured member leaves, the group hears member_left (the leaver too), pulls answer 1006, a restart keeps it out, the invite code brings it back", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "acp-leave-"));
+    try {
+      const historyFile = join(dir, "history.jsonl");
+      serve({ historyFile });
+      const alice = await connect(ALICE);
+      const bob = await connect(BOB);
+      expect(await bob.request("leave_group", "g1")).toMatchObject({ code: 0, data: { group_id: "g1", status: "left" } });
+      expect(server!.members("g1")).toEqual([ALICE, CAROL]);
+      for (const c of [alice, bob]) {
+        await waitFor(() => c.frames.some((f) => f.event === "group_event"), "member_left told");
+        expect(c.frames.find((f) => f.event === "group_event")).toMatchObject({ data: { event_type: "member_left", actor: BOB, target: BOB, data: { agent_id: BOB, reason: "left" } } });
+      }
+      expect((await bob.request("pull_messages", "g1")).code).toBe(1006);
+      expect((await bob.request("leave_group", "g1")).code).toBe(1006);
+      serve({ historyFile });
+      expect(server!.members("g1")).toEqual([ALICE, CAROL]);
+      const again = await connect(BOB);
+      expect((await again.request("use_invite_code", "g1", { code: "tea-code" })).data).toEqual({ group_id: "g1", status: "joined" });
+      expect(server!.members("g1")).toEqual([ALICE, BOB, CAROL]);
+      expect(server!.events("g1").map((e) => [e.event_type, e.target])).toEqual([["member_left", BOB], ["member_joined", BOB]]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("member types from stored agent.md: get_members carries each type, refresh_member_types answers 0 / 1024 / 1025", async () => {
     const store = createMemoryAgentMdStore();
     store.put(ALICE, `---\naid: ${ALICE}\nname: Alice\ntype: openclaw\n---\n# Alice\n`);

@@ -6,6 +6,7 @@ import { checkDuplicate, checkOthersDuplicate, type DuplicateCheck } from "../de
 import { hasNoReplyToken, parseIntent } from "../intent.ts";
 import { cleanOutboundText } from "../outbound.ts";
 import { toReaction, trimReply } from "../reply-policy.ts";
+import { fitMessageLimit } from "../group-layer.ts";
 import type { Written } from "./model.ts";
 import type { DispatchRun, Step } from "./run.ts";
 
@@ -20,10 +21,14 @@ export interface Unique extends Shaped {
   readonly dup: Extract<DuplicateCheck, { duplicate: false }>;
 }
 
-/** Trimmed to its reply type and cleaned like inbound text; a token the trimming joined may still make it a silence. */
+/**
+ * Trimmed to its reply type (and to what the group accepts) and cleaned like inbound text; a token
+ * the trimming joined may still make it a silence.
+ */
 export function shape(run: DispatchRun, written: Written): Step<Shaped> {
   // Outbound gets the inbound cleaning: no escape sequences, controls, bidi overrides or lone surrogates.
-  let text = trimReply(cleanOutboundText(written.text), written.replyType, run.m.settings.replyPolicy);
+  const policy = run.m.settings.replyPolicy;
+  let text = fitMessageLimit(trimReply(cleanOutboundText(written.text), written.replyType, policy), run.m.maxMessageUnits, policy.tailMark);
   // Markdown stripping can join a token the model split ("NO_**REPLY**"): read the intent again.
   if (hasNoReplyToken(text)) {
     const again = parseIntent(text);

@@ -23,7 +23,6 @@ import type {
 } from "../../types.ts";
 import type { PromptParts } from "../assemble.ts";
 import { decisionLogFields, type DispatchDecision } from "../decision.ts";
-import type { DelayWaits } from "../delay-waits.ts";
 import type { FloorContext } from "../floor.ts";
 import type { MonitorState } from "../monitor-state.ts";
 import { poolOf } from "./budget-gate.ts";
@@ -34,6 +33,8 @@ export interface MonitorContext {
   readonly groupId: string;
   readonly identity: IdentityConfig;
   readonly settings: GroupSettings;
+  /** The longest message the group service accepts (its max_message_size, UTF-16 code units), when it said. */
+  readonly maxMessageUnits: number | undefined;
   readonly log: Logger;
   /** One draw in [0, 1) per delayed send. */
   readonly random: () => number;
@@ -45,7 +46,6 @@ export interface MonitorContext {
   readonly sender: GroupSender;
   /** Aborted by close(): cancels in-flight model calls and pending send delays. */
   readonly lifetime: AbortSignal;
-  readonly delays: DelayWaits;
   readonly state: MonitorState;
   buildPrompt(batch: DispatchBatch, memory: GroupMemoryView, overrides?: { replyType?: ReplyType; budgetRatio?: number }): PromptParts;
   /** After every change worth persisting. */
