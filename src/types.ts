@@ -57,11 +57,7 @@ export interface InboundMessage extends GroupMessage {
   maybeOurs?: boolean;
 }
 
-/**
- * Why the engine took a line as ours or not: the addressing rule that decided it, printed as its
- * name, then `:<name>` where it carries the addressee as written (`named-us:jacob`,
- * `addressed-other:bob`). The rules, in order: src/group/addressing/rules.ts.
- */
+/** Why a line is ours or not: the addressing rule that decided it (src/group/addressing/rules.ts), printed as its name, then `:<name>` where it has the addressee (`addressed-other:bob`). */
 export type AddressingReason =
   | { readonly rule: "metadata-mention" | "mention" | "reply-to-us" | "answers-our-command" | "bot-command" | "engaged" | "continues" }
   | { readonly rule: "after-another-speaker" | "shared-conversation" | "after-our-line" | "continues-after-our-line" | "continues-addressed-other" }
