@@ -20,7 +20,7 @@ export function isQuestion(content: string): boolean {
  */
 export function mayBeOrphaned(m: Pick<InboundMessage, "content" | "isMention" | "passive" | "addressing">): boolean {
   if (m.isMention || m.passive !== undefined) return false;
-  if (m.addressing?.startsWith("addressed-other") === true) return false;
+  if (m.addressing?.rule === "addressed-other" || m.addressing?.rule === "continues-addressed-other") return false;
   return isQuestion(m.content);
 }
 
