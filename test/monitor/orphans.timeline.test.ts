@@ -109,13 +109,14 @@ describe("orphaned questions in a room of three agents", () => {
     // T+0 sam asks q1 · T+1s ann asks q2 · T+4s both left to people
     // T+61.705s  carol's q2 turn → model, sends T+65.799s (2000 + 0.0235 × 4000 ms after the reply)
     // T+64.061s  carol's q1 turn comes while she is busy: it goes when her q2 dispatch ends (T+65.799s);
-    //            the group is ACTIVE now: a normal reply, sent T+77.424s (8000 + 0.1354 × 12000 ms)
-    // T+69.659s  bob's q1 turn: no answer yet → model call; by his send (T+83.523s) carol's is there → yields
+    //            an orphan's send waits its rank of the short range: sent T+70.341s (2000 + 0.1354 × 4000 ms)
+    // T+69.659s  bob's q1 turn: no answer yet → model call; when his reply is ready (T+71.659s) carol's
+    //            answer is there → yields before his send delay
     // T+83.883s, T+87.933s, T+88.916s  alice's q1 and q2, bob's q2: answered → yield, no model call
     const r = await room([line("q1", 0, "sam", Q1), line("q2", 1000, "ann", "which kernel is the default now?")]);
     expect(sends(r)).toEqual([
       [65_799, "carol", "q2"],
-      [77_424, "carol", "q1"],
+      [70_341, "carol", "q1"],
     ]);
     expect(orphanDecisions(r)).toEqual({
       alice: [
@@ -123,7 +124,7 @@ describe("orphaned questions in a room of three agents", () => {
         [87_933, false, "answered-by-other", "q2:by:carol"],
       ],
       bob: [
-        [69_659, false, "answered-by-other", "after-delay q1:by:carol"],
+        [69_659, false, "answered-by-other", "q1:by:carol"],
         [88_916, false, "answered-by-other", "q2:by:carol"],
       ],
       carol: [

@@ -10,8 +10,11 @@ import type { Gated } from "./gate.ts";
 import type { DispatchRun, Step } from "./run.ts";
 
 /** Waits out the send delay. The open question the reply claims (in a room), if any. */
-export async function waitToSend(run: DispatchRun, gated: Gated, delayHint: DelayHint, budget: DispatchBudget): Promise<Step<{ claim: string | undefined }>> {
+export async function waitToSend(run: DispatchRun, gated: Gated, planned: DelayHint, budget: DispatchBudget): Promise<Step<{ claim: string | undefined }>> {
   const { m, batch, record, others } = run;
+  // An orphaned question has waited its grace already: its send delay only orders the agents (the
+  // short range), so the first answer is out before the next agent's turn of the spread.
+  const delayHint: DelayHint = batch.orphan !== undefined ? "fast" : planned;
   const mentioned = batch.mentionInfo.mentioned;
   let floor = gated.floor;
   // The draw is taken either way, so a reply outside the floor keeps the same delays.
