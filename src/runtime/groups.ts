@@ -1,7 +1,6 @@
 // Per configured group of one identity: a group client (when to speak) feeding a monitor (what to
 // say), with its state loaded at start and saved when it changes. The connections come later
 // (they need the groups to feed): the groups reach theirs through `connectionOf`.
-import { resolveGroupSettings } from "../config/load.ts";
 import { initGroupClientForIdentity, type GroupClient, type GroupClientEvent } from "../group/group-client.ts";
 import { GroupMemory } from "../group/memory.ts";
 import { childLogger } from "../log.ts";
@@ -12,7 +11,7 @@ import { aidDomain, groupServiceAid } from "../network/access-point.ts";
 import type { StateStore } from "../state/file-store.ts";
 import { createSaveScheduler } from "../state/save-scheduler.ts";
 import type { GroupConnection } from "../transport/connection.ts";
-import type { AgentBackend, ChannelConfig, IdentityConfig, Logger, PersistedGroupState } from "../types.ts";
+import type { AgentBackend, ChannelConfig, GroupSettings, IdentityConfig, Logger, PersistedGroupState } from "../types.ts";
 import { settledCursor, trackCursor, type CursorTrack } from "./cursor.ts";
 import type { IdentityProfile } from "./profile.ts";
 import { createGroupSender } from "./sender.ts";
@@ -44,7 +43,8 @@ export function createGroupRuntimes(p: {
   config: ChannelConfig;
   identityId: string;
   identity: IdentityConfig;
-  groups: readonly string[];
+  /** The identity's enabled groups with their resolved settings (resolveIdentityGroups). */
+  groups: ReadonlyMap<string, GroupSettings>;
   store: StateStore;
   logger: Logger;
   profile: IdentityProfile;
@@ -76,8 +76,7 @@ export function createGroupRuntimes(p: {
     if (!p.isClosing()) saves.request(g.groupId, SAVE_DEBOUNCE_MS);
   };
 
-  for (const groupId of p.groups) {
-    const settings = resolveGroupSettings(config, identity, groupId);
+  for (const [groupId, settings] of p.groups) {
     serviceOf.set(groupId, groupServiceAid(settings.accessPoint || aidDomain(identity.aid)));
     const restored = store.loadGroup(identityId, groupId);
     const glog = childLogger(logger, { group: groupId });

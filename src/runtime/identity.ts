@@ -2,7 +2,7 @@
 // access point a group connection over the session with `group.<ap>`, and per configured group a
 // group client (when to speak) feeding a monitor (what to say), with state loaded at start and
 // saved when it changes and at close. `start`, the OpenClaw plugin and createGroupAgent all use it.
-import { listGroupsForIdentity } from "../config/load.ts";
+import { resolveIdentityGroups } from "../config/load.ts";
 import { closeGroupClientForIdentity } from "../group/group-client.ts";
 import type { GroupClient, GroupClientEvent } from "../group/group-client.ts";
 import type { MemberTypes } from "../members/member-types.ts";
@@ -20,7 +20,7 @@ import { connectConfiguredIdentity } from "./link.ts";
 import { createIdentityProfile, resolveProfileFetch, type IdentityProfile } from "./profile.ts";
 import { reportMemberships, sendWhenConnected } from "./sender.ts";
 import type { GroupConnection, GroupConnectionParams, GroupEvent } from "../transport/connection.ts";
-import type { AgentBackend, ChannelConfig, GroupMessage, IdentityConfig, Logger } from "../types.ts";
+import type { AgentBackend, ChannelConfig, GroupMessage, GroupSettings, IdentityConfig, Logger } from "../types.ts";
 
 export class RuntimeError extends Error {
   readonly code: "IDENTITY_UNKNOWN" | "IDENTITY_DISABLED" | "NO_NETWORK" | "NO_GROUPS" | "GROUP_UNKNOWN" | "CLOSED";
@@ -100,7 +100,7 @@ type OwnedLink = AgentLink & { close(): Promise<void> | void };
  */
 export function startIdentity(p: StartIdentityParams): RunningIdentity {
   const { config, identityId } = p;
-  const { identity, groups } = checkIdentity(config, identityId);
+  const { identity, groups, settings } = checkIdentity(config, identityId);
   // One identity runs in one process: a second process on this state dir is refused here, before
   // anything connects (IdentityInUseError names the first). Released when the identity closes.
   const lock = acquireIdentityLock({ stateDir: config.stateDir ?? defaultStateDir(), aid: identity.aid });
@@ -132,7 +132,7 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
     config,
     identityId,
     identity,
-    groups,
+    groups: settings,
     store,
     logger,
     profile,
@@ -205,15 +205,17 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
 }
 
 /** The identity as configured and its enabled groups; a RuntimeError naming what is missing. */
-function checkIdentity(config: ChannelConfig, identityId: string): { identity: IdentityConfig; groups: string[] } {
+function checkIdentity(config: ChannelConfig, identityId: string): { identity: IdentityConfig; groups: string[]; settings: ReadonlyMap<string, GroupSettings> } {
   const identity = config.identities[identityId];
   if (!identity) throw new RuntimeError("IDENTITY_UNKNOWN", identityId, `identities.${identityId}: no such identity in the configuration`);
   if (!identity.enabled) throw new RuntimeError("IDENTITY_DISABLED", identityId, `identities.${identityId}: identity is disabled`);
-  const groups = listGroupsForIdentity(config, identity);
+  // Each group's settings resolved once, here; the group runtimes take them as they are.
+  const settings = resolveIdentityGroups(config, identity);
+  const groups = [...settings.keys()];
   if (groups.length === 0) {
     throw new RuntimeError("NO_GROUPS", identityId, `identities.${identityId}: no enabled group (add one under groups or identities.${identityId}.groups)`);
   }
-  return { identity, groups };
+  return { identity, groups, settings };
 }
 
 /** The injected link, else one the runtime makes (and closes with the identity). */
