@@ -225,20 +225,24 @@ function identityKeyOf(config: ChannelConfig, identity: IdentityConfig): string 
 }
 
 /**
- * Per `groups` record and group: the settings of an identity with no layer of its own there —
+ * Per `groups` record and group: the settings of an identity with no layer of its own there (or
+ * an empty one, `lobby: {}`, that only names the group) —
  * a fleet's usual identity — merged and validated once, not once per identity. Settings are
  * read-only once resolved (nothing writes to a config after it was parsed).
  */
 const sharedSettings = new WeakMap<Record<string, GroupOverrides>, Map<string, GroupSettings>>();
 
 function settingsOf(config: ChannelConfig, identity: IdentityConfig | undefined, groupId: string): GroupSettings {
-  if (identity?.groups["*"] !== undefined || identity?.groups[groupId] !== undefined) return mergeSettings(config, identity, groupId);
+  if (hasSettings(identity?.groups["*"]) || hasSettings(identity?.groups[groupId])) return mergeSettings(config, identity, groupId);
   let byGroup = sharedSettings.get(config.groups);
   if (!byGroup) sharedSettings.set(config.groups, (byGroup = new Map()));
   let s = byGroup.get(groupId);
   if (!s) byGroup.set(groupId, (s = mergeSettings(config, undefined, groupId)));
   return s;
 }
+
+/** A layer that sets something (`lobby: {}` only names the group: it merges as nothing). */
+const hasSettings = (layer: GroupOverrides | undefined): boolean => layer !== undefined && Object.values(layer).some((v) => v !== undefined);
 
 function mergeSettings(config: ChannelConfig, identity: IdentityConfig | undefined, groupId: string): GroupSettings {
   const layers: Array<GroupOverrides | undefined> = [

@@ -135,7 +135,8 @@ export async function publishProfileIfChanged(p: {
     return { action: "unchanged", hash };
   }
   const result = await publishAgentMd({ aid: identity.aid, text: resolved.text, token: p.token, fetch: p.fetch, logger, ...(p.url ? { url: p.url } : {}) });
-  if (!result.ok) return { action: "skipped", reason: "publish-failed" };
+  // Too large never gets better by trying again: as a file that cannot be published.
+  if (!result.ok) return { action: "skipped", reason: result.reason === "too-large" ? "invalid-file" : "publish-failed" };
   try {
     writePublishedProfile(p.stateDir, p.identityId, { version: 1, aid: identity.aid, hash, publishedAt: p.now(), text: resolved.text });
   } catch (err) {

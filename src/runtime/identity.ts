@@ -17,7 +17,7 @@ import type { FetchLike } from "../profile/publish.ts";
 import { openGroupConnections, type GroupConnections } from "./connections.ts";
 import { createGroupRuntimes, type GroupRuntimes } from "./groups.ts";
 import { connectConfiguredIdentity } from "./link.ts";
-import { createIdentityProfile, resolveProfileFetch, type IdentityProfile } from "./profile.ts";
+import { createIdentityProfile, resolveProfileFetch, type IdentityProfile, type ProfilePublishState } from "./profile.ts";
 import { reportMemberships, sendWhenConnected } from "./sender.ts";
 import type { GroupConnection, GroupConnectionParams, GroupEvent } from "../transport/connection.ts";
 import type { AgentBackend, ChannelConfig, GroupMessage, GroupSettings, IdentityConfig, Logger } from "../types.ts";
@@ -57,7 +57,7 @@ export interface StartIdentityParams {
    */
   link?: AgentLink;
   /** Builds the link when none is injected. Default: connectConfiguredIdentity. */
-  connect?: (params: { config: ChannelConfig; identityId: string; logger: Logger }) => AgentLink & { close(): Promise<void> | void };
+  connect?: (params: { config: ChannelConfig; identityId: string; logger: Logger; signInPriority?: () => number }) => AgentLink & { close(): Promise<void> | void };
   /**
    * Where agent.md requests go (`https://<aid>/agent.md`: publishing ours after sign-in, reading
    * unknown senders'). Default: built from the config (see profileFetchFromConfig) when the
@@ -86,6 +86,10 @@ export interface RunningIdentity {
   monitor(groupId: string): GroupMonitor | undefined;
   /** Who is a human or an agent as this identity knows it (config, group service, agent.md). */
   readonly memberTypes: MemberTypes;
+  /** Where its agent.md stands (`pending` while a publish is retried). */
+  readonly profileState: ProfilePublishState;
+  /** Resolves once its agent.md is published or up to date, or nothing is to be published, or it closed. Never rejects. */
+  readonly profilePublished: Promise<void>;
   /** Posts as this identity (the host's outbound path). Counted as our own message. */
   sendText(groupId: string, text: string): Promise<{ msgId: string; timestamp: number }>;
   close(): Promise<void>;
@@ -114,6 +118,7 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
     stateDir: config.stateDir ?? defaultStateDir(),
     logger,
     now: Date.now,
+    random: p.random,
   });
   // Each group dispatches one batch at a time (its lock); across groups, at most this many model
   // calls run at once, so a burst in many groups cannot fan out into as many parallel calls. Only
@@ -145,7 +150,7 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
   });
   let linked: ReturnType<typeof linkOf>;
   try {
-    linked = linkOf(p, identity, logger);
+    linked = linkOf(p, identity, logger, runtimes.urgency);
   } catch (err) {
     lock.release();
     throw err;
@@ -162,7 +167,7 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
     onTransportEvent: p.onTransportEvent,
     isClosing,
   });
-  const ready = signInAndJoin({ link, connections, profile, identity, logger });
+  const { ready, published } = signInAndJoin({ link, connections, profile, identity, logger });
 
   let resolveDone!: () => void;
   const done = new Promise<void>((resolve) => (resolveDone = resolve));
@@ -192,6 +197,10 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
     groupClient: (groupId) => runtimes.byId.get(groupId)?.client,
     monitor: (groupId) => runtimes.byId.get(groupId)?.monitor,
     memberTypes: profile.memberTypes,
+    get profileState() {
+      return profile.publishState;
+    },
+    profilePublished: published,
     async sendText(groupId, text) {
       const g = runtimes.byId.get(groupId);
       if (!g) throw new RuntimeError("GROUP_UNKNOWN", identityId, `group ${groupId} is not configured for identity ${identityId}`);
@@ -219,10 +228,11 @@ function checkIdentity(config: ChannelConfig, identityId: string): { identity: I
 }
 
 /** The injected link, else one the runtime makes (and closes with the identity). */
-function linkOf(p: StartIdentityParams, identity: IdentityConfig, logger: Logger): { link: AgentLink; owned?: OwnedLink } {
+function linkOf(p: StartIdentityParams, identity: IdentityConfig, logger: Logger, signInPriority: () => number): { link: AgentLink; owned?: OwnedLink } {
   if (p.link) return { link: p.link };
   try {
-    const owned = (p.connect ?? connectConfiguredIdentity)({ config: p.config, identityId: p.identityId, logger });
+    // After a restart of the network the most urgent identities sign in first (runtimes.urgency).
+    const owned = (p.connect ?? connectConfiguredIdentity)({ config: p.config, identityId: p.identityId, logger, signInPriority });
     return { link: owned, owned };
   } catch (err) {
     // A missing or locked key names the identity; the other identities keep running.
@@ -234,16 +244,19 @@ function linkOf(p: StartIdentityParams, identity: IdentityConfig, logger: Logger
  * Resolves once signed in, every connection started, memberships reported and the members lists
  * read. agent.md is published after sign-in, never in the way of joining.
  */
-function signInAndJoin(p: { link: AgentLink; connections: GroupConnections; profile: IdentityProfile; identity: IdentityConfig; logger: Logger }): Promise<void> {
+function signInAndJoin(p: { link: AgentLink; connections: GroupConnections; profile: IdentityProfile; identity: IdentityConfig; logger: Logger }): { ready: Promise<void>; published: Promise<void> } {
   const { connections, profile, logger } = p;
   // A link that says when it is signed in (the network's agent) fails `ready` at once when its
   // key or certificate is refused, instead of leaving it waiting for a session that never comes.
   const linkReady = (p.link as { ready?: unknown }).ready;
-  // After sign-in, never in the way of joining: a failure is one warn line.
-  void profile
+  // After sign-in, never in the way of joining; retried until it succeeds (runtime/profile.ts).
+  const published = profile
     .publishAfterSignIn(p.link as { token?: () => string | undefined }, linkReady instanceof Promise ? linkReady : undefined)
-    .catch((err: unknown) => logger.log("warn", "profile.publish-failed", { aid: p.identity.aid, ...errorFields(err) }));
-  return Promise.all([
+    .then(
+      () => undefined,
+      (err: unknown) => logger.log("warn", "profile.publish-failed", { aid: p.identity.aid, ...errorFields(err) }),
+    );
+  const ready = Promise.all([
     ...(linkReady instanceof Promise ? [linkReady] : []),
     ...[...connections.byService.values()].map(async (c) => {
       // Our own messages coming back are recognised by their dedup key (groups.ts): hash-ready first.
@@ -257,6 +270,7 @@ function signInAndJoin(p: { link: AgentLink; connections: GroupConnections; prof
       ]);
     }),
   ]).then(() => undefined);
+  return { ready, published };
 }
 
 /** Closes in the order that loses nothing; every requested save is on disk when it resolves. */

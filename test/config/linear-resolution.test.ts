@@ -10,7 +10,7 @@ function fleetConfig(n: number, groups: number): { config: ChannelConfig; enumer
   const parsed = parseChannelConfig({
     groups: Object.fromEntries(groupIds.map((g) => [g, {}])),
     identities: Object.fromEntries(
-      Array.from({ length: n }, (_, i) => [`a${i}`, { aid: `a${i}.acp.test`, groups: i % 2 === 0 ? { "room-0": { bufferGateMs: 2000 } } : {} }]),
+      Array.from({ length: n }, (_, i) => [`a${i}`, { aid: `a${i}.acp.test`, groups: i % 2 === 0 ? { "room-0": { bufferGateMs: 2000 } } : { "room-1": {} } }]),
     ),
   });
   let enumerations = 0;
