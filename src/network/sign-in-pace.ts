@@ -29,6 +29,8 @@ export const DEFAULT_SIGN_IN_CONCURRENCY = 8;
 export const DEFAULT_SIGN_IN_JITTER_MS = 20;
 
 export class SignInPace {
+  /** Per access point: the identities waiting out a backoff, woken when one of them got through. */
+  readonly #recovery = new Map<string, Map<() => void, () => number>>();
   readonly #concurrency: number;
   readonly #jitterMs: number;
   readonly #random: () => number;
@@ -76,6 +78,39 @@ export class SignInPace {
     });
   }
 
+  /**
+   * Calls `wake` (once) when another identity of `origin` opens its socket: the network is back,
+   * so a backoff that grew while it was down need not be waited out (the pace still bounds them).
+   * Returns the way to stop waiting.
+   */
+  onRecovered(origin: string, wake: () => void, priority: () => number = () => 0): () => void {
+    let waiting = this.#recovery.get(origin);
+    if (!waiting) this.#recovery.set(origin, (waiting = new Map()));
+    const all = waiting;
+    const once = () => {
+      off();
+      wake();
+    };
+    const off = () => {
+      all.delete(once);
+      if (all.size === 0 && this.#recovery.get(origin) === all) this.#recovery.delete(origin);
+    };
+    all.set(once, priority);
+    return off;
+  }
+
+  /**
+   * An identity of `origin` opened its socket: every one waiting out a backoff there tries now,
+   * the most urgent first (the first few take the free slots at once, the rest queue by priority).
+   */
+  recovered(origin: string): void {
+    const waiting = this.#recovery.get(origin);
+    if (!waiting) return;
+    this.#recovery.delete(origin);
+    const byUrgency = [...waiting].map(([wake, priority]) => ({ wake, p: readPriority({ priority }) })).sort((a, b) => b.p - a.p);
+    for (const { wake } of byUrgency) wake();
+  }
+
   #occupy(): SignInRelease {
     this.#active++;
     let released = false;
@@ -121,7 +156,7 @@ export class SignInPace {
 }
 
 /** A priority function that throws counts as the lowest: one identity's bug never stops the queue. */
-function readPriority(w: Waiter): number {
+function readPriority(w: Pick<Waiter, "priority">): number {
   try {
     const p = w.priority();
     return Number.isFinite(p) ? p : 0;
@@ -134,3 +169,10 @@ const closed = () => new NetworkError("CLOSED", "closed while waiting to sign in
 
 /** The pace every identity of this process shares unless given its own. */
 export const processSignInPace = new SignInPace();
+
+/** No pace: every sign-in at once, no wake-ups (`signInPace: null`). */
+export const UNPACED = {
+  take: (): Promise<SignInRelease> => Promise.resolve(() => {}),
+  onRecovered: (): (() => void) => () => {},
+  recovered: (): void => {},
+} satisfies Pick<SignInPace, "take" | "onRecovered" | "recovered">;
