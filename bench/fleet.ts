@@ -1,4 +1,4 @@
-// `npm run bench -- fleet [--n 100] [--groups 5]`: N identities × G groups in this one process, as
+// `npm run bench -- fleet [--n 100] [--groups 5] [--progress] [--startup-only]`: N identities × G groups in this one process, as
 // `acp-group run` runs them, against `acp-group server --tls` in a process of its own, with ten
 // people (bench/fleet-people.ts, a third process) posting 5 messages a second. Prints start-up
 // time and the longest event-loop stall meanwhile, how many profiles got published, RSS and JS
@@ -124,7 +124,11 @@ export async function benchFleet(fmt: Fmt): Promise<void> {
     const session = openLiveSession({ io: { out: () => {}, err: () => {} }, afterStop: async () => void (await backend.close?.()), onStopFailed: () => {} });
     await session.startIdentities(Object.keys(config.identities), () => ({ config, backend, logger: silentLogger, store }));
     const running = session.running;
+    const progress: string[] = [];
+    const sample = setInterval(() => progress.push(`${fmt((performance.now() - t0) / 1000, 1)}s:${running.filter((r) => r.connection.status === "open").length}`), 1000);
     await Promise.all(running.map((r) => r.ready));
+    clearInterval(sample);
+    if (process.argv.includes("--progress")) console.log(`  online over time: ${progress.join(" ")}`);
     const startupS = (performance.now() - t0) / 1000;
     const startStallMs = loop.max / 1e6;
     await Promise.race([Promise.all(running.map((r) => r.profilePublished)), sleep(30_000)]);
@@ -141,6 +145,11 @@ export async function benchFleet(fmt: Fmt): Promise<void> {
         `JS heap ${fmt(mb(m.heapUsed))} MB (+${fmt(mb(heap))} MB: ${fmt(heap / N / 1024)} KB per identity, ${fmt(heap / (N * G) / 1024)} KB per identity-group)`,
     );
 
+    if (process.argv.includes("--startup-only")) {
+      await session.stop("bench done");
+      session.release();
+      return;
+    }
     const cpu0 = process.cpuUsage();
     const idleMs = 30_000;
     await sleep(idleMs);

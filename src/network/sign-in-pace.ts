@@ -7,7 +7,7 @@
 import { NetworkError } from "./errors.ts";
 
 export interface SignInPaceOptions {
-  /** Sign-ins (and their socket's opening) in flight at once. Default 8. */
+  /** Sign-ins (and their socket's opening) in flight at once. Default 32. */
   concurrency?: number;
   /** When sign-ins queue, each start waits a random 0..jitterMs. Default 20. */
   jitterMs?: number;
@@ -25,7 +25,7 @@ interface Waiter {
   onAbort: () => void;
 }
 
-export const DEFAULT_SIGN_IN_CONCURRENCY = 8;
+export const DEFAULT_SIGN_IN_CONCURRENCY = 32;
 export const DEFAULT_SIGN_IN_JITTER_MS = 20;
 
 export class SignInPace {
