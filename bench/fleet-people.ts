@@ -16,6 +16,8 @@ interface Setup {
   groups: Record<string, string[]>;
 }
 
+// A failure here is the bench's to report, never a silent exit.
+process.on("unhandledRejection", (err) => console.error("people:", err));
 const setup = JSON.parse(process.env.FLEET_PEOPLE ?? "{}") as Setup;
 const groupIds = Object.keys(setup.groups);
 const tls = { caFile: setup.caFile };

@@ -45,6 +45,8 @@ function freePort(): Promise<number> {
 /** `acp-group server --tls` in its own process; resolves with its printed access point and CA once it listens. */
 function startServer(args: string[]): Promise<{ child: ChildProcess; accessPoint: string; caFile: string }> {
   const child = spawn(process.execPath, [join(root, "bin/acp-group.mjs"), "server", ...args], { stdio: ["ignore", "pipe", "ignore"] });
+  // Never left behind, whatever ends the bench.
+  process.once("exit", () => child.kill());
   return new Promise((resolve, reject) => {
     let out = "";
     child.stdout!.on("data", (d: Buffer) => {
@@ -159,6 +161,8 @@ export async function benchFleet(fmt: Fmt): Promise<void> {
     const crowd = fork(fileURLToPath(new URL("./fleet-people.ts", import.meta.url)), [], {
       env: { ...process.env, FLEET_PEOPLE: JSON.stringify({ accessPointUrl: server.accessPoint, caFile: server.caFile, keyDir: join(dir, "server", "local-network"), people, groups: members }) },
     });
+    process.once("exit", () => crowd.kill());
+    crowd.on("error", (err) => console.log(`people: ${err.message}`));
     await ask(crowd, undefined, (msg) => msg.ready === true);
     loop.reset();
     crowd.send({ cmd: "traffic", rate: 5 } as unknown as string);
