@@ -34,8 +34,12 @@ export class GroupFeed {
    * moves past them; bounded (the oldest send first out) for a feed that never does.
    */
   readonly #own = new BoundedSet<number>(1000);
-  /** Serialises deliveries: pages and pushes reach the handler one batch at a time, in order. */
-  #chain: Promise<unknown> = Promise.resolve();
+  /**
+   * Serialises deliveries: pages and pushes reach the handler one batch at a time, in order. The
+   * delivery last queued while one waits on an async handler; null when none waits — then a batch
+   * is handed over at once, with no promise made (the per-message path of a sync handler).
+   */
+  #chain: Promise<boolean> | null = null;
   /**
    * This group's ids increase but skip numbers: learnt when a pull made for a skipped id found
    * nothing in between. From then on a push with higher ids is fed as it is (a batch's own range
@@ -240,7 +244,7 @@ export class GroupFeed {
 
   /** Returns false when the handler refused a page or the connection changed. */
   async #pullAll(epoch: number): Promise<boolean> {
-    await this.#chain;
+    if (this.#chain !== null) await this.#chain;
     if (epoch !== this.#epoch || this.#blocked) return false;
     // The chain is drained: whatever was queued has been fed or dropped.
     this.#lastQueued = this.#lastFed;
@@ -305,44 +309,64 @@ export class GroupFeed {
     return skipped;
   }
 
-  #enqueue(messages: readonly GroupMessage[]): Promise<boolean> {
+  /** Hands `messages` to the handler after what is queued before them: true when it took them. */
+  #enqueue(messages: readonly GroupMessage[]): boolean | Promise<boolean> {
     const epoch = this.#epoch;
     for (const m of messages) this.#lastQueued = Math.max(this.#lastQueued, msgIdValue(m.msgId));
     const probe = this.#gapProbe;
     if (probe && messages.some((m) => msgIdValue(m.msgId) > probe.after && msgIdValue(m.msgId) < probe.before)) probe.filled = true;
-    const run = this.#chain.then(() => this.#deliver(messages, epoch));
+    const waiting = this.#chain;
+    const run = waiting === null ? this.#deliver(messages, epoch) : waiting.then(() => this.#deliver(messages, epoch));
+    if (typeof run === "boolean") return run;
     this.#chain = run;
+    // The last one queued, once done, leaves the way free for batches handed over at once.
+    void run.then(() => {
+      if (this.#chain === run) this.#chain = null;
+    });
     return run;
   }
 
   /**
    * Never rejects: a handler failure is logged, counted and turned into a re-pull later. Batches
    * of an older connection are dropped: the new connection's pull fetches them again from lastFed.
+   * A handler that returns no promise is done when it returns: the batch is settled then.
    */
-  async #deliver(messages: readonly GroupMessage[], epoch: number): Promise<boolean> {
+  #deliver(messages: readonly GroupMessage[], epoch: number): boolean | Promise<boolean> {
     if (epoch !== this.#epoch || this.#status === "closed" || this.#blocked) return false;
     const fresh = freshMessages(messages, this.#lastFed);
     if (fresh.length === 0) return true;
-    const last = msgIdValue(fresh[fresh.length - 1]!.msgId);
+    let handled: void | Promise<void>;
     try {
-      await this.#p.onMessages(this.groupId, fresh);
+      handled = this.#p.onMessages(this.groupId, fresh);
     } catch (err) {
-      if (this.#isClosed()) return false;
-      this.#p.counters.handlerErrors++;
-      this.#p.logger.log("error", "transport.handler-failed", {
-        groupId: this.groupId,
-        firstMsgId: fresh[0]!.msgId,
-        lastMsgId: String(last),
-        ...errorFields(err),
-      });
-      if (epoch === this.#epoch) this.#scheduleRetry();
-      return false;
+      return this.#handlerFailed(fresh, epoch, err);
     }
-    this.#lastFed = Math.max(this.#lastFed, last);
+    if (handled === undefined || typeof handled.then !== "function") return this.#delivered(fresh);
+    return handled.then(
+      () => this.#delivered(fresh),
+      (err: unknown) => this.#handlerFailed(fresh, epoch, err),
+    );
+  }
+
+  #delivered(fresh: readonly GroupMessage[]): boolean {
+    this.#lastFed = Math.max(this.#lastFed, msgIdValue(fresh[fresh.length - 1]!.msgId));
     this.#failures = 0;
     this.#p.counters.messagesFed += fresh.length;
     if (!this.#isClosed()) this.#p.ack(this.#lastFed);
     return true;
+  }
+
+  #handlerFailed(fresh: readonly GroupMessage[], epoch: number, err: unknown): false {
+    if (this.#isClosed()) return false;
+    this.#p.counters.handlerErrors++;
+    this.#p.logger.log("error", "transport.handler-failed", {
+      groupId: this.groupId,
+      firstMsgId: fresh[0]!.msgId,
+      lastMsgId: fresh[fresh.length - 1]!.msgId,
+      ...errorFields(err),
+    });
+    if (epoch === this.#epoch) this.#scheduleRetry();
+    return false;
   }
 
   /** Re-reads the status after an await (TypeScript keeps the narrowing from before it). */

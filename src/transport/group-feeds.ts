@@ -1,6 +1,9 @@
 // The connection's groups: one GroupFeed each, wired to pull_messages and ack_messages on the
 // current session, the saved cursor and the settled-ack limit; and one GroupEventFeed each, wired
 // to pull_events and ack_events, handing the service's events to `onEvent`. Knows nothing of sessions.
+// Acks are coalesced, as the SDK's sync loop acks the last id of a run: what a turn delivers (a
+// socket read's frames, a pull page) is acked once per group, after the turn, with the highest id
+// settled by then — never one request per message, never past the settled cursor.
 import type { Logger } from "../types.ts";
 import { errorFields } from "../log.ts";
 import { computeBackoffDelay, type BackoffSettings } from "../util/backoff.ts";
@@ -31,6 +34,9 @@ export class GroupFeeds {
   readonly #p: GroupFeedsParams;
   /** Last msg id acknowledged per group, so an unchanged cursor is not acked again. */
   readonly #acked = new Map<string, number>();
+  /** Groups with an ack due at the end of this turn: the highest id accepted so far. */
+  #due = new Map<string, number>();
+  #flushQueued = false;
 
   constructor(p: GroupFeedsParams) {
     this.#p = p;
@@ -43,8 +49,24 @@ export class GroupFeeds {
     }
   }
 
-  /** Acks min(accepted, the settled cursor) when it moved. */
+  /** At the end of this turn, acks min(highest accepted, the settled cursor) when it moved. */
   ack(groupId: string, accepted: number): void {
+    if (!(accepted > (this.#due.get(groupId) ?? 0))) return;
+    this.#due.set(groupId, accepted);
+    if (this.#flushQueued) return;
+    this.#flushQueued = true;
+    queueMicrotask(() => this.#flush());
+  }
+
+  #flush(): void {
+    this.#flushQueued = false;
+    const due = this.#due;
+    this.#due = new Map();
+    // A feed closed meanwhile (the connection closing) acks nothing more.
+    for (const [groupId, accepted] of due) if (this.map.get(groupId)?.status !== "closed") this.#ackNow(groupId, accepted);
+  }
+
+  #ackNow(groupId: string, accepted: number): void {
     const limit = this.#p.connection.ackCursor;
     const msgId = limit ? Math.min(accepted, limit(groupId)) : accepted;
     if (!(msgId > 0) || msgId <= (this.#acked.get(groupId) ?? 0)) return;
