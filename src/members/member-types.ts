@@ -20,11 +20,30 @@ export interface MemberTypeInfo {
   claim?: "human";
 }
 
+/**
+ * A member our own config names (`humans`, `agents`, the owner): a known member. Everyone else is a
+ * stranger to the budget, whatever the group service or their agent.md say — anyone can join an
+ * open group, under as many aids as they like.
+ */
+export function isNamedByConfig(info: MemberTypeInfo): boolean {
+  return info.source === "owner" || info.source === "config";
+}
+
+/**
+ * Someone vouches for who the member is: our config, the owner, or the group service (which the
+ * network's operator runs). A member's own agent.md vouches for nobody.
+ */
+export function isVouched(info: MemberTypeInfo): boolean {
+  return info.type !== "unknown" && (info.source === "owner" || info.source === "config" || info.source === "service");
+}
+
 /** What the loop guard and the prompt ask. */
 export interface MemberTypes {
   typeOf(aid: string): MemberTypeInfo;
   /** The aids our config names (humans, agents, owner): look-alikes of these are flagged in prompts. */
   knownAids?(): readonly string[];
+  /** The aids the group service says are people: look-alikes of these are flagged too. The same array until that changes. */
+  servicePersons?(): readonly string[];
   /** Whether any member other than `selfAid` is known to be an agent (a room where agents may contend). */
   anyAgent?(selfAid: string): boolean;
 }
@@ -106,6 +125,8 @@ export class MemberDirectory implements MemberTypes, MemberNames {
   readonly #service: BoundedMap<string, MemberType>;
   readonly #profile: BoundedMap<string, MemberType>;
   readonly #knownAids: readonly string[];
+  /** {@link servicePersons}, built on first read after the service's word changed. */
+  #servicePersons: readonly string[] | undefined;
 
   constructor(p: { humans?: readonly string[]; agents?: readonly string[]; owner?: string | undefined; maxEntries?: number } = {}) {
     for (const a of p.agents ?? []) this.#config.set(a.toLowerCase(), { type: "agent", source: "config" });
@@ -121,6 +142,11 @@ export class MemberDirectory implements MemberTypes, MemberNames {
 
   knownAids(): readonly string[] {
     return this.#knownAids;
+  }
+
+  servicePersons(): readonly string[] {
+    this.#servicePersons ??= Object.freeze([...this.#service].flatMap(([aid, type]) => (type === "human" ? [aid] : [])));
+    return this.#servicePersons;
   }
 
   typeOf(aid: string): MemberTypeInfo {
@@ -218,6 +244,7 @@ export class MemberDirectory implements MemberTypes, MemberNames {
 
   #record(map: BoundedMap<string, MemberType>, aid: string, type: MemberType): void {
     const key = aid.toLowerCase();
+    if (map === this.#service) this.#servicePersons = undefined;
     // "unknown" from a source erases what it said before; it never erases another source.
     if (type === "unknown") {
       map.delete(key);
