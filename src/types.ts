@@ -1,15 +1,9 @@
 // Domain types shared by every layer. Nothing here runs; pure modules import only this file.
-export type {
-  ChannelConfig,
-  GroupSettings,
-  IdentityConfig,
-  BudgetSettings,
-  BudgetWindowName,
-  ReplyPolicySettings,
-  DedupSettings,
-  DelaySettings,
-  LlmSettings,
-} from "./config/schema.ts";
+export type { ChannelConfig, GroupSettings, IdentityConfig, BudgetSettings, BudgetWindowName, ReplyPolicySettings } from "./config/schema.ts";
+export type { DedupSettings, DelaySettings, LlmSettings, DirectSettings, DmPolicy } from "./config/schema.ts";
+// The kinds of conversation (a group, or one to one) and the pairing hook of direct messages.
+export type { ConversationRef, DirectPairing } from "./conversation-ref.ts";
+import type { ConversationRef } from "./conversation-ref.ts";
 
 /** A message as the group service delivers it, normalised at the transport edge. */
 export interface GroupMessage {
@@ -156,6 +150,8 @@ export interface GroupContext {
   readonly memory: GroupMemoryView;
   /** A mention arrived after this dispatch started and waits for the lock: the next dispatch answers it. */
   readonly mentionWaiting: boolean;
+  /** Set when the conversation ended while this dispatch ran (a direct exchange the peer closed, or a limit): nothing more is sent. */
+  readonly endedBy?: string | undefined;
   /** What arrived after this dispatch took its batch and waits for the next one, oldest first (a copy). */
   held(): readonly InboundMessage[];
 }
@@ -227,7 +223,9 @@ export type SkipReason =
   /** Everyone who addressed us in the batch has used their share of the addressed allowance. */
   | "sender-over-share"
   /** Only strangers addressed us, and strangers together have used their class's share of the addressed allowance. */
-  | "strangers-over-share";
+  | "strangers-over-share"
+  /** The conversation ended while the reply was written (a direct exchange closed by the peer's end marker or a limit). */
+  | "conversation-ended";
 
 /** A reply went out. The group client records it in the group's memory (src/group/memory.ts). */
 export interface SentOutcome {
@@ -298,7 +296,10 @@ export interface Usage {
 /** One model call: a stable system prompt plus the dynamic body. */
 export interface GenerateRequest {
   identityId: string;
+  /** The group, or a direct conversation's key (`dm:<peer>`); `conversation` says which. */
   groupId: string;
+  /** A direct conversation (the peer in it), or a group; absent: a group. */
+  conversation?: ConversationRef;
   dispatchId: number;
   trigger: TriggerType;
   /** Stable ACP prefix + "\n\n" + situation block. */
@@ -327,7 +328,7 @@ export interface GenerateResult {
  * saw (trimmed, cleaned), or not sent and why (a duplicate, a newer mention, a failed send, …).
  * A retried send reports again; the last report holds.
  */
-export type ReplySettlement = { identityId: string; groupId: string; dispatchId: number } & (
+export type ReplySettlement = { identityId: string; groupId: string; dispatchId: number; conversation?: ConversationRef } & (
   | { sent: true; text: string }
   | { sent: false; reason: SkipReason }
 );

@@ -6,7 +6,7 @@ import { loadConfigFile } from "../config/load.ts";
 import { intOption, logLevelOption, parse, UsageError, type Io } from "./args.ts";
 import { requireIdentities } from "./checks.ts";
 import { refuseIfEvolRuns } from "./openclaw-config.ts";
-import { createCliBackend, createTranscript, decisionLine } from "./live.ts";
+import { createCliBackend, createTranscript, decisionLine, directLine } from "./live.ts";
 import { outputWidth } from "./transcript.ts";
 import { createSerialPoster, openLiveSession } from "./live-session.ts";
 import { createJsonLogger, errorFields } from "../log.ts";
@@ -54,13 +54,14 @@ export async function runCommand(args: string[], io: Io, opts: { signal?: AbortS
     onStopFailed: (err) => logger.log("error", "run.shutdown-failed", errorFields(err)),
   });
   try {
-    session.startIdentities(identityIds, () => ({
+    session.startIdentities(identityIds, (id) => ({
       config,
       backend,
       logger,
       store,
       onDecision: (d) => io.out(decisionLine(d)),
       onMessages: (_groupId, messages) => messages.forEach(print),
+      direct: { onEvent: (e) => io.out(directLine(id, config.identities[id]!.aid, e, outputWidth())) },
     }));
     const { running } = session;
     io.out(`connecting ${running.map((r) => `${r.identityId} (${r.aid})`).join(", ")} · state: ${stateDir}`);

@@ -2,8 +2,10 @@
 // OpenClaw manifest's JSON Schema is generated from them (scripts/gen-manifest.ts; a test compares).
 import { z } from "zod";
 import { secretRefSchema } from "./secret-ref.ts";
+import { directSchema, dmAllowFromSchema, dmDenyFromSchema, dmPolicySchema } from "./direct-schema.ts";
 
 export { BUDGET_WINDOWS, type BudgetWindowName } from "./budget-windows.ts";
+export { DM_POLICIES, directSchema, resolveDirectSettings, type DirectSettings, type DmPolicy } from "./direct-schema.ts";
 
 const ms = (max = 24 * 3600_000) => z.number().int().min(0).max(max);
 
@@ -306,6 +308,10 @@ export const identitySchema = z
       .record(z.string().min(1), groupOverridesSchema)
       .default({})
       .describe("Group settings for this identity only, layered over the top-level groups (same keys)"),
+    dmPolicy: dmPolicySchema,
+    allowFrom: dmAllowFromSchema,
+    denyFrom: dmDenyFromSchema,
+    direct: directSchema.optional().describe("Direct messages: the limits that end an exchange, and the notice to refused senders"),
   })
   .strict()
   .superRefine((v, ctx) => {

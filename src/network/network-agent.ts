@@ -1,8 +1,8 @@
 // One identity on the network: signs in (access point, config, message service), keeps one
 // message socket with ping/pong liveness, redials with backoff after a drop or a refused token,
 // and stops for good — one typed IDENTITY_REJECTED naming the aid — when its key or certificate
-// is refused. Peer channels ride on the socket; session_messages from anyone else are counted.
-import { randomBytes } from "node:crypto";
+// is refused. Peer channels ride on the socket; session_messages from anyone else are direct
+// messages (direct-sessions.ts), handed up through `onDirect`.
 import WebSocket from "ws";
 import type { Logger } from "../types.ts";
 import { errorFields, silentLogger } from "../log.ts";
@@ -19,6 +19,8 @@ import { redialBackoff, SessionChannel, type SessionHost } from "./session-chann
 import { TypedEmitter } from "../emitter.ts";
 import { ControlRequests } from "./control-requests.ts";
 import { nextMessageId } from "./message-id.ts";
+import type { DirectLink, DirectMessage } from "./direct-link.ts";
+import { DirectSessions } from "./direct-sessions.ts";
 
 export interface ConnectAgentOptions {
   identity: Identity;
@@ -64,11 +66,11 @@ export interface NetworkAgentEvents {
   status: { status: NetworkAgentStatus };
   /** The key or certificate was refused: the agent has stopped. */
   rejected: { error: NetworkError };
-  /** A session_message from a sender that is not a channel's peer. */
-  direct: { sender: string; sessionId: string; payload: string };
+  /** A session_message from a sender that is not a channel's peer: a direct message. */
+  direct: DirectMessage;
 }
 
-export class NetworkAgent implements AgentLink {
+export class NetworkAgent implements AgentLink, DirectLink {
   readonly aid: string;
   /** Resolves when the first socket opens; rejects with IDENTITY_REJECTED or when closed first. */
   readonly ready: Promise<void>;
@@ -95,6 +97,7 @@ export class NetworkAgent implements AgentLink {
   #pingTimer: ReturnType<typeof setInterval> | undefined;
   #awaitingPong = false;
   readonly #sessionHost: SessionHost;
+  readonly #direct: DirectSessions;
 
   constructor(options: ConnectAgentOptions) {
     this.#o = options;
@@ -131,6 +134,8 @@ export class NetworkAgent implements AgentLink {
         if (this.#channels.get(ch.peer) === ch) this.#channels.delete(ch.peer);
       },
     };
+    // Not group chat: someone talking to us directly. Never fed to a group.
+    this.#direct = new DirectSessions({ ...this.#sessionHost, deliver: (m) => (this.#counters.directMessages++, this.#events.emit("direct", m)) });
     // Callers may never await `ready`; its rejection is reported through `rejected` and the log.
     this.ready.catch(() => {});
     if (options.tls?.insecureTls) {
@@ -160,6 +165,14 @@ export class NetworkAgent implements AgentLink {
   fetch(url: string, init: HttpRequestInit = {}): Promise<HttpReply> {
     const headers = { ...(this.#token ? { authorization: `Bearer ${this.#token}` } : {}), ...init.headers };
     return this.#http.request(url, { ...init, headers });
+  }
+
+  onDirect(listener: (message: DirectMessage) => void): () => void {
+    return this.#events.on("direct", listener);
+  }
+
+  sendDirect(p: { peer: string; text: string; sessionId?: string | undefined }): Promise<{ sessionId: string }> {
+    return this.#direct.send(p);
   }
 
   channel(peer: string): SessionChannel {
@@ -245,6 +258,7 @@ export class NetworkAgent implements AgentLink {
       this.#control.failAll(new NetworkError("CLOSED", "socket closed", { aid: this.aid }));
       const reason = code === 4001 ? "token-expired" : opened ? "socket-closed" : "dial-failed";
       for (const ch of this.#channels.values()) ch.socketDown(reason);
+      this.#direct.socketDown();
       if (this.#status === "closed" || this.#status === "rejected") return;
       // A message server whose certificate does not verify will not start to: stopped with the fix, said once.
       const certificate = opened ? undefined : certificateProblemOf(ws);
@@ -350,28 +364,13 @@ export class NetworkAgent implements AgentLink {
       this.#logger.log("debug", "network.message-stale", { aid: this.aid, sender, sessionId });
       return;
     }
-    // Not group chat: someone talking to us directly. Counted and logged, never fed to a group.
-    this.#counters.directMessages++;
-    this.#logger.log("debug", "network.message-direct", { aid: this.aid, sender, sessionId, chars: payload.length });
-    this.#events.emit("direct", { sender, sessionId, payload });
+    this.#direct.received(data);
   }
 
-  /** The network invites us into a session: accepted (join_session_req) when a channel's peer invites. */
+  /** The network invites us into a session: accepted (join_session_req), as the SDKs accept every invite. */
   #onInvite(data: Record<string, unknown>): void {
     const inviter = typeof data.inviter_id === "string" ? data.inviter_id : typeof data.inviter_agent_id === "string" ? data.inviter_agent_id : "";
-    const sessionId = typeof data.session_id === "string" ? data.session_id : "";
-    if (!sessionId || !this.#channels.has(inviter)) {
-      this.#logger.log("debug", "network.invite-ignored", { aid: this.aid, inviter, sessionId });
-      return;
-    }
-    this.#sendFrame("join_session_req", {
-      session_id: sessionId,
-      request_id: randomBytes(16).toString("hex"),
-      inviter_agent_id: inviter,
-      invite_code: typeof data.invite_code === "string" ? data.invite_code : "",
-      last_msg_id: "0",
-    });
-    this.#logger.log("info", "network.invite-accepted", { aid: this.aid, inviter, sessionId });
+    this.#direct.invited(data, this.#channels.has(inviter));
   }
 
   async close(): Promise<void> {

@@ -1,7 +1,8 @@
 // The composition root for one identity: its link to the network (one signed-in socket), per
 // access point a group connection over the session with `group.<ap>`, and per configured group a
 // group client (when to speak) feeding a monitor (what to say), with state loaded at start and
-// saved when it changes and at close. `start`, the OpenClaw plugin and createGroupAgent all use it.
+// saved when it changes and at close; beside the groups, its direct conversations (direct.ts).
+// `start`, `run`, the OpenClaw plugin and createGroupAgent all use it.
 import { listGroupsForIdentity } from "../config/load.ts";
 import { closeGroupClientForIdentity } from "../group/group-client.ts";
 import type { GroupClient, GroupClientEvent } from "../group/group-client.ts";
@@ -17,6 +18,8 @@ import type { FetchLike } from "../profile/publish.ts";
 import { openGroupConnections, type GroupConnections } from "./connections.ts";
 import { createGroupRuntimes, type GroupRuntimes } from "./groups.ts";
 import { connectConfiguredIdentity } from "./link.ts";
+import { createDirectRuntime, type DirectOptions, type DirectRuntime } from "./direct.ts";
+import { directLinkOf } from "../network/direct-link.ts";
 import { createIdentityProfile, resolveProfileFetch, type IdentityProfile } from "./profile.ts";
 import { reportMemberships, sendWhenConnected } from "./sender.ts";
 import type { GroupConnection, GroupConnectionParams, GroupEvent } from "../transport/connection.ts";
@@ -66,6 +69,8 @@ export interface StartIdentityParams {
   profileFetch?: FetchLike | null;
   /** Transport tuning (heartbeat, retry backoff, timeouts). */
   connection?: Pick<GroupConnectionParams, "heartbeatMs" | "requestTimeoutMs" | "reconnect" | "sendRetry" | "pageSize">;
+  /** Direct messages: the host's default policy, its pairing flow, a live view. Run whenever the link carries them. */
+  direct?: DirectOptions;
 }
 
 export interface RunningIdentity {
@@ -88,6 +93,10 @@ export interface RunningIdentity {
   readonly memberTypes: MemberTypes;
   /** Posts as this identity (the host's outbound path). Counted as our own message. */
   sendText(groupId: string, text: string): Promise<{ msgId: string; timestamp: number }>;
+  /** The identity's direct conversations; undefined when its link carries none (an in-memory test link). */
+  readonly direct: DirectRuntime | undefined;
+  /** Writes to `peer` directly as this identity (the host's outbound path): on the peer's session, or a new one. */
+  sendDirect(peer: string, text: string): Promise<{ sessionId: string }>;
   close(): Promise<void>;
 }
 
@@ -151,6 +160,24 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
     throw err;
   }
   const { link, owned } = linked;
+  const directLink = directLinkOf(link);
+  const direct = directLink
+    ? createDirectRuntime({
+        config,
+        identityId,
+        identity,
+        link: directLink,
+        store,
+        logger,
+        backend: modelCalls.backend,
+        memberTypes: profile.memberTypes,
+        noteSender: (aid) => profile.noteSender(aid),
+        random: p.random,
+        onDecision: p.onDecision,
+        options: p.direct,
+        stateDir: config.stateDir ?? defaultStateDir(),
+      })
+    : undefined;
   connections = openGroupConnections({
     link,
     identity,
@@ -163,13 +190,15 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
     isClosing,
   });
   const ready = signInAndJoin({ link, connections, profile, identity, logger });
+  // What waited from before a restart is answered once signed in.
+  ready.then(() => direct?.resume(), () => {});
 
   let resolveDone!: () => void;
   const done = new Promise<void>((resolve) => (resolveDone = resolve));
   const close = (): Promise<void> => {
     closing ??= (async () => {
       p.abortSignal?.removeEventListener("abort", onAbort);
-      await closeIdentity({ runtimes, connections: connections!, modelCalls, profile, owned, logger });
+      await closeIdentity({ runtimes, direct, connections: connections!, modelCalls, profile, owned, logger });
       lock.release();
       logger.log("info", "runtime.closed", { groups: groups.length });
       resolveDone();
@@ -192,6 +221,12 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
     groupClient: (groupId) => runtimes.byId.get(groupId)?.client,
     monitor: (groupId) => runtimes.byId.get(groupId)?.monitor,
     memberTypes: profile.memberTypes,
+    direct,
+    async sendDirect(peer, text) {
+      if (!directLink) throw new RuntimeError("NO_NETWORK", identityId, `${identity.aid}: this link carries no direct messages`);
+      if (closing) throw new RuntimeError("CLOSED", identityId, "identity is closed");
+      return directLink.sendDirect({ peer, text });
+    },
     async sendText(groupId, text) {
       const g = runtimes.byId.get(groupId);
       if (!g) throw new RuntimeError("GROUP_UNKNOWN", identityId, `group ${groupId} is not configured for identity ${identityId}`);
@@ -258,8 +293,10 @@ function signInAndJoin(p: { link: AgentLink; connections: GroupConnections; prof
 }
 
 /** Closes in the order that loses nothing; every requested save is on disk when it resolves. */
-async function closeIdentity(p: { runtimes: GroupRuntimes; connections: GroupConnections; modelCalls: ModelCallLimiter; profile: IdentityProfile; owned: OwnedLink | undefined; logger: Logger }): Promise<void> {
+async function closeIdentity(p: { runtimes: GroupRuntimes; direct: DirectRuntime | undefined; connections: GroupConnections; modelCalls: ModelCallLimiter; profile: IdentityProfile; owned: OwnedLink | undefined; logger: Logger }): Promise<void> {
   const { runtimes, logger } = p;
+  // Direct conversations first, like the monitors: an answer landing now ends as closed (kept for the next run).
+  p.direct?.close();
   // Every monitor before the transport: a model answer landing while the socket closes must
   // end as "group-closed" (unsettled, answered next run), not as a failed send counted as
   // handled; and no group may wait on another group's model call for the dispatch slot.

@@ -271,4 +271,13 @@ describe("loadConfigFile", () => {
   it("the shipped demo config loads", () => {
     expect(Object.keys(loadConfigFile("config/demo.json").identities).length).toBeGreaterThan(0);
   });
+
+  it("the shipped direct-message example loads, and a bad dmPolicy or limit names its path", () => {
+    const dave = loadConfigFile("config/direct.json").identities.dave!;
+    expect(dave).toMatchObject({ dmPolicy: "pairing", allowFrom: ["*.mycompany.example"], denyFrom: ["spam.agentcp.io"], direct: { maxAgentTurns: 6 } });
+    const bad = dir.json("bad-dm.json", { identities: { d: { aid: "d.agentcp.io", dmPolicy: "everyone", direct: { maxAgentTurns: 0, extra: 1 } } } });
+    expect(() => loadConfigFile(bad)).toThrow(/identities\.d\.dmPolicy: .*pairing.*allowlist.*open.*disabled/);
+    expect(() => loadConfigFile(bad)).toThrow(/identities\.d\.direct\.maxAgentTurns: expected ≥ 1, got 0/);
+    expect(() => loadConfigFile(bad)).toThrow(/identities\.d\.direct: unknown key `extra`/);
+  });
 });

@@ -44,6 +44,15 @@ export function redelivery(run: DispatchRun): { reply: UnsentReply; notHandled: 
   return { reply: pending, notHandled };
 }
 
+/**
+ * A direct conversation's gate: only that there is a line of the peer's to answer. Its loop limits
+ * (end markers, a turn cap, idle and length) are the direct conversation's own (src/direct/).
+ */
+export function directGate(run: DispatchRun): Step<Gated> {
+  if (run.others.length === 0) return { skip: "silent", detail: "only-own-messages" };
+  return { recentBefore: [], hasHuman: run.others.some((msg) => run.m.memberTypes.typeOf(msg.sender).type === "human"), floor: undefined };
+}
+
 export function gate(run: DispatchRun): Step<Gated> {
   const { m, batch, others } = run;
   const { state, settings } = m;

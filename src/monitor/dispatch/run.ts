@@ -5,6 +5,7 @@
 import type { MemberTypes } from "../../members/member-types.ts";
 import type {
   AgentBackend,
+  ConversationRef,
   DispatchBatch,
   DispatchOutcome,
   GroupContext,
@@ -30,6 +31,8 @@ import { poolOf } from "./budget-gate.ts";
 export interface MonitorContext {
   readonly identityId: string;
   readonly groupId: string;
+  /** A group, or a direct conversation: which steps apply (pipeline.ts), which prompt, what the back-end is told. */
+  readonly conversation: ConversationRef;
   readonly identity: IdentityConfig;
   readonly settings: GroupSettings;
   /** The longest message the group service accepts (its max_message_size, UTF-16 code units), when it said. */
@@ -121,6 +124,7 @@ export class DispatchRun {
       delayMs: 0,
       agentChain: m.state.agentChain,
       outcome: { kind: "skipped", reason: "silent" },
+      ...(m.conversation.kind === "direct" ? { conversation: m.conversation } : {}),
     };
     const selfAid = m.identity.aid;
     this.others = batch.messages.filter((msg) => msg.sender !== selfAid);
@@ -146,7 +150,7 @@ export class DispatchRun {
   finish(outcome: DispatchOutcome, detail?: string): Ended {
     const { m, record } = this;
     if (this.#writtenBy !== undefined) {
-      const about = { identityId: m.identityId, groupId: m.groupId, dispatchId: this.#writtenBy };
+      const about = { identityId: m.identityId, groupId: m.groupId, dispatchId: this.#writtenBy, ...(m.conversation.kind === "direct" ? { conversation: m.conversation } : {}) };
       const s: ReplySettlement = outcome.kind === "sent" ? { ...about, sent: true, text: outcome.text } : { ...about, sent: false, reason: outcome.reason };
       m.safeCall(() => m.backend.settled?.(s), "monitor.backend-settled-failed");
     }
