@@ -2,10 +2,10 @@
 // and dropped; nothing here can throw into the channel's event loop.
 import type { Logger } from "../types.ts";
 import { errorFields } from "../log.ts";
-import type { ConnectionCounters, GroupEvent } from "./connection-types.ts";
+import type { ConnectionCounters } from "./connection.ts";
 import { TransportError } from "./errors.ts";
 import type { GroupFeed } from "./group-feed.ts";
-import type { GroupEventFeed } from "./group-event-feed.ts";
+import type { GroupEvent, GroupEventFeed } from "./group-event-feed.ts";
 import type { PendingRequests } from "./pending-requests.ts";
 import { parseServerFrame, PUSH_ACTIONS, type ServerFrame } from "../wire/frames.ts";
 import { parseWireMessage } from "../wire/message.ts";

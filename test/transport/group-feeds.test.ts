@@ -2,7 +2,7 @@
 // after the turn, with the highest id settled by then — never past the settled cursor.
 import { describe, expect, it } from "vitest";
 import { createMemoryLogger } from "../../src/log.ts";
-import type { ConnectionCounters } from "../../src/transport/connection-types.ts";
+import type { ConnectionCounters } from "../../src/transport/connection.ts";
 import { GroupFeeds } from "../../src/transport/group-feeds.ts";
 import type { ResponseFrame } from "../../src/transport/pending-requests.ts";
 import type { Plain } from "../../src/wire/plain.ts";
