@@ -38,16 +38,10 @@ export interface InboundMessage extends GroupMessage {
    */
   passive?: "reaction" | "no-reply-expected";
   /**
-   * Why the line is or is not ours, when there is something to say: `mention`, `reply-to-us`,
-   * `named-us:<name>` (`jacob: …` for `jacob_`), `engaged`, `continues`, `addressed-other:<name>`
-   * (a line that opens by addressing another member), `continues-addressed-other`,
-   * `shared-conversation`, `after-our-line` (a first answer to our line that named nobody),
-   * `continues-after-our-line`, `answers-our-command` (the group's next line after a bot command
-   * of ours, `!sound | puff`: marked engaged), `after-another-speaker` (an engaged speaker's line
-   * right after another member's, long after their last direct exchange with us), `bot-command`
-   * (a member's `!info foo`: for the bot, not us). Undefined for plain talk.
+   * Why the line is or is not ours: the addressing rule that decided it (src/group/addressing/),
+   * with the addressee's name where it has one. Undefined for plain talk.
    */
-  addressing?: string;
+  addressing?: AddressingReason;
   /**
    * Not marked engaged, but possibly for us: a line from someone in a conversation with us that
    * another member joined, one right after another member's line, or a first answer to our line
@@ -56,6 +50,12 @@ export interface InboundMessage extends GroupMessage {
    */
   maybeOurs?: boolean;
 }
+
+/** Why a line is ours or not: the addressing rule that decided it (src/group/addressing/rules.ts), printed as its name, then `:<name>` where it has the addressee (`addressed-other:bob`). */
+export type AddressingReason =
+  | { readonly rule: "metadata-mention" | "mention" | "reply-to-us" | "answers-our-command" | "bot-command" | "engaged" | "continues" }
+  | { readonly rule: "after-another-speaker" | "shared-conversation" | "after-our-line" | "continues-after-our-line" | "continues-addressed-other" }
+  | { readonly rule: "named-us" | "addressed-other"; readonly name: string };
 
 export type VitalityState = "DORMANT" | "COOLING" | "ACTIVE" | "HEATED";
 

@@ -2,6 +2,7 @@
 // addressed talk across channel styles (a question to the room, a meeting chair, a fast exchange).
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { followUpPaceMs } from "../../src/group/dispatch-gate.ts";
+import { addressingLabel } from "../../src/group/addressing/reason.ts";
 import type { InboundMessage } from "../../src/types.ts";
 import { T0, at, msg, setup } from "./harness.ts";
 
@@ -35,7 +36,7 @@ function accepted(t: ReturnType<typeof setup>): Array<[string, boolean, boolean,
   return t.events.flatMap((e) => {
     if (e.type !== "accepted") return [];
     const m: InboundMessage = e.message;
-    return [[m.msgId, m.isMention, m.engaged, m.maybeOurs === true, m.addressing ?? null]];
+    return [[m.msgId, m.isMention, m.engaged, m.maybeOurs === true, addressingLabel(m.addressing)]];
   });
 }
 
