@@ -19,6 +19,10 @@ import { SessionChannel, type SessionHost } from "./session-channel.ts";
 import { TypedEmitter } from "../emitter.ts";
 import { ControlRequests } from "./control-requests.ts";
 import { nextMessageId } from "./message-id.ts";
+import { AgentPresence } from "./agent-presence.ts";
+import { PingWatch } from "./ping-watch.ts";
+import type { OpenPresenceSocket, PresenceStatus } from "./presence.ts";
+import type { PresenceInvite } from "../wire/presence.ts";
 
 export interface ConnectAgentOptions {
   identity: Identity;
@@ -39,6 +43,10 @@ export interface ConnectAgentOptions {
   stableMs?: number;
   /** The `client_info` of the sign-ins (default the channel's agents; `acp-group chat` says it is a person's client). */
   clientInfo?: string;
+  /** UDP presence with the network's `heartbeat_server`, as the SDKs keep it (src/network/presence.ts). Default true. */
+  presence?: boolean;
+  /** The presence client's socket (tests script one). Default: dgram udp4. */
+  openPresenceSocket?: OpenPresenceSocket;
   /** Replaces the HTTP client (a scripted access point in tests). */
   http?: HttpClient;
   now?: () => number;
@@ -91,9 +99,10 @@ export class NetworkAgent implements AgentLink {
   /** Waits out the backoff before the next sign-in; cleared on close. */
   #retryTimer: ReturnType<typeof setTimeout> | undefined;
   /** Pings the open socket; armed on open, cleared on socket close and on close. */
-  #pingTimer: ReturnType<typeof setInterval> | undefined;
-  #awaitingPong = false;
+  readonly #ping: PingWatch;
   readonly #sessionHost: SessionHost;
+  /** Presence with the heartbeat server the last sign-in named; stopped on close and rejection. */
+  readonly #presence: AgentPresence | undefined;
 
   constructor(options: ConnectAgentOptions) {
     this.#o = options;
@@ -130,6 +139,10 @@ export class NetworkAgent implements AgentLink {
         if (this.#channels.get(ch.peer) === ch) this.#channels.delete(ch.peer);
       },
     };
+    this.#ping = new PingWatch({ aid: this.aid, intervalMs: options.pingIntervalMs ?? 20_000, logger: this.#logger });
+    // An invite over presence is joined over the socket, like one that came on it.
+    const onInvite = (i: PresenceInvite) => this.#onInvite({ session_id: i.sessionId, inviter_id: i.inviter, invite_code: i.inviteCode });
+    this.#presence = options.presence === false ? undefined : new AgentPresence({ ...options, http: this.#http, logger: this.#logger, onInvite });
     // Callers may never await `ready`; its rejection is reported through `rejected` and the log.
     this.ready.catch(() => {});
     if (options.tls?.insecureTls) {
@@ -145,6 +158,11 @@ export class NetworkAgent implements AgentLink {
   /** The current message-service token (for later HTTP calls such as publishing agent.md). */
   token(): string | undefined {
     return this.#token;
+  }
+
+  /** The UDP presence: "off" when the network names no heartbeat server (or presence is turned off). */
+  get presenceStatus(): PresenceStatus | "off" {
+    return this.#presence?.status ?? "off";
   }
 
   counters(): Readonly<NetworkAgentCounters> {
@@ -195,6 +213,7 @@ export class NetworkAgent implements AgentLink {
       this.#counters.signIns++;
       const signedIn = await signInToNetwork({ accessPointUrl: this.#o.accessPointUrl, identity: this.#o.identity, http: this.#http, clientInfo: this.#o.clientInfo });
       this.#token = signedIn.messageToken;
+      this.#presence?.update(signedIn.heartbeatServer);
       url = sessionSocketUrl({ messageServer: signedIn.messageServer, aid: this.aid, token: signedIn.messageToken });
     } catch (err) {
       this.#counters.signInFailures++;
@@ -225,7 +244,7 @@ export class NetworkAgent implements AgentLink {
       this.#openedAt = this.#now();
       this.#counters.socketsOpened++;
       this.#setStatus("open");
-      this.#armPing(ws);
+      this.#ping.arm(ws);
       this.#logger.log("info", "network.socket-open", { aid: this.aid });
       this.#readyResolve();
       for (const ch of this.#channels.values()) ch.socketUp();
@@ -233,14 +252,11 @@ export class NetworkAgent implements AgentLink {
     ws.on("message", (data, isBinary) => {
       if (this.#ws === ws && !isBinary) this.#onFrame(data.toString());
     });
-    ws.on("pong", () => {
-      this.#awaitingPong = false;
-    });
     ws.on("error", (err) => this.#logger.log("debug", "network.socket-error", { aid: this.aid, error: err.message }));
     ws.on("close", (code, reasonBuf) => {
       if (this.#ws !== ws) return;
       this.#ws = undefined;
-      this.#clearPing();
+      this.#ping.clear();
       this.#control.failAll(new NetworkError("CLOSED", "socket closed", { aid: this.aid }));
       const reason = code === 4001 ? "token-expired" : opened ? "socket-closed" : "dial-failed";
       for (const ch of this.#channels.values()) ch.socketDown(reason);
@@ -278,28 +294,9 @@ export class NetworkAgent implements AgentLink {
     else if (err.code === "UNREACHABLE") this.#logger.log("info", "network.unreachable", { aid: this.aid, code: err.code, error: err.message });
     else this.#logger.log("error", "network.identity-rejected", { aid: this.aid, code: err.code, error: err.message });
     for (const ch of this.#channels.values()) ch.socketDown("identity-rejected");
+    this.#presence?.stop();
     this.#readyReject(err);
     this.#events.emit("rejected", { error: err });
-  }
-
-  #armPing(ws: WebSocket): void {
-    this.#clearPing();
-    this.#awaitingPong = false;
-    this.#pingTimer = setInterval(() => {
-      if (this.#awaitingPong) {
-        this.#logger.log("warn", "network.socket-dead", { aid: this.aid, note: "no pong since the last ping" });
-        ws.terminate();
-        return;
-      }
-      this.#awaitingPong = true;
-      ws.ping();
-    }, this.#o.pingIntervalMs ?? 20_000);
-    this.#pingTimer.unref?.();
-  }
-
-  #clearPing(): void {
-    if (this.#pingTimer) clearInterval(this.#pingTimer);
-    this.#pingTimer = undefined;
   }
 
   #sendFrame(cmd: string, data: Record<string, unknown>): boolean {
@@ -378,7 +375,8 @@ export class NetworkAgent implements AgentLink {
     this.#setStatus("closed");
     if (this.#retryTimer) clearTimeout(this.#retryTimer);
     this.#retryTimer = undefined;
-    this.#clearPing();
+    this.#ping.clear();
+    this.#presence?.stop();
     this.#control.failAll(new NetworkError("CLOSED", "agent closed", { aid: this.aid }));
     for (const ch of [...this.#channels.values()]) ch.close();
     this.#readyReject(new NetworkError("CLOSED", `${this.aid} closed before it connected`, { aid: this.aid }));

@@ -58,6 +58,8 @@ export interface StartDevNetworkParams {
    * definitions (the config's humans) make people.
    */
   peopleFromChat?: boolean;
+  /** Serve UDP presence (`heartbeat_server`, heartbeats, invites) as the real network does. Default true. */
+  presence?: boolean;
 }
 
 export async function startDevNetwork(p: StartDevNetworkParams): Promise<DevNetwork> {
@@ -96,6 +98,7 @@ export async function startDevNetwork(p: StartDevNetworkParams): Promise<DevNetw
     ...(p.tokenTtlMs !== undefined ? { tokenTtlMs: p.tokenTtlMs } : {}),
     ...(p.reserve ? { reservedMembers: p.reserve } : {}),
     ...(p.strictInviteDelayMs !== undefined ? { strictInviteDelayMs: p.strictInviteDelayMs } : {}),
+    presence: p.presence !== false,
   });
   const started = net;
   // This process's own identities are certified in-process: the only way to a reserved aid.
