@@ -49,6 +49,8 @@ interface Rule {
 const FACES = files("index.ts", "plugin.ts", "setup-entry.ts", "secret-contract-api.ts");
 /** The shared base every layer may import. */
 const BASE = files("types.ts", "log.ts", "emitter.ts", "paths.ts");
+/** One helper per idea (backoff, abortable wait, bounded map, case-insensitive compare): every layer may import them. */
+const UTIL = under("util");
 /**
  * Pure decision modules: functions of their inputs (and `now`), no timers, sockets or files. They
  * import (as values) only types.ts, the wire vocabulary and each other.
@@ -57,7 +59,9 @@ const PURE_FILES = [
   ...["addressee", "answered", "dispatch-gate", "held", "memory", "mention", "retry-book", "seen-ids", "sender-access", "server-clock", "service-event", "signals", "social", "vitality"].map((n) => `group/${n}.ts`),
   "members/member-types.ts",
   "config/budget-windows.ts",
-  ...["assemble", "budget-windows", "confusables", "context-xml", "decision", "dedup", "delay", "floor", "format-common", "identity-shared", "intent", "loop-guard", "outbound", "prompt", "reply-address", "reply-policy", "sanitize", "sender-share"].map((n) => `monitor/${n}.ts`),
+  ...["assemble", "budget-windows", "confusables", "context-xml", "decision", "dedup", "delay", "floor", "format-common", "identity-shared", "intent", "loop-guard", "outbound", "prompt", "reply-address", "reply-policy", "sanitize", "sender-share", "token-estimate"].map((n) => `monitor/${n}.ts`),
+  // The shared helpers that are pure (util/wait.ts owns a timer: not here).
+  ...["backoff", "equals-lower"].map((n) => `util/${n}.ts`),
 ];
 const PURE = files(...PURE_FILES);
 
@@ -86,9 +90,14 @@ const RULES: readonly Rule[] = [
     forbid: not(anyOf(BASE, files("config/schema.ts"))),
   },
   {
-    rule: "the group client (group/) is below the monitor: it imports only itself, the wire vocabulary, the budget windows and the shared base",
+    rule: "the shared helpers (util/) import nothing of src/ but each other",
+    from: UTIL,
+    forbid: not(UTIL),
+  },
+  {
+    rule: "the group client (group/) is below the monitor: it imports only itself, the wire vocabulary, the budget windows, the shared helpers and the shared base",
     from: under("group"),
-    forbid: not(anyOf(under("group", "wire"), files("config/budget-windows.ts"), BASE)),
+    forbid: not(anyOf(under("group", "wire", "util"), files("config/budget-windows.ts"), BASE)),
   },
   {
     rule: "the engine (group/, monitor/) picks no concrete part: no socket, server, host, state file, runtime or command",
@@ -96,7 +105,7 @@ const RULES: readonly Rule[] = [
     forbid: under("network", "transport", "server", "openclaw", "backends", "state", "runtime", "cli", "replay", "report"),
   },
   {
-    rule: "pure decision modules import only types.ts, the wire vocabulary and each other",
+    rule: "pure decision modules import only types.ts, the wire vocabulary and each other (the pure shared helpers among them)",
     from: PURE,
     forbid: not(anyOf(files("types.ts"), under("wire"), PURE)),
     typesAllowed: true,
@@ -187,7 +196,7 @@ describe("import rules over src/", () => {
   });
 
   it("the folders the rules name exist, and each PURE module is a file of src/", () => {
-    for (const folder of ["cli", "runtime", "wire", "group", "monitor", "network", "transport", "server", "openclaw", "backends", "members", "state", "replay", "report", "profile", "config"]) {
+    for (const folder of ["cli", "runtime", "wire", "util", "group", "monitor", "network", "transport", "server", "openclaw", "backends", "members", "state", "replay", "report", "profile", "config"]) {
       expect(modules.some(under(folder)), folder).toBe(true);
     }
     expect(PURE_FILES.filter((f) => !modules.includes(f))).toEqual([]);
@@ -231,6 +240,9 @@ describe("import rules over src/", () => {
     expect(breaches(rule("the network layer"), [{ from: "network/x.ts", to: "transport/frames.ts", typeOnly: false }])).toHaveLength(1);
     expect(breaches(rule("the transport"), [{ from: "transport/x.ts", to: "group/ingest.ts", typeOnly: false }])).toHaveLength(1);
     expect(breaches(rule("the wire vocabulary"), [{ from: "wire/x.ts", to: "log.ts", typeOnly: false }])).toHaveLength(1);
+    expect(breaches(rule("the shared helpers"), [{ from: "util/wait.ts", to: "log.ts", typeOnly: false }])).toHaveLength(1);
+    expect(breaches(rule("the group client"), [{ from: "group/ingest.ts", to: "util/equals-lower.ts", typeOnly: false }])).toEqual([]);
+    expect(breaches(pure, [{ from: "group/vitality.ts", to: "util/wait.ts", typeOnly: false }])).toEqual(["group/vitality.ts -> util/wait.ts"]);
     expect(breaches(rule("the wire vocabulary"), [{ from: "wire/x.ts", to: "types.ts", typeOnly: true }])).toEqual([]);
   });
 });

@@ -10,6 +10,7 @@
 import type { TriggerType, Usage } from "../types.ts";
 import { serializedSchema, type ChatMessage, type ConversationEntry, type SerializedConversation } from "./conversation-entry.ts";
 import { renderSummary, summarize } from "./conversation-summary.ts";
+import { estimateTokens } from "../monitor/token-estimate.ts";
 
 // Compress down to this share of the limit, not just under it: one big cut every so often keeps
 // the prefix (system + summary + older turns) byte-stable for many dispatches in between, which
@@ -17,21 +18,6 @@ import { renderSummary, summarize } from "./conversation-summary.ts";
 // every time.
 const COMPACT_TO = 0.6;
 const PER_MESSAGE_TOKENS = 4;
-
-/**
- * Rough token count without a tokenizer: CJK and other wide scripts cost about one token per
- * character, Latin text about one per four. Used only to decide when to compress.
- */
-export function estimateTokens(text: string): number {
-  let wide = 0;
-  let narrow = 0;
-  for (const ch of text) {
-    const cp = ch.codePointAt(0) ?? 0;
-    if (cp >= 0x2e80) wide += 1;
-    else narrow += 1;
-  }
-  return wide + Math.ceil(narrow / 4);
-}
 
 const entryTokens = (e: ConversationEntry): number => estimateTokens(e.content) + PER_MESSAGE_TOKENS;
 

@@ -1,6 +1,7 @@
 // A deterministic stand-in for a model: tests, `replay` and the offline `start` use it. It never
 // looks at the clock or a random source, so the same requests always get the same answers.
 import { isQuestion } from "../monitor/floor.ts";
+import { wait } from "../util/wait.ts";
 import type { AgentBackend, GenerateRequest, GenerateResult } from "../types.ts";
 
 export type ScriptedMode = "silent" | "mention" | "always" | "helpful";
@@ -39,7 +40,11 @@ export function createScriptedBackend(p: ScriptedBackendParams): ScriptedBackend
     calls,
     async generate(request) {
       calls.push(request);
-      await sleep(p.latencyMs ?? 0, request.signal);
+      try {
+        await wait(p.latencyMs ?? 0, request.signal);
+      } catch {
+        throw new BackendAbortedError();
+      }
       let text: string;
       if (request.phase === "decide") {
         text = JSON.stringify({ want_to_reply: wants(request), reply_type: request.replyType, delay_hint: "fast" });
@@ -119,19 +124,3 @@ const HELPFUL_WORDS = (
   "service network cache version module setting option flag command terminal manual docs release build " +
   "mirror source partition mount boot user group key token session socket port proxy firewall backup"
 ).split(" ");
-
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  if (signal?.aborted) return Promise.reject(new BackendAbortedError());
-  if (ms <= 0) return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(new BackendAbortedError());
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
-}

@@ -10,7 +10,7 @@ import { numericMsgId } from "../wire/msg-id.ts";
 import { RecentSenders, SeenIds } from "./seen-ids.ts";
 import { passiveKindOf, readMessageSignals } from "./signals.ts";
 import { groupServiceAid } from "./service-event.ts";
-import { equalsLower } from "../wire/equals-lower.ts";
+import { equalsLower } from "../util/equals-lower.ts";
 import type { SenderAccess } from "./sender-access.ts";
 import { createServerClock, observeServerTime, serverNow, serverNowLowerBound, type ServerClock } from "./server-clock.ts";
 import type { GroupMemory, SentMessage } from "./memory.ts";

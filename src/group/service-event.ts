@@ -3,7 +3,7 @@
 // that member's words, shown with their name, never an event line. Pure.
 import type { GroupMessage } from "../types.ts";
 import { EVENT_CONTENT_TYPES } from "../wire/event-types.ts";
-import { equalsLower } from "../wire/equals-lower.ts";
+import { equalsLower } from "../util/equals-lower.ts";
 
 /**
  * The group service that serves a group, `group.<ap-domain>`, lower-cased: the group's own

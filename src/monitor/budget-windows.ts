@@ -110,13 +110,3 @@ export function pruneBudgetEvents(events: readonly BudgetEvent[], now: number): 
   const cutoff = now - LONGEST_MS;
   return events.filter(([at]) => at > cutoff);
 }
-
-// Han, kana, Hangul and fullwidth forms: about one token per character in common tokenizers.
-const CJK = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]/gu;
-
-/** Token estimate when the back-end reports no usage: ~4 chars per token, CJK ~1 per char. */
-export function estimateTokens(text: string): number {
-  if (text === "") return 0;
-  const cjk = text.match(CJK)?.length ?? 0;
-  return cjk + Math.ceil((text.length - cjk) / 4);
-}

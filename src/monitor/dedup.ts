@@ -5,8 +5,16 @@ import xxhash from "xxhash-wasm";
 import type { DedupKey, InboundMessage, ReplyMemory } from "../types.ts";
 import { stripControls } from "./sanitize.ts";
 
-// The wasm module compiles once, while this module loads: every hash after that is a sync call.
-const api = await xxhash();
+// The wasm module starts compiling when this module loads; every hash after that is a sync call.
+// Not a top-level await: OpenClaw loads the plugin with require(), which refuses a module graph
+// holding one (ERR_REQUIRE_ASYNC_MODULE). Whatever hashes awaits `dedupReady` first — a dispatch
+// (pipeline.ts) and an identity before it connects (runtime/identity.ts) — so no caller ever
+// meets the hasher unready.
+let api: Awaited<ReturnType<typeof xxhash>> | null = null;
+/** Resolves once the hasher is compiled; await it before the first hash. */
+export const dedupReady: Promise<void> = xxhash().then((compiled) => {
+  api = compiled;
+});
 
 const STRIP = /[\p{P}\p{S}\p{Z}\s\u200d\ufe0e\ufe0f\u20e3\u{e0020}-\u{e007f}]+/gu;
 
@@ -22,6 +30,7 @@ export function normalizeForDedup(text: string): string {
 
 /** 16 hex digits of xxh64. */
 export function hashNormalized(normalized: string): string {
+  if (api === null) throw new Error("dedup hasher used before dedupReady resolved");
   return api.h64ToString(normalized);
 }
 

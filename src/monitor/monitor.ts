@@ -6,7 +6,6 @@
 // context each dispatch brings (types.ts GroupContext), and it answers with an outcome.
 import { MemberDirectory, type MemberTypes } from "../members/member-types.ts";
 import { monotonicNow } from "../group/local-clock.ts";
-import { DelayWaits } from "./delay-waits.ts";
 import { childLogger, errorFields, silentLogger } from "../log.ts";
 import type { AgentBackend, Clock, DispatchBatch, DispatchHandler, DispatchOutcome, GroupContext, GroupMemoryView, GroupSender, GroupSettings, IdentityConfig, Logger, PersistedGroupState, ReplyType } from "../types.ts";
 import { assembleDispatchPrompt, type PromptParts } from "./assemble.ts";
@@ -93,7 +92,6 @@ export function createMonitorContext(p: MonitorParams): MonitorContext & { close
   };
   // Aborted by close(): cancels in-flight model calls and pending send delays.
   const lifetime = new AbortController();
-  const delays = new DelayWaits(lifetime.signal);
   const state = new MonitorState(p.restored);
 
   function safeCall(fn: () => void, event: string): void {
@@ -141,14 +139,12 @@ export function createMonitorContext(p: MonitorParams): MonitorContext & { close
     backend: p.backend,
     sender: p.sender,
     lifetime: lifetime.signal,
-    delays,
     state,
     buildPrompt,
     emitState,
     safeCall,
     hooks: p,
     close() {
-      delays.clear();
       lifetime.abort();
     },
   };

@@ -19,7 +19,6 @@ export {
   type IdentityListing,
 } from "./identity-store.ts";
 export { getAccessPointConfig, signIn, signInToNetwork } from "./sign-in.ts";
-export { backoffDelayMs, type BackoffOptions } from "./backoff.ts";
 export { connectAgent, NetworkAgent, type ConnectAgentOptions, type NetworkAgentCounters, type NetworkAgentEvents, type NetworkAgentStatus } from "./network-agent.ts";
 export { summarizeCertificate, sdkPassphrase, type CertificateSummary } from "./x509.ts";
 export { warnExpiringCertificates } from "./expiry.ts";

@@ -14,8 +14,8 @@ import { sessionSocketUrl } from "./access-point.ts";
 import { signInToNetwork } from "./sign-in.ts";
 import { diagnoseUnreachable } from "./unreachable.ts";
 import { certificateProblemOf, closeMessageSocket, dialMessageSocket } from "./dial.ts";
-import { backoffDelayMs, type BackoffOptions } from "./backoff.ts";
-import { SessionChannel, type SessionHost } from "./session-channel.ts";
+import { computeBackoffDelay } from "../util/backoff.ts";
+import { redialBackoff, SessionChannel, type SessionHost } from "./session-channel.ts";
 import { TypedEmitter } from "../emitter.ts";
 import { ControlRequests } from "./control-requests.ts";
 import { nextMessageId } from "./message-id.ts";
@@ -38,7 +38,8 @@ export interface ConnectAgentOptions {
   ackTimeoutMs?: number;
   /** A new session is used without its invite_agent_ack after this long (with a warning). Default 5000 ms. */
   inviteAckWaitMs?: number;
-  backoff?: BackoffOptions;
+  /** Redial backoff: from `baseMs` (default 1000) doubling up to `maxMs` (default 60000), half of each step random. */
+  backoff?: { baseMs?: number; maxMs?: number };
   /** A socket open at least this long counts as stable: its drop redials at once. Default 30000 ms. */
   stableMs?: number;
   /** The `client_info` of the sign-ins (default the channel's agents; `acp-group chat` says it is a person's client). */
@@ -133,7 +134,7 @@ export class NetworkAgent implements AgentLink {
       now: () => this.#now(),
       random: () => this.#random(),
       logger: this.#logger,
-      backoff: options.backoff ?? {},
+      backoff: redialBackoff(options.backoff),
       inviteAckWaitMs: options.inviteAckWaitMs ?? 5000,
       onChannelClosed: (ch) => {
         if (this.#channels.get(ch.peer) === ch) this.#channels.delete(ch.peer);
@@ -277,7 +278,7 @@ export class NetworkAgent implements AgentLink {
   #scheduleRetry(reason: string, err?: unknown): void {
     if (this.#status === "closed" || this.#status === "rejected") return;
     this.#failures++;
-    const delay = backoffDelayMs(this.#failures, this.#random(), this.#o.backoff);
+    const delay = computeBackoffDelay(this.#failures - 1, this.#sessionHost.backoff, this.#random);
     this.#setStatus("waiting");
     this.#logger.log("warn", "network.retry", { aid: this.aid, reason, failures: this.#failures, retryInMs: delay, ...(err ? errorFields(err) : {}) });
     if (this.#retryTimer) clearTimeout(this.#retryTimer);

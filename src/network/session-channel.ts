@@ -6,7 +6,7 @@ import { randomBytes } from "node:crypto";
 import type { Logger } from "../types.ts";
 import type { PeerChannel, PeerChannelEvents, PeerChannelStatus } from "./peer-channel.ts";
 import { TypedEmitter } from "../emitter.ts";
-import { backoffDelayMs, type BackoffOptions } from "./backoff.ts";
+import { computeBackoffDelay, type BackoffSettings } from "../util/backoff.ts";
 
 /** What a channel needs from the identity's socket. */
 export interface SessionHost {
@@ -19,7 +19,8 @@ export interface SessionHost {
   now(): number;
   random(): number;
   logger: Logger;
-  backoff: BackoffOptions;
+  /** The redial backoff (see redialBackoff in network-agent.ts). */
+  backoff: BackoffSettings;
   /**
    * How long a new session waits for invite_agent_ack before it is used anyway (a network that
    * never acks must not stall us; a warning says so).
@@ -184,7 +185,7 @@ export class SessionChannel implements PeerChannel {
     this.#early = [];
     this.#setStatus("down");
     this.#failures++;
-    const delay = backoffDelayMs(this.#failures, this.#host.random(), this.#host.backoff);
+    const delay = computeBackoffDelay(this.#failures - 1, this.#host.backoff, () => this.#host.random());
     this.#host.logger.log("warn", "network.session-failed", { aid: this.#host.aid, peer: this.peer, error: (err as Error).message, retryInMs: delay });
     this.#events.emit("down", { reason: "session-refused" });
     if (!this.#host.socketOpen()) return;
@@ -251,4 +252,13 @@ export class SessionChannel implements PeerChannel {
   #setStatus(status: PeerChannelStatus): void {
     this.#status = status;
   }
+}
+
+/**
+ * The redial backoff: exponential from 1 s up to 60 s by default, with "equal jitter" (half of
+ * each step random): identities refused at once do not come back in lockstep, and no retry is
+ * ever sooner than half a step.
+ */
+export function redialBackoff(o: { baseMs?: number; maxMs?: number } | undefined): BackoffSettings {
+  return { baseMs: o?.baseMs ?? 1000, maxMs: o?.maxMs ?? 60_000, jitter: 0.5 };
 }

@@ -6,6 +6,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import type { AgentBackend, GenerateRequest, GenerateResult, LogLevel, Logger } from "../types.ts";
 import { errorFields, guardLogger } from "../log.ts";
+import { wait } from "../util/wait.ts";
 
 export const ACP_GROUP_CHANNEL_ID = "acp-group";
 
@@ -268,7 +269,8 @@ export function createOpenClawBackend<Cfg, Ctx>(params: {
             throw new OpenClawHostError({ code: "HOST_DISPATCH_FAILED", message: `host reply dispatch failed: ${reason}`, ...where, cause: err });
           }
           logger.log("info", "openclaw.dispatch-retry", { ...where, attempt: attempt + 1, delayMs, ...errorFields(err) });
-          await sleep(delayMs, request.signal);
+          // An abort (the call's timeout, the group closing) ends the retries with its reason.
+          await wait(delayMs, request.signal);
           collector = createReplyCollector();
         }
       }
@@ -299,21 +301,6 @@ const TRANSIENT_HOST_ERRORS = new Set(["StateDatabaseCoordinatorContentionError"
 
 export function isTransientHostError(err: unknown): boolean {
   return err instanceof Error && TRANSIENT_HOST_ERRORS.has(err.name);
-}
-
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const onAbort = () => {
-      clearTimeout(timer);
-      resolve();
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
 }
 
 /** Where our per-group state goes by default under the host: `<host state dir>/acp-group/state`. */

@@ -7,6 +7,7 @@ import { closeGroupClientForIdentity } from "../group/group-client.ts";
 import type { GroupClient, GroupClientEvent } from "../group/group-client.ts";
 import type { MemberTypes } from "../members/member-types.ts";
 import { childLogger, errorFields, silentLogger } from "../log.ts";
+import { dedupReady } from "../monitor/dedup.ts";
 import { createModelCallLimiter, type ModelCallLimiter } from "../monitor/model-calls.ts";
 import type { DispatchDecision, GroupMonitor } from "../monitor/monitor.ts";
 import { createFileStateStore, defaultStateDir, type StateStore } from "../state/file-store.ts";
@@ -243,6 +244,8 @@ function signInAndJoin(p: { link: AgentLink; connections: GroupConnections; prof
   return Promise.all([
     ...(linkReady instanceof Promise ? [linkReady] : []),
     ...[...connections.byService.values()].map(async (c) => {
+      // Our own messages coming back are recognised by their dedup key (groups.ts): hash-ready first.
+      await dedupReady;
       await c.start();
       const served = connections.groupsOf.get(c.peer) ?? [];
       await Promise.all([

@@ -2,7 +2,7 @@
 // `group.<ap>` that the network layer keeps up). Implemented in connection.ts.
 import type { PeerChannel } from "../network/peer-channel.ts";
 import type { GroupMessage, GroupSender, Logger } from "../types.ts";
-import type { BackoffSettings } from "../wire/backoff.ts";
+import type { BackoffSettings } from "../util/backoff.ts";
 import type { GroupFeedCounters, GroupFeedStatus } from "./group-feed.ts";
 import type { Plain } from "../wire/plain.ts";
 

@@ -6,7 +6,7 @@ import type { PeerChannel } from "../network/peer-channel.ts";
 import type { Logger } from "../types.ts";
 import { errorFields, silentLogger } from "../log.ts";
 import { TypedEmitter } from "../emitter.ts";
-import type { BackoffSettings } from "../wire/backoff.ts";
+import type { BackoffSettings } from "../util/backoff.ts";
 import { MAX_INBOUND_PAYLOAD_BYTES, MAX_MESSAGE_BYTES } from "../wire/limits.ts";
 import { isMsgIdNumber } from "../wire/msg-id.ts";
 import { isPlain, type Plain } from "../wire/plain.ts";
@@ -20,6 +20,7 @@ import type {
   Listener,
 } from "./connection-types.ts";
 import { TransportError } from "./errors.ts";
+import { wait } from "../util/wait.ts";
 import type { GroupFeed, GroupFeedStatus } from "./group-feed.ts";
 import { GroupFeeds } from "./group-feeds.ts";
 import { handleInboundFrame, type InboundDeps } from "./inbound.ts";
@@ -286,9 +287,9 @@ class ChannelGroupConnection implements GroupConnection {
     if (wasUp) {
       // Tell the service to stop pushing to us; a slow answer does not hold up the close.
       const unregister = this.#call("unregister_online").catch((err) => this.#log.log("debug", "transport.unregister-failed", errorFields(err)));
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([unregister, new Promise<void>((resolve) => (timer = setTimeout(resolve, UNREGISTER_GRACE_MS)))]);
-      clearTimeout(timer);
+      const answered = new AbortController();
+      await Promise.race([unregister, wait(UNREGISTER_GRACE_MS, answered.signal).catch(() => {})]);
+      answered.abort();
     }
     this.#session = undefined;
     for (const off of this.#offChannel) off();

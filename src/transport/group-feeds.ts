@@ -3,7 +3,7 @@
 // to pull_events and ack_events, handing the service's events to `onEvent`. Knows nothing of sessions.
 import type { Logger } from "../types.ts";
 import { errorFields } from "../log.ts";
-import { computeBackoffDelay, type BackoffSettings } from "../wire/backoff.ts";
+import { computeBackoffDelay, type BackoffSettings } from "../util/backoff.ts";
 import type { ConnectionCounters, GroupConnectionParams } from "./connection-types.ts";
 import { TransportError } from "./errors.ts";
 import { GroupFeed } from "./group-feed.ts";

@@ -13,4 +13,3 @@ export { TransportError, type TransportErrorCode, type TransportErrorContext } f
 export type { GroupFeedStatus } from "./group-feed.ts";
 export { RESULT_CODES } from "../wire/result-codes.ts";
 export { parseWireMessage, toWireMessage, type WireMessage } from "../wire/message.ts";
-export { computeBackoffDelay, type BackoffSettings } from "../wire/backoff.ts";

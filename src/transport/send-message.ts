@@ -3,7 +3,7 @@
 // waiting out the back-off or the service's `retry_after_ms`. Never retried on a timeout or a
 // dropped session: the message may have been stored, and a double post is worse than a missed one.
 import type { Logger } from "../types.ts";
-import { computeBackoffDelay, type BackoffSettings } from "../wire/backoff.ts";
+import { computeBackoffDelay, type BackoffSettings } from "../util/backoff.ts";
 import { messageBytes } from "../wire/limits.ts";
 import { msgIdValue } from "../wire/msg-id.ts";
 import { isPlain, type Plain } from "../wire/plain.ts";
@@ -14,7 +14,7 @@ import { TransportError } from "./errors.ts";
 import type { GroupFeed } from "./group-feed.ts";
 import type { ResponseFrame } from "./pending-requests.ts";
 import { requestFailed } from "./session-requests.ts";
-import { sleep } from "./sleep.ts";
+import { wait } from "../util/wait.ts";
 
 export interface SendMessageDeps {
   feeds: ReadonlyMap<string, GroupFeed>;
@@ -75,6 +75,10 @@ export async function sendGroupMessage(
     const hint = isPlain(frame.data) && typeof frame.data.retry_after_ms === "number" ? frame.data.retry_after_ms : 0;
     const delayMs = Math.min(deps.retry.maxMs, Math.max(computeBackoffDelay(attempt, deps.retry, deps.random), hint));
     deps.log.log("info", "transport.send-rate-limited", { groupId, attempt: attempt + 1, delayMs });
-    await sleep(delayMs, deps.closing, () => new TransportError("CLOSED", "connection closed during a retry wait", { action: "send_message", groupId }));
+    try {
+      await wait(delayMs, deps.closing);
+    } catch {
+      throw new TransportError("CLOSED", "connection closed during a retry wait", { action: "send_message", groupId });
+    }
   }
 }

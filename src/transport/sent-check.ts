@@ -4,7 +4,7 @@
 // our own message with exactly this text. Throws when the history cannot be read (no session, a bad
 // page): the caller must then not send, since it cannot tell.
 import type { GroupMessage } from "../types.ts";
-import { equalsLower } from "../wire/equals-lower.ts";
+import { equalsLower } from "../util/equals-lower.ts";
 import { msgIdValue } from "../wire/msg-id.ts";
 import type { GroupConnection } from "./connection-types.ts";
 import { TransportError } from "./errors.ts";

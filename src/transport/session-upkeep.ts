@@ -13,7 +13,7 @@
 // Timers: the heartbeat and the register retry, both cleared when the session ends and on close.
 import type { Logger } from "../types.ts";
 import { errorFields } from "../log.ts";
-import { computeBackoffDelay, type BackoffSettings } from "../wire/backoff.ts";
+import { computeBackoffDelay, type BackoffSettings } from "../util/backoff.ts";
 import { RESULT_CODES } from "../wire/result-codes.ts";
 import type { TimedOutRequest } from "./pending-requests.ts";
 

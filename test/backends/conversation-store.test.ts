@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { ConversationStore, estimateTokens } from "../../src/backends/conversation-store.ts";
+import { ConversationStore } from "../../src/backends/conversation-store.ts";
+import { estimateTokens } from "../../src/monitor/token-estimate.ts";
 import { createConversationRegistry, type ConversationPersistence } from "../../src/backends/conversation-registry.ts";
 import { createMemoryLogger } from "../../src/log.ts";
 
@@ -149,10 +150,14 @@ describe("ConversationStore (seed 002)", () => {
     ).toThrow(/system/);
   });
 
-  it("estimates CJK at about a token per character and Latin at about one per four", () => {
-    expect(estimateTokens("")).toBe(0);
-    expect(estimateTokens("abcdefgh")).toBe(2);
-    expect(estimateTokens("你好世界")).toBe(4);
+  it("measures its history with the budget's token estimate (4 per entry on top)", () => {
+    // Lines on which the two estimates of before disagreed (emoji, Cyrillic, a wide arrow).
+    const lines = ["Привет, мир! как дела?", "ok 👋🏽 👋🏽", "→ 你好世界 ←", "plain latin text here"];
+    const s = new ConversationStore(SYSTEM);
+    turn(s, 1, lines[0]!, lines[1]!);
+    turn(s, 2, lines[2]!, lines[3]!);
+    const expected = [SYSTEM, ...lines].reduce((sum, text) => sum + estimateTokens(text) + 4, 0);
+    expect(s.estimatedTokens()).toBe(expected);
   });
 });
 

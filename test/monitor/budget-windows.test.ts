@@ -4,7 +4,6 @@ import {
   budgetUsageRatio,
   checkBudget,
   describeOverBudget,
-  estimateTokens,
   measureBudget,
   pruneBudgetEvents,
   recordBudgetEvent,
@@ -142,15 +141,5 @@ describe("recording", () => {
     expect(recordBudgetEvent(events, [T, 3, 1])).toEqual([[T - HOUR, 2, 0], [T, 3, 1]]);
     expect(pruneBudgetEvents(events, T)).toEqual([[T - HOUR, 2, 0]]);
     expect(events).toHaveLength(2);
-  });
-});
-
-describe("estimateTokens", () => {
-  it("counts ~4 Latin chars per token and one per CJK char", () => {
-    expect(estimateTokens("")).toBe(0);
-    expect(estimateTokens("abcdefgh")).toBe(2);
-    expect(estimateTokens("abcdefghi")).toBe(3);
-    expect(estimateTokens("你好世界")).toBe(4);
-    expect(estimateTokens("hi 你好")).toBe(3);
   });
 });

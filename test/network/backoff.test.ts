@@ -1,13 +1,18 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { generateKeyPairSync, createPublicKey } from "node:crypto";
-import { backoffDelayMs, connectAgent, type HttpClient, type HttpReply, type Identity } from "../../src/network/index.ts";
+import { connectAgent, type HttpClient, type HttpReply, type Identity } from "../../src/network/index.ts";
+import { redialBackoff } from "../../src/network/session-channel.ts";
+import { computeBackoffDelay } from "../../src/util/backoff.ts";
 
-describe("backoffDelayMs", () => {
+describe("redialBackoff", () => {
   it("doubles from the base to the ceiling, half fixed and half jitter", () => {
-    const steps = [0, 1, 2, 3, 4, 5, 6, 7, 8, 20].map((n) => backoffDelayMs(n, 0.5));
-    expect(steps).toEqual([0, 750, 1500, 3000, 6000, 12000, 24000, 45000, 45000, 45000]);
-    expect([backoffDelayMs(1, 0), backoffDelayMs(1, 1)]).toEqual([500, 1000]);
-    expect(backoffDelayMs(3, 0, { baseMs: 100, maxMs: 250 })).toBe(125);
+    const settings = redialBackoff(undefined);
+    expect(settings).toEqual({ baseMs: 1000, maxMs: 60_000, jitter: 0.5 });
+    // After failure n the agent waits computeBackoffDelay(n − 1, …).
+    const steps = [1, 2, 3, 4, 5, 6, 7, 8, 20].map((n) => computeBackoffDelay(n - 1, settings, () => 0.5));
+    expect(steps).toEqual([750, 1500, 3000, 6000, 12000, 24000, 45000, 45000, 45000]);
+    expect([computeBackoffDelay(0, settings, () => 0), computeBackoffDelay(0, settings, () => 0.999999)]).toEqual([1000, 500]);
+    expect(computeBackoffDelay(2, redialBackoff({ baseMs: 100, maxMs: 250 }), () => 1)).toBe(125);
   });
 });
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { backoffDelayMs } from "../../src/network/backoff.ts";
+import { redialBackoff } from "../../src/network/session-channel.ts";
+import { computeBackoffDelay } from "../../src/util/backoff.ts";
 import { nextMessageId } from "../../src/network/message-id.ts";
 
 describe("network invariants (fast-check)", () => {
@@ -22,7 +23,7 @@ describe("network invariants (fast-check)", () => {
     );
   });
 
-  it("backoff: within [step/2, step], never above the ceiling, never shrinking as failures grow", () => {
+  it("redial backoff: within [step/2, step], never above the ceiling, never shrinking as failures grow", () => {
     fc.assert(
       fc.property(
         fc.integer({ min: 1, max: 60 }),
@@ -30,11 +31,12 @@ describe("network invariants (fast-check)", () => {
         fc.integer({ min: 1, max: 10_000 }),
         fc.integer({ min: 1, max: 600_000 }),
         (failures, random, baseMs, maxMs) => {
-          const d = backoffDelayMs(failures, random, { baseMs, maxMs });
+          const settings = redialBackoff({ baseMs, maxMs });
+          const d = computeBackoffDelay(failures - 1, settings, () => random);
           const step = Math.min(maxMs, baseMs * 2 ** Math.min(failures - 1, 30));
           expect(d).toBeGreaterThanOrEqual(Math.floor(step / 2));
           expect(d).toBeLessThanOrEqual(Math.ceil(step));
-          expect(backoffDelayMs(failures + 1, random, { baseMs, maxMs })).toBeGreaterThanOrEqual(d);
+          expect(computeBackoffDelay(failures, settings, () => random)).toBeGreaterThanOrEqual(d);
         },
       ),
     );

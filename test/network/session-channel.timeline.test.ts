@@ -1,7 +1,7 @@
 // The session life of one peer channel, on a scripted SessionHost (the socket side is tested over
 // real sockets elsewhere); fake timers own the invite wait and the retry clock.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { SessionChannel, type SessionHost } from "../../src/network/session-channel.ts";
+import { redialBackoff, SessionChannel, type SessionHost } from "../../src/network/session-channel.ts";
 import { createMemoryLogger } from "../../src/log.ts";
 
 /** invite answers: a status now, "never" (no ack), or { afterMs, status } (an ack that takes its time). */
@@ -37,7 +37,7 @@ function scriptedHost(inviteAnswer: () => InviteAnswer) {
     now: () => Date.now(),
     random: () => 0.5,
     logger,
-    backoff: {},
+    backoff: redialBackoff(undefined),
     inviteAckWaitMs: 5000,
     onChannelClosed: () => {},
   };

@@ -114,6 +114,19 @@ describe("installed from the tarball into a fresh folder", () => {
     ok("npm install <tarball>", await run({ cmd: "npm", args: ["install", "--prefer-offline", "--no-audit", "--no-fund", tarball], cwd: consumer, timeoutMs: 120_000 }));
   }, 130_000);
 
+  it("the OpenClaw host can require() the plugin's modules: no top-level await anywhere in their graph", async () => {
+    // OpenClaw loads dist/plugin.js with require(), which refuses an ES module graph holding a
+    // top-level await (ERR_REQUIRE_ASYNC_MODULE). plugin.js itself imports the host's SDK, absent
+    // here, so each module it imports from the package is required instead, and the library face.
+    const plugin = readFileSync(join(installed, "dist", "plugin.js"), "utf8");
+    const own = [...plugin.matchAll(/from\s*["'](\.\/[^"']+\.js)["']/g)].map((m) => m[1]!);
+    expect(own.length).toBeGreaterThan(3);
+    const targets = [...new Set(["./index.js", ...own])].map((f) => join(installed, "dist", f));
+    const script = `const { createRequire } = require("node:module"); const r = createRequire(process.cwd() + "/"); for (const f of ${JSON.stringify(targets)}) r(f); console.log("required", ${targets.length});`;
+    const r = ok("node -e require", await run({ cmd: process.execPath, args: ["-e", script], cwd: consumer, node: process.execPath, timeoutMs: 60_000 }));
+    expect(r.stdout.trim()).toBe(`required ${targets.length}`);
+  }, 70_000);
+
   it("the emitted JavaScript imports no .ts file, and the command has a shebang", () => {
     const js = readdirSync(join(installed, "dist"), { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".js"));
     expect(js.length).toBe(sourceModules().length + sourceAssets().length);

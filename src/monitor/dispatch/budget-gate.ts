@@ -3,7 +3,8 @@
 // the prompt's own size must fit — and the bookkeeping of every call it makes.
 import type { DispatchBatch } from "../../types.ts";
 import type { PromptParts } from "../assemble.ts";
-import { checkBudget, describeOverBudget, estimateTokens, type BudgetCheck, type BudgetEvent, type BudgetPool } from "../budget-windows.ts";
+import { estimateTokens } from "../token-estimate.ts";
+import { checkBudget, describeOverBudget, type BudgetCheck, type BudgetEvent, type BudgetPool } from "../budget-windows.ts";
 import { choosePayer, describeOverShare, ownerBudgetEvents } from "../sender-share.ts";
 import type { DispatchRun, Step } from "./run.ts";
 

@@ -4,7 +4,7 @@
 import { errorFields } from "../../log.ts";
 import type { DelayHint, GenerateRequest, ReplyType, TwoPhaseDecision } from "../../types.ts";
 import type { PromptParts } from "../assemble.ts";
-import { estimateTokens } from "../budget-windows.ts";
+import { estimateTokens } from "../token-estimate.ts";
 import { delayHintFor } from "../delay.ts";
 import { DECIDE_INSTRUCTION, parseDecision, parseIntent } from "../intent.ts";
 import { minReplyType } from "../reply-policy.ts";

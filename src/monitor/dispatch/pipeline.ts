@@ -5,6 +5,7 @@
 import type { DispatchBatch, GroupContext } from "../../types.ts";
 import type { PromptParts } from "../assemble.ts";
 import { budgetUsageRatio, type BudgetPool } from "../budget-windows.ts";
+import { dedupReady } from "../dedup.ts";
 import { checkDispatchBudget, poolOf } from "./budget-gate.ts";
 import { deliver, prepareReply } from "./deliver.ts";
 import { alreadyAnswered, gate, redelivery } from "./gate.ts";
@@ -16,6 +17,7 @@ import { waitToSend } from "./wait.ts";
 export async function runDispatch(m: MonitorContext, batch: DispatchBatch, group: GroupContext): Promise<Ended> {
   const run = new DispatchRun(m, batch, group);
   if (m.lifetime.aborted) return run.skip({ skip: "group-closed" });
+  await dedupReady;
   // Answered before a restart (our reply came back in the history): never again.
   const answered = alreadyAnswered(run);
   if (answered) return run.skip(answered);

@@ -22,7 +22,6 @@ import type {
 } from "../../types.ts";
 import type { PromptParts } from "../assemble.ts";
 import { decisionLogFields, type DispatchDecision } from "../decision.ts";
-import type { DelayWaits } from "../delay-waits.ts";
 import type { FloorContext } from "../floor.ts";
 import type { MonitorState } from "../monitor-state.ts";
 import { poolOf } from "./budget-gate.ts";
@@ -46,7 +45,6 @@ export interface MonitorContext {
   readonly sender: GroupSender;
   /** Aborted by close(): cancels in-flight model calls and pending send delays. */
   readonly lifetime: AbortSignal;
-  readonly delays: DelayWaits;
   readonly state: MonitorState;
   buildPrompt(batch: DispatchBatch, memory: GroupMemoryView, overrides?: { replyType?: ReplyType; budgetRatio?: number }): PromptParts;
   /** After every change worth persisting. */

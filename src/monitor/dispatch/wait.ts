@@ -2,6 +2,7 @@
 // re-checks — closed, a newer mention, the budget, and in a room the floor, which may have moved
 // to another open question: then this agent waits its turn for that one too.
 import type { DelayHint } from "../../types.ts";
+import { wait } from "../../util/wait.ts";
 import { chooseDelayMs, checkAfterDelay } from "../delay.ts";
 import { decideFloor } from "../floor.ts";
 import type { DispatchBudget } from "./budget-gate.ts";
@@ -27,7 +28,7 @@ export async function waitToSend(run: DispatchRun, gated: Gated, delayHint: Dela
   let waitMs = delayMs;
   let waitedFor = floor?.take === "claim" ? floor.question : undefined;
   for (;;) {
-    await m.delays.wait(waitMs, batch.mentionSignal);
+    await sendDelay(waitMs, m.lifetime, batch.mentionSignal);
     const after = checkAfterDelay({
       closed: m.lifetime.aborted,
       answeringMention: mentioned,
@@ -46,4 +47,16 @@ export async function waitToSend(run: DispatchRun, gated: Gated, delayHint: Dela
     record.delayMs += waitMs;
   }
   return { claim: floor?.take === "claim" ? floor.question : undefined };
+}
+
+/**
+ * Waits `ms` to look human, or less: the monitor closing (`lifetime`) or a newer mention (`wake`)
+ * ends the wait at once. Never rejects: the checks after the delay say what the early end means.
+ */
+export async function sendDelay(ms: number, lifetime: AbortSignal, wake: AbortSignal | undefined): Promise<void> {
+  try {
+    await wait(ms, wake ? AbortSignal.any([lifetime, wake]) : lifetime);
+  } catch {
+    // Cut short: closed or woken.
+  }
 }

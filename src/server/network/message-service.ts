@@ -15,6 +15,7 @@ import type { MessageServiceCounters } from "./service-counters.ts";
 import { SessionTable, callServiceAgent, str } from "./session-table.ts";
 import { SocketFlow } from "./socket-flow.ts";
 import { CLOSE_REPLACED, CLOSE_TOKEN_EXPIRED, DEFAULT_SOCKET_LIMITS, type AidKind, type SocketLimits } from "./socket-limits.ts";
+import { wait } from "../../util/wait.ts";
 
 export interface MessageServiceQuirks {
   /** Accept invite_agent_req without ever sending invite_agent_ack (the official SDK never waits for one). */
@@ -294,7 +295,7 @@ export class MessageService {
       conn.ws.close(1001, "server closing");
     }
     // Give close frames a moment, then drop whatever is left.
-    await new Promise((r) => setTimeout(r, 50).unref?.());
+    await wait(50);
     for (const conn of this.#connections.values()) conn.ws.terminate();
     this.#connections.clear();
     await new Promise<void>((r) => this.#wss.close(() => r()));

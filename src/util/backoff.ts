@@ -1,12 +1,13 @@
-// Exponential backoff with jitter: the delay both ends (the client's retries, the network's
-// redials) wait before trying again. Pure.
+// Exponential backoff with jitter, the one the project uses everywhere: the transport's re-pulls,
+// register retries and 1010 send retries, the network layer's redials and session rebuilds. Pure.
 
 export interface BackoffSettings {
   baseMs: number;
   maxMs: number;
   /**
    * Fraction of the delay that is randomised, 0..1. With jitter j the delay is drawn from
-   * [d·(1−j), d]: many clients dropped by one server restart do not return in lockstep.
+   * [d·(1−j), d]: many clients dropped by one server restart do not return in lockstep. The
+   * network layer uses ½ ("equal jitter": never sooner than half a step).
    */
   jitter?: number;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { computeBackoffDelay } from "../../src/wire/backoff.ts";
+import { computeBackoffDelay } from "../../src/util/backoff.ts";
 
 describe("computeBackoffDelay", () => {
   it("doubles from baseMs up to maxMs without jitter", () => {

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { equalsLower } from "../../src/wire/equals-lower.ts";
+import { equalsLower } from "../../src/util/equals-lower.ts";
 
 describe("equalsLower", () => {
   it("matches mixed-case ASCII aids and rejects near misses", () => {
