@@ -225,7 +225,9 @@ export type SkipReason =
   /** An unaddressed batch held only agents' answers to others: an answer is not answered. */
   | "agent-answer"
   /** Everyone who addressed us in the batch has used their share of the addressed allowance. */
-  | "sender-over-share";
+  | "sender-over-share"
+  /** Only strangers addressed us, and strangers together have used their class's share of the addressed allowance. */
+  | "strangers-over-share";
 
 /** A reply went out. The group client records it in the group's memory (src/group/memory.ts). */
 export interface SentOutcome {

@@ -61,7 +61,7 @@ const PURE_FILES = [
   "config/budget-windows.ts",
   ...["assemble", "budget-windows", "confusables", "context-xml", "decision", "dedup", "delay", "floor", "format-common", "identity-shared", "intent", "loop-guard", "outbound", "prompt", "reply-address", "reply-policy", "sanitize", "sender-share", "token-estimate"].map((n) => `monitor/${n}.ts`),
   // The shared helpers that are pure (util/wait.ts owns a timer: not here).
-  ...["backoff", "equals-lower"].map((n) => `util/${n}.ts`),
+  ...["backoff", "bounded-map", "equals-lower"].map((n) => `util/${n}.ts`),
 ];
 const PURE = files(...PURE_FILES);
 

@@ -59,8 +59,11 @@ export function assembleDispatchPrompt(p: AssembleParams): PromptParts {
       });
   const stablePrefix = p.stablePrefix ?? buildAcpSystemPrompt(p.identity);
   const memberTypes = p.memberTypes ?? new MemberDirectory({ owner: p.identity.owner });
-  // Whom a sender must not pass for: ourselves, our owner and every member our config names.
-  const known = knownNames([p.identity.aid, p.identity.owner, ...(memberTypes.knownAids?.() ?? [])]);
+  // Whom a sender must not pass for: ourselves, our owner and every member our config names; the
+  // people the group service names; and, among the batch's other speakers, the plainest name.
+  const known = knownNames([p.identity.aid, p.identity.owner, ...(memberTypes.knownAids?.() ?? [])], memberTypes.servicePersons?.()).forSpeakers(
+    speakersOf(batch.messages, p.identity.aid),
+  );
   const situation = buildGroupSituationPrompt(
     {
       vitality: batch.vitality,
@@ -96,4 +99,9 @@ export function assembleDispatchPrompt(p: AssembleParams): PromptParts {
     replyTypeReason: decided.reason,
     budgetRatio,
   };
+}
+
+/** The batch's senders other than ourselves, oldest first. */
+function* speakersOf(messages: readonly { sender: string }[], selfAid: string): Generator<string> {
+  for (const m of messages) if (m.sender !== selfAid) yield m.sender;
 }

@@ -7,6 +7,7 @@ import { request } from "node:https";
 import type { LookupFunction } from "node:net";
 import WebSocket from "ws";
 import { buildCsr } from "../../src/network/x509.ts";
+import { waitFor as waitForProbe } from "./wait-for.ts";
 
 export interface SdkFrame {
   cmd: string;
@@ -33,15 +34,7 @@ export interface SdkMember {
 
 const crlf = (pem: string) => pem.replace(/\r?\n/g, "\r\n");
 
-async function waitFor<T>(probe: () => T | undefined, what: string, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+const waitFor = <T>(probe: () => T | undefined, what: string) => waitForProbe(probe, what, 10_000);
 
 /** `base` is what `new AgentCP("<domain>:<port>")` builds: https://acp3.<domain>:<port>. */
 export async function connectSdkMember(p: { base: string; aid: string; caPem: string; lookup: LookupFunction; groupService: string }): Promise<SdkMember> {
