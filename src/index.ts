@@ -15,6 +15,7 @@ export type * from "./types.ts";
 export type { ChannelConfigInput, GroupOverrides } from "./config/schema.ts";
 export { ConfigError, parseChannelConfig, loadConfigFile } from "./config/load.ts";
 export { startIdentity, RuntimeError, type RunningIdentity, type StartIdentityParams } from "./runtime/identity.ts";
+export type { DirectOptions, DirectRuntime } from "./runtime/direct.ts";
 export { NetworkError } from "./network/index.ts";
 export { createOpenAIBackend } from "./backends/standalone.ts";
 export { createScriptedBackend, type ScriptedBackendParams, type ScriptedMode } from "./backends/deterministic.ts";

@@ -48,7 +48,7 @@ interface Rule {
 /** The faces: what a host or a library user loads. */
 const FACES = files("index.ts", "plugin.ts", "setup-entry.ts", "secret-contract-api.ts");
 /** The shared base every layer may import. */
-const BASE = files("types.ts", "log.ts", "emitter.ts", "paths.ts");
+const BASE = files("types.ts", "conversation-ref.ts", "skip-reason.ts", "log.ts", "emitter.ts", "paths.ts");
 /** One helper per idea (backoff, abortable wait, bounded map, case-insensitive compare): every layer may import them. */
 const UTIL = under("util");
 /**
@@ -56,12 +56,14 @@ const UTIL = under("util");
  * import (as values) only types.ts, the wire vocabulary and each other.
  */
 const PURE_FILES = [
-  ...["addressee", "answered", "dispatch-gate", "held", "memory", "mention", "retry-book", "seen-ids", "sender-access", "server-clock", "service-event", "signals", "social", "vitality"].map((n) => `group/${n}.ts`),
+  ...["addressee", "answered", "command", "dispatch-gate", "held", "memory", "mention", "orphans", "retry-book", "seen-ids", "sender-access", "server-clock", "service-event", "signals", "social", "vitality"].map((n) => `group/${n}.ts`),
+  ...["members", "reason", "rules", "view"].map((n) => `group/addressing/${n}.ts`),
   "members/member-types.ts",
   "config/budget-windows.ts",
-  ...["assemble", "budget-windows", "confusables", "context-xml", "decision", "dedup", "delay", "floor", "format-common", "identity-shared", "intent", "loop-guard", "outbound", "prompt", "reply-address", "reply-policy", "sanitize", "sender-share", "token-estimate"].map((n) => `monitor/${n}.ts`),
+  ...["assemble", "budget-windows", "confusables", "context-xml", "decision", "dedup", "delay", "direct-prompt", "floor", "format-common", "identity-shared", "intent", "loop-guard", "outbound", "prompt", "reply-address", "reply-policy", "sanitize", "sender-share", "token-estimate"].map((n) => `monitor/${n}.ts`),
+  ...["access", "exchange", "journal"].map((n) => `direct/${n}.ts`),
   // The shared helpers that are pure (util/wait.ts owns a timer: not here).
-  ...["backoff", "bounded-map", "equals-lower"].map((n) => `util/${n}.ts`),
+  ...["backoff", "bounded-map", "equals-lower", "rank"].map((n) => `util/${n}.ts`),
 ];
 const PURE = files(...PURE_FILES);
 
@@ -100,8 +102,18 @@ const RULES: readonly Rule[] = [
     forbid: not(anyOf(under("group", "wire", "util"), files("config/budget-windows.ts"), BASE)),
   },
   {
-    rule: "the engine (group/, monitor/) picks no concrete part: no socket, server, host, state file, runtime or command",
-    from: under("group", "monitor"),
+    rule: "direct conversations (direct/) sit beside the group client: they import only themselves, the group's pure memory and sender patterns, the wire vocabulary, the shared helpers and the shared base; the monitor answers them through types.ts",
+    from: under("direct"),
+    forbid: not(anyOf(under("direct", "wire", "util"), files("group/memory.ts", "group/sender-access.ts", "group/social.ts", "group/answered.ts"), BASE)),
+  },
+  {
+    rule: "only the runtime and the command line's live view know direct conversations",
+    from: not(anyOf(under("direct", "runtime", "cli"), FACES)),
+    forbid: under("direct"),
+  },
+  {
+    rule: "the engine (group/, monitor/, direct/) picks no concrete part: no socket, server, host, state file, runtime or command",
+    from: under("group", "monitor", "direct"),
     forbid: under("network", "transport", "server", "openclaw", "backends", "state", "runtime", "cli", "replay", "report"),
   },
   {
@@ -196,7 +208,7 @@ describe("import rules over src/", () => {
   });
 
   it("the folders the rules name exist, and each PURE module is a file of src/", () => {
-    for (const folder of ["cli", "runtime", "wire", "util", "group", "monitor", "network", "transport", "server", "openclaw", "backends", "members", "state", "replay", "report", "profile", "config"]) {
+    for (const folder of ["cli", "runtime", "wire", "util", "group", "direct", "monitor", "network", "transport", "server", "openclaw", "backends", "members", "state", "replay", "report", "profile", "config"]) {
       expect(modules.some(under(folder)), folder).toBe(true);
     }
     expect(PURE_FILES.filter((f) => !modules.includes(f))).toEqual([]);
@@ -244,5 +256,8 @@ describe("import rules over src/", () => {
     expect(breaches(rule("the group client"), [{ from: "group/ingest.ts", to: "util/equals-lower.ts", typeOnly: false }])).toEqual([]);
     expect(breaches(pure, [{ from: "group/vitality.ts", to: "util/wait.ts", typeOnly: false }])).toEqual(["group/vitality.ts -> util/wait.ts"]);
     expect(breaches(rule("the wire vocabulary"), [{ from: "wire/x.ts", to: "types.ts", typeOnly: true }])).toEqual([]);
+    expect(breaches(rule("direct conversations"), [{ from: "direct/conversation.ts", to: "monitor/monitor.ts", typeOnly: true }])).toHaveLength(1);
+    expect(breaches(rule("direct conversations"), [{ from: "direct/conversation.ts", to: "network/direct-link.ts", typeOnly: false }])).toHaveLength(1);
+    expect(breaches(rule("direct conversations"), [{ from: "direct/conversation.ts", to: "group/memory.ts", typeOnly: false }])).toEqual([]);
   });
 });

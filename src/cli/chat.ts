@@ -2,7 +2,7 @@
 // the identity (joining by the link first when given one), prints the group's recent history and
 // then each new message (time, sender, `(agent)`/`(human)` when the group service says which),
 // and posts each `--say` and each typed or piped line. How a person tests an agent, and how a
-// script talks to a group.
+// script talks to a group. With `--to <aid>` it is a direct conversation instead (chat-direct.ts).
 import { createInterface } from "node:readline";
 import { loadConfigFile, parseChannelConfig } from "../config/load.ts";
 import { intOption, parse, UsageError, type Io } from "./args.ts";
@@ -16,12 +16,14 @@ import { aidDomain, groupServiceAid } from "../network/access-point.ts";
 import { connectConfiguredIdentity } from "../runtime/link.ts";
 import { defaultStateDir } from "../state/file-store.ts";
 import { createGroupConnection } from "../transport/connection.ts";
-import type { GroupMessage, LogLevel } from "../types.ts";
+import type { GroupMessage, Logger, LogLevel } from "../types.ts";
 import { PERSON_CLIENT_INFO } from "../wire/client-info.ts";
 import { msgIdValue } from "../wire/msg-id.ts";
+import { chatDirect } from "./chat-direct.ts";
 
 export const CHAT_OPTIONS = {
   identity: { type: "string" },
+  to: { type: "string" },
   say: { type: "string", multiple: true },
   "no-stdin": { type: "boolean" },
   "duration-ms": { type: "string" },
@@ -36,7 +38,9 @@ export const CHAT_OPTIONS = {
 export async function chatCommand(args: string[], io: Io, opts: { signal?: AbortSignal; stdin?: NodeJS.ReadableStream; columns?: number } = {}): Promise<number> {
   const { values, positionals } = parse(args, CHAT_OPTIONS, true);
   const [where, ...extra] = positionals;
-  if (!where || extra.length > 0) throw new UsageError("expected one link (https://group.<ap>/<group>?code=…) or one group id");
+  if (values.to !== undefined && positionals.length > 0) throw new UsageError("expected either `--to AID` (a direct conversation) or a link or group, not both");
+  if (values.to === undefined && (!where || extra.length > 0)) throw new UsageError("expected one link (https://group.<ap>/<group>?code=…), one group id, or `--to AID`");
+  if (values.to !== undefined && !values.to.includes(".")) throw new UsageError(`expected \`--to\` an agent id such as ${values.to}.agentcp.io, got \`${values.to}\``);
   if (!values.identity) throw new UsageError("expected `--identity AID` (an aid from `acp-group id create`, or an identity of the config)");
   const durationMs = intOption(values["duration-ms"], "duration-ms", 1);
   const historyCount = intOption(values.history, "history", 0) ?? 20;
@@ -45,7 +49,23 @@ export async function chatCommand(args: string[], io: Io, opts: { signal?: Abort
   const stateDir = values["state-dir"] ?? loaded.stateDir ?? defaultStateDir();
   const who = identityForLink({ config: loaded, identity: values.identity, stateDir, caFile: values["ca-file"] });
   const logger = createJsonLogger({ level: (values["log-level"] ?? "warn") as LogLevel, write: (line) => io.err(line) });
+  if (values.to !== undefined) return chatTo({ io, opts, who, to: values.to, stateDir, say: values.say ?? [], historyCount, readStdin: !values["no-stdin"], durationMs, timeoutMs, logger });
+  return chatInGroup({ io, opts, where: where!, loaded, who, values, historyCount, durationMs, timeoutMs, logger });
+}
 
+async function chatInGroup(p: {
+  io: Io;
+  opts: { signal?: AbortSignal; stdin?: NodeJS.ReadableStream; columns?: number };
+  where: string;
+  loaded: ReturnType<typeof parseChannelConfig>;
+  who: ReturnType<typeof identityForLink>;
+  values: { say?: string[] | undefined; "no-stdin"?: boolean | undefined };
+  historyCount: number;
+  durationMs: number | undefined;
+  timeoutMs: number;
+  logger: Logger;
+}): Promise<number> {
+  const { io, opts, where, loaded, who, values, historyCount, durationMs, timeoutMs, logger } = p;
   let target: Pick<JoinLink, "service" | "groupId">;
   if (/^https?:\/\//i.test(where)) {
     const link = parseJoinLink(where);
@@ -167,6 +187,39 @@ export async function chatCommand(args: string[], io: Io, opts: { signal?: Abort
     process.off("SIGTERM", onStop);
     opts.signal?.removeEventListener("abort", onStop);
     await connection.close();
+    await agent.close();
+  }
+}
+
+/** `chat --to`: signs in, then the direct conversation until Ctrl-C, SIGTERM or --duration-ms. */
+async function chatTo(p: {
+  io: Io;
+  opts: { signal?: AbortSignal; stdin?: NodeJS.ReadableStream; columns?: number };
+  who: ReturnType<typeof identityForLink>;
+  to: string;
+  stateDir: string;
+  say: readonly string[];
+  historyCount: number;
+  readStdin: boolean;
+  durationMs: number | undefined;
+  timeoutMs: number;
+  logger: Logger;
+}): Promise<number> {
+  const agent = connectConfiguredIdentity({ config: p.who.config, identityId: p.who.identityId, logger: p.logger, clientInfo: PERSON_CLIENT_INFO });
+  const stop = new AbortController();
+  const onStop = () => stop.abort();
+  process.once("SIGINT", onStop);
+  process.once("SIGTERM", onStop);
+  p.opts.signal?.addEventListener("abort", onStop, { once: true });
+  const stopped = new Promise<void>((resolve) => (stop.signal.aborted ? resolve() : stop.signal.addEventListener("abort", () => resolve(), { once: true })));
+  const timer = p.durationMs !== undefined ? setTimeout(onStop, p.durationMs) : undefined;
+  try {
+    return await chatDirect({ io: p.io, agent, me: p.who.aid, peer: p.to, stateDir: p.stateDir, say: p.say, historyCount: p.historyCount, readStdin: p.readStdin, stdin: p.opts.stdin, width: () => p.opts.columns ?? outputWidth(), timeoutMs: p.timeoutMs, logger: p.logger, stopped, isStopped: () => stop.signal.aborted });
+  } finally {
+    if (timer) clearTimeout(timer);
+    process.off("SIGINT", onStop);
+    process.off("SIGTERM", onStop);
+    p.opts.signal?.removeEventListener("abort", onStop);
     await agent.close();
   }
 }

@@ -11,23 +11,25 @@ import { LogParseError } from "../replay/log.ts";
 import { inspectSpec } from "./inspect.ts";
 import { explainUnreachable } from "./reach.ts";
 import { replaySpec } from "./replay.ts";
+import { pairingSpec } from "./pairing.ts";
 
 const startSpec: CommandSpec = {
   name: "start",
   summary: "Run the configured agents in a live group on an embedded local server",
   usage:
-    "[--config FILE] [--say TEXT]... [--as NAME] [--group ID] [--no-stdin] [--duration-ms N]\n" +
+    "[--config FILE] [--say TEXT]... [--dm 'NAME TEXT']... [--as NAME] [--group ID] [--no-stdin] [--duration-ms N]\n" +
     "[--log-level debug|info|warn|error] [--state-dir DIR] [--fresh] [--show-prompts]\n" +
     "[--domain D] [--port P] [--tls]",
   help: [
     "Starts a local ACP network (access point, message service, group service group.<domain>) and",
     "every enabled identity of the configuration, each signed in with its own key over real sockets,",
     "and prints the conversation and each dispatch decision. Lines typed (or piped) on stdin are",
-    "posted into the group by the human member, who signs in like everyone else. Ctrl-C or SIGTERM",
-    "stops it and saves state.",
+    "posted into the group by the human member, who signs in like everyone else; a line `/dm NAME TEXT`",
+    "is sent to that agent as a direct message instead. Ctrl-C or SIGTERM stops it and saves state.",
     "",
     `  --config FILE      the configuration (default: ${DEFAULT_CONFIG})`,
     "  --say TEXT         post TEXT as the human at start (repeatable)",
+    "  --dm 'NAME TEXT'   send TEXT to agent NAME as the human's direct message at start (repeatable)",
     "  --as NAME          the human's name (default: the first of `humans`)",
     "  --group ID         where --say and typed lines go (default: the first group)",
     "  --no-stdin         do not read lines from stdin",
@@ -45,16 +47,19 @@ const startSpec: CommandSpec = {
 
 const chatSpec: CommandSpec = {
   name: "chat",
-  summary: "Talk in a group as a person: history, live messages, post lines (any ACP network)",
+  summary: "Talk in a group, or to one agent directly, as a person: history, live messages, post lines",
   usage:
-    "<link|group> --identity AID [--say TEXT]... [--no-stdin] [--duration-ms N] [--history N]\n" +
+    "(<link|group> | --to AID) --identity AID [--say TEXT]... [--no-stdin] [--duration-ms N] [--history N]\n" +
     "[--state-dir DIR] [--config FILE] [--ca-file CA] [--timeout-ms N] [--log-level L]",
   help: [
     "Signs in with the identity (an aid from `acp-group id create`, or an identity of --config), joins by",
     "the link first when given one, prints the group's recent history and then each new message",
     "(time, sender, (agent)/(human) when the group service says which), and posts each --say and each",
     "typed or piped line. Ctrl-C, SIGTERM or --duration-ms leaves.",
+    "With --to AID it is a direct conversation with that agent instead: the history of that conversation",
+    "(kept in <stateDir>/direct-history), then each line as it comes; --say and typed lines go to AID.",
     "",
+    "  --to AID           talk to AID one to one (a direct message, as the official SDK sends it)",
     "  --say TEXT         post TEXT once connected (repeatable)",
     "  --history N        how many earlier messages to show first (default 20)",
     "  --no-stdin         do not read lines from stdin",
@@ -67,7 +72,7 @@ const chatSpec: CommandSpec = {
 const serverSpec: CommandSpec = {
   name: "server",
   summary: "Run the local ACP network alone (access point, message service, group.<domain>)",
-  usage: "[--domain D] [--port P] [--tls] [--config FILE] [--state-dir DIR] [--duration-ms N] [--log-level L]\n[--people-from-chat] [--no-presence] [--strict-invite-ms N]",
+  usage: "[--domain D] [--port P] [--tls] [--config FILE] [--state-dir DIR] [--duration-ms N] [--log-level L]\n[--people-from-chat] [--no-presence] [--strict-invite-ms N] [--max-agents-per-source N]",
   help: [
     `A local ACP network for development. Groups and members come from the config (default ${DEFAULT_CONFIG}).`,
     "At start it prints `access point: <url>`, `ca: <path>` (with --tls) and `join <group>: <link>` per group.",
@@ -82,6 +87,9 @@ const serverSpec: CommandSpec = {
     "  --strict-invite-ms N  play a strict message service: an invited agent (the group service too) joins a",
     "                        session N ms after invite_agent_req, sends invite_agent_ack only then, and",
     "                        session frames sent to it before that are dropped without an answer",
+    "  --max-agents-per-source N  room for N agents run from one address (one `acp-group run` with N",
+    "                        identities): sockets, sign-ins after a restart and registrations per address",
+    "                        raised to fit (the defaults allow 512 connections and 20 new aids per address)",
   ].join("\n"),
   run: async (args, io) => (await import("./server.ts")).serverCommand(args, io),
 };
@@ -176,7 +184,7 @@ export const importEvolSpec: CommandSpec = {
 };
 
 /** Every command, in the order the general help lists them. Add a row to add a command. */
-export const COMMANDS: readonly CommandSpec[] = [startSpec, runSpec, chatSpec, serverSpec, joinSpec, leaveSpec, replaySpec, inspectSpec, idSpec, importEvolSpec];
+export const COMMANDS: readonly CommandSpec[] = [startSpec, runSpec, chatSpec, serverSpec, joinSpec, leaveSpec, pairingSpec, replaySpec, inspectSpec, idSpec, importEvolSpec];
 
 const USAGE = renderUsage(COMMANDS);
 

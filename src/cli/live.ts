@@ -6,7 +6,9 @@ import { createOpenAIBackend } from "../backends/standalone.ts";
 import { resolveLlmSettings } from "../backends/llm-settings.ts";
 import type { DispatchDecision } from "../monitor/monitor.ts";
 import type { StateStore } from "../state/file-store.ts";
+import type { DirectConversationsParams } from "../direct/conversations.ts";
 import type { AgentBackend, ChannelConfig, GenerateRequest, Logger } from "../types.ts";
+import { formatDirectRows } from "./transcript.ts";
 
 const OFFLINE_PREFIX = "[offline responder]";
 
@@ -58,9 +60,37 @@ export { createTranscript } from "./transcript.ts";
 export function decisionLine(d: DispatchDecision): string {
   const o = d.outcome;
   const verdict = o.kind === "sent" ? `sent ${o.replyType}` : `skipped: ${o.reason}${d.detail ? ` (${d.detail})` : ""}`;
+  if (d.conversation?.kind === "direct") {
+    // One to one: no vitality, no mentions to count.
+    return `    ↳ ${d.identityId} [dm ${d.conversation.peer}] dispatch #${d.dispatchId} direct · ${d.messageIds.length} msg(s) · reply_type ${d.replyType ?? "-"} · budget ${d.budgetRatio.toFixed(2)} → ${verdict}`;
+  }
   return (
     `    ↳ ${d.identityId} [${d.groupId}] dispatch #${d.dispatchId} ${d.trigger} · ${d.messageIds.length} msg(s) · ` +
     `${d.vitality.state} ${d.vitality.messagesIn5m}/${d.vitality.uniqueSpeakersIn5m} · mentions ${d.mentionInfo.mentionCount} · ` +
     `reply_type ${d.replyType ?? "-"} · budget ${d.budgetRatio.toFixed(2)} → ${verdict}`
   );
+}
+
+type DirectEventOf = Parameters<NonNullable<DirectConversationsParams["onEvent"]>>[0];
+
+/**
+ * The direct messages of `identityId` (`aid`) as transcript rows (transcript.ts: the header at the
+ * edge, the rest on continuation rows): `time [dm] from → to: text`, a refused sender with why, and
+ * the end of an exchange with its reason.
+ */
+export function directLine(identityId: string, aid: string, e: DirectEventOf, width = Number.POSITIVE_INFINITY, now: number = Date.now()): string {
+  const time = new Date(e.type === "received" || e.type === "sent" ? e.at : now).toISOString().slice(11, 19);
+  const rows = (from: string, to: string, content: string, marker?: "agent") => formatDirectRows({ time, from, to, marker, content, width }).join("\n");
+  switch (e.type) {
+    case "received":
+      return rows(e.peer, aid, e.text);
+    case "sent":
+      return rows(aid, e.peer, e.text, "agent");
+    case "refused":
+      return `${rows(e.peer, aid, e.text)}\n    ↳ ${identityId} [dm ${e.peer}] refused: ${e.reason} (nothing reaches the model)`;
+    case "not-answered":
+      return `    ↳ ${identityId} [dm ${e.peer}] not answered: ${e.reason}`;
+    case "ended":
+      return `    ↳ ${identityId} [dm ${e.peer}] exchange ended: ${e.reason}`;
+  }
 }

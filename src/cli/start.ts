@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { listGroupsForIdentity, loadConfigFile } from "../config/load.ts";
 import { intOption, logLevelOption, parse, UsageError, type Io } from "./args.ts";
 import { requireGroup } from "./checks.ts";
-import { createCliBackend, createTranscript, decisionLine } from "./live.ts";
+import { createCliBackend, createTranscript, decisionLine, directLine } from "./live.ts";
 import { outputWidth } from "./transcript.ts";
 import { createSerialPoster, openLiveSession } from "./live-session.ts";
 import { NETWORK_OPTIONS, networkOptions } from "./network-options.ts";
@@ -26,6 +26,7 @@ import { DEFAULT_CONFIG } from "../paths.ts";
 export const START_OPTIONS = {
   config: { type: "string" },
   say: { type: "string", multiple: true },
+  dm: { type: "string", multiple: true },
   as: { type: "string" },
   group: { type: "string" },
   "no-stdin": { type: "boolean" },
@@ -64,12 +65,13 @@ export async function startCommand(args: string[], io: Io, opts: { signal?: Abor
   });
 
   try {
-    session.startIdentities(o.identityIds, (id) => ({
+    await session.startIdentities(o.identityIds, (id) => ({
       config,
       backend,
       logger,
       store,
       onDecision: (d) => io.out(decisionLine(d)),
+      direct: { onEvent: (e) => io.out(directLine(id, config.identities[id]!.aid, e, outputWidth())) },
       connect: ({ logger: l }) => dev.connect(identities.get(config.identities[id]!.aid)!, l),
       // agent.md of the local network's identities lives on the local server.
       profileFetch: dev.profileFetch,
@@ -90,14 +92,19 @@ export async function startCommand(args: string[], io: Io, opts: { signal?: Abor
   }
   if (!session.stopping) io.out(`agents online: ${session.running.map((r) => `${r.identityId} (${r.aid})`).join(", ")}`);
 
+  // A line `/dm NAME TEXT` is the human's direct message to that agent; any other goes to the group.
   const post = createSerialPoster({
     io,
     as: o.human,
     open: () => !session.stopping && humanConnection !== undefined,
-    send: (content) => humanConnection!.sendMessage({ groupId: plan.sayGroup, content }),
+    send: (content) => {
+      const dm = directLineOf(content, config, o.network.domain);
+      return dm ? humanAgent!.sendDirect({ peer: dm.to, text: dm.text }) : humanConnection!.sendMessage({ groupId: plan.sayGroup, content });
+    },
     onFailed: (err) => logger.log("warn", "start.post-failed", { group: plan.sayGroup, ...errorFields(err) }),
   });
   for (const text of o.say) post(text);
+  for (const text of o.dm) post(`/dm ${text}`);
   // Typed or piped lines (`echo "Alice, hi" | npm start`) post as the human; the end of a pipe
   // does not stop the group — Ctrl-C or --duration-ms does.
   if (!session.stopping && !o.noStdin) session.readLines({ input: opts.stdin, groupId: plan.sayGroup, as: o.human, post });
@@ -107,6 +114,17 @@ export async function startCommand(args: string[], io: Io, opts: { signal?: Abor
   o.removeFresh();
   io.out("stopped");
   return 0;
+}
+
+/** `/dm NAME TEXT` → the agent NAME (an identity id, or a name on the local domain) and the text; undefined for any other line. */
+function directLineOf(line: string, config: ChannelConfig, domain: string): { to: string; text: string } | undefined {
+  const m = /^\/dm\s+(\S+)\s+([\s\S]+)$/.exec(line.trim());
+  if (!m) {
+    if (/^\/dm\b/.test(line.trim())) throw new UsageError("expected `/dm NAME TEXT` (NAME an agent of the config, such as alice)");
+    return undefined;
+  }
+  const name = m[1]!;
+  return { to: config.identities[name]?.aid ?? rehome(name, domain), text: m[2]!.trim() };
 }
 
 /** Stopped before every member was connected: nothing more to start. */
@@ -123,6 +141,8 @@ interface StartOptions {
   /** The human member's aid on the local domain. */
   human: string;
   say: string[];
+  /** `NAME TEXT` direct messages from the human at start. */
+  dm: string[];
   group: string | undefined;
   noStdin: boolean;
   durationMs: number | undefined;
@@ -163,6 +183,10 @@ function readStartOptions(args: string[], io: Io): StartOptions {
     identityIds,
     human: rehome(values.as ?? config.humans[0] ?? "human", network.domain),
     say: values.say ?? [],
+    dm: (values.dm ?? []).map((d) => {
+      if (!/^\S+\s+\S/.test(d.trim())) throw new UsageError(`expected \`--dm 'NAME TEXT'\` (an agent's name, a space, the message), got \`${d}\``);
+      return d.trim();
+    }),
     group: values.group,
     noStdin: values["no-stdin"] === true,
     durationMs,

@@ -99,6 +99,14 @@ export function formatTranscriptRows(p: { time: string; groupId: string; msgId: 
   return wrap(lines, Math.max(MIN_WIDTH, p.width - 1));
 }
 
+/** One direct message as rows: `time [dm] from (agent) → to: text`, then continuation rows. */
+export function formatDirectRows(p: { time: string; from: string; to: string; marker?: SenderMarker | undefined; content: string; width: number }): string[] {
+  const header = `${p.time} [dm] ${displayText(p.from)}${p.marker ? ` (${p.marker})` : ""} → ${displayText(p.to)}:`;
+  const lines = p.content.split(LINE_BREAK).map(displayText);
+  lines[0] = `${header} ${lines[0]!.replace(/^ /, "")}`.trimEnd();
+  return wrap(lines, Math.max(MIN_WIDTH, p.width - 1));
+}
+
 /**
  * Prints each group message once (several identities may see the same one) as transcript rows.
  * `width` is read per message (a terminal can be resized); default 80 columns.

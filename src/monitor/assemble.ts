@@ -1,11 +1,12 @@
 // Everything the model would receive for one dispatch, built without calling it — the monitor
 // uses this for every call, and `inspect`/`replay` use it to show the exact bytes.
 import { MemberDirectory, senderTypes, type MemberTypes } from "../members/member-types.ts";
-import type { DispatchBatch, GroupSettings, OwnReply, ReplyType } from "../types.ts";
+import type { ConversationRef, DispatchBatch, GroupSettings, OwnReply, ReplyType } from "../types.ts";
 import { buildAcpSystemPrompt, buildGroupSituationPrompt, formatMessages, type PromptIdentity } from "./prompt.ts";
+import { buildDirectSituationPrompt } from "./direct-prompt.ts";
 import { isGroupEvent } from "./format-common.ts";
-import { knownNames } from "./sanitize.ts";
-import { decideReplyType, type ReplyTypeReason } from "./reply-policy.ts";
+import { knownNames, type KnownNames } from "./sanitize.ts";
+import { decideDirectReplyType, decideReplyType, type ReplyTypeReason } from "./reply-policy.ts";
 
 export interface PromptParts {
   /** stablePrefix + "\n\n" + situation. */
@@ -43,9 +44,12 @@ export interface AssembleParams {
   timeZone?: string;
   /** Member types for `[Senders]`. Default: the identity's owner is known, everyone else is "type unknown". */
   memberTypes?: MemberTypes;
+  /** A direct conversation gets its own situation block (no vitality, no mentions); absent: a group. */
+  conversation?: ConversationRef | undefined;
 }
 
 export function assembleDispatchPrompt(p: AssembleParams): PromptParts {
+  if (p.conversation?.kind === "direct") return assembleDirectPrompt(p, p.conversation.peer);
   const { settings, batch } = p;
   const budgetRatio = p.budgetRatio ?? 0;
   const decided = p.replyType
@@ -99,6 +103,36 @@ export function assembleDispatchPrompt(p: AssembleParams): PromptParts {
     replyTypeReason: decided.reason,
     budgetRatio,
   };
+}
+
+/**
+ * A direct conversation's prompt: the same stable prefix, the direct situation, and the messages
+ * without their `[mentioned]` marks (every line of a direct conversation is to us).
+ */
+function assembleDirectPrompt(p: AssembleParams, peer: string): PromptParts {
+  const { settings, batch } = p;
+  const budgetRatio = p.budgetRatio ?? 0;
+  const decided = p.replyType ? { replyType: p.replyType, reason: "given" as const } : decideDirectReplyType({ budgetRatio, allowLong: settings.replyPolicy.allowLong });
+  const stablePrefix = p.stablePrefix ?? buildAcpSystemPrompt(p.identity);
+  const memberTypes = p.memberTypes ?? new MemberDirectory({ owner: p.identity.owner });
+  // One speaker: who they must not pass for (ourselves, our owner, the members our config and the service name).
+  const known: KnownNames = knownNames([p.identity.aid, p.identity.owner, ...(memberTypes.knownAids?.() ?? [])], memberTypes.servicePersons?.());
+  const situation = buildDirectSituationPrompt({
+    peer,
+    peerType: memberTypes.typeOf(peer),
+    now: batch.now,
+    lastSelfSpeakAt: p.lastSelfSpeakAt ?? null,
+    budgetRatio,
+    replyType: decided.replyType,
+    maxChars: settings.replyPolicy.maxCharsPerMessage,
+    noMarkdown: settings.replyPolicy.noMarkdown,
+    knownNames: known,
+  });
+  const body = formatMessages(
+    batch.messages.map((m) => ({ ...m, isMention: false, engaged: false })),
+    { format: "lines", selfAid: p.identity.aid, accessPoint: undefined, maxInboundChars: settings.maxInboundChars, gapThresholdMs: settings.gapThresholdMs, ownReplies: [], subject: undefined, timeZone: p.timeZone, knownNames: known },
+  );
+  return { systemPrompt: `${stablePrefix}\n\n${situation}`, stablePrefix, situation, body, replyType: decided.replyType, replyTypeReason: decided.reason, budgetRatio };
 }
 
 /** The batch's senders other than ourselves, oldest first. */

@@ -1,6 +1,7 @@
 // The one structured record per dispatch (seed 003 §10.5): what the group looked like, what we
 // decided, and why every skip happened.
-import type { DispatchOutcome, GroupVitality, MentionInfo, ReplyType, TriggerType } from "../types.ts";
+import type { ConversationRef, DispatchOutcome, GroupVitality, MentionInfo, ReplyType, TriggerType } from "../types.ts";
+import type { BudgetPool } from "./budget-windows.ts";
 
 export interface DispatchDecision {
   identityId: string;
@@ -20,7 +21,7 @@ export interface DispatchDecision {
   replyTypeReason?: string;
   budgetRatio: number;
   /** The allowance the dispatch draws from: addressed talk or unaddressed talk. */
-  budgetPool: "addressed" | "unaddressed";
+  budgetPool: BudgetPool;
   modelCalls: number;
   /** Tokens of this dispatch's model calls (reported usage, else estimated). */
   tokens: number;
@@ -32,11 +33,14 @@ export interface DispatchDecision {
   payer?: string;
   /** Machine-readable detail of a skip or downgrade, e.g. `unaddressed:5m:messages 2/2 +1`, `near-duplicate:0.86`. */
   detail?: string;
+  /** Set for a direct conversation (its `groupId` is then the conversation's key); absent: a group. */
+  conversation?: ConversationRef;
 }
 
 /** Flat log fields for `monitor.dispatch`. */
 export function decisionLogFields(d: DispatchDecision): Record<string, unknown> {
   return {
+    ...(d.conversation?.kind === "direct" ? { direct: d.conversation.peer } : {}),
     dispatchId: d.dispatchId,
     attempt: d.attempt,
     trigger: d.trigger,

@@ -7,7 +7,7 @@
 import { isVouched, MemberDirectory, type MemberTypes } from "../members/member-types.ts";
 import { monotonicNow } from "../group/local-clock.ts";
 import { childLogger, errorFields, silentLogger } from "../log.ts";
-import type { AgentBackend, Clock, DispatchBatch, DispatchHandler, DispatchOutcome, GroupContext, GroupMemoryView, GroupSender, GroupSettings, IdentityConfig, Logger, PersistedGroupState, ReplyType } from "../types.ts";
+import type { AgentBackend, Clock, ConversationRef, DispatchBatch, DispatchHandler, DispatchOutcome, GroupContext, GroupMemoryView, GroupSender, GroupSettings, IdentityConfig, Logger, PersistedGroupState, ReplyType } from "../types.ts";
 import { assembleDispatchPrompt, type PromptParts } from "./assemble.ts";
 import { budgetUsageRatio } from "./budget-windows.ts";
 import { sharedAcpSystemPrompt } from "./identity-shared.ts";
@@ -20,6 +20,7 @@ import type { MonitorContext } from "./dispatch/run.ts";
 
 export type { DispatchDecision } from "./decision.ts";
 export type { MonitorSnapshot } from "./monitor-state.ts";
+export { MonitorState } from "./monitor-state.ts";
 
 export interface MonitorParams {
   identityId: string;
@@ -44,6 +45,16 @@ export interface MonitorParams {
   clock?: Clock;
   /** The monitor's part of a previous run's state (budget events, agent chain, sender charges). */
   restored?: Partial<PersistedGroupState>;
+  /**
+   * A direct conversation (its own prompt and the steps that apply one to one: dispatch/pipeline.ts);
+   * absent: the group `groupId`. A direct conversation's `groupId` is its key (`directKeyOf`).
+   */
+  conversation?: ConversationRef;
+  /**
+   * The books to keep (budget events, sender charges), shared when several monitors spend one
+   * allowance — an identity's direct conversations do. Default: the monitor's own, from `restored`.
+   */
+  state?: MonitorState;
   /** After every change worth persisting (budget event, agent chain). */
   onStateChange?: (state: MonitorSnapshot) => void;
   /** The one structured record per dispatch (also logged as `monitor.dispatch`). */
@@ -92,7 +103,8 @@ export function createMonitorContext(p: MonitorParams): MonitorContext & { close
   };
   // Aborted by close(): cancels in-flight model calls and pending send delays.
   const lifetime = new AbortController();
-  const state = new MonitorState(p.restored);
+  const state = p.state ?? new MonitorState(p.restored);
+  const conversation: ConversationRef = p.conversation ?? { kind: "group", groupId };
 
   function safeCall(fn: () => void, event: string): void {
     try {
@@ -115,12 +127,14 @@ export function createMonitorContext(p: MonitorParams): MonitorContext & { close
       replyType: overrides.replyType,
       stablePrefix,
       memberTypes,
+      ...(conversation.kind === "direct" ? { conversation } : {}),
     });
   };
 
   return {
     identityId: p.identityId,
     groupId,
+    conversation,
     identity,
     // The group's limit applies from the dispatch after the profile said so.
     get settings() {

@@ -10,7 +10,7 @@ export const HIGH_BUDGET_RATIO = 0.8;
 /** `long` also needs the budget this loose. */
 export const LOOSE_BUDGET_RATIO = 0.5;
 
-export type ReplyTypeReason = "heated" | "budget-high" | "long-allowed" | "active" | "calm";
+export type ReplyTypeReason = "heated" | "budget-high" | "long-allowed" | "active" | "calm" | "direct";
 
 export function decideReplyType(p: {
   vitality: VitalityState;
@@ -19,7 +19,8 @@ export function decideReplyType(p: {
   trigger: TriggerType;
   allowLong: boolean;
 }): { replyType: ReplyType; reason: ReplyTypeReason } {
-  const addressed = p.mentioned || p.trigger === "engaged";
+  // An orphaned question is answered as one put to us: a reaction is no answer.
+  const addressed = p.mentioned || p.trigger === "engaged" || p.trigger === "orphan";
   if (p.vitality === "HEATED" || p.budgetRatio >= HIGH_BUDGET_RATIO) {
     return { replyType: addressed ? "short" : "reaction", reason: p.vitality === "HEATED" ? "heated" : "budget-high" };
   }
@@ -27,6 +28,16 @@ export function decideReplyType(p: {
   if (p.allowLong && p.mentioned && p.budgetRatio < LOOSE_BUDGET_RATIO) return { replyType: "long", reason: "long-allowed" };
   if (p.vitality === "ACTIVE") return { replyType: "normal", reason: "active" };
   return { replyType: "short", reason: "calm" };
+}
+
+/**
+ * A direct conversation's reply type: a question put to us one to one gets a normal answer (long
+ * when configured and the budget is loose); a budget running out keeps it short. No vitality.
+ */
+export function decideDirectReplyType(p: { budgetRatio: number; allowLong: boolean }): { replyType: ReplyType; reason: ReplyTypeReason } {
+  if (p.budgetRatio >= HIGH_BUDGET_RATIO) return { replyType: "short", reason: "budget-high" };
+  if (p.allowLong && p.budgetRatio < LOOSE_BUDGET_RATIO) return { replyType: "long", reason: "long-allowed" };
+  return { replyType: "normal", reason: "direct" };
 }
 
 /** The smaller of two reply types (a model may choose less than the policy allows, never more). */

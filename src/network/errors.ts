@@ -26,6 +26,8 @@ export type NetworkErrorCode =
   /** A reply did not have the expected shape. */
   | "BAD_REPLY"
   | "INVALID_OPTIONS"
+  /** No message socket is open now: nothing was sent (a retry after the reconnect may go). */
+  | "NOT_CONNECTED"
   | "CLOSED";
 
 export class NetworkError extends Error {

@@ -1,15 +1,14 @@
 // One identity on the network: signs in (access point, config, message service), keeps one
 // message socket with ping/pong liveness, redials with backoff after a drop or a refused token,
 // and stops for good — one typed IDENTITY_REJECTED naming the aid — when its key or certificate
-// is refused. Peer channels ride on the socket; session_messages from anyone else are counted.
-import { randomBytes } from "node:crypto";
+// is refused. Peer channels ride on the socket; session_messages from anyone else are direct
+// messages (direct-sessions.ts), handed up through `onDirect`.
 import WebSocket from "ws";
 import type { Logger } from "../types.ts";
 import { errorFields, silentLogger } from "../log.ts";
 import type { AgentLink } from "./peer-channel.ts";
 import { NetworkError } from "./errors.ts";
 import { createHttpClient, type HttpClient, type HttpReply, type HttpRequestInit, type TlsOptions } from "./http-client.ts";
-import type { Identity } from "./identity-store.ts";
 import { sessionSocketUrl } from "./access-point.ts";
 import { signInToNetwork } from "./sign-in.ts";
 import { diagnoseUnreachable } from "./unreachable.ts";
@@ -21,62 +20,17 @@ import { ControlRequests } from "./control-requests.ts";
 import { nextMessageId } from "./message-id.ts";
 import { AgentPresence } from "./agent-presence.ts";
 import { PingWatch } from "./ping-watch.ts";
-import type { OpenPresenceSocket, PresenceStatus } from "./presence.ts";
+import type { PresenceStatus } from "./presence.ts";
 import type { PresenceInvite } from "../wire/presence.ts";
 
-export interface ConnectAgentOptions {
-  identity: Identity;
-  /** e.g. `https://acp3.agentcp.io` (see accessPointUrlFor). */
-  accessPointUrl: string;
-  tls?: TlsOptions;
-  logger?: Logger;
-  /** WebSocket ping interval; a socket with no pong by the next ping is dead. Default 20000 ms. */
-  pingIntervalMs?: number;
-  /** Deadline for opening the message socket (the whole handshake). Default 15000 ms. */
-  dialTimeoutMs?: number;
-  /** Wait for a create_session/invite ack. Default 15000 ms. */
-  ackTimeoutMs?: number;
-  /** A new session is used without its invite_agent_ack after this long (with a warning). Default 5000 ms. */
-  inviteAckWaitMs?: number;
-  /** Redial backoff: from `baseMs` (default 1000) doubling up to `maxMs` (default 60000), half of each step random. */
-  backoff?: { baseMs?: number; maxMs?: number };
-  /** A socket open at least this long counts as stable: its drop redials at once. Default 30000 ms. */
-  stableMs?: number;
-  /** The `client_info` of the sign-ins (default the channel's agents; `acp-group chat` says it is a person's client). */
-  clientInfo?: string;
-  /** UDP presence with the network's `heartbeat_server`, as the SDKs keep it (src/network/presence.ts). Default true. */
-  presence?: boolean;
-  /** The presence client's socket (tests script one). Default: dgram udp4. */
-  openPresenceSocket?: OpenPresenceSocket;
-  /** Replaces the HTTP client (a scripted access point in tests). */
-  http?: HttpClient;
-  now?: () => number;
-  random?: () => number;
-}
+import type { DirectLink, DirectMessage } from "./direct-link.ts";
+import { DirectSessions } from "./direct-sessions.ts";
 
-export type NetworkAgentStatus = "signing-in" | "open" | "waiting" | "rejected" | "closed";
+import type { ConnectAgentOptions, NetworkAgentCounters, NetworkAgentEvents, NetworkAgentStatus } from "./network-agent-types.ts";
+import { processSignInPace, UNPACED, type SignInPace, type SignInRelease } from "./sign-in-pace.ts";
+export type { ConnectAgentOptions, NetworkAgentCounters, NetworkAgentEvents, NetworkAgentStatus } from "./network-agent-types.ts";
 
-export interface NetworkAgentCounters {
-  signIns: number;
-  signInFailures: number;
-  socketsOpened: number;
-  /** session_messages from senders with no channel: direct messages, never group chat. */
-  directMessages: number;
-  /** session_messages from a channel's peer on a session that is not the current one, while the channel is down. */
-  staleMessages: number;
-  /** session_messages from a channel's peer on another session while the channel is up: delivered (routed by sender). */
-  otherSessionMessages: number;
-}
-
-export interface NetworkAgentEvents {
-  status: { status: NetworkAgentStatus };
-  /** The key or certificate was refused: the agent has stopped. */
-  rejected: { error: NetworkError };
-  /** A session_message from a sender that is not a channel's peer. */
-  direct: { sender: string; sessionId: string; payload: string };
-}
-
-export class NetworkAgent implements AgentLink {
+export class NetworkAgent implements AgentLink, DirectLink {
   readonly aid: string;
   /** Resolves when the first socket opens; rejects with IDENTITY_REJECTED or when closed first. */
   readonly ready: Promise<void>;
@@ -99,11 +53,17 @@ export class NetworkAgent implements AgentLink {
   #readyReject!: (err: Error) => void;
   /** Waits out the backoff before the next sign-in; cleared on close. */
   #retryTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Stops waiting for the network to be back (another identity got in first): the retry then runs at once. */
+  #wakeOff: (() => void) | undefined;
+  readonly #pace: Pick<SignInPace, "take" | "onRecovered" | "recovered">;
+  /** Aborted on close: a sign-in waiting for its turn stops waiting. */
+  readonly #stop = new AbortController();
   /** Pings the open socket; armed on open, cleared on socket close and on close. */
   readonly #ping: PingWatch;
   readonly #sessionHost: SessionHost;
   /** Presence with the heartbeat server the last sign-in named; stopped on close and rejection. */
   readonly #presence: AgentPresence | undefined;
+  readonly #direct: DirectSessions;
 
   constructor(options: ConnectAgentOptions) {
     this.#o = options;
@@ -115,6 +75,7 @@ export class NetworkAgent implements AgentLink {
       throw new NetworkError("INVALID_OPTIONS", `${this.aid}: ${(err as Error).message}`, { aid: this.aid, cause: err });
     }
     this.#now = options.now ?? Date.now;
+    this.#pace = options.signInPace === null ? UNPACED : (options.signInPace ?? processSignInPace);
     this.#random = options.random ?? Math.random;
     this.#control = new ControlRequests({ aid: this.aid, timeoutMs: options.ackTimeoutMs ?? 15_000 });
     this.#events = new TypedEmitter((err, event) => this.#logger.log("error", "network.listener-failed", { aid: this.aid, event, ...errorFields(err) }));
@@ -144,6 +105,8 @@ export class NetworkAgent implements AgentLink {
     // An invite over presence is joined over the socket, like one that came on it.
     const onInvite = (i: PresenceInvite) => this.#onInvite({ session_id: i.sessionId, inviter_id: i.inviter, invite_code: i.inviteCode });
     this.#presence = options.presence === false ? undefined : new AgentPresence({ ...options, http: this.#http, logger: this.#logger, onInvite });
+    // Not group chat: someone talking to us directly. Never fed to a group.
+    this.#direct = new DirectSessions({ ...this.#sessionHost, deliver: (m) => (this.#counters.directMessages++, this.#events.emit("direct", m)) });
     // Callers may never await `ready`; its rejection is reported through `rejected` and the log.
     this.ready.catch(() => {});
     if (options.tls?.insecureTls) {
@@ -180,6 +143,14 @@ export class NetworkAgent implements AgentLink {
     return this.#http.request(url, { ...init, headers });
   }
 
+  onDirect(listener: (message: DirectMessage) => void): () => void {
+    return this.#events.on("direct", listener);
+  }
+
+  sendDirect(p: { peer: string; text: string; sessionId?: string | undefined }): Promise<{ sessionId: string }> {
+    return this.#direct.send(p);
+  }
+
   channel(peer: string): SessionChannel {
     let ch = this.#channels.get(peer);
     if (!ch) {
@@ -209,6 +180,8 @@ export class NetworkAgent implements AgentLink {
   async #connect(): Promise<void> {
     if (this.#status === "closed" || this.#status === "rejected") return;
     this.#setStatus("signing-in");
+    // A turn among the process's sign-ins (sign-in-pace.ts), held until the socket opens or fails.
+    const release = await this.#pace.take(this.#o.signInPriority, this.#stop.signal);
     let url: string;
     try {
       this.#counters.signIns++;
@@ -217,6 +190,7 @@ export class NetworkAgent implements AgentLink {
       this.#presence?.update(signedIn.heartbeatServer);
       url = sessionSocketUrl({ messageServer: signedIn.messageServer, aid: this.aid, token: signedIn.messageToken });
     } catch (err) {
+      release();
       this.#counters.signInFailures++;
       if (err instanceof NetworkError && err.code === "IDENTITY_REJECTED") return this.#reject(err);
       // Never connected yet: a wrong host, port, scheme or certificate is named at once instead
@@ -225,13 +199,19 @@ export class NetworkAgent implements AgentLink {
       if (unreachable !== undefined) return this.#reject(new NetworkError("UNREACHABLE", unreachable, { aid: this.aid, url: this.#o.accessPointUrl, cause: err }));
       return this.#scheduleRetry("sign-in-failed", err);
     }
-    if ((this.#status as NetworkAgentStatus) === "closed") return;
-    this.#dial(url);
+    if ((this.#status as NetworkAgentStatus) === "closed") return release();
+    try {
+      this.#dial(url, release);
+    } catch (err) {
+      release();
+      throw err;
+    }
   }
 
-  #dial(url: string): void {
+  #dial(url: string, release: SignInRelease): void {
     const ws = dialMessageSocket(url, this.#o.tls, this.#o.dialTimeoutMs);
     this.#ws = ws;
+    ws.once("close", release);
     let opened = false;
     ws.on("unexpected-response", (_req, res) => {
       // A refused token (401) or a server problem: either way sign in again after the backoff.
@@ -242,6 +222,9 @@ export class NetworkAgent implements AgentLink {
     ws.on("open", () => {
       if (this.#ws !== ws || this.#status === "closed") return void ws.close();
       opened = true;
+      release();
+      // The network takes us back: whoever of this process waits out a backoff for it tries now.
+      this.#pace.recovered(this.#o.accessPointUrl);
       this.#openedAt = this.#now();
       this.#counters.socketsOpened++;
       this.#setStatus("open");
@@ -261,6 +244,7 @@ export class NetworkAgent implements AgentLink {
       this.#control.failAll(new NetworkError("CLOSED", "socket closed", { aid: this.aid }));
       const reason = code === 4001 ? "token-expired" : opened ? "socket-closed" : "dial-failed";
       for (const ch of this.#channels.values()) ch.socketDown(reason);
+      this.#direct.socketDown();
       if (this.#status === "closed" || this.#status === "rejected") return;
       // A message server whose certificate does not verify will not start to: stopped with the fix, said once.
       const certificate = opened ? undefined : certificateProblemOf(ws);
@@ -282,10 +266,17 @@ export class NetworkAgent implements AgentLink {
     this.#setStatus("waiting");
     this.#logger.log("warn", "network.retry", { aid: this.aid, reason, failures: this.#failures, retryInMs: delay, ...(err ? errorFields(err) : {}) });
     if (this.#retryTimer) clearTimeout(this.#retryTimer);
-    this.#retryTimer = setTimeout(() => {
-      this.#retryTimer = undefined;
-      this.#connectSafely();
-    }, delay);
+    this.#retryTimer = setTimeout(() => this.#retryNow(), delay);
+    this.#wakeOff?.();
+    this.#wakeOff = this.#pace.onRecovered(this.#o.accessPointUrl, () => this.#retryNow(), this.#o.signInPriority);
+  }
+
+  #retryNow(): void {
+    if (this.#retryTimer) clearTimeout(this.#retryTimer);
+    this.#retryTimer = undefined;
+    this.#wakeOff?.();
+    this.#wakeOff = undefined;
+    this.#connectSafely();
   }
 
   #reject(err: NetworkError, errorEvent?: string): void {
@@ -347,28 +338,13 @@ export class NetworkAgent implements AgentLink {
       this.#logger.log("debug", "network.message-stale", { aid: this.aid, sender, sessionId });
       return;
     }
-    // Not group chat: someone talking to us directly. Counted and logged, never fed to a group.
-    this.#counters.directMessages++;
-    this.#logger.log("debug", "network.message-direct", { aid: this.aid, sender, sessionId, chars: payload.length });
-    this.#events.emit("direct", { sender, sessionId, payload });
+    this.#direct.received(data);
   }
 
-  /** The network invites us into a session: accepted (join_session_req) when a channel's peer invites. */
+  /** The network invites us into a session: accepted (join_session_req), as the SDKs accept every invite. */
   #onInvite(data: Record<string, unknown>): void {
     const inviter = typeof data.inviter_id === "string" ? data.inviter_id : typeof data.inviter_agent_id === "string" ? data.inviter_agent_id : "";
-    const sessionId = typeof data.session_id === "string" ? data.session_id : "";
-    if (!sessionId || !this.#channels.has(inviter)) {
-      this.#logger.log("debug", "network.invite-ignored", { aid: this.aid, inviter, sessionId });
-      return;
-    }
-    this.#sendFrame("join_session_req", {
-      session_id: sessionId,
-      request_id: randomBytes(16).toString("hex"),
-      inviter_agent_id: inviter,
-      invite_code: typeof data.invite_code === "string" ? data.invite_code : "",
-      last_msg_id: "0",
-    });
-    this.#logger.log("info", "network.invite-accepted", { aid: this.aid, inviter, sessionId });
+    this.#direct.invited(data, this.#channels.has(inviter));
   }
 
   async close(): Promise<void> {
@@ -376,6 +352,8 @@ export class NetworkAgent implements AgentLink {
     this.#setStatus("closed");
     if (this.#retryTimer) clearTimeout(this.#retryTimer);
     this.#retryTimer = undefined;
+    this.#wakeOff?.();
+    this.#stop.abort();
     this.#ping.clear();
     this.#presence?.stop();
     this.#control.failAll(new NetworkError("CLOSED", "agent closed", { aid: this.aid }));

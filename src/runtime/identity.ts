@@ -1,8 +1,9 @@
 // The composition root for one identity: its link to the network (one signed-in socket), per
 // access point a group connection over the session with `group.<ap>`, and per configured group a
 // group client (when to speak) feeding a monitor (what to say), with state loaded at start and
-// saved when it changes and at close. `start`, the OpenClaw plugin and createGroupAgent all use it.
-import { listGroupsForIdentity } from "../config/load.ts";
+// saved when it changes and at close; beside the groups, its direct conversations (direct.ts).
+// `start`, `run`, the OpenClaw plugin and createGroupAgent all use it.
+import { resolveIdentityGroups } from "../config/load.ts";
 import { closeGroupClientForIdentity } from "../group/group-client.ts";
 import type { GroupClient, GroupClientEvent } from "../group/group-client.ts";
 import type { MemberTypes } from "../members/member-types.ts";
@@ -17,10 +18,12 @@ import type { FetchLike } from "../profile/publish.ts";
 import { openGroupConnections, type GroupConnections } from "./connections.ts";
 import { createGroupRuntimes, type GroupRuntimes } from "./groups.ts";
 import { connectConfiguredIdentity } from "./link.ts";
-import { createIdentityProfile, resolveProfileFetch, type IdentityProfile } from "./profile.ts";
+import { createDirectRuntime, type DirectOptions, type DirectRuntime } from "./direct.ts";
+import { directLinkOf } from "../network/direct-link.ts";
+import { createIdentityProfile, resolveProfileFetch, type IdentityProfile, type ProfilePublishState } from "./profile.ts";
 import { reportMemberships, sendWhenConnected } from "./sender.ts";
 import type { GroupConnection, GroupConnectionParams, GroupEvent } from "../transport/connection.ts";
-import type { AgentBackend, ChannelConfig, GroupMessage, IdentityConfig, Logger } from "../types.ts";
+import type { AgentBackend, ChannelConfig, GroupMessage, GroupSettings, IdentityConfig, Logger } from "../types.ts";
 
 export class RuntimeError extends Error {
   readonly code: "IDENTITY_UNKNOWN" | "IDENTITY_DISABLED" | "NO_NETWORK" | "NO_GROUPS" | "GROUP_UNKNOWN" | "CLOSED";
@@ -57,7 +60,7 @@ export interface StartIdentityParams {
    */
   link?: AgentLink;
   /** Builds the link when none is injected. Default: connectConfiguredIdentity. */
-  connect?: (params: { config: ChannelConfig; identityId: string; logger: Logger }) => AgentLink & { close(): Promise<void> | void };
+  connect?: (params: { config: ChannelConfig; identityId: string; logger: Logger; signInPriority?: () => number }) => AgentLink & { close(): Promise<void> | void };
   /**
    * Where agent.md requests go (`https://<aid>/agent.md`: publishing ours after sign-in, reading
    * unknown senders'). Default: built from the config (see profileFetchFromConfig) when the
@@ -66,6 +69,8 @@ export interface StartIdentityParams {
   profileFetch?: FetchLike | null;
   /** Transport tuning (heartbeat, retry backoff, timeouts). */
   connection?: Pick<GroupConnectionParams, "heartbeatMs" | "requestTimeoutMs" | "reconnect" | "sendRetry" | "pageSize">;
+  /** Direct messages: the host's default policy, its pairing flow, a live view. Run whenever the link carries them. */
+  direct?: DirectOptions;
 }
 
 export interface RunningIdentity {
@@ -86,8 +91,16 @@ export interface RunningIdentity {
   monitor(groupId: string): GroupMonitor | undefined;
   /** Who is a human or an agent as this identity knows it (config, group service, agent.md). */
   readonly memberTypes: MemberTypes;
+  /** Where its agent.md stands (`pending` while a publish is retried). */
+  readonly profileState: ProfilePublishState;
+  /** Resolves once its agent.md is published or up to date, or nothing is to be published, or it closed. Never rejects. */
+  readonly profilePublished: Promise<void>;
   /** Posts as this identity (the host's outbound path). Counted as our own message. */
   sendText(groupId: string, text: string): Promise<{ msgId: string; timestamp: number }>;
+  /** The identity's direct conversations; undefined when its link carries none (an in-memory test link). */
+  readonly direct: DirectRuntime | undefined;
+  /** Writes to `peer` directly as this identity (the host's outbound path): on the peer's session, or a new one. */
+  sendDirect(peer: string, text: string): Promise<{ sessionId: string }>;
   close(): Promise<void>;
 }
 
@@ -100,7 +113,7 @@ type OwnedLink = AgentLink & { close(): Promise<void> | void };
  */
 export function startIdentity(p: StartIdentityParams): RunningIdentity {
   const { config, identityId } = p;
-  const { identity, groups } = checkIdentity(config, identityId);
+  const { identity, groups, settings } = checkIdentity(config, identityId);
   // One identity runs in one process: a second process on this state dir is refused here, before
   // anything connects (IdentityInUseError names the first). Released when the identity closes.
   const lock = acquireIdentityLock({ stateDir: config.stateDir ?? defaultStateDir(), aid: identity.aid });
@@ -114,6 +127,7 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
     stateDir: config.stateDir ?? defaultStateDir(),
     logger,
     now: Date.now,
+    random: p.random,
   });
   // Each group dispatches one batch at a time (its lock); across groups, at most this many model
   // calls run at once, so a burst in many groups cannot fan out into as many parallel calls. Only
@@ -132,7 +146,7 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
     config,
     identityId,
     identity,
-    groups,
+    groups: settings,
     store,
     logger,
     profile,
@@ -145,12 +159,30 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
   });
   let linked: ReturnType<typeof linkOf>;
   try {
-    linked = linkOf(p, identity, logger);
+    linked = linkOf(p, identity, logger, runtimes.urgency);
   } catch (err) {
     lock.release();
     throw err;
   }
   const { link, owned } = linked;
+  const directLink = directLinkOf(link);
+  const direct = directLink
+    ? createDirectRuntime({
+        config,
+        identityId,
+        identity,
+        link: directLink,
+        store,
+        logger,
+        backend: modelCalls.backend,
+        memberTypes: profile.memberTypes,
+        noteSender: (aid) => profile.noteSender(aid),
+        random: p.random,
+        onDecision: p.onDecision,
+        options: p.direct,
+        stateDir: config.stateDir ?? defaultStateDir(),
+      })
+    : undefined;
   connections = openGroupConnections({
     link,
     identity,
@@ -162,14 +194,16 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
     onTransportEvent: p.onTransportEvent,
     isClosing,
   });
-  const ready = signInAndJoin({ link, connections, profile, identity, logger });
+  const { ready, published } = signInAndJoin({ link, connections, profile, identity, logger });
+  // What waited from before a restart is answered once signed in.
+  ready.then(() => direct?.resume(), () => {});
 
   let resolveDone!: () => void;
   const done = new Promise<void>((resolve) => (resolveDone = resolve));
   const close = (): Promise<void> => {
     closing ??= (async () => {
       p.abortSignal?.removeEventListener("abort", onAbort);
-      await closeIdentity({ runtimes, connections: connections!, modelCalls, profile, owned, logger });
+      await closeIdentity({ runtimes, direct, connections: connections!, modelCalls, profile, owned, logger });
       lock.release();
       logger.log("info", "runtime.closed", { groups: groups.length });
       resolveDone();
@@ -192,6 +226,16 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
     groupClient: (groupId) => runtimes.byId.get(groupId)?.client,
     monitor: (groupId) => runtimes.byId.get(groupId)?.monitor,
     memberTypes: profile.memberTypes,
+    get profileState() {
+      return profile.publishState;
+    },
+    profilePublished: published,
+    direct,
+    async sendDirect(peer, text) {
+      if (!directLink) throw new RuntimeError("NO_NETWORK", identityId, `${identity.aid}: this link carries no direct messages`);
+      if (closing) throw new RuntimeError("CLOSED", identityId, "identity is closed");
+      return directLink.sendDirect({ peer, text });
+    },
     async sendText(groupId, text) {
       const g = runtimes.byId.get(groupId);
       if (!g) throw new RuntimeError("GROUP_UNKNOWN", identityId, `group ${groupId} is not configured for identity ${identityId}`);
@@ -205,22 +249,25 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
 }
 
 /** The identity as configured and its enabled groups; a RuntimeError naming what is missing. */
-function checkIdentity(config: ChannelConfig, identityId: string): { identity: IdentityConfig; groups: string[] } {
+function checkIdentity(config: ChannelConfig, identityId: string): { identity: IdentityConfig; groups: string[]; settings: ReadonlyMap<string, GroupSettings> } {
   const identity = config.identities[identityId];
   if (!identity) throw new RuntimeError("IDENTITY_UNKNOWN", identityId, `identities.${identityId}: no such identity in the configuration`);
   if (!identity.enabled) throw new RuntimeError("IDENTITY_DISABLED", identityId, `identities.${identityId}: identity is disabled`);
-  const groups = listGroupsForIdentity(config, identity);
+  // Each group's settings resolved once, here; the group runtimes take them as they are.
+  const settings = resolveIdentityGroups(config, identity);
+  const groups = [...settings.keys()];
   if (groups.length === 0) {
     throw new RuntimeError("NO_GROUPS", identityId, `identities.${identityId}: no enabled group (add one under groups or identities.${identityId}.groups)`);
   }
-  return { identity, groups };
+  return { identity, groups, settings };
 }
 
 /** The injected link, else one the runtime makes (and closes with the identity). */
-function linkOf(p: StartIdentityParams, identity: IdentityConfig, logger: Logger): { link: AgentLink; owned?: OwnedLink } {
+function linkOf(p: StartIdentityParams, identity: IdentityConfig, logger: Logger, signInPriority: () => number): { link: AgentLink; owned?: OwnedLink } {
   if (p.link) return { link: p.link };
   try {
-    const owned = (p.connect ?? connectConfiguredIdentity)({ config: p.config, identityId: p.identityId, logger });
+    // After a restart of the network the most urgent identities sign in first (runtimes.urgency).
+    const owned = (p.connect ?? connectConfiguredIdentity)({ config: p.config, identityId: p.identityId, logger, signInPriority });
     return { link: owned, owned };
   } catch (err) {
     // A missing or locked key names the identity; the other identities keep running.
@@ -232,16 +279,19 @@ function linkOf(p: StartIdentityParams, identity: IdentityConfig, logger: Logger
  * Resolves once signed in, every connection started, memberships reported and the members lists
  * read. agent.md is published after sign-in, never in the way of joining.
  */
-function signInAndJoin(p: { link: AgentLink; connections: GroupConnections; profile: IdentityProfile; identity: IdentityConfig; logger: Logger }): Promise<void> {
+function signInAndJoin(p: { link: AgentLink; connections: GroupConnections; profile: IdentityProfile; identity: IdentityConfig; logger: Logger }): { ready: Promise<void>; published: Promise<void> } {
   const { connections, profile, logger } = p;
   // A link that says when it is signed in (the network's agent) fails `ready` at once when its
   // key or certificate is refused, instead of leaving it waiting for a session that never comes.
   const linkReady = (p.link as { ready?: unknown }).ready;
-  // After sign-in, never in the way of joining: a failure is one warn line.
-  void profile
+  // After sign-in, never in the way of joining; retried until it succeeds (runtime/profile.ts).
+  const published = profile
     .publishAfterSignIn(p.link as { token?: () => string | undefined }, linkReady instanceof Promise ? linkReady : undefined)
-    .catch((err: unknown) => logger.log("warn", "profile.publish-failed", { aid: p.identity.aid, ...errorFields(err) }));
-  return Promise.all([
+    .then(
+      () => undefined,
+      (err: unknown) => logger.log("warn", "profile.publish-failed", { aid: p.identity.aid, ...errorFields(err) }),
+    );
+  const ready = Promise.all([
     ...(linkReady instanceof Promise ? [linkReady] : []),
     ...[...connections.byService.values()].map(async (c) => {
       // Our own messages coming back are recognised by their dedup key (groups.ts): hash-ready first.
@@ -255,11 +305,14 @@ function signInAndJoin(p: { link: AgentLink; connections: GroupConnections; prof
       ]);
     }),
   ]).then(() => undefined);
+  return { ready, published };
 }
 
 /** Closes in the order that loses nothing; every requested save is on disk when it resolves. */
-async function closeIdentity(p: { runtimes: GroupRuntimes; connections: GroupConnections; modelCalls: ModelCallLimiter; profile: IdentityProfile; owned: OwnedLink | undefined; logger: Logger }): Promise<void> {
+async function closeIdentity(p: { runtimes: GroupRuntimes; direct: DirectRuntime | undefined; connections: GroupConnections; modelCalls: ModelCallLimiter; profile: IdentityProfile; owned: OwnedLink | undefined; logger: Logger }): Promise<void> {
   const { runtimes, logger } = p;
+  // Direct conversations first, like the monitors: an answer landing now ends as closed (kept for the next run).
+  p.direct?.close();
   // Every monitor before the transport: a model answer landing while the socket closes must
   // end as "group-closed" (unsettled, answered next run), not as a failed send counted as
   // handled; and no group may wait on another group's model call for the dispatch slot.

@@ -9,6 +9,7 @@ import type { Logger, PersistedGroupState } from "../types.ts";
 import { silentLogger } from "../log.ts";
 import { writeFileAtomic, writeFileAtomicSync } from "./atomic-file.ts";
 import { encodeSafeName } from "./safe-name.ts";
+import { persistedDirectStateSchema, type PersistedDirectState } from "./direct-state.ts";
 
 export interface StateStore {
   /** Undefined when nothing was saved yet, or when the file was corrupt (it is moved aside). */
@@ -19,6 +20,10 @@ export interface StateStore {
   saveGroupAsync?(identityId: string, groupId: string, s: PersistedGroupState): Promise<void>;
   loadConversation(identityId: string, groupId: string): unknown | undefined;
   saveConversation(identityId: string, groupId: string, data: unknown): void;
+  /** The identity's direct conversations (src/direct/): undefined when none were saved, or the file was corrupt (moved aside). */
+  loadDirect?(identityId: string): PersistedDirectState | undefined;
+  /** Atomic and synchronous: it is written before every direct reply goes out. */
+  saveDirect?(identityId: string, s: PersistedDirectState): void;
   readonly dir: string;
 }
 
@@ -69,7 +74,7 @@ const persistedGroupStateSchema = z
 // On disk every file says whose it is: names are encoded (and hashed when long), so the ids
 // inside are the authority, and a mismatch is treated as "not ours".
 const envelopeSchema = z.object({
-  kind: z.enum(["group-state", "conversation"]),
+  kind: z.enum(["group-state", "conversation", "direct-state"]),
   identityId: z.string(),
   groupId: z.string(),
   savedAt: z.string(),
@@ -78,7 +83,9 @@ const envelopeSchema = z.object({
 
 type Kind = z.infer<typeof envelopeSchema>["kind"];
 
-const SUFFIX: Record<Kind, string> = { "group-state": ".group.json", conversation: ".conversation.json" };
+const SUFFIX: Record<Kind, string> = { "group-state": ".group.json", conversation: ".conversation.json", "direct-state": ".direct.json" };
+/** The name the direct-conversation file goes by where a group id would (`<identity>/dm.direct.json`). */
+const DIRECT = "dm";
 
 /**
  * File-backed {@link StateStore}: `<dir>/<identity>/<group>.group.json` and
@@ -182,6 +189,19 @@ export function createFileStateStore(p: { dir: string; logger?: Logger; now?: ()
       } catch (err) {
         throw new StateError({ code: "STATE_WRITE_FAILED", identityId, groupId, file, cause: err });
       }
+    },
+    loadDirect(identityId) {
+      const found = read(identityId, DIRECT, "direct-state");
+      if (!found) return undefined;
+      const parsed = persistedDirectStateSchema.safeParse(found.data);
+      if (!parsed.success) {
+        moveAside(found.file, identityId, DIRECT, parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; "));
+        return undefined;
+      }
+      return parsed.data;
+    },
+    saveDirect(identityId, s) {
+      write(identityId, DIRECT, "direct-state", s);
     },
     loadConversation(identityId, groupId) {
       return read(identityId, groupId, "conversation")?.data;

@@ -28,7 +28,7 @@ describe("acp-group (no command / help / unknown)", () => {
   it("an unknown command is a usage error, exit 2", async () => {
     const run = await runCli(["replya", good]);
     expect(run.code).toBe(2);
-    expect(run.err).toBe("acp-group: unknown command `replya` (have: start, run, chat, server, join, leave, replay, inspect, id, import-evol)\nrun 'acp-group --help'");
+    expect(run.err).toBe("acp-group: unknown command `replya` (have: start, run, chat, server, join, leave, pairing, replay, inspect, id, import-evol)\nrun 'acp-group --help'");
   });
 });
 

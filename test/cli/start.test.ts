@@ -4,6 +4,7 @@
 // output. Real time (sockets), with tiny timings in the config.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { PassThrough } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { main } from "../../src/cli/index.ts";
 import { startCommand } from "../../src/cli/start.ts";
@@ -103,6 +104,33 @@ describe("start", () => {
     expect(alice.data).toMatchObject({ cursor: 2 });
     expect(alice.data.replyHashes).toHaveLength(1);
   });
+
+  it("a direct message (--dm at start, /dm typed): the agent answers the human one to one, and nothing of it enters the group", async () => {
+    const { configFile, stateDir } = setup();
+    const c = capture();
+    const stop = new AbortController();
+    const stdin = new PassThrough();
+    const run = startCommand(["--config", configFile, "--state-dir", stateDir, "--dm", "alice Alice, can you hear me?", "--duration-ms", "20000"], c.io, { signal: stop.signal, stdin });
+    await waitFor(() => c.out.some((l) => l.includes("[dm] alice.acp.local (agent) → you.acp.local:")), "Alice's direct answer", 10_000);
+    stdin.write("/dm bob Bob, a word?\n");
+    await waitFor(() => c.out.some((l) => l.includes("[dm] bob.acp.local (agent) → you.acp.local:")), "Bob's direct answer", 10_000);
+    stop.abort();
+    expect(await run).toBe(0);
+    const dm = c.out.filter((l) => l.includes("[dm")).map((l) => l.replace(/^\d\d:\d\d:\d\d /, "").replace(/ · ref [0-9a-f-]+$/, ""));
+    expect(dm).toEqual([
+      "[dm] you.acp.local → alice.acp.local: Alice, can you hear me?",
+      '[dm] alice.acp.local (agent) → you.acp.local: [offline responder] heard you.acp.local: "Alice, can you hear me?"',
+      "    ↳ alice [dm you.acp.local] dispatch #1 direct · 1 msg(s) · reply_type normal · budget 0.00 → sent normal",
+      "[dm] you.acp.local → bob.acp.local: Bob, a word?",
+      '[dm] bob.acp.local (agent) → you.acp.local: [offline responder] heard you.acp.local: "Bob, a word?"',
+      "    ↳ bob [dm you.acp.local] dispatch #1 direct · 1 msg(s) · reply_type normal · budget 0.00 → sent normal",
+    ]);
+    expect(c.out.filter((l) => / \[lobby\] #\d+ /.test(l))).toEqual([]);
+    expect(c.err).toEqual([]);
+    const usage = capture();
+    expect(await main(["start", "--config", configFile, "--dm", "alice"], usage.io)).toBe(2);
+    expect(usage.err[0]).toBe("acp-group: expected `--dm 'NAME TEXT'` (an agent's name, a space, the message), got `alice`\nrun 'acp-group start --help'");
+  }, 30_000);
 
   it("the offline responder answers two different questions to Bob, each with its own answer (judgement, not dedup)", async () => {
     const { configFile, stateDir } = setup();

@@ -25,10 +25,21 @@ export interface SdkMember {
   readonly sessionId: string;
   /** Every frame received, in order. */
   readonly frames: SdkFrame[];
-  /** The invite_agent_ack frame (the SDK reads nothing from it). */
+  /** The invite_agent_ack frame (the SDK's `send` goes only after a 200 here). */
   readonly invited: SdkFrame;
   /** One group action as the SDK's sendRaw sends it; resolves with the answer carrying its request_id. */
   groupRequest(action: string, extra?: Record<string, unknown>): Promise<SdkGroupAnswer>;
+  /** One line as the SDK's `send` writes it to the session's peer: the URL-encoded JSON block list. */
+  say(text: string): void;
+  /** The peer's session_messages in this session, read as the SDK's consumers read them (server.ts onMessage). */
+  answers(): string[];
+  /**
+   * A new session with the same peer (as an SDK user does after the old one ended): created, the
+   * peer invited; from then on `say` and `answers` use it. Resolves with the invite_agent_ack.
+   */
+  newSession(): Promise<SdkFrame>;
+  /** The same in any session (a peer that opened a new one, e.g. after its restart). */
+  answersAnywhere(): Array<{ sessionId: string; text: string }>;
   close(): void;
 }
 
@@ -64,24 +75,43 @@ export async function connectSdkMember(p: { base: string; aid: string; caPem: st
 
   const ws = new WebSocket(`${messageServer.replace("https://", "wss://")}/session?agent_id=${encodeURIComponent(aid)}&signature=${encodeURIComponent(token)}`, { ca: caPem, lookup });
   const frames: SdkFrame[] = [];
-  ws.on("message", (d) => frames.push(JSON.parse(d.toString()) as SdkFrame));
+  ws.on("message", (d) => {
+    const f = JSON.parse(d.toString()) as SdkFrame;
+    frames.push(f);
+    // As the SDK's handleMessage: every invite is accepted at once with join_session_req.
+    if (f.cmd === "invite_agent_req") {
+      ws.send(JSON.stringify({ cmd: "join_session_req", data: { session_id: f.data.session_id, request_id: randomUUID().replace(/-/g, ""), inviter_agent_id: f.data.inviter_id, invite_code: f.data.invite_code, last_msg_id: "0" } }));
+    }
+  });
   await new Promise<void>((resolve, reject) => {
     ws.once("open", () => resolve());
     ws.once("error", reject);
   });
   const hex32 = () => randomUUID().replace(/-/g, "");
-  ws.send(JSON.stringify({ cmd: "create_session_req", data: { request_id: hex32(), type: "public", group_name: "1", subject: "", timestamp: Date.now().toString() } }));
-  const created = await waitFor(() => frames.find((f) => f.cmd === "create_session_ack"), "create_session_ack");
-  const sessionId = created.data.session_id as string;
-  ws.send(JSON.stringify({ cmd: "invite_agent_req", data: { request_id: hex32(), acceptor_id: p.groupService, invite_code: created.data.identifying_code, session_id: sessionId, inviter_id: aid } }));
-  const invited = await waitFor(() => frames.find((f) => f.cmd === "invite_agent_ack"), "invite_agent_ack");
+  const open = async (): Promise<{ sessionId: string; invited: SdkFrame }> => {
+    const request_id = hex32();
+    ws.send(JSON.stringify({ cmd: "create_session_req", data: { request_id, type: "public", group_name: "1", subject: "", timestamp: Date.now().toString() } }));
+    const created = await waitFor(() => frames.find((f) => f.cmd === "create_session_ack" && f.data.request_id === request_id), "create_session_ack");
+    const id = created.data.session_id as string;
+    ws.send(JSON.stringify({ cmd: "invite_agent_req", data: { request_id: hex32(), acceptor_id: p.groupService, invite_code: created.data.identifying_code, session_id: id, inviter_id: aid } }));
+    return { sessionId: id, invited: await waitFor(() => frames.find((f) => f.cmd === "invite_agent_ack" && f.data.session_id === id), "invite_agent_ack") };
+  };
+  let { sessionId, invited } = await open();
 
   let seq = 0;
   return {
     aid,
-    sessionId,
+    get sessionId() {
+      return sessionId;
+    },
     frames,
-    invited,
+    get invited() {
+      return invited;
+    },
+    async newSession() {
+      ({ sessionId, invited } = await open());
+      return invited;
+    },
     async groupRequest(action, extra = {}) {
       const request_id = `${aid}-${Date.now()}-${++seq}`;
       ws.send(
@@ -99,6 +129,38 @@ export async function connectSdkMember(p: { base: string; aid: string; caPem: st
         return undefined;
       }, action);
     },
+    say(text) {
+      const blocks = [{ type: "content", status: "success", timestamp: Date.now().toString(), content: text }];
+      ws.send(
+        JSON.stringify({
+          cmd: "session_message",
+          data: { message_id: Date.now().toString(), session_id: sessionId, ref_msg_id: "", sender: aid, receiver: p.groupService, message: encodeURIComponent(JSON.stringify(blocks)), timestamp: Date.now().toString() },
+        }),
+      );
+    },
+    answers: () => frames.filter((f) => f.cmd === "session_message" && f.data.sender === p.groupService && f.data.session_id === sessionId).map((f) => decodeLikeSdk(f.data.message as string)),
+    answersAnywhere: () =>
+      frames.filter((f) => f.cmd === "session_message" && f.data.sender === p.groupService).map((f) => ({ sessionId: f.data.session_id as string, text: decodeLikeSdk(f.data.message as string) })),
     close: () => ws.close(),
   };
+}
+
+/** What the SDK's own readers make of a session_message's `message` (hand-written from acp-ts server.ts). */
+function decodeLikeSdk(message: string): string {
+  let content = message;
+  if (content.includes("%")) {
+    try {
+      content = decodeURIComponent(content);
+    } catch {
+      // kept as it came, as the SDK does
+    }
+  }
+  try {
+    const parsed = JSON.parse(content) as unknown;
+    if (Array.isArray(parsed) && parsed.length > 0) return parsed.map((b: { content?: string }) => b?.content ?? "").join("");
+    if (parsed && typeof parsed === "object" && "content" in parsed) return String((parsed as { content: unknown }).content);
+    return content;
+  } catch {
+    return content;
+  }
 }

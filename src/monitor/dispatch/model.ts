@@ -35,6 +35,7 @@ async function callModel(run: DispatchRun, budget: DispatchBudget, prompt: Promp
   const request: GenerateRequest = {
     identityId: m.identityId,
     groupId: m.groupId,
+    ...(m.conversation.kind === "direct" ? { conversation: m.conversation } : {}),
     dispatchId: batch.dispatchId,
     trigger: batch.mentionInfo.triggerType,
     systemPrompt: prompt.systemPrompt,

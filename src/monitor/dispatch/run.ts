@@ -2,9 +2,11 @@
 // read (its context: our memory, what arrived since, a newer mention), the lines of other members
 // in it, the one decision record it fills in, and how it ends — sent, skipped for a reason, or
 // handed back for a retry. finish() logs the record and hands it to the observer.
+import { addressingLabel } from "../../group/addressing/reason.ts";
 import type { MemberTypes } from "../../members/member-types.ts";
 import type {
   AgentBackend,
+  ConversationRef,
   DispatchBatch,
   DispatchOutcome,
   GroupContext,
@@ -30,6 +32,8 @@ import { poolOf } from "./budget-gate.ts";
 export interface MonitorContext {
   readonly identityId: string;
   readonly groupId: string;
+  /** A group, or a direct conversation: which steps apply (pipeline.ts), which prompt, what the back-end is told. */
+  readonly conversation: ConversationRef;
   readonly identity: IdentityConfig;
   readonly settings: GroupSettings;
   /** The longest message the group service accepts (its max_message_size, UTF-16 code units), when it said. */
@@ -110,7 +114,7 @@ export class DispatchRun {
       trigger: batch.mentionInfo.triggerType,
       at: batch.now,
       messageIds: batch.messages.map((msg) => msg.msgId),
-      addressing: batch.messages.flatMap((msg) => (msg.addressing ? [{ msgId: msg.msgId, reason: msg.addressing }] : [])),
+      addressing: batch.messages.flatMap((msg) => (msg.addressing ? [{ msgId: msg.msgId, reason: addressingLabel(msg.addressing) }] : [])),
       vitality: batch.vitality,
       mentionInfo: batch.mentionInfo,
       replyType: null,
@@ -121,6 +125,7 @@ export class DispatchRun {
       delayMs: 0,
       agentChain: m.state.agentChain,
       outcome: { kind: "skipped", reason: "silent" },
+      ...(m.conversation.kind === "direct" ? { conversation: m.conversation } : {}),
     };
     const selfAid = m.identity.aid;
     this.others = batch.messages.filter((msg) => msg.sender !== selfAid);
@@ -146,7 +151,7 @@ export class DispatchRun {
   finish(outcome: DispatchOutcome, detail?: string): Ended {
     const { m, record } = this;
     if (this.#writtenBy !== undefined) {
-      const about = { identityId: m.identityId, groupId: m.groupId, dispatchId: this.#writtenBy };
+      const about = { identityId: m.identityId, groupId: m.groupId, dispatchId: this.#writtenBy, ...(m.conversation.kind === "direct" ? { conversation: m.conversation } : {}) };
       const s: ReplySettlement = outcome.kind === "sent" ? { ...about, sent: true, text: outcome.text } : { ...about, sent: false, reason: outcome.reason };
       m.safeCall(() => m.backend.settled?.(s), "monitor.backend-settled-failed");
     }

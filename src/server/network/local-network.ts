@@ -61,6 +61,8 @@ export interface LocalNetworkOptions {
    * frames sent to it before that are dropped without an answer. Default: joins at once.
    */
   strictInviteDelayMs?: number;
+  /** How long an invited agent has to answer a forwarded invite with join_session_req before the inviter hears 408. Default 15000 ms. */
+  inviteJoinTimeoutMs?: number;
   /**
    * Configured members (the owner, the humans, the identities this process runs): reserved from
    * the first request on. `sign_cert` from outside refuses them unless the key is already theirs;
@@ -147,6 +149,7 @@ export async function startLocalNetwork(options: LocalNetworkOptions): Promise<L
     ...(options.answerPings === false ? { answerPings: false } : {}),
     ...(options.socketLimits ? { limits: options.socketLimits } : {}),
     ...(options.pingIntervalMs !== undefined ? { pingIntervalMs: options.pingIntervalMs } : {}),
+    ...(options.inviteJoinTimeoutMs !== undefined ? { inviteJoinTimeoutMs: options.inviteJoinTimeoutMs } : {}),
   });
   if (options.strictInviteDelayMs !== undefined) messages.quirks.strictInviteDelayMs = options.strictInviteDelayMs;
   for (const agent of options.serviceAgents ?? []) messages.addServiceAgent(agent);

@@ -64,6 +64,8 @@ export class MessageService {
     limits?: Partial<SocketLimits>;
     /** Default: every aid is "registered". */
     kindOf?: (aid: string) => AidKind;
+    /** How long an invited agent has to join (join_session_req) before the inviter hears 408. Default 15000 ms. */
+    inviteJoinTimeoutMs?: number;
   }) {
     this.#limits = { ...DEFAULT_SOCKET_LIMITS, ...params.limits };
     this.#kindOf = params.kindOf ?? (() => "registered");
@@ -87,6 +89,7 @@ export class MessageService {
       strictInviteDelayMs: () => this.quirks.strictInviteDelayMs,
       sockets: this.#connections,
       agents: this.#agents,
+      joinTimeoutMs: params.inviteJoinTimeoutMs ?? 15_000,
       send: (conn, cmd, data) => this.#flow.send(conn, cmd, data),
     });
   }

@@ -1,6 +1,9 @@
 // The message service's sessions: `create_session_req`, `invite_agent_req`, `join_session_req`
 // and leaving, each bounded by maxSessionsPerAid; the members of each session, and the end of a
-// session once no connected agent is in it. Sockets and routing are the service's business.
+// session once no connected agent is in it. As the real service does, an invite of a connected
+// agent is forwarded to it, and it becomes a member when it answers with join_session_req (then
+// the inviter gets its invite_agent_ack); in-process service agents join at once. Sockets and
+// routing are the service's business.
 import { randomBytes } from "node:crypto";
 import type { Logger } from "../../types.ts";
 import type { ServiceAgent } from "../service-agent.ts";
@@ -11,8 +14,17 @@ export interface Session {
   id: string;
   identifyingCode: string;
   members: Set<string>;
-  /** Invited but not yet joined (a strict service, see `strictInvite`): frames to them are dropped. */
+  /** Invited but not yet joined (a forwarded invite, or a strict service): frames to them are dropped. */
   joining?: Set<string>;
+  /** Forwarded invites waiting for the invitee's join_session_req: invitee → how to answer the inviter. */
+  forwarded?: Map<string, ForwardedInvite>;
+}
+
+interface ForwardedInvite {
+  inviter: AgentSocket;
+  requestId: string | undefined;
+  /** Gives up on the join (the inviter hears 408); cleared when the invitee joins and on close. */
+  timer: ReturnType<typeof setTimeout>;
 }
 
 export const str = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
@@ -39,6 +51,8 @@ export interface SessionTableParams {
   strictInviteDelayMs: () => number | undefined;
   sockets: ReadonlyMap<string, AgentSocket>;
   agents: ReadonlyMap<string, ServiceAgent>;
+  /** How long a forwarded invite waits for the invitee's join_session_req. */
+  joinTimeoutMs: number;
   send(conn: AgentSocket, cmd: string, data: Record<string, unknown>): boolean;
 }
 
@@ -96,8 +110,7 @@ export class SessionTable {
     const requestId = str(data.request_id);
     const sessionId = str(data.session_id) ?? "";
     const acceptor = (str(data.acceptor_id) ?? "");
-    const ack = (status: number, message: string) =>
-      this.#p.send(conn, "invite_agent_ack", { ...(requestId ? { request_id: requestId } : {}), session_id: sessionId, acceptor_id: acceptor, status_code: status, message });
+    const ack = (status: number, message: string) => inviteAck(this.#p, conn, { requestId, sessionId, acceptor, status, message });
     const session = this.#sessions.get(sessionId);
     if (!session || !session.members.has(conn.aid)) return void ack(404, "no such session");
     if (str(data.invite_code) !== session.identifyingCode) return void ack(403, "invite_code does not match the session");
@@ -109,6 +122,10 @@ export class SessionTable {
         return void ack(429, `${acceptor} is in too many sessions`);
       }
       invited.sessions.add(session.id);
+    }
+    if (invited && !this.#p.agents.has(acceptor)) {
+      if (session.members.has(acceptor)) return void ack(200, "success");
+      return this.#forward(session, conn, invited, requestId);
     }
     const delay = this.#p.strictInviteDelayMs();
     if (delay === undefined) {
@@ -138,9 +155,40 @@ export class SessionTable {
     this.#joinTimers.clear();
   }
 
+  /**
+   * The invite goes to the invitee's socket; it joins with join_session_req (see `join`), or the
+   * inviter hears 408 after joinTimeoutMs. Frames to it before it joined are dropped.
+   */
+  #forward(session: Session, inviter: AgentSocket, invitee: AgentSocket, requestId: string | undefined): void {
+    const forwarded = (session.forwarded ??= new Map());
+    if (forwarded.has(invitee.aid)) return; // already on its way: the first invite's ack answers
+    (session.joining ??= new Set()).add(invitee.aid);
+    const timer = setTimeout(() => {
+      this.#joinTimers.delete(timer);
+      if (!forwarded.delete(invitee.aid)) return;
+      session.joining?.delete(invitee.aid);
+      invitee.sessions.delete(session.id);
+      this.#p.logger.log("info", "message-service.invite-unanswered", { inviter: inviter.aid, invitee: invitee.aid, sessionId: session.id });
+      if (!this.#p.omitInviteAck()) inviteAck(this.#p, inviter, { requestId, sessionId: session.id, acceptor: invitee.aid, status: 408, message: `${invitee.aid} did not join` });
+    }, this.#p.joinTimeoutMs);
+    timer.unref?.();
+    this.#joinTimers.add(timer);
+    forwarded.set(invitee.aid, { inviter, requestId, timer });
+    this.#p.send(invitee, "invite_agent_req", { request_id: randomBytes(16).toString("hex"), session_id: session.id, inviter_id: inviter.aid, acceptor_id: invitee.aid, invite_code: session.identifyingCode });
+  }
+
   /** An invited member accepts (the official SDKs answer an invite with join_session_req). */
   join(conn: AgentSocket, data: Record<string, unknown>): void {
     const session = this.#sessions.get(str(data.session_id) ?? "");
+    const waiting = session?.forwarded?.get(conn.aid);
+    if (session && waiting && str(data.invite_code) === session.identifyingCode) {
+      clearTimeout(waiting.timer);
+      this.#joinTimers.delete(waiting.timer);
+      session.forwarded!.delete(conn.aid);
+      session.joining?.delete(conn.aid);
+      session.members.add(conn.aid);
+      if (!this.#p.omitInviteAck()) inviteAck(this.#p, waiting.inviter, { requestId: waiting.requestId, sessionId: session.id, acceptor: conn.aid, status: 200, message: "success" });
+    }
     const ok = session !== undefined && session.members.has(conn.aid);
     this.#p.send(conn, "join_session_ack", { ...(str(data.request_id) ? { request_id: data.request_id } : {}), session_id: str(data.session_id) ?? "", status_code: ok ? 200 : 404, message: ok ? "success" : "no such session" });
   }
@@ -175,6 +223,11 @@ export class SessionTable {
     this.#p.counters.refusedSessions++;
     this.#p.logger.log("info", "message-service.session-refused", { aid, what, reason: "too many sessions", limit: this.#p.maxSessionsPerAid });
   }
+}
+
+/** The answer to an invite, to the inviter's socket. */
+function inviteAck(p: SessionTableParams, inviter: AgentSocket, a: { requestId: string | undefined; sessionId: string; acceptor: string; status: number; message: string }): void {
+  p.send(inviter, "invite_agent_ack", { ...(a.requestId ? { request_id: a.requestId } : {}), session_id: a.sessionId, acceptor_id: a.acceptor, status_code: a.status, message: a.message });
 }
 
 function newSession(members: string[]): Session {
