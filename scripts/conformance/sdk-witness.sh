@@ -45,6 +45,10 @@ say() { echo "sdk-witness: $*"; }
 acp() { if [ -n "${ACP_GROUP:-}" ]; then $ACP_GROUP "$@"; else "$node_bin" "$here/bin/acp-group.mjs" "$@"; fi; }
 # The kit's scripts, as an SDK user runs them: the dns shim, and the server's CA trusted.
 sdk() { SHIM_DOMAIN="$domain" NODE_EXTRA_CA_CERTS="$ca" "$node_bin" --import "$kit/dns-shim.mjs" "$kit/$1" --dist "$dist" --ap "$sdk_ap" --domain "$domain" "${@:2}"; }
+# The same in the background: the backgrounded subshell becomes the process (exec), so $! is the
+# process itself and the cleanup's kill stops it (a function run with & would leave it behind).
+bg() { if [ "$1" = sdk ]; then shift; SHIM_DOMAIN="$domain" NODE_EXTRA_CA_CERTS="$ca" exec "$node_bin" --import "$kit/dns-shim.mjs" "$kit/$1" --dist "$dist" --ap "$sdk_ap" --domain "$domain" "${@:2}";
+  elif [ -n "${ACP_GROUP:-}" ]; then shift; exec $ACP_GROUP "$@"; else shift; exec "$node_bin" "$here/bin/acp-group.mjs" "$@"; fi; }
 # Waits up to $2 seconds for a line matching $3 in file $1; prints the first match.
 wait_line() {
   local file="$1" secs="$2" pattern="$3" i
@@ -66,9 +70,10 @@ mkdir -p "$HOME"
 lock="$(dirname "$(mktemp -u)")/acp-ts-build.lock"
 if command -v flock >/dev/null 2>&1; then dist="$(flock "$lock" bash "$kit/build.sh" | tail -1)"; else dist="$(bash "$kit/build.sh" | tail -1)"; fi
 say "official SDK built at $dist"
+say "work dir $work (removed at exit, with every process started here)"
 
 # 1. The local network.
-acp server --tls --domain "$domain" --port 0 --state-dir "$work/net" --config "$here/config/demo.json" >"$work/server.out" 2>"$work/server.err" &
+bg acp server --tls --domain "$domain" --port 0 --state-dir "$work/net" --config "$here/config/demo.json" >"$work/server.out" 2>"$work/server.err" &
 pids+=($!)
 wait_line "$work/server.out" 60 '^sdk domain: ' >/dev/null || fail "the server printed no banner" server.out server.err
 ap="$(grep -m1 '^access point: ' "$work/server.out" | sed 's/^access point: //')"
@@ -93,7 +98,7 @@ say "3. acp-group import-evol: $(grep -m1 "^imported $dave" "$work/import.out" |
 # 4. Joined and run.
 acp join "$link" --identity "$dave" --config "$work/dave.json" >"$work/join.out" 2>"$work/join.err" || fail "join" join.out join.err
 say "4. acp-group join: $(head -1 "$work/join.out")"
-acp run --config "$work/dave.json" --no-stdin >"$work/run.out" 2>"$work/run.err" &
+bg acp run --config "$work/dave.json" --no-stdin >"$work/run.out" 2>"$work/run.err" &
 pids+=($!)
 wait_line "$work/run.out" 60 '^agents online:' >/dev/null || fail "dave never came online" run.out run.err server.err
 say "   acp-group run: $(grep -m1 '^agents online:' "$work/run.out")"
@@ -105,7 +110,7 @@ say "5. $(grep -m1 'sdk: ok: ' "$work/member.out" | sed 's/^sdk: //')"
 
 # 6. The SDK's own group event handler, in the lobby, sees a person join through `acp-group chat`.
 person="dana$RANDOM.$domain"
-sdk sdk-events.mjs --link "$link" --expect-join "$person" --timeout-ms 120000 >"$work/events.out" 2>"$work/events.err" &
+bg sdk sdk-events.mjs --link "$link" --expect-join "$person" --timeout-ms 120000 >"$work/events.out" 2>"$work/events.err" &
 events_pid=$!
 pids+=($events_pid)
 if ! wait_line "$work/events.out" 90 'sdk-events: waiting for|sdk-events FAIL' >/dev/null || grep -q 'sdk-events FAIL' "$work/events.out"; then

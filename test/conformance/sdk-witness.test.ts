@@ -46,6 +46,11 @@ describe("the official SDK as witness of the user's path (../shared/conformance)
       expect(output).toMatch(/sdk-witness: 5\. ok: dave\.acp\.local answered in lobby: .*"Dave, are you there\?"/);
       expect(output).toMatch(/sdk-witness: {4}ok: saw dana\d+\.acp\.local join: member_joined via /);
       expect(lines.at(-2)).toMatch(/^sdk-witness: PASS: /);
+      // Nothing it started outlives it: no process names its work dir (the server and `run` once did).
+      const work = /^sdk-witness: work dir (\S+) /m.exec(run.stdout)?.[1];
+      expect(work, output).toBeTruthy();
+      const ps = spawnSync("ps", ["-eo", "pid,args"], { encoding: "utf8" });
+      expect(ps.stdout.split("\n").filter((l) => l.includes(work!))).toEqual([]);
     },
     300_000,
   );
