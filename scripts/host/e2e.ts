@@ -136,6 +136,8 @@ async function main(): Promise<void> {
       // The host's command owner is the identity's owner (as docs/openclaw.md advises): approving a
       // paired sender must not make them the owner.
       commands: { ownerAllowFrom: [`${CHANNEL}:${ALICE.aid}`] },
+      // One session per DM peer, as the host advises when more than one person may DM the agent.
+      session: { dmScope: "per-channel-peer" },
       agents: { defaults: { model: { primary: "mock/mock-model" }, workspace: join(run.root, "workspace") } },
       // No hosted catalog download: the only model is our local mock.
       models: mockModels(model.baseUrl),
