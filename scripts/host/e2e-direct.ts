@@ -71,7 +71,7 @@ export async function runDirectSteps(c: DirectStepsContext): Promise<void> {
   check(c, "the host saw a direct chat (its Message Context says chat_type direct)", /"chat_type":\s*"direct"/.test(call.system), excerpt(call.system, "chat_type"));
   const ownerSession = `agent:main:${CHANNEL}:direct:${c.owner.aid}`;
   check(c, "…routed by the owner's aid: the host's DM session for that peer", c.gateway.log().includes(`sessionKey=${ownerSession}`), ownerSession);
-  check(c, "…with the owner's line in the turn", call.lastUser.includes("Echo, can you hear me?"), JSON.stringify(call.lastUser.slice(-200)));
+  check(c, "…with the owner's line in the turn", call.lastUser.includes("Echo, can you hear me?"), excerpt(call.lastUser, "Echo, can you hear me?"));
   check(
     c,
     "the answer came back to the owner, on the session the owner opened",
