@@ -222,6 +222,8 @@ export type SkipReason =
   | "agent-answer"
   /** Everyone who addressed us in the batch has used their share of the addressed allowance. */
   | "sender-over-share"
+  /** Only strangers addressed us, and strangers together have used their class's share of the addressed allowance. */
+  | "strangers-over-share"
   /** The conversation ended while the reply was written (a direct exchange closed by the peer's end marker or a limit). */
   | "conversation-ended";
 

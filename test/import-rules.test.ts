@@ -62,7 +62,7 @@ const PURE_FILES = [
   ...["assemble", "budget-windows", "confusables", "context-xml", "decision", "dedup", "delay", "direct-prompt", "floor", "format-common", "identity-shared", "intent", "loop-guard", "outbound", "prompt", "reply-address", "reply-policy", "sanitize", "sender-share", "token-estimate"].map((n) => `monitor/${n}.ts`),
   ...["access", "exchange", "journal"].map((n) => `direct/${n}.ts`),
   // The shared helpers that are pure (util/wait.ts owns a timer: not here).
-  ...["backoff", "equals-lower"].map((n) => `util/${n}.ts`),
+  ...["backoff", "bounded-map", "equals-lower"].map((n) => `util/${n}.ts`),
 ];
 const PURE = files(...PURE_FILES);
 

@@ -19,7 +19,7 @@ export const replaySpec: CommandSpec = {
   usage:
     "<log.jsonl> --persona NAME [--persona NAME …] [--aid AID] [--alias A,B] [--config FILE] [--group ID]\n" +
     "[--agent-latency-ms N] [--responder silent|mention|always|helpful] [--reply-text TEXT]\n" +
-    "[--agents A,B] [--seed N] [--skip-bad] [--only mentions|engaged|skips|sent] [--json] [--html FILE]\n" +
+    "[--agents A,B] [--strangers A,B] [--seed N] [--skip-bad] [--only mentions|engaged|skips|sent] [--json] [--html FILE]\n" +
     "--suite DIR [--personas N] [--config FILE] [--group ID] [--responder MODE] [--json]",
   help: [
     "Replays the log on a simulated clock through the real group client and monitor, with a",
@@ -37,6 +37,8 @@ export const replaySpec: CommandSpec = {
     "                       when the stand-in model replies",
     "  --reply-text TEXT    what it replies",
     "  --agents A,B         senders to treat as agents (everyone else is human)",
+    "  --strangers A,B      senders nobody vouches for: neither person nor agent (as someone",
+    "                       who joined an open group by its link)",
     "  --seed N             seed of the send-delay draws (default 1)",
     "  --skip-bad           count and skip bad lines instead of stopping at the first",
     "  --only F[,F]         text output: only dispatches that are mentions, engaged, skips or sent",
@@ -84,6 +86,7 @@ async function replayCommand(args: string[], io: Io): Promise<number> {
       responder: { type: "string" },
       "reply-text": { type: "string" },
       agents: { type: "string" },
+      strangers: { type: "string" },
       seed: { type: "string" },
       "skip-bad": { type: "boolean" },
       only: { type: "string" },
@@ -134,6 +137,7 @@ async function replayCommand(args: string[], io: Io): Promise<number> {
     responder,
     ...(values["reply-text"] !== undefined ? { replyText: values["reply-text"] } : {}),
     agents: list(values.agents),
+    strangers: list(values.strangers),
     seed,
     ...(progress ? { onProgress: (done: number, total: number) => progress(`replay: ${done.toLocaleString("en")}/${total.toLocaleString("en")} lines`) } : {}),
   });
@@ -155,7 +159,7 @@ async function replayCommand(args: string[], io: Io): Promise<number> {
 async function replayRoom(p: {
   file: string;
   personas: readonly string[];
-  values: { config?: string | undefined; group?: string | undefined; "reply-text"?: string | undefined; agents?: string | undefined; "skip-bad"?: boolean | undefined; json?: boolean | undefined; html?: string | undefined };
+  values: { config?: string | undefined; group?: string | undefined; "reply-text"?: string | undefined; agents?: string | undefined; strangers?: string | undefined; "skip-bad"?: boolean | undefined; json?: boolean | undefined; html?: string | undefined };
   config: ChannelConfig | undefined;
   responder: "silent" | "mention" | "always" | "helpful";
   agentLatencyMs: number;
@@ -184,6 +188,7 @@ async function replayRoom(p: {
         responder: p.responder,
         ...(values["reply-text"] !== undefined ? { replyText: values["reply-text"] } : {}),
         agents: list(values.agents),
+        strangers: list(values.strangers),
         // Each agent draws its own delays.
         seed: p.seed + i,
       };

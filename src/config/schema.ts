@@ -192,6 +192,15 @@ export const groupSettingsSchema = z
       .max(1)
       .default(0.67)
       .describe("Largest share of the addressed allowance one sender (not the owner) may use in each window"),
+    // Half the addressed allowance for everyone our config does not name, together: an open group
+    // may hold any number of aids, and the members we know (and the owner) always keep the other
+    // half. Still 15 calls in 5 minutes and 270 in 3 hours for people we have never met.
+    strangerShare: z
+      .number()
+      .min(0.01)
+      .max(1)
+      .default(0.5)
+      .describe("Largest share of the addressed allowance that senders the config does not name (not the owner, humans or agents) may use together in each window, however many aids they use"),
     tools: z
       .object({
         allow: z.array(z.string().min(1)).optional().describe("Tools the group's turns may use"),

@@ -6,6 +6,7 @@
 // message and the next run. Messages of one peer are taken in order.
 import type { DirectPairing, DirectSettings, DispatchHandler, GroupSender, Logger } from "../types.ts";
 import { errorFields } from "../log.ts";
+import { BoundedMap } from "../util/bounded-map.ts";
 import type { DirectAccess, DirectRefusal } from "./access.ts";
 import { DirectConversation, type DirectEvent, type DirectPeerRecord } from "./conversation.ts";
 import { directMessageKey } from "./journal.ts";
@@ -57,16 +58,17 @@ interface Open {
 export class DirectConversations {
   readonly #p: DirectConversationsParams;
   readonly #open = new Map<string, Open>();
-  /** Records of peers with no conversation in memory, by lower-cased aid. */
-  readonly #records = new Map<string, DirectPeerRecord>();
+  /** Records of peers with no conversation in memory, by lower-cased aid; the least recently let go are forgotten first. */
+  readonly #records = new BoundedMap<string, DirectPeerRecord>(MAX_KNOWN_PEERS);
   /** Each peer's intake, so an asynchronous pairing check never reorders its messages. */
   readonly #intake = new Map<string, Promise<void>>();
-  readonly #noticedAt = new Map<string, number>();
+  readonly #noticedAt = new BoundedMap<string, number>(MAX_NOTICED);
   #closed = false;
 
   constructor(p: DirectConversationsParams) {
     this.#p = p;
-    for (const r of p.restored ?? []) this.#records.set(r.peer.toLowerCase(), r);
+    // Saved most recently active first: written oldest first, so the newest is the last forgotten.
+    for (const r of [...(p.restored ?? [])].reverse()) this.#records.set(r.peer.toLowerCase(), r);
   }
 
   /**
@@ -164,9 +166,7 @@ export class DirectConversations {
     const now = this.#p.now();
     const last = this.#noticedAt.get(who);
     if (last !== undefined && now - last < NOTICE_EVERY_MS) return undefined;
-    this.#noticedAt.delete(who);
     this.#noticedAt.set(who, now);
-    if (this.#noticedAt.size > MAX_NOTICED) this.#noticedAt.delete(this.#noticedAt.keys().next().value!);
     return notice;
   }
 

@@ -5,6 +5,7 @@
 // share the client's state (client-state.ts) and the group's memory (memory.ts), each through
 // its own methods: every accepted message ends in one dispatch or one counted drop.
 import { silentLogger } from "../log.ts";
+import { BoundedSet } from "../util/bounded-map.ts";
 import type { DispatchHandler, GroupMemoryView, GroupMessage, GroupSettings, GroupVitality, InboundMessage, Logger } from "../types.ts";
 import { allAnswered, answeredThroughOf } from "./answered.ts";
 import { ClientState, type GroupClientEvent, type GroupClientStats } from "./client-state.ts";
@@ -114,8 +115,8 @@ class GroupClientImpl implements GroupClient {
   readonly #humans: ReadonlySet<string> | null;
   readonly #memberTypes: GroupClientParams["memberTypes"];
   #closing: Promise<void> | null = null;
-  /** Senders whose refusal was logged already (lower-cased); made on the first refusal. */
-  #refusedLogged: Set<string> | null = null;
+  /** Senders whose refusal was logged already (lower-cased, the last 256); made on the first refusal. */
+  #refusedLogged: BoundedSet<string> | null = null;
 
   constructor(p: GroupClientParams) {
     const mentionKeywords = sharedMentionKeywords(p.identity); // one list per identity, not per group
@@ -285,9 +286,8 @@ class GroupClientImpl implements GroupClient {
   /** One info line per refused sender (bounded), then only the counter: a flood cannot flood the log. */
   #noteRefused(sender: string): void {
     const key = sender.toLowerCase();
-    const logged = (this.#refusedLogged ??= new Set());
+    const logged = (this.#refusedLogged ??= new BoundedSet(256));
     if (logged.has(key)) return;
-    if (logged.size >= 256) logged.clear();
     logged.add(key);
     this.#s.log.log("info", "group.sender-refused", { sender, allowFrom: this.#s.settings.allowFrom.length, denyFrom: this.#s.settings.denyFrom.length });
   }

@@ -1,5 +1,6 @@
 // Mention detection (seed 003 §4.1–4.2): plain keywords, no `@` syntax — agents address each other
 // by name or aid in natural language. Pure; the group client compiles one matcher per identity.
+import { BoundedMap } from "../util/bounded-map.ts";
 
 export type MentionMatchMode = "smart" | "substring";
 
@@ -133,14 +134,13 @@ function compileUncached(keywords: readonly string[], mode: MentionMatchMode): M
 
 const MATCHER_CACHE_LIMIT = 1024;
 // Many groups share one identity's keywords: compile once, not once per group.
-const matcherCache = new Map<string, MentionMatcher>();
+const matcherCache = new BoundedMap<string, MentionMatcher>(MATCHER_CACHE_LIMIT);
 
 /** Precompiles a matcher for `keywords` (memoised: groups of one identity share it). */
 export function compileMentionMatcher(keywords: readonly string[], mode: MentionMatchMode): MentionMatcher {
   const key = `${mode}\u0000${keywords.join("\u0000")}`;
   let matcher = matcherCache.get(key);
   if (!matcher) {
-    if (matcherCache.size >= MATCHER_CACHE_LIMIT) matcherCache.clear();
     matcher = compileUncached(keywords, mode);
     matcherCache.set(key, matcher);
   }

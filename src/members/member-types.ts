@@ -8,6 +8,7 @@
 import type { ProfileType } from "../profile/agent-md.ts";
 import { memberKeys, nickKey } from "../group/addressee.ts";
 import { readMemberTypeWord } from "../wire/member-type.ts";
+import { BoundedMap } from "../util/bounded-map.ts";
 
 export type MemberType = "human" | "agent" | "unknown";
 export type MemberTypeSource = "owner" | "config" | "service" | "profile" | "none";
@@ -19,11 +20,30 @@ export interface MemberTypeInfo {
   claim?: "human";
 }
 
+/**
+ * A member our own config names (`humans`, `agents`, the owner): a known member. Everyone else is a
+ * stranger to the budget, whatever the group service or their agent.md say — anyone can join an
+ * open group, under as many aids as they like.
+ */
+export function isNamedByConfig(info: MemberTypeInfo): boolean {
+  return info.source === "owner" || info.source === "config";
+}
+
+/**
+ * Someone vouches for who the member is: our config, the owner, or the group service (which the
+ * network's operator runs). A member's own agent.md vouches for nobody.
+ */
+export function isVouched(info: MemberTypeInfo): boolean {
+  return info.type !== "unknown" && (info.source === "owner" || info.source === "config" || info.source === "service");
+}
+
 /** What the loop guard and the prompt ask. */
 export interface MemberTypes {
   typeOf(aid: string): MemberTypeInfo;
   /** The aids our config names (humans, agents, owner): look-alikes of these are flagged in prompts. */
   knownAids?(): readonly string[];
+  /** The aids the group service says are people: look-alikes of these are flagged too. The same array until that changes. */
+  servicePersons?(): readonly string[];
   /** Whether any member other than `selfAid` is known to be an agent (a room where agents may contend). */
   anyAgent?(selfAid: string): boolean;
 }
@@ -98,25 +118,35 @@ export class MemberDirectory implements MemberTypes, MemberNames {
   /** Per group: the aids of its member list (lower-cased), as the service last reported it. */
   readonly #groups = new Map<string, Set<string>>();
   /** Per aid (lower-cased): the name its agent.md or the service gave. */
-  readonly #names = new Map<string, string>();
+  readonly #names: BoundedMap<string, string>;
   /** Per group: the nick keys of its members; dropped when a list or a name changes. */
   readonly #keys = new Map<string, ReadonlySet<string>>();
-  readonly #service = new Map<string, MemberType>();
-  readonly #profile = new Map<string, MemberType>();
-  readonly #maxEntries: number;
+  /** Bounded: a group of strangers churning ids cannot grow these without limit (oldest written first out). */
+  readonly #service: BoundedMap<string, MemberType>;
+  readonly #profile: BoundedMap<string, MemberType>;
   readonly #knownAids: readonly string[];
+  /** {@link servicePersons}, built on first read after the service's word changed. */
+  #servicePersons: readonly string[] | undefined;
 
   constructor(p: { humans?: readonly string[]; agents?: readonly string[]; owner?: string | undefined; maxEntries?: number } = {}) {
     for (const a of p.agents ?? []) this.#config.set(a.toLowerCase(), { type: "agent", source: "config" });
     for (const h of p.humans ?? []) this.#config.set(h.toLowerCase(), { type: "human", source: "config" });
     // The owner is always human, whatever else is configured (config load rejects the conflict).
     if (p.owner) this.#config.set(p.owner.toLowerCase(), { type: "human", source: "owner" });
-    this.#maxEntries = p.maxEntries ?? 10_000;
+    const maxEntries = p.maxEntries ?? 10_000;
+    this.#names = new BoundedMap(maxEntries);
+    this.#service = new BoundedMap(maxEntries);
+    this.#profile = new BoundedMap(maxEntries);
     this.#knownAids = Object.freeze([...this.#config.keys()]);
   }
 
   knownAids(): readonly string[] {
     return this.#knownAids;
+  }
+
+  servicePersons(): readonly string[] {
+    this.#servicePersons ??= Object.freeze([...this.#service].flatMap(([aid, type]) => (type === "human" ? [aid] : [])));
+    return this.#servicePersons;
   }
 
   typeOf(aid: string): MemberTypeInfo {
@@ -202,9 +232,7 @@ export class MemberDirectory implements MemberTypes, MemberNames {
   #recordName(aid: string, name: string): void {
     const key = aid.toLowerCase();
     if (this.#names.get(key) === name) return;
-    this.#names.delete(key);
     this.#names.set(key, name);
-    if (this.#names.size > this.#maxEntries) this.#names.delete(this.#names.keys().next().value as string);
     this.#keys.clear();
   }
 
@@ -214,17 +242,15 @@ export class MemberDirectory implements MemberTypes, MemberNames {
     return !this.#config.has(key) && !this.#service.has(key) && !this.#profile.has(key);
   }
 
-  #record(map: Map<string, MemberType>, aid: string, type: MemberType): void {
+  #record(map: BoundedMap<string, MemberType>, aid: string, type: MemberType): void {
     const key = aid.toLowerCase();
+    if (map === this.#service) this.#servicePersons = undefined;
     // "unknown" from a source erases what it said before; it never erases another source.
     if (type === "unknown") {
       map.delete(key);
       return;
     }
-    map.delete(key);
     map.set(key, type);
-    // Bounded: a group of strangers churning ids cannot grow this without limit (oldest first out).
-    if (map.size > this.#maxEntries) map.delete(map.keys().next().value as string);
   }
 }
 

@@ -63,8 +63,11 @@ export function assembleDispatchPrompt(p: AssembleParams): PromptParts {
       });
   const stablePrefix = p.stablePrefix ?? buildAcpSystemPrompt(p.identity);
   const memberTypes = p.memberTypes ?? new MemberDirectory({ owner: p.identity.owner });
-  // Whom a sender must not pass for: ourselves, our owner and every member our config names.
-  const known = knownNames([p.identity.aid, p.identity.owner, ...(memberTypes.knownAids?.() ?? [])]);
+  // Whom a sender must not pass for: ourselves, our owner and every member our config names; the
+  // people the group service names; and, among the batch's other speakers, the plainest name.
+  const known = knownNames([p.identity.aid, p.identity.owner, ...(memberTypes.knownAids?.() ?? [])], memberTypes.servicePersons?.()).forSpeakers(
+    speakersOf(batch.messages, p.identity.aid),
+  );
   const situation = buildGroupSituationPrompt(
     {
       vitality: batch.vitality,
@@ -112,7 +115,8 @@ function assembleDirectPrompt(p: AssembleParams, peer: string): PromptParts {
   const decided = p.replyType ? { replyType: p.replyType, reason: "given" as const } : decideDirectReplyType({ budgetRatio, allowLong: settings.replyPolicy.allowLong });
   const stablePrefix = p.stablePrefix ?? buildAcpSystemPrompt(p.identity);
   const memberTypes = p.memberTypes ?? new MemberDirectory({ owner: p.identity.owner });
-  const known: KnownNames = knownNames([p.identity.aid, p.identity.owner, ...(memberTypes.knownAids?.() ?? [])]);
+  // One speaker: who they must not pass for (ourselves, our owner, the members our config and the service name).
+  const known: KnownNames = knownNames([p.identity.aid, p.identity.owner, ...(memberTypes.knownAids?.() ?? [])], memberTypes.servicePersons?.());
   const situation = buildDirectSituationPrompt({
     peer,
     peerType: memberTypes.typeOf(peer),
@@ -129,4 +133,9 @@ function assembleDirectPrompt(p: AssembleParams, peer: string): PromptParts {
     { format: "lines", selfAid: p.identity.aid, accessPoint: undefined, maxInboundChars: settings.maxInboundChars, gapThresholdMs: settings.gapThresholdMs, ownReplies: [], subject: undefined, timeZone: p.timeZone, knownNames: known },
   );
   return { systemPrompt: `${stablePrefix}\n\n${situation}`, stablePrefix, situation, body, replyType: decided.replyType, replyTypeReason: decided.reason, budgetRatio };
+}
+
+/** The batch's senders other than ourselves, oldest first. */
+function* speakersOf(messages: readonly { sender: string }[], selfAid: string): Generator<string> {
+  for (const m of messages) if (m.sender !== selfAid) yield m.sender;
 }

@@ -2,7 +2,7 @@
 // member messages, our own replies, group events and pauses, always well-formed XML.
 import type { InboundMessage, OwnReply } from "../types.ts";
 import { eventText, formatClock, formatGap, isGroupEvent } from "./format-common.ts";
-import { escapeXml, sanitizeContent, sanitizeId, sanitizeSender, type KnownNames } from "./sanitize.ts";
+import { escapeXml, sanitizeContent, sanitizeId, sanitizeSender, type NameDisplay } from "./sanitize.ts";
 
 export const XML_LEGEND =
   '<!-- m=member message (n=sender, t=time, mention="1" names you, engaged="1" follows up your talk) b=your reply s=group event g=pause x=repeated N times -->';
@@ -37,7 +37,7 @@ export interface XmlTimelineOptions {
   /** Group name/topic, shown first when set. */
   subject?: string;
   /** Aids a sender may not pass for: a look-alike name is shown with what it imitates. */
-  knownNames?: KnownNames;
+  knownNames?: NameDisplay;
 }
 
 export function formatXmlTimeline(messages: readonly InboundMessage[], opts: XmlTimelineOptions): string {
@@ -93,7 +93,7 @@ export function formatXmlTimeline(messages: readonly InboundMessage[], opts: Xml
   return out.join("\n");
 }
 
-function renderEntry(e: Entry, timeZone: string | undefined, known: KnownNames | undefined): string {
+function renderEntry(e: Entry, timeZone: string | undefined, known: NameDisplay | undefined): string {
   let attrs = "";
   if (e.id !== undefined && e.kind !== "s") attrs += ` id="${escapeXml(sanitizeId(e.id))}"`;
   attrs += ` t="${formatClock(e.ts, timeZone)}"`;

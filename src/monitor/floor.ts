@@ -3,6 +3,10 @@
 // each derives a rank for the question from its own aid and the question's msg id and waits that
 // share of its send delay; the first to speak names the question in `reply_to`; the others see an
 // answer to it arrive (from an agent of ours, an agent that just posts, or a person) and yield.
+// Only a credible answer moves the floor: one that says something, from a sender our config, the
+// owner or the group service vouches for. Anyone may join an open group and point a line at a
+// question; a stranger's line (or a `.`, a `no`) never silences the room — the agents go on, and
+// the model, which sees that line with the rest, decides whether anything is left to say.
 // Pure: messages and names in, a decision with a reason out. Never touches a timer.
 import { leadingName, memberKeys, nickKey } from "../group/addressee.ts";
 import type { InboundMessage } from "../types.ts";
@@ -65,12 +69,18 @@ export interface FloorContext {
   selfAid: string;
   /** The sender is known to be an agent. */
   isAgent(sender: string): boolean;
+  /**
+   * Our config, the owner or the group service says who the sender is (a person or an agent).
+   * A stranger — a sender nobody but itself vouches for — never moves the floor.
+   */
+  isVouched(sender: string): boolean;
 }
 
 /**
  * Someone's answer to question `q` among `seen`: a message after it, from neither the asker nor
  * us, that names `q` in `reply_to`; or that has no `reply_to` and either comes from an agent (an
- * agent that just posts) or opens by addressing the asker (how people answer in chat).
+ * agent that just posts) or opens by addressing the asker (how people answer in chat). Only a
+ * credible one counts: from a vouched-for sender, and saying something ({@link saysSomething}).
  */
 export function findAnswer(q: FloorMessage, seen: readonly FloorMessage[], ctx: FloorContext): FloorMessage | undefined {
   const asker = q.sender.toLowerCase();
@@ -81,15 +91,40 @@ export function findAnswer(q: FloorMessage, seen: readonly FloorMessage[], ctx: 
     const sender = m.sender.toLowerCase();
     if (sender === asker || sender === self) continue;
     const replyTo = replyToOf(m.metadata);
-    if (replyTo !== undefined) {
-      if (replyTo === q.msgId) return m;
-      continue;
+    let answers: boolean;
+    if (replyTo !== undefined) answers = replyTo === q.msgId;
+    else if (ctx.isAgent(m.sender)) answers = true;
+    else {
+      const lead = leadingName(m.content);
+      answers = lead !== null && askerKeys.includes(nickKey(lead.name));
     }
-    if (ctx.isAgent(m.sender)) return m;
-    const lead = leadingName(m.content);
-    if (lead !== null && askerKeys.includes(nickKey(lead.name))) return m;
+    if (answers && ctx.isVouched(m.sender) && saysSomething(m.content, askerKeys)) return m;
   }
   return undefined;
+}
+
+// Words that carry letters or digits; a run of Han or kana (no spaces between words) counts per character.
+const WORD = /[\p{L}\p{N}][\p{L}\p{N}\p{M}'’_-]*/gu;
+const HAS_LETTER = /\p{L}/u;
+const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/gu;
+
+/**
+ * Whether a line could be an answer: past an opening address to the asker (`sam: …`), at least
+ * two words with letters, or four Han/kana characters. `.`, `no`, `ok`, `+1` and a bare name are
+ * not; a short real answer ("yes") is left to the model, which sees it.
+ */
+export function saysSomething(content: string, askerKeys: readonly string[] = []): boolean {
+  let text = content;
+  const lead = leadingName(text);
+  if (lead !== null && askerKeys.includes(nickKey(lead.name))) {
+    const at = text.indexOf(lead.name) + lead.name.length;
+    text = text.slice(at).replace(/^[\s:,：，、]+/u, "");
+  }
+  let words = 0;
+  for (const w of text.matchAll(WORD)) if (HAS_LETTER.test(w[0]) && ++words >= 2) return true;
+  let unspaced = 0;
+  for (const _ of text.matchAll(UNSPACED)) if (++unspaced >= 4) return true;
+  return false;
 }
 
 export type FloorDecision =

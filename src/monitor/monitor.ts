@@ -4,7 +4,7 @@
 // through the pipeline in dispatch/pipeline.ts; every decision in it is a pure sibling. What the
 // monitor knows of its group — what we said there, what arrived since — it reads through the
 // context each dispatch brings (types.ts GroupContext), and it answers with an outcome.
-import { MemberDirectory, type MemberTypes } from "../members/member-types.ts";
+import { isVouched, MemberDirectory, type MemberTypes } from "../members/member-types.ts";
 import { monotonicNow } from "../group/local-clock.ts";
 import { childLogger, errorFields, silentLogger } from "../log.ts";
 import type { AgentBackend, Clock, ConversationRef, DispatchBatch, DispatchHandler, DispatchOutcome, GroupContext, GroupMemoryView, GroupSender, GroupSettings, IdentityConfig, Logger, PersistedGroupState, ReplyType } from "../types.ts";
@@ -149,7 +149,12 @@ export function createMonitorContext(p: MonitorParams): MonitorContext & { close
     random,
     localNow,
     memberTypes,
-    floorContext: { selfAid, isAgent: (sender) => memberTypes.typeOf(sender).type === "agent" },
+    floorContext: {
+      selfAid,
+      isAgent: (sender) => memberTypes.typeOf(sender).type === "agent",
+      // A member's own agent.md vouches for nobody: only our config, the owner or the group service.
+      isVouched: (sender) => isVouched(memberTypes.typeOf(sender)),
+    },
     backend: p.backend,
     sender: p.sender,
     lifetime: lifetime.signal,

@@ -4,7 +4,7 @@ import type { MemberType, MemberTypeSource } from "../members/member-types.ts";
 import type { GroupVitality, IdentityConfig, InboundMessage, MentionInfo, ReplyType } from "../types.ts";
 import { formatXmlTimeline, type XmlTimelineOptions } from "./context-xml.ts";
 import { formatClock, isGroupEvent, eventText } from "./format-common.ts";
-import { sanitizeContent, sanitizeId, sanitizeSender, stripControls, type KnownNames } from "./sanitize.ts";
+import { sanitizeContent, sanitizeId, sanitizeSender, stripControls, type NameDisplay } from "./sanitize.ts";
 
 export type PromptIdentity = Pick<IdentityConfig, "aid" | "name" | "aliases" | "owner" | "persona">;
 
@@ -59,14 +59,14 @@ export interface SituationState {
   /** The batch's senders with their member types, for `[Senders]`; the section is left out when absent. */
   senders?: ReadonlyArray<{ aid: string; type: MemberType; source: MemberTypeSource; claim?: "human" }>;
   /** Aids a sender may not pass for: a look-alike name is listed with what it imitates. */
-  knownNames?: KnownNames;
+  knownNames?: NameDisplay;
 }
 
 /** At most this many senders are listed; the rest are counted. */
 export const MAX_LISTED_SENDERS = 20;
 
 /** `[Senders]`: one line per sender. Dynamic (per batch), so it lives here and not in the stable prefix. */
-function sendersSection(senders: NonNullable<SituationState["senders"]>, known: KnownNames | undefined): string[] {
+function sendersSection(senders: NonNullable<SituationState["senders"]>, known: NameDisplay | undefined): string[] {
   const lines = ["[Senders]"];
   for (const s of senders.slice(0, MAX_LISTED_SENDERS)) {
     const what =

@@ -1,6 +1,8 @@
 // Inbound text is written by other agents and people: before it reaches the model it must not be
-// able to forge a line, a sender or one of our markers. Pure; imports only the confusables table.
+// able to forge a line, a sender or one of our markers, nor pass for a member it imitates with
+// look-alike letters. Pure; imports only the confusables table.
 import { asciiLookalikeOf, confusableSkeleton, lookalikeKey } from "./confusables.ts";
+import { BoundedMap } from "../util/bounded-map.ts";
 
 // C0/C1 controls except the whitespace we collapse below, bidi overrides/isolates that make text
 // render in another order than the model reads it, and invisible characters that could hide
@@ -122,11 +124,17 @@ const SENDER_UNSAFE = /[\s:：\p{Ps}\p{Pe}<>＜＞‹›«»"'`]+/gu;
 // "owner.agentcp.io\u200B" into a perfect copy of the owner's aid.
 const SENDER_HIDDEN = /(?!\s)[\p{Default_Ignorable_Code_Point}\p{Cc}\p{Cf}\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/gu;
 
+/** How a sender's name is shown to the model: cleaned, and tagged when it imitates another. */
+export interface NameDisplay {
+  show(sender: string): string;
+}
+
 /**
- * A sender name that can only ever be one token. With `known` (the aids of our owner, ourselves
- * and configured members), a name that looks like one of them is shown with it ("sarn(≈sam)").
+ * A sender name that can only ever be one token. With `known` (the names of ourselves, our owner,
+ * the members we know and the batch's speakers), a name that looks like one of them is shown with
+ * it ("sarn(≈sam)").
  */
-export function sanitizeSender(sender: string, known?: KnownNames): string {
+export function sanitizeSender(sender: string, known?: NameDisplay): string {
   if (known !== undefined) return known.show(sender);
   // Plain aids and nicks need no work: the common case is one regex test.
   if (sender.length <= 64 && SAFE_SENDER.test(sender)) return sender;
@@ -138,13 +146,12 @@ export function sanitizeSender(sender: string, known?: KnownNames): string {
   // tell them from the real member ("yоu(≈you)").
   const imitates = asciiLookalikeOf(clean);
   const shown = imitates === undefined ? clean : withTag(clean, imitates);
-  if (senderCache.size >= SENDER_CACHE_LIMIT) senderCache.clear();
   if (sender.length <= 256) senderCache.set(sender, shown);
   return shown;
 }
 
 const SENDER_CACHE_LIMIT = 1024;
-const senderCache = new Map<string, string>();
+const senderCache = new BoundedMap<string, string>(SENDER_CACHE_LIMIT);
 
 function cleanSenderName(sender: string): string {
   if (sender.length <= 64 && SAFE_SENDER.test(sender)) return sender;
@@ -158,49 +165,151 @@ function withTag(clean: string, imitates: string): string {
   return `${clean}(≈${imitates.replace(SENDER_UNSAFE, "_")})`;
 }
 
-/**
- * The aids a sender may not pass for: each under its look-alike key. One per set of aids (see
- * {@link knownNames}); it remembers how it showed each sender name (bounded).
- */
-export class KnownNames {
-  readonly #byKey = new Map<string, string>();
-  /** The aids themselves: two known aids that look alike are both real, neither is tagged. */
-  readonly #exact = new Set<string>();
-  readonly #shown = new Map<string, string>();
+// Look-alike keys of the names a process meets: a few hundred ns each, and names repeat.
+const keyCache = new BoundedMap<string, string>(SENDER_CACHE_LIMIT);
+function keyOf(name: string): string {
+  const head = name.length > 256 ? name.slice(0, 256) : name;
+  let key = keyCache.get(head);
+  if (key === undefined) {
+    key = lookalikeKey(head);
+    keyCache.set(head, key);
+  }
+  return key;
+}
 
-  constructor(aids: Iterable<string>) {
-    for (const aid of aids) {
-      const key = lookalikeKey(aid);
-      this.#exact.add(aid.toLowerCase());
-      if (key !== "" && !this.#byKey.has(key)) this.#byKey.set(key, aid.toLowerCase());
+/** `sam` of `sam.acp.local`; a bare nick is its own. */
+function userPart(name: string): string {
+  const dot = name.indexOf(".");
+  return dot > 0 ? name.slice(0, dot) : name;
+}
+
+// What makes a name a disguise of a plainer one: a letter from outside ASCII, a digit or bar in
+// place of a letter, "rn" for m, "vv" for w, a capital I among small letters.
+const DISGUISE = /[^\x00-\x7F]|[01|]|rn|vv|(?<=[a-z])I/g;
+const disguise = (name: string): number => name.match(DISGUISE)?.length ?? 0;
+
+/**
+ * How far a name is trusted to be who it says: our config (3: the owner, ourselves and every
+ * member it names), a person by the group service's word (2), anyone else (1). A name is shown as
+ * a look-alike only of a name trusted more than itself — two configured aids that look alike are
+ * both real.
+ */
+export type NameRank = 1 | 2 | 3;
+
+interface KnownRef {
+  /** Lower-cased. */
+  aid: string;
+  rank: NameRank;
+}
+
+/**
+ * The names a sender may not pass for, each under its look-alike key (and, for a bare nick, its
+ * aid's user part's key). One per set of names (see {@link knownNames}); it remembers how it
+ * showed each sender name (bounded).
+ */
+export class KnownNames implements NameDisplay {
+  readonly #byKey = new Map<string, KnownRef>();
+  readonly #byUser = new Map<string, KnownRef>();
+  /** The names themselves, with their rank. */
+  readonly #rank = new Map<string, NameRank>();
+  readonly #shown = new BoundedMap<string, string>(SENDER_CACHE_LIMIT);
+
+  constructor(names: Iterable<string | { aid: string; rank: NameRank }>) {
+    for (const n of names) {
+      const { aid, rank } = typeof n === "string" ? { aid: n, rank: 3 as NameRank } : n;
+      const ref = { aid: aid.toLowerCase(), rank };
+      if ((this.#rank.get(ref.aid) ?? 0) < rank) this.#rank.set(ref.aid, rank);
+      for (const [map, key] of [[this.#byKey, keyOf(aid)], [this.#byUser, keyOf(userPart(aid))]] as const) {
+        const had = map.get(key);
+        if (key !== "" && (had === undefined || had.rank < rank)) map.set(key, ref);
+      }
     }
+  }
+
+  /** The known name `sender` imitates: one trusted more, with the same look-alike key, not `sender` itself. */
+  #imitated(sender: string, rank: number): string | undefined {
+    if (this.#byKey.size === 0) return undefined;
+    const lower = sender.toLowerCase();
+    const dotted = lower.includes(".");
+    let ref = this.#byKey.get(keyOf(sender));
+    if (ref === undefined) {
+      // A bare nick against an aid's user part ("sarn" and sam.acp.local), or an aid against a
+      // bare configured nick ("sarn.acp.local" and "sam").
+      const r = this.#byUser.get(keyOf(dotted ? userPart(sender) : sender));
+      if (r !== undefined && (!dotted || !r.aid.includes(".")) && userPart(r.aid) !== userPart(lower)) ref = r;
+    }
+    return ref === undefined || ref.aid === lower || ref.rank <= rank ? undefined : ref.aid;
+  }
+
+  #rankOf(sender: string): NameRank {
+    return this.#rank.get(sender.toLowerCase()) ?? 1;
   }
 
   show(sender: string): string {
     const cached = this.#shown.get(sender);
     if (cached !== undefined) return cached;
-    const imitated = this.#byKey.size > 0 ? this.#byKey.get(lookalikeKey(sender.length > 256 ? sender.slice(0, 256) : sender)) : undefined;
-    const shown = imitated === undefined || this.#exact.has(sender.toLowerCase()) ? sanitizeSender(sender) : withTag(cleanSenderName(sender), imitated);
-    if (this.#shown.size >= SENDER_CACHE_LIMIT) this.#shown.clear();
+    const imitated = this.#imitated(sender, this.#rankOf(sender));
+    const shown = imitated === undefined ? sanitizeSender(sender) : withTag(cleanSenderName(sender), imitated);
     if (sender.length <= 256) this.#shown.set(sender, shown);
     return shown;
   }
+
+  /**
+   * As shown beside `speakers` (one batch's senders, oldest first): of speakers nobody vouches for
+   * that look alike and imitate no known name, the plainest name (then the first to speak) is the
+   * one the others are shown with — "sam" and "sarn" in one batch: "sarn(≈sam)".
+   */
+  forSpeakers(speakers: Iterable<string>): NameDisplay {
+    const groups = new Map<string, string[]>();
+    // A batch repeats a few senders: each is looked at once.
+    const seen = new Set<string>();
+    for (const s of speakers) {
+      if (seen.has(s)) continue;
+      seen.add(s);
+      if (this.#rank.has(s.toLowerCase()) || this.#imitated(s, 1) !== undefined) continue;
+      const key = keyOf(s);
+      const group = groups.get(key);
+      if (group === undefined) groups.set(key, [s]);
+      else if (!group.some((g) => g.toLowerCase() === s.toLowerCase())) group.push(s);
+    }
+    let local: Map<string, string> | undefined;
+    for (const group of groups.values()) {
+      if (group.length < 2) continue;
+      const ref = group.reduce((best, s) => (disguise(s) < disguise(best) ? s : best));
+      for (const s of group) if (s !== ref) (local ??= new Map()).set(s, ref);
+    }
+    if (local === undefined) return this;
+    const tagged = local;
+    return { show: (sender) => {
+      const ref = tagged.get(sender);
+      return ref === undefined ? this.show(sender) : withTag(cleanSenderName(sender), cleanSenderName(ref));
+    } };
+  }
 }
 
-const knownSets = new Map<string, KnownNames>();
+// A handful of identities per process; the bound only stops a caller that makes up sets.
+const knownSets = new BoundedMap<string, { base: KnownNames; withPersons: WeakMap<readonly string[], KnownNames> }>(64);
 
-/** The {@link KnownNames} of these aids (empty and missing ones skipped), shared by every prompt build that names the same set. */
-export function knownNames(aids: ReadonlyArray<string | undefined>): KnownNames {
+/**
+ * The {@link KnownNames} of these aids (empty and missing ones skipped; our config's, rank 3) and
+ * of the people the group service names (rank 2), shared by every prompt build that names the
+ * same sets. `persons` is compared by identity: pass the directory's array, not a copy.
+ */
+export function knownNames(aids: ReadonlyArray<string | undefined>, persons?: readonly string[]): KnownNames {
   const list = aids.filter((a): a is string => typeof a === "string" && a !== "");
   const id = list.join("\n").toLowerCase();
   let known = knownSets.get(id);
   if (known === undefined) {
-    known = new KnownNames(list);
-    // A handful of identities per process; the bound only stops a caller that makes up sets.
-    if (knownSets.size >= 64) knownSets.clear();
+    known = { base: new KnownNames(list), withPersons: new WeakMap() };
     knownSets.set(id, known);
   }
-  return known;
+  if (persons === undefined || persons.length === 0) return known.base;
+  let both = known.withPersons.get(persons);
+  if (both === undefined) {
+    both = new KnownNames([...list, ...persons.map((aid) => ({ aid, rank: 2 as NameRank }))]);
+    known.withPersons.set(persons, both);
+  }
+  return both;
 }
 const SAFE_SENDER = /^[A-Za-z0-9][A-Za-z0-9._@|^{}-]*$/;
 const SAFE_ID = /^[A-Za-z0-9:._-]{1,64}$/;

@@ -3,7 +3,10 @@
 // window's calls or tokens. So one member flooding mentions spends their share and then gets
 // silence, while the rest of the allowance is still there for everyone else. The owner's calls are
 // checked against the whole allowance counting only their own calls: strangers can never use up
-// what the owner needs. Pure: charges are pruned on read against an explicit `now` (server time).
+// what the owner needs. Strangers — senders our config does not name (not the owner, `humans` or
+// `agents`) — also share one class allowance, `strangerShare` of each window, however many aids
+// they use: forty identities spend no more than the class, and the members we know keep the rest.
+// Pure: charges are pruned on read against an explicit `now` (server time).
 import type { BudgetSettings, BudgetWindowName, InboundMessage } from "../types.ts";
 import { BUDGET_WINDOW_MS } from "../config/budget-windows.ts";
 import type { BudgetEvent } from "./budget-windows.ts";
@@ -20,8 +23,9 @@ export type PayerChoice =
   | { ok: true; payer: string; owner: boolean }
   | {
       ok: false;
-      reason: "sender-over-share";
-      /** Every sender who addressed us, each over their share. */
+      /** `strangers-over-share`: the first sender who addressed us was refused because strangers together used their class's share. */
+      reason: "sender-over-share" | "strangers-over-share";
+      /** Every sender who addressed us, each over their share (or a stranger, with the class over its share). */
       senders: string[];
       window: BudgetWindowName;
       limit: "messages" | "tokens";
@@ -54,13 +58,29 @@ type ShareCheck = { ok: true } | { ok: false; window: BudgetWindowName; limit: "
 
 /** May `sender` pay for one more call (of about `nextCallTokens`) now? An event exactly a window old has left it. */
 export function checkSenderShare(p: { charges: readonly SenderCharge[]; sender: string; settings: BudgetSettings; share: number; now: number; nextCallTokens?: number }): ShareCheck {
+  return checkShare({ ...p, pays: (s) => s === p.sender });
+}
+
+/** May the strangers (senders `isStranger` says so of) together pay for one more call now? */
+export function checkStrangersShare(p: { charges: readonly SenderCharge[]; isStranger: (sender: string) => boolean; settings: BudgetSettings; share: number; now: number; nextCallTokens?: number }): ShareCheck {
+  // One answer per payer: a class check reads each of the window's charges once.
+  const memo = new Map<string, boolean>();
+  const pays = (s: string) => {
+    let v = memo.get(s);
+    if (v === undefined) memo.set(s, (v = p.isStranger(s)));
+    return v;
+  };
+  return checkShare({ ...p, pays });
+}
+
+function checkShare(p: { charges: readonly SenderCharge[]; pays: (sender: string) => boolean; settings: BudgetSettings; share: number; now: number; nextCallTokens?: number }): ShareCheck {
   const limits = shareLimits(p.settings, p.share);
   for (const w of WINDOWS) {
     const cutoff = p.now - BUDGET_WINDOW_MS[w];
     let messages = 0;
     let tokens = 0;
     for (const [at, t, s] of p.charges) {
-      if (at <= cutoff || s !== p.sender) continue;
+      if (at <= cutoff || !p.pays(s)) continue;
       messages++;
       tokens += t;
     }
@@ -74,8 +94,9 @@ export function checkSenderShare(p: { charges: readonly SenderCharge[]; sender: 
 
 /**
  * Who pays for answering this batch: the owner when they addressed us (never limited by a share),
- * else the first sender who addressed us and still has share left. When everyone who addressed us
- * has used their share, the batch is skipped without a model call.
+ * else the first sender who addressed us and still has share left — a stranger only while the
+ * strangers' class has share left too. When nobody who addressed us may pay, the batch is skipped
+ * without a model call.
  */
 export function choosePayer(p: {
   messages: readonly InboundMessage[];
@@ -83,6 +104,10 @@ export function choosePayer(p: {
   charges: readonly SenderCharge[];
   settings: BudgetSettings;
   share: number;
+  /** Senders our config does not name (lower-cased aid in); without it, nobody is a stranger. */
+  isStranger?: (sender: string) => boolean;
+  /** The strangers' class share of each addressed window. */
+  strangerShare?: number;
   now: number;
   nextCallTokens?: number;
 }): PayerChoice {
@@ -91,18 +116,28 @@ export function choosePayer(p: {
   const owner = p.owner?.toLowerCase();
   if (owner !== undefined && senders.includes(owner)) return { ok: true, payer: owner, owner: true };
   if (!p.settings.enabled) return { ok: true, payer: senders[0]!, owner: false };
-  let first: Extract<ShareCheck, { ok: false }> | undefined;
+  const next = p.nextCallTokens !== undefined ? { nextCallTokens: p.nextCallTokens } : {};
+  let strangers: ShareCheck | undefined;
+  let first: { reason: "sender-over-share" | "strangers-over-share"; check: Extract<ShareCheck, { ok: false }> } | undefined;
   for (const sender of senders) {
-    const c = checkSenderShare({ charges: p.charges, sender, settings: p.settings, share: p.share, now: p.now, ...(p.nextCallTokens !== undefined ? { nextCallTokens: p.nextCallTokens } : {}) });
+    if (p.isStranger !== undefined && p.strangerShare !== undefined && p.isStranger(sender)) {
+      strangers ??= checkStrangersShare({ charges: p.charges, isStranger: p.isStranger, settings: p.settings, share: p.strangerShare, now: p.now, ...next });
+      if (!strangers.ok) {
+        first ??= { reason: "strangers-over-share", check: strangers };
+        continue;
+      }
+    }
+    const c = checkSenderShare({ charges: p.charges, sender, settings: p.settings, share: p.share, now: p.now, ...next });
     if (c.ok) return { ok: true, payer: sender, owner: false };
-    first ??= c;
+    first ??= { reason: "sender-over-share", check: c };
   }
-  return { ok: false, reason: "sender-over-share", senders, window: first!.window, limit: first!.limit, used: first!.used, max: first!.max };
+  const { reason, check } = first!;
+  return { ok: false, reason, senders, window: check.window, limit: check.limit, used: check.used, max: check.max };
 }
 
-/** `bob.agentcp.io addressed:5m:messages 5/5`: who, and which share ran out. */
+/** `bob.agentcp.io addressed:5m:messages 5/5` (or `strangers addressed:5m:messages 15/15`): who, and which share ran out. */
 export function describeOverShare(c: Extract<PayerChoice, { ok: false }>): string {
-  return `${c.senders.join(",")} addressed:${c.window}:${c.limit} ${c.used}/${c.max}`;
+  return `${c.reason === "strangers-over-share" ? "strangers" : c.senders.join(",")} addressed:${c.window}:${c.limit} ${c.used}/${c.max}`;
 }
 
 /** The owner's own calls as budget events: the allowance they are checked against. */

@@ -7,6 +7,7 @@ import { randomBytes } from "node:crypto";
 import type { Logger } from "../types.ts";
 import { decodeDirectPayload, encodeDirectText } from "../wire/direct-message.ts";
 import type { DirectMessage } from "./direct-link.ts";
+import { BoundedMap } from "../util/bounded-map.ts";
 import { NetworkError } from "./errors.ts";
 
 /** What direct sessions need from the identity's socket. */
@@ -30,8 +31,8 @@ const str = (v: unknown): string => (typeof v === "string" ? v : typeof v === "n
 
 export class DirectSessions {
   readonly #host: DirectSessionHost;
-  /** sessionId → the peer in it. Insertion order is use order (a used session moves to the end). */
-  readonly #sessions = new Map<string, string>();
+  /** sessionId → the peer in it; a used session is the newest, past MAX_SESSIONS the least recently used goes. */
+  readonly #sessions = new BoundedMap<string, string>(MAX_SESSIONS);
   /** Sessions being opened, per peer (lower-cased): two sends at once share one. */
   readonly #opening = new Map<string, Promise<string>>();
 
@@ -155,8 +156,6 @@ export class DirectSessions {
   }
 
   #remember(sessionId: string, peer: string): void {
-    this.#sessions.delete(sessionId);
     this.#sessions.set(sessionId, peer);
-    if (this.#sessions.size > MAX_SESSIONS) this.#sessions.delete(this.#sessions.keys().next().value!);
   }
 }

@@ -61,7 +61,7 @@ export function createAccountLiveStatus(p: { aid: string; now: () => number }): 
         if (d.outcome.kind === "sent") g.lastOutboundAt = d.outcome.sentAt ?? p.now();
         else {
           g.lastSkip = { at: d.at, reason: d.outcome.reason, ...(d.detail ? { detail: d.detail } : {}) };
-          if (d.outcome.reason === "sender-over-share") g.overShare++;
+          if (d.outcome.reason === "sender-over-share" || d.outcome.reason === "strangers-over-share") g.overShare++;
         }
       },
       onGroupEvent(groupId, e) {

@@ -4,6 +4,7 @@
 import type { MemberDirectory } from "../members/member-types.ts";
 import { errorFields } from "../log.ts";
 import type { Logger } from "../types.ts";
+import { BoundedMap } from "../util/bounded-map.ts";
 import { isFetchableAid } from "./profile-host.ts";
 import { fetchAgentMd, type FetchLike } from "./publish.ts";
 
@@ -15,7 +16,7 @@ export class ProfileLookup {
   readonly #retryAfterMs: number;
   readonly #maxInFlight: number;
   /** aid → local time of the last attempt; bounded like the directory. */
-  readonly #tried = new Map<string, number>();
+  readonly #tried = new BoundedMap<string, number>(10_000);
   readonly #inFlight = new Map<string, Promise<void>>();
   #closed = false;
 
@@ -49,9 +50,7 @@ export class ProfileLookup {
     const now = this.#now();
     const last = this.#tried.get(key);
     if (last !== undefined && now - last < this.#retryAfterMs) return undefined;
-    this.#tried.delete(key);
     this.#tried.set(key, now);
-    if (this.#tried.size > 10_000) this.#tried.delete(this.#tried.keys().next().value as string);
     const task = fetchAgentMd({ aid: key, fetch: this.#fetch, logger: this.#logger })
       .then((r) => {
         if (this.#closed || !r.ok) return;

@@ -17,6 +17,11 @@ export interface LogLine {
    * not "addressed to nobody".
    */
   directedTo?: string[];
+  /**
+   * Optional: the metadata the network carried with the message (`reply_to`, `group_meta`…), as
+   * an agent would receive it. Unlike `replyTo` (an annotator's reading), the agents see it.
+   */
+  metadata?: Record<string, unknown>;
 }
 
 export class LogParseError extends Error {
@@ -84,6 +89,7 @@ function parseLine(text: string, line: number): LogLine {
   const out: LogLine = { id: String(o.id), ts, sender: o.sender, content: o.content, line };
   if (Array.isArray(o.replyTo)) out.replyTo = o.replyTo.filter((x): x is string => typeof x === "string");
   if (Array.isArray(o.directedTo) && o.annotated !== false) out.directedTo = o.directedTo.filter((x): x is string => typeof x === "string");
+  if (typeof o.metadata === "object" && o.metadata !== null && !Array.isArray(o.metadata)) out.metadata = o.metadata as Record<string, unknown>;
   return out;
 }
 

@@ -30,6 +30,8 @@ export interface ReplayOptions {
   replyText?: string;
   /** Senders to treat as agents for the bot-loop guard; everyone else in a recorded log is human. */
   agents?: readonly string[];
+  /** Senders nobody vouches for (as someone who joined an open group by its link): neither person nor agent. */
+  strangers?: readonly string[];
   /** Seed of the delay gate's random draws. */
   seed?: number;
   /** Called every {@link PROGRESS_EVERY} lines fed, and once at the end. */
@@ -186,7 +188,8 @@ function rosterOf(lines: readonly LogLine[], opts: ReplayOptions, peers: Readonl
   const peerMatchers = peers.map((peer) => ({ aid: peer.aid, is: personaMatcher(peer.persona, peer.aid) }));
   const peerOf = (sender: string) => peerMatchers.find((m) => m.is(sender));
   const agents = new Set([...(opts.agents ?? []), ...peers.map((peer) => peer.aid)].map((a) => a.toLowerCase()));
-  const humans = [...new Set(lines.map((l) => l.sender))].filter((s) => !isPersona(s) && !agents.has(s.toLowerCase()) && peerOf(s) === undefined);
+  const strangers = new Set((opts.strangers ?? []).map((s) => s.toLowerCase()));
+  const humans = [...new Set(lines.map((l) => l.sender))].filter((s) => !isPersona(s) && !agents.has(s.toLowerCase()) && !strangers.has(s.toLowerCase()) && peerOf(s) === undefined);
   const identity: IdentityConfig = {
     aid,
     name: opts.persona,
@@ -232,7 +235,8 @@ function toGroupMessage(l: LogLine, sender: string): GroupMessage {
     content: l.content,
     contentType: "text",
     timestamp: l.ts,
-    // Reply annotations in research logs are ground truth for evaluation, not chat metadata.
-    metadata: null,
+    // Reply annotations in research logs are ground truth for evaluation, not chat metadata;
+    // `metadata` is what the network carried.
+    metadata: l.metadata ?? null,
   };
 }

@@ -50,7 +50,7 @@ export function renderTextReport(report: ReplayReport, lines: readonly LogLine[]
   for (const d of report.drops) drops.set(d.reason, (drops.get(d.reason) ?? 0) + 1);
   if (drops.size) out.push(`drops: ${[...drops].map(([k, v]) => `${k}=${v}`).join(", ")}`);
   // Who paid for the model calls, shown when someone was held to their share or refused.
-  if (s.skipped["sender-over-share"] || drops.has("refused-sender")) out.push(`paid by: ${report.payers.map((p) => `${p.sender}=${p.dispatches}`).join(", ")}`);
+  if (s.skipped["sender-over-share"] || s.skipped["strangers-over-share"] || drops.has("refused-sender")) out.push(`paid by: ${report.payers.map((p) => `${p.sender}=${p.dispatches}`).join(", ")}`);
   const a = report.addressed;
   if (a) {
     out.push(

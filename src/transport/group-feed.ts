@@ -3,6 +3,7 @@
 // The id arithmetic is feed-sequence.ts; the contract (params, counters) group-feed-types.ts.
 import type { GroupMessage } from "../types.ts";
 import { errorFields } from "../log.ts";
+import { BoundedSet } from "../util/bounded-map.ts";
 import type { BatchRange } from "../wire/frames.ts";
 import { msgIdValue } from "../wire/msg-id.ts";
 import type { PullPage } from "../wire/responses.ts";
@@ -29,9 +30,10 @@ export class GroupFeed {
   #held: GroupMessage[] = [];
   /**
    * Ids of our own sends above what was fed: a service that does not echo our messages back must
-   * not make the next push look like a gap (one pull per push otherwise).
+   * not make the next push look like a gap (one pull per push otherwise). Pruned as the feed
+   * moves past them; bounded (the oldest send first out) for a feed that never does.
    */
-  readonly #own = new Set<number>();
+  readonly #own = new BoundedSet<number>(1000);
   /** Serialises deliveries: pages and pushes reach the handler one batch at a time, in order. */
   #chain: Promise<unknown> = Promise.resolve();
   /**
@@ -129,8 +131,6 @@ export class GroupFeed {
   noteOwnSend(msgId: number): void {
     if (!Number.isSafeInteger(msgId) || msgId <= this.#lastFed) return;
     this.#own.add(msgId);
-    // Bounded: ids at or below lastFed are pruned as the feed moves on.
-    if (this.#own.size > 1000) this.#own.delete(Math.min(...this.#own));
   }
 
   /**

@@ -11,6 +11,7 @@ import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { connectSdkMember, type SdkMember } from "../support/sdk-member.ts";
 import { loopbackLookup } from "../network/support.ts";
+import { waitFor } from "../support/wait-for.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const BIN = join(ROOT, "bin", "acp-group.mjs");
@@ -52,14 +53,9 @@ function cli(args: string[], env: Record<string, string> = {}): Proc {
   return p;
 }
 
-async function until<T>(probe: () => T | undefined, what: string, p: Proc[], timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${p.map((x) => [...x.out, ...x.err].join("\n")).join("\n---\n")}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+/** Waits for `probe` (the processes' output, which they append as it comes); on a timeout the output is in the error. */
+function until<T>(probe: () => T | undefined, what: string, p: Proc[], timeoutMs = 30_000): Promise<T> {
+  return waitFor(probe, () => `${what}\n${p.map((x) => [...x.out, ...x.err].join("\n")).join("\n---\n")}`, timeoutMs, 50);
 }
 
 async function finished(p: Proc): Promise<string[]> {

@@ -6,6 +6,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { waitFor } from "../support/wait-for.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const BIN = join(ROOT, "bin", "acp-group.mjs");
@@ -47,14 +48,9 @@ async function done(p: Proc): Promise<{ code: number | null; out: string[]; err:
   return { code, out: p.out, err: p.err };
 }
 
-async function until<T>(probe: () => T | undefined, what: string, p: Proc[], timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${p.map((x) => [...x.out, ...x.err].join("\n")).join("\n---\n")}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+/** Waits for `probe` (the processes' output, which they append as it comes); on a timeout the output is in the error. */
+function until<T>(probe: () => T | undefined, what: string, p: Proc[], timeoutMs = 30_000): Promise<T> {
+  return waitFor(probe, () => `${what}\n${p.map((x) => [...x.out, ...x.err].join("\n")).join("\n---\n")}`, timeoutMs, 50);
 }
 
 const line = (p: Proc, prefix: string) => p.out.find((l) => l.startsWith(prefix))?.slice(prefix.length);

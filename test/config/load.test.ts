@@ -57,6 +57,7 @@ describe("defaults", () => {
       allowFrom: [],
       denyFrom: [],
       senderShare: 0.67,
+      strangerShare: 0.5,
       replyPolicy: { allowLong: false, maxCharsPerMessage: 500, noMarkdown: true, maxReactionChars: 8, shortSentences: 2, normalSentences: 5, tailMark: "…" },
       budget: {
         enabled: true,

@@ -125,14 +125,16 @@ describe("who may DM the agent (the real direct runtime, in-memory network)", ()
     expect(outcomes(a)).toEqual(["sent"]);
   });
 
-  it("open: a stranger's DMs stop at their share of the addressed allowance (as a stranger's mentions do); the owner's never", async () => {
-    const budget = { addressed: { "5m": { messages: 3, tokens: 1_000_000 } } };
-    const { a, say } = dave({ dmPolicy: "open" }, { config: { groups: { "*": { budget, senderShare: 0.34 } } } });
-    await say("stranger.acp.local", "first question?");
-    await say("stranger.acp.local", "second question?");
+  it("open: a stranger's DMs stop at their share, strangers together at the strangers' class share (as strangers' mentions do); the owner's never", async () => {
+    // 6 addressed calls in 5 min: each sender 2 (senderShare 0.34), strangers together 3 (strangerShare 0.5).
+    const budget = { addressed: { "5m": { messages: 6, tokens: 1_000_000 } } };
+    const { a, say } = dave({ dmPolicy: "open" }, { config: { groups: { "*": { budget, senderShare: 0.34, strangerShare: 0.5 } } } });
+    for (const q of ["first", "second", "third"]) await say("erin.acp.local", `${q} question?`);
+    for (const q of ["first", "second"]) await say("frank.acp.local", `${q} question?`);
     for (let i = 0; i < 3; i++) await say(OWNER, `owner question ${i}?`);
-    expect(outcomes(a)).toEqual(["sent", "sender-over-share", "sent", "sent", "sent"]);
-    expect(a.decisions[1]!.detail).toBe("stranger.acp.local addressed:5m:messages 1/1");
-    expect(a.decisions.map((d) => d.payer)).toEqual(["stranger.acp.local", undefined, OWNER, OWNER, OWNER]);
+    expect(outcomes(a)).toEqual(["sent", "sent", "sender-over-share", "sent", "strangers-over-share", "sent", "sent", "sent"]);
+    expect(a.decisions[2]!.detail).toBe("erin.acp.local addressed:5m:messages 2/2");
+    expect(a.decisions[4]!.detail).toBe("strangers addressed:5m:messages 3/3");
+    expect(a.decisions.map((d) => d.payer)).toEqual(["erin.acp.local", "erin.acp.local", undefined, "frank.acp.local", undefined, OWNER, OWNER, OWNER]);
   });
 });

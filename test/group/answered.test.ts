@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { allAnswered, answeredThroughFor, answeredThroughOf } from "../../src/group/answered.ts";
 import { initGroupClientForIdentity } from "../../src/group/group-client.ts";
 import { DEFAULT_GROUP_SETTINGS } from "../../src/config/load.ts";
@@ -26,11 +26,13 @@ describe("answered_through", () => {
 
 describe("group client: our reply coming back settles what it answered", () => {
   const T0 = 1_767_600_000_000;
+  beforeEach(() => void vi.useFakeTimers({ now: T0 }));
+  afterEach(() => void vi.useRealTimers());
   const msg = (id: number, sender: string, content: string, metadata: GroupMessage["metadata"] = null): GroupMessage => ({
     msgId: String(id), groupId: "g1", sender, content, contentType: "text", timestamp: T0 + id, metadata,
   });
 
-  it("held messages up to answered_through are dropped as `answered`; a later one still dispatches", async () => {
+  it("T+0 #1 (Alice, ready?), our #2 answering it, #3 → #1 dropped as answered; T+10 buffer gate → one dispatch of [#3]", async () => {
     const batches: DispatchBatch[] = [];
     const client = initGroupClientForIdentity({
       identityId: "alice", groupId: "g1", identity: { aid: "alice.agentcp.io", name: "Alice", aliases: [] },
@@ -42,8 +44,10 @@ describe("group client: our reply coming back settles what it answered", () => {
       msg(2, "alice.agentcp.io", "Ready.", { reply_to: "1", answered_through: "1" }),
       msg(3, "carol.agentcp.io", "and me?"),
     ]);
-    await new Promise((r) => setTimeout(r, 60));
     expect(client.stats().dropped).toMatchObject({ answered: 1, self: 1 });
+    await vi.advanceTimersByTimeAsync(9);
+    expect(batches).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
     expect(batches.map((b) => b.messages.map((m) => m.msgId))).toEqual([["3"]]);
     expect(batches[0]!.mentionInfo.mentioned).toBe(false);
     await client.close();

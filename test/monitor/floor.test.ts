@@ -2,11 +2,19 @@
 // or yields. No timers here; the timelines are in floor.timeline.test.ts.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { decideFloor, findAnswer, floorRank, isOpenQuestion, isQuestion, onlyAgentAnswers, replyToOf, type FloorContext, type FloorMessage } from "../../src/monitor/floor.ts";
+import { decideFloor, findAnswer, floorRank, isOpenQuestion, isQuestion, onlyAgentAnswers, replyToOf, saysSomething, type FloorContext, type FloorMessage } from "../../src/monitor/floor.ts";
 
 const T0 = Date.UTC(2026, 0, 5, 14, 30, 0);
 const AGENTS = new Set(["bot1.acp.local", "bot2.acp.local", "alice.acp.local"]);
-const ctx: FloorContext = { selfAid: "alice.acp.local", isAgent: (s) => AGENTS.has(s.toLowerCase()) };
+// Who our config or the group service vouches for: the agents, and the people of the room. `zed`
+// joined with the invite link and is vouched for by nobody; `rogue.acp.local` says it is an agent
+// in its own agent.md (an agent, but nobody vouches for it).
+const VOUCHED = new Set([...AGENTS, "sam", "ann", "dan", "eve", "dave"]);
+const ctx: FloorContext = {
+  selfAid: "alice.acp.local",
+  isAgent: (s) => AGENTS.has(s.toLowerCase()) || s === "rogue.acp.local",
+  isVouched: (s) => VOUCHED.has(s.toLowerCase()),
+};
 const msg = (msgId: string, sender: string, content: string, s = 0, extra: Partial<FloorMessage> = {}): FloorMessage => ({
   msgId,
   sender,
@@ -96,13 +104,43 @@ describe("findAnswer", () => {
     expect(findAnswer(q, [msg("11", "dan", "lunch anyone", 3)], ctx)).toBeUndefined();
     expect(findAnswer(q, [msg("11", "dan", "eve: see the wiki", 3)], ctx)).toBeUndefined();
   });
+
+  it("a stranger's line never answers, whatever it points at: the model sees it and decides", () => {
+    expect(findAnswer(q, [msg("11", "zed", ".", 1, { metadata: { reply_to: "10" } })], ctx)).toBeUndefined();
+    expect(findAnswer(q, [msg("11", "zed", "sam: your mirror is down", 1, { metadata: { reply_to: "10" } })], ctx)).toBeUndefined();
+    expect(findAnswer(q, [msg("11", "zed", "sam: no", 1)], ctx)).toBeUndefined();
+    expect(findAnswer(q, [msg("11", "zed", "ok", 1, { metadata: { group_meta: { reply_to: "10" } } })], ctx)).toBeUndefined();
+    // An agent only by its own agent.md: nobody vouches for it.
+    expect(findAnswer(q, [msg("11", "rogue.acp.local", "try another mirror", 1, { metadata: { reply_to: "10" } })], ctx)).toBeUndefined();
+    expect(findAnswer(q, [msg("11", "rogue.acp.local", "mirrors are slow today", 1)], ctx)).toBeUndefined();
+  });
+
+  it("a line that says nothing is no answer, from anyone: `.`, `no`, `ok`, a bare name", () => {
+    for (const content of [".", "sam: no", "sam: ok", "sam", "+1", "sam: ?", "👍"]) {
+      expect(findAnswer(q, [msg("11", "bot1.acp.local", content, 1, { metadata: { reply_to: "10" } })], ctx), content).toBeUndefined();
+      expect(findAnswer(q, [msg("11", "dan", content, 1)], ctx), content).toBeUndefined();
+    }
+    // A line that says something after junk still answers.
+    expect(findAnswer(q, [msg("11", "dan", "sam: no", 1), msg("12", "dan", "sam: no, the mirror is down", 2)], ctx)?.msgId).toBe("12");
+  });
+});
+
+describe("saysSomething", () => {
+  it("two words with letters past an address to the asker, or four Han/kana characters", () => {
+    const keys = ["sam"];
+    const says = (t: string) => saysSomething(t, keys);
+    expect(["sam: use rsync", "try another mirror", "sam, no idea sorry", "用 rsync 备份", "定期备份就好", "sam no idea"].map(says)).toEqual([true, true, true, true, true, true]);
+    expect(["", ".", "sam: no", "@sam ok", "sam", "sam: 42", "+1 !!", "sam: ?", "好的", "sam: 👍 👍"].map(says)).toEqual([false, false, false, false, false, false, false, false, false, false]);
+    // Only the asker's name is an address to strip: "dan no" says two words to the room.
+    expect(saysSomething("dan no", keys)).toBe(true);
+  });
 });
 
 describe("decideFloor", () => {
   it("claims the newest open question nobody answered, at this agent's rank", () => {
     const batch = [msg("1", "sam", "how do I mount an iso?", 0), msg("2", "ann", "why is wifi slow?", 1)];
     expect(decideFloor({ batch, seen: batch, ctx })).toEqual({ take: "claim", question: "2", rank: floorRank("alice.acp.local", "2") });
-    const answered2 = [...batch, msg("3", "bot1.acp.local", "driver", 2, { metadata: { reply_to: "2" } })];
+    const answered2 = [...batch, msg("3", "bot1.acp.local", "the driver", 2, { metadata: { reply_to: "2" } })];
     expect(decideFloor({ batch, seen: answered2, ctx })).toEqual({ take: "claim", question: "1", rank: floorRank("alice.acp.local", "1") });
     const answeredBoth = [...answered2, msg("4", "dan", "sam: use mount -o loop", 3)];
     expect(decideFloor({ batch, seen: answeredBoth, ctx })).toEqual({ take: "yield", reason: "answered-by-other", detail: "2:by:bot1.acp.local" });

@@ -17,10 +17,10 @@ const at = (ms: number) => T0 + ms;
 let lineNo = 0;
 const line = (id: string, ms: number, sender: string, content: string): LogLine => ({ id, ts: at(ms), sender, content, line: ++lineNo });
 
-function room(lines: LogLine[], agents: string[] = [], deliveryMs = 0): Promise<RoomReport> {
+function room(lines: LogLine[], agents: string[] = [], deliveryMs = 0, strangers: string[] = []): Promise<RoomReport> {
   return runRoomReplay(
     lines,
-    ["alice", "bob", "carol"].map((persona, i) => ({ persona, settings: DEFAULT_GROUP_SETTINGS, responder: "helpful" as const, agentLatencyMs: 2000, seed: 1 + i, agents })),
+    ["alice", "bob", "carol"].map((persona, i) => ({ persona, settings: DEFAULT_GROUP_SETTINGS, responder: "helpful" as const, agentLatencyMs: 2000, seed: 1 + i, agents, strangers })),
     undefined,
     deliveryMs,
   );
@@ -84,6 +84,47 @@ describe("the floor: a room of three agents", () => {
       carol: [3000, "normal", ["q1"], false, "answered-by-other", "after-delay q1:by:dan"],
     });
     expect(r.room.answeredBy).toEqual({ none: 1, one: 0, twoOrMore: 0 });
+  });
+
+  it("an outsider answers every open question with junk (a `.` naming it in reply_to, `sam: no`) → each still answered once", async () => {
+    // zed joined the open group by its link: nobody vouches for zed, and neither line says anything.
+    // T+0       sam asks q1 · T+1s zed: "." with reply_to q1
+    // T+4s      three dispatches of [q1, z1] (the buffer gate restarted at T+1s); replies ready at T+6s
+    // T+8.542s  carol (q1 rank 0.1354) answers q1 · bob and alice find carol's answer → yield
+    // T+120s    sam asks q2 · T+121s zed: "sam: no"
+    // T+124s    three dispatches of [q2, z2] (carol's engaged with sam now) · carol answers at once when
+    //           her reply is ready, bob and alice wait their q2 turns and find her answer → yield
+    const r = await room(
+      [
+        line("q1", 0, "sam", "How should I set up backups?"),
+        { ...line("z1", 1000, "zed", "."), metadata: { reply_to: "q1" } },
+        line("q2", 120_000, "sam", "What is a good way to rotate logs?"),
+        line("z2", 121_000, "zed", "sam: no"),
+      ],
+      [],
+      0,
+      ["zed"],
+    );
+    expect(sends(r)).toEqual([
+      [8542, "carol", "q1"],
+      [134_282, "carol", "q2"],
+    ]);
+    const firsts = Object.fromEntries(Object.entries(decisions(r)).map(([k, v]) => [k, v.filter((d) => ((d as unknown[])[2] as string[]).some((id) => id === "z1" || id === "z2"))]));
+    expect(firsts).toEqual({
+      alice: [
+        [4000, "normal", ["q1", "z1"], false, "answered-by-other", "after-delay q1:by:carol"],
+        [124_000, "normal", ["q2", "z2"], false, "answered-by-other", "after-delay q2:by:carol"],
+      ],
+      bob: [
+        [4000, "normal", ["q1", "z1"], false, "answered-by-other", "after-delay q1:by:carol"],
+        [124_000, "normal", ["q2", "z2"], false, "answered-by-other", "after-delay q2:by:carol"],
+      ],
+      carol: [
+        [4000, "normal", ["q1", "z1"], true, null, null],
+        [124_000, "engaged", ["q2", "z2"], true, null, null],
+      ],
+    });
+    expect(r.room.answeredBy).toEqual({ none: 0, one: 2, twoOrMore: 0 });
   });
 
   it("an agent that is not ours just posts (no reply_to) → ours yield to it", async () => {

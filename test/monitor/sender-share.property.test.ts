@@ -40,4 +40,27 @@ describe("sender share (property)", () => {
       { numRuns: 50 },
     );
   });
+
+  it("any number of strangers' aids, paying for every call they are allowed, never take more than the class share of any 5-min window; a known member always finds the rest", () => {
+    const KNOWN = "erin.agentcp.io";
+    const isStranger = (s: string) => s !== KNOWN && s !== OWNER;
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.integer({ min: 0, max: 3_600_000 }), fc.integer({ min: 0, max: 999 })), { minLength: 1, maxLength: 300 }), (calls) => {
+        let charges: SenderCharge[] = [];
+        const classLimit = shareLimits(settings, 0.5)["5m"].messages;
+        for (const [t, who] of calls.sort((a, b) => a[0] - b[0])) {
+          const now = T0 + t;
+          const c = choosePayer({ messages: [msg(String(t), `guest-${who}.agentcp.io`, "alice?", now, { isMention: true })], owner: OWNER, charges, settings, share: 0.67, isStranger, strangerShare: 0.5, now });
+          if (c.ok && c.payer !== undefined) charges = recordSenderCharge(charges, [now, 500, c.payer]);
+          const strangersInWindow = charges.filter((x) => x[0] > now - 300_000 && isStranger(x[2])).length;
+          expect(strangersInWindow).toBeLessThanOrEqual(classLimit);
+          // erin (no calls of her own yet) may pay, and the whole allowance still has room for her.
+          const erin = choosePayer({ messages: [msg("e", KNOWN, "alice?", now, { isMention: true })], owner: OWNER, charges, settings, share: 0.67, isStranger, strangerShare: 0.5, now });
+          expect(erin).toEqual({ ok: true, payer: KNOWN, owner: false });
+          expect(checkBudget({ events: charges.map((x) => [x[0], x[1], 1]), settings, now, pool: "addressed", nextCallTokens: 500 }).ok).toBe(true);
+        }
+      }),
+      { numRuns: 50 },
+    );
+  });
 });

@@ -6,6 +6,7 @@ import { initGroupClientForIdentity } from "../../src/group/group-client.ts";
 import { createScriptedBackend } from "../../src/backends/deterministic.ts";
 import { createMemoryLogger } from "../../src/log.ts";
 import { createGroupMonitor, type DispatchDecision } from "../../src/monitor/monitor.ts";
+import { MemberDirectory } from "../../src/members/member-types.ts";
 import type { GroupMessage, GroupSettings } from "../../src/types.ts";
 import { ALICE, T0, recordingSender, settingsWith } from "./helpers.ts";
 import { reasonOf } from "../support/outcome.ts";
@@ -117,6 +118,83 @@ describe("per-sender share of the addressed allowance", () => {
       ["9", false, "sender-over-share"],
       ["10", true, null],
     ]);
+    await client.close();
+    monitor.close();
+  });
+});
+
+describe("strangers as a class", () => {
+  const ERIN = "erin.agentcp.io"; // a known member (config `humans`)
+  const stranger = (i: number) => `guest-${String(i).padStart(2, "0")}.agentcp.io`;
+
+  it("40 strangers mentioning once each cannot use up the addressed allowance: erin, a known member, is still answered", async () => {
+    // Default settings: the addressed 5m allowance is 30 calls. 40 aids our config does not name
+    // each mention Alice once; each alone is far inside its own share. The group service says each
+    // is a person (as for people joining through `chat` where the operator allows it), so neither
+    // the agent gap nor the loop guard holds them. Together they may use `strangerShare` (0.5) of
+    // each window: 15 of 30.
+    const members = new MemberDirectory({ humans: [ERIN], owner: OWNER });
+    for (let i = 1; i <= 41; i++) members.recordService(stranger(i), "human");
+    const sender = recordingSender(() => Date.now());
+    let n = 0;
+    const backend = createScriptedBackend({ mode: "always", replyText: () => `${WORDS[++n % 30]} ${WORDS[(n * 7) % 30]} ${WORDS[(n * 13) % 30]}.` });
+    const decisions: DispatchDecision[] = [];
+    const logger = createMemoryLogger();
+    const settings = settingsWith({});
+    const monitor = createGroupMonitor({ identityId: "alice", identity: ALICE, groupId: "g1", settings, humans: [ERIN], memberTypes: members, backend, sender, logger, random: () => 0.5, onDecision: (d) => decisions.push(d) });
+    const client = initGroupClientForIdentity({ identityId: "alice", groupId: "g1", identity: ALICE, settings, humans: [ERIN], memberTypes: members, dispatch: monitor.handle, logger });
+
+    // T+0s, T+6s, …, T+234s: guest-01 … guest-40 each mention Alice once, 6 s apart.
+    for (let i = 0; i < 40; i++) {
+      await at(i * 6_000);
+      client.feedBufferGate([gm(i + 1, i * 6_000, `Alice, a question from ${WORDS[i % 30]} ${i + 1}`, stranger(i + 1))]);
+    }
+    // T+240s: erin (in `humans`) mentions Alice. T+246s: the owner does.
+    await at(240_000);
+    client.feedBufferGate([gm(41, 240_000, "Alice, is the release still on for today?", ERIN)]);
+    await at(246_000);
+    client.feedBufferGate([gm(42, 246_000, "Alice, please summarise the thread", OWNER)]);
+    await at(250_000);
+
+    const rows = decisions.map((d) => [d.messageIds.join(","), d.outcome.kind === "sent", reasonOf(d.outcome) ?? null]);
+    // guest-01 … guest-15 answered (T+0 … T+84s); guest-16 … guest-40 refused without a model call.
+    expect(rows.slice(0, 15)).toEqual(Array.from({ length: 15 }, (_, i) => [String(i + 1), true, null]));
+    expect(rows.slice(15, 40)).toEqual(Array.from({ length: 25 }, (_, i) => [String(i + 16), false, "strangers-over-share"]));
+    expect(decisions[15]!.detail).toBe("strangers addressed:5m:messages 15/15");
+    // erin and the owner: answered.
+    expect(rows.slice(40)).toEqual([
+      ["41", true, null],
+      ["42", true, null],
+    ]);
+    expect(backend.calls).toHaveLength(17);
+
+    // T+301s: guest-01's call at T+0 has left the 5-min window: one more stranger is answered.
+    await at(301_000);
+    client.feedBufferGate([gm(43, 301_000, "Alice, one more question", stranger(41))]);
+    await at(302_000);
+    expect(decisions.at(-1)!.outcome.kind).toBe("sent");
+    await client.close();
+    monitor.close();
+  });
+
+  it("a known member flooding mentions is held by their own share, never by the strangers' class", async () => {
+    // The owner is checked against the owner's own calls; a known member against the whole allowance and their share.
+    const sender = recordingSender(() => Date.now());
+    let n = 0;
+    const backend = createScriptedBackend({ mode: "always", replyText: () => `${WORDS[++n % 30]} ${WORDS[(n * 11) % 30]} ${WORDS[(n * 17) % 30]}.` });
+    const decisions: DispatchDecision[] = [];
+    const settings = settingsWith({});
+    const monitor = createGroupMonitor({ identityId: "alice", identity: ALICE, groupId: "g1", settings, humans: [ERIN], backend, sender, random: () => 0.5, onDecision: (d) => decisions.push(d) });
+    const client = initGroupClientForIdentity({ identityId: "alice", groupId: "g1", identity: ALICE, settings, humans: [ERIN], dispatch: monitor.handle });
+    // T+0s … T+125s: erin mentions Alice every 5 s (26 mentions): her share is 20 of 30.
+    for (let i = 0; i < 26; i++) {
+      await at(i * 5_000);
+      client.feedBufferGate([gm(i + 1, i * 5_000, `Alice, item ${WORDS[i % 30]} ${i}`, ERIN)]);
+    }
+    await at(130_000);
+    const rows = decisions.map((d) => [d.outcome.kind === "sent", reasonOf(d.outcome) ?? null]);
+    expect(rows.filter(([sent]) => sent)).toHaveLength(20);
+    expect(rows.slice(20)).toEqual(Array.from({ length: 6 }, () => [false, "sender-over-share"]));
     await client.close();
     monitor.close();
   });

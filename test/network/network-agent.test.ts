@@ -111,7 +111,8 @@ describe("an identity on the local network (real sockets, real crypto, real file
     expect((err as NetworkError).aid).toBe("alice.acp.local");
     expect((err as NetworkError).message).toContain("alice.acp.local");
     expect(agent.status).toBe("rejected");
-    await new Promise((r) => setTimeout(r, 200));
+    // No retry loop: a retry is logged as it is scheduled (network.retry), and "rejected" is final.
+    expect(logger.entries.filter((e) => e.event === "network.retry")).toEqual([]);
     expect(agent.counters().signIns).toBe(1);
     expect(net.counters().refusedSignIns).toBe(1);
     expect(logger.entries.filter((e) => e.event === "network.identity-rejected")).toHaveLength(1);

@@ -3,7 +3,7 @@
 // an identity, signs in, opens the session with group.D, joins the lobby by its printed link,
 // registers online, sends "Alice, can you hear me?", pulls — and Alice (the real runtime on a
 // scripted model, since no hosted LLM exists here) has answered. Real sockets, crypto and files.
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { startDevNetwork } from "../../src/runtime/dev-network.ts";
 import { createScriptedBackend } from "../../src/backends/deterministic.ts";
 import { AGENTS, GENEROUS_BUDGET, GROUP, lobbyConfig, startRecorded, useRuntimeFixture } from "../support/runtime-harness.ts";
@@ -45,12 +45,15 @@ describe("an SDK-shaped client joins the lobby by link and Alice answers (TLS, l
         const messages = (pulled.data?.messages ?? []) as Array<{ msg_id: number; sender: string; content: string }>;
         return messages.some((m) => m.sender === AGENTS.alice.aid) ? messages : undefined;
       };
-      let messages: Array<{ msg_id: number; sender: string; content: string }> | undefined;
-      const deadline = Date.now() + 8000;
-      while (!(messages = await answered())) {
-        if (Date.now() > deadline) throw new Error("Alice did not answer");
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      // The member pulls, as the SDK's client would, until Alice's answer is in the history.
+      const messages = await vi.waitFor(
+        async () => {
+          const m = await answered();
+          if (m === undefined) throw new Error("Alice did not answer within 8 s");
+          return m;
+        },
+        { timeout: 8000, interval: 50 },
+      );
       expect(messages.map((m) => [m.sender, m.content])).toEqual([
         [aid, "Alice, can you hear me?"],
         [AGENTS.alice.aid, "Loud and clear."],

@@ -38,15 +38,7 @@ export function echoAgent(aid: string): ServiceAgent & {
   };
 }
 
-export async function waitFor<T>(probe: () => T | undefined | false, what: string, timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = probe();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+export { waitFor } from "../support/wait-for.ts";
 
 /** Resolves every name to 127.0.0.1 (instead of editing /etc/hosts). */
 export const loopbackLookup: LookupFunction = (_host, options, callback) => {

@@ -100,6 +100,37 @@ describe("direct messages in the runtime (real sockets, TLS, the local network)"
     }
   }, 60_000);
 
+  it("the agent's connection drops mid-conversation: the owner's next line in that session comes back as an error frame (receiver is not in the session), and a new session reaches the agent once it is back", async () => {
+    const n = await network();
+    try {
+      const first = startRecorded({ config: n.config, identityId: "dave", backend: createScriptedBackend({ mode: "always", replyText: "Hello." }), connect: ({ logger }) => n.dev.connect(n.identity, logger) });
+      await first.ready;
+      const owner = await n.person(OWNER);
+      owner.say("hi");
+      await waitFor(() => owner.answers().length === 1, "the first answer");
+      await first.close();
+      owner.say("are you still there?");
+      const refused = await waitFor(() => owner.frames.find((f) => f.cmd === "error"), "the service's error frame");
+      expect(refused.data).toMatchObject({ status_code: 400, message: "receiver is not in the session" });
+
+      const backend = createScriptedBackend({ mode: "always", replyText: "Back now." });
+      const second = fx.track(startRecorded({ config: n.config, identityId: "dave", backend, connect: ({ logger }) => n.dev.connect(n.identity, logger) }));
+      await second.ready;
+      // The owner's client opens a new session, as an SDK user does when the old one ended.
+      const before = owner.sessionId;
+      expect((await owner.newSession()).data).toMatchObject({ status_code: 200 });
+      expect(owner.sessionId).not.toBe(before);
+      owner.say("and now?");
+      await waitFor(() => owner.answers().length === 1, "the answer in the new session");
+      expect(owner.answers()).toEqual(["Back now."]);
+      // The refused line never reached dave: only the new session's line went to the model.
+      expect(backend.calls.map((c) => c.body)).toEqual([expect.stringContaining("and now?")]);
+      expect(backend.calls[0]!.body).not.toContain("are you still there?");
+    } finally {
+      await n.close();
+    }
+  }, 60_000);
+
   it("a DM to an agent that is offline is refused by the network (404 not online); once the agent is back, a new DM reaches it", async () => {
     const n = await network();
     try {

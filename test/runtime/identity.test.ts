@@ -1,12 +1,14 @@
-// End to end through the composition root: real sockets to the local group server on 127.0.0.1,
-// the deterministic back-end, and a file state store in a temp dir. Real time with bounded waits:
-// `ws` sockets do not run on fake timers, so every timing here is small (tens of ms) and every
-// assertion is about what happened (who said what, which ids, which reasons), never how long it took.
+// End to end through the composition root: the real group service on the in-memory loopback
+// network, the deterministic back-end, and a file state store in a temp dir. Real time, small
+// timings (tens of ms), waits for events: every assertion is about what happened (who said what,
+// which ids, which reasons), never how long it took, and a check that nothing happened follows
+// the event that proves it (a settled group, a closed identity), never a sleep.
+import { createHook } from "node:async_hooks";
 import { execFile } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import { createScriptedBackend, type ScriptedBackend } from "../../src/backends/deterministic.ts";
 import { RuntimeError } from "../../src/runtime/identity.ts";
 import { encodeSafeName } from "../../src/state/safe-name.ts";
@@ -19,10 +21,11 @@ import {
   dispatchedIds,
   lobbyConfig,
   senders,
+  currentNetwork,
   settle,
-  sleep,
   startLobbyServer,
   startRecorded,
+  unsettled,
   useRuntimeFixture,
   waitFor,
   type RecordedIdentity,
@@ -48,7 +51,7 @@ describe("startIdentity: agents in one group over real sockets", () => {
 
     fx.server.post({ groupId: GROUP, sender: HUMAN, content: "Alice, is the build green?" });
     await waitFor(() => fx.server!.history(GROUP).length === 2, "alice's reply");
-    await settle(fx.server, fx.running, 300);
+    await settle(fx.server, fx.running);
 
     // #1 human → #2 Alice, answering #1; nobody else said anything.
     const history = fx.server.history(GROUP);
@@ -73,7 +76,7 @@ describe("startIdentity: agents in one group over real sockets", () => {
     // Now Bob is named: Bob answers once; Alice (whose reply engaged the human) and Carol do not.
     fx.server.post({ groupId: GROUP, sender: HUMAN, content: "Bob, any concerns about the new layout?" });
     await waitFor(() => fx.server!.history(GROUP).length === 4, "bob's reply");
-    await settle(fx.server, fx.running, 300);
+    await settle(fx.server, fx.running);
     expect(fx.server.history(GROUP).slice(2).map((m) => [m.msgId, m.sender, m.content, m.metadata])).toEqual([
       ["3", HUMAN, "Bob, any concerns about the new layout?", null],
       ["4", AGENTS.bob.aid, "No concerns from design.", { reply_to: "3", answered_through: "3" }],
@@ -130,7 +133,7 @@ describe("startIdentity: bot-loop guard across real sockets", () => {
       const humanId = fx.server!.post({ groupId: GROUP, sender: HUMAN, content }).msgId;
       // Whichever agent did not speak last is the one that meets the guard (sometimes both).
       await waitFor(() => [alice, bob].some((r) => r.decisions.some((d) => reasonOf(d.outcome) === "bot-loop-guard" && Number(d.messageIds[0]) > Number(humanId))), "the loop guard");
-      await settle(fx.server!, [alice, bob], 400);
+      await settle(fx.server!, [alice, bob]);
       return { humanId, said: fx.server!.history(GROUP).slice(from + 1) };
     };
 
@@ -154,10 +157,9 @@ describe("startIdentity: bot-loop guard across real sockets", () => {
     }
     const guards = [...alice.decisions, ...bob.decisions].filter((d) => reasonOf(d.outcome) === "bot-loop-guard");
     expect(guards.length).toBeGreaterThan(0);
-    // Quiet until a human speaks: nothing more is said.
-    const quietAt = fx.server.history(GROUP).length;
-    await sleep(400);
-    expect(fx.server.history(GROUP).length).toBe(quietAt);
+    // Quiet until a human speaks: both agents have settled every line of the group (fed up to the
+    // newest, nothing held, no dispatch running), and a dispatch only starts from something held.
+    expect([...unsettled(fx.server, alice), ...unsettled(fx.server, bob)]).toEqual([]);
 
     const before = { alice: alice.decisions.length, bob: bob.decisions.length };
     const second = await round("Thanks. Alice and Bob, one more idea each?");
@@ -232,7 +234,7 @@ describe("startIdentity: process restart on the same state directory", () => {
     const run2 = fx.track(startRecorded({ config, identityId: "alice", backend: backend2 }));
     await run2.ready;
     await waitFor(() => run2.decisions.length === 1, "run 2's first dispatch");
-    await settle(fx.server, [run2], 200);
+    await settle(fx.server, [run2]);
 
     // #4 (buffered at close), #5 and #6 (posted while down) in one mention dispatch; nothing from run 1 again.
     const [first] = run2.decisions;
@@ -279,7 +281,7 @@ describe("startIdentity: process restart on the same state directory", () => {
     const run2 = fx.track(startRecorded({ config, identityId: "alice", backend: createScriptedBackend({ mode: "mention", replyText: (r) => `Answer to #${r.messages.at(-1)!.msgId}.` }) }));
     await run2.ready;
     await waitFor(() => fx.server!.history(GROUP).length === 4, "the answer to #3");
-    await settle(fx.server, [run2], 200);
+    await settle(fx.server, [run2]);
     expect(run2.decisions.map((d) => [d.trigger, d.messageIds, d.outcome.kind === "sent"])).toEqual([["mention", ["3"], true]]);
     expect(fx.server.history(GROUP).map((m) => m.content)).toEqual(["Alice, first question?", "Answer to #1.", "Alice, second question?", "Answer to #3."]);
   });
@@ -293,17 +295,20 @@ describe("startIdentity: process restart on the same state directory", () => {
     fx.server = await startLobbyServer(["alice"]);
     const config = lobbyConfig({ stateDir: dir, agents: ["alice"], lobby: HOLD });
 
-    const run1 = fx.track(startRecorded({ config, identityId: "alice", backend: statusBackend() }));
+    const link1 = currentNetwork().link(AGENTS.alice.aid);
+    const run1 = fx.track(startRecorded({ config, identityId: "alice", backend: statusBackend(), link: link1 }));
     await run1.ready;
     fx.server.post({ groupId: GROUP, sender: HUMAN, content: "Morning all" });
     await waitFor(() => run1.events.some((e) => e.type === "accepted"), "#1 accepted");
     // #1 is buffered, not settled: the server's cursor for Alice must stay before it.
     const serverCursor = async () =>
       ((await run1.connection.request("get_cursor", { groupId: GROUP })) as { msg_cursor: { current_msg_id: number } }).msg_cursor.current_msg_id;
-    await sleep(200);
     expect(await serverCursor()).toBe(0);
     await run1.close();
     expect(savedState(dir, "alice").cursor).toBe(0);
+    // Closed: every request run 1 will ever send has been sent, and none acked #1.
+    const acks = link1.channel(fx.server.aid).sent.filter((p) => p.includes('"ack_messages"'));
+    expect(acks).toEqual([]);
 
     fx.server.post({ groupId: GROUP, sender: HUMAN, content: "Alice, are you there?" });
     const run2 = fx.track(startRecorded({ config, identityId: "alice", backend: statusBackend() }));
@@ -322,11 +327,14 @@ describe("startIdentity: close leaves nothing running", () => {
       agents: ["alice"],
       lobby: { ...FAST, bufferGateMs: 60_000, bufferGateMaxWaitMs: 60_000, delay: { enabled: true, onMention: true, fastMs: [60_000, 60_000] } },
     });
-    const activeTimers = () => process.getActiveResourcesInfo().filter((r) => r === "Timeout").length;
-    // vitest arms a short reporter timer as each test starts; let it fire first, or it vanishes
-    // mid-test and the count below comes out one short (a flake seen in about a third of runs).
-    await sleep(250);
-    const timersBefore = activeTimers();
+    // Every timer made from here on, by async id, until it fires or is cleared (node:async_hooks),
+    // so timers of the test runner made before the identity started count for nothing.
+    const live = new Set<number>();
+    const hook = createHook({
+      init: (id, type) => void (type === "Timeout" && live.add(id)),
+      destroy: (id) => void live.delete(id),
+    }).enable();
+    onTestFinished(() => void hook.disable());
     const abort = new AbortController();
     const backend = createScriptedBackend({ mode: "mention", replyText: "Pong." });
     const alice = fx.track(startRecorded({ config, identityId: "alice", backend, abortSignal: abort.signal }));
@@ -338,7 +346,7 @@ describe("startIdentity: close leaves nothing running", () => {
     await waitFor(() => backend.calls.length === 1, "the model call");
     fx.server.post({ groupId: GROUP, sender: HUMAN, content: "Morning all" });
     await waitFor(() => alice.groupClient(GROUP)!.stats().held === 1, "a held message");
-    expect(activeTimers()).toBeGreaterThan(timersBefore);
+    expect(live.size).toBeGreaterThan(0);
 
     let done = false;
     void alice.done.then(() => (done = true));
@@ -348,7 +356,9 @@ describe("startIdentity: close leaves nothing running", () => {
     await waitFor(() => fx.server!.onlineAids().length === 0, "the service to see the session end", 2000);
     expect(alice.connection.status).toBe("closed");
     expect(alice.groupClient(GROUP)!.closed).toBe(true);
-    expect(activeTimers()).toBe(timersBefore);
+    // Every timer the identity armed is gone (a destroy is reported a turn after the clear).
+    const armed = [...live];
+    await waitFor(() => armed.every((id) => !live.has(id)), () => `the identity's timers to be cleared: ${armed.filter((id) => live.has(id)).length} left`, 2000);
     // The reply waiting in the delay gate was never sent: the saved cursor stays before #1, so the
     // next run takes it up again (but see the known transport bug above for a cursor of 0).
     expect(alice.decisions.map((d) => reasonOf(d.outcome))).toEqual(["group-closed"]);

@@ -85,7 +85,7 @@ describe("the runtime on the local network (real sockets, real keys)", () => {
       expect(alice.connection.peer).toBe("group.acp.local");
       await l.say("Alice, can you hear me?");
       await waitFor(() => l.dev.service.history(GROUP).length === 2, "alice's reply");
-      await settle(l.dev.service, [alice, bob], 200);
+      await settle(l.dev.service, [alice, bob]);
       expect(l.dev.service.history(GROUP).map((m) => [m.msgId, m.sender, m.content])).toEqual([
         ["1", HUMAN, "Alice, can you hear me?"],
         ["2", AGENTS.alice.aid, "Loud and clear."],
@@ -164,7 +164,7 @@ describe("the runtime on the local network (real sockets, real keys)", () => {
       })();
       await talking;
       await waitFor(() => accepted(alice).length === 15, "all fifteen", 8000);
-      await settle(l.dev.service, [alice], 200);
+      await settle(l.dev.service, [alice]);
       expect(accepted(alice)).toEqual(range(1, 15));
       expect(dispatchedIds(alice).map(Number).sort((a, b) => a - b).map(String)).toEqual(range(1, 15));
       expect(alice.connection.counters().reconnects).toBeGreaterThanOrEqual(1);
@@ -199,14 +199,14 @@ describe("the runtime on the local network (real sockets, real keys)", () => {
       const first = await l.start("alice", createScriptedBackend({ mode: "mention", replyText: "Here." }));
       await l.say("Alice, you there?");
       await waitFor(() => l.dev.service.history(GROUP).length === 2, "first reply");
-      await settle(l.dev.service, [first], 150);
+      await settle(l.dev.service, [first]);
       await first.close();
       expect(l.dev.service.onlineAids(GROUP)).not.toContain(AGENTS.alice.aid);
       await l.say("while you were away");
       await l.say("Alice, back?");
       const second = await l.start("alice", createScriptedBackend({ mode: "mention", replyText: "Back." }));
       await waitFor(() => l.dev.service.history(GROUP).length === 5, "second reply");
-      await settle(l.dev.service, [second], 150);
+      await settle(l.dev.service, [second]);
       expect(accepted(second)).toEqual(["3", "4"]);
       expect(l.dev.service.history(GROUP).filter((m) => m.sender === AGENTS.alice.aid).map((m) => m.content)).toEqual(["Here.", "Back."]);
     } finally {

@@ -60,7 +60,7 @@ describe("startIdentity onMessages", () => {
     stamp = undefined;
     fx.server!.post({ groupId: GROUP, sender: HUMAN, content: "third" });
     await waitFor(() => alice.groupClient(GROUP)!.stats().accepted === 3, "all three accepted", 3000);
-    await settle(fx.server!, [alice], 150);
+    await settle(fx.server!, [alice]);
 
     expect(alice.groupClient(GROUP)!.stats()).toMatchObject({ received: 3, accepted: 3, dispatched: 3, dropped: { duplicate: 0 } });
     // Each once (inside a dispatch the far-future message sorts last, by server timestamp).

@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { createScriptedBackend } from "../../src/backends/deterministic.ts";
 import { createFileStateStore, type StateStore } from "../../src/state/file-store.ts";
 import { encodeSafeName } from "../../src/state/safe-name.ts";
-import { AGENTS, GENEROUS_BUDGET, GROUP, HUMAN, lobbyConfig, startLobbyServer, startRecorded, useRuntimeFixture, waitFor } from "../support/runtime-harness.ts";
+import { AGENTS, GENEROUS_BUDGET, GROUP, HUMAN, lobbyConfig, settle, startLobbyServer, startRecorded, useRuntimeFixture, waitFor } from "../support/runtime-harness.ts";
 import { reasonOf } from "../support/outcome.ts";
 
 const fx = useRuntimeFixture("own-reply");
@@ -75,7 +75,8 @@ describe("a restart that lost the state save after our reply", () => {
     fx.track(run2);
     await run2.ready;
     await waitFor(() => run2.events.some((e) => e.type === "dropped" && e.reason === "answered") || run2.decisions.length > 0, "run 2 settling the question");
-    await new Promise((r) => setTimeout(r, 400));
+    // Settled: fed up to the newest message, nothing held, no dispatch running — nothing more can be said.
+    await settle(server, [run2]);
     await run2.close();
 
     expect(server.history(GROUP).map((m) => m.content)).toEqual(["Alice, is the build green?", "The build is green."]);

@@ -224,7 +224,7 @@ describe("agent.md on the local network (real sockets, real keys)", () => {
       await waitFor(() => fromAlice() === 2, "reply 2");
       await zed.say("Which brand would you pick for it?");
       await waitFor(() => alice.decisions.some((d) => reasonOf(d.outcome) === "bot-loop-guard"), "the loop guard");
-      await settle(n.dev.service, [alice], 200);
+      await settle(n.dev.service, [alice]);
       expect(fromAlice()).toBe(2);
       expect(backend.requests.at(-1)!.systemPrompt).toContain(`${ZED}: agent`);
 
@@ -280,7 +280,7 @@ describe("agent.md on the local network (real sockets, real keys)", () => {
       const zed = await member(n.dev, ZED, [GROUP]);
       await zed.say("Any news on the build?");
       await waitFor(() => alice.decisions.length === 1, "the unaddressed question's decision");
-      await settle(n.dev.service, [alice], 150);
+      await settle(n.dev.service, [alice]);
       expect(n.dev.service.history(GROUP).map((m) => m.sender)).toEqual([ZED]);
 
       await zed.say("Any news on the deploy?", { group_meta: { msg_type: "text", mentions: [AGENTS.alice.aid] } });

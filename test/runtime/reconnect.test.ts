@@ -4,6 +4,7 @@
 // exactly once and dispatch each exactly once. Loopback network, real time with bounded waits.
 import { describe, expect, it } from "vitest";
 import { createScriptedBackend } from "../../src/backends/deterministic.ts";
+import { createMemoryLogger } from "../../src/log.ts";
 import type { GroupService } from "../../src/server/group-service.ts";
 import { createMemoryHistoryStore, type GroupHistoryStore } from "../../src/server/history-store.ts";
 import type { GroupMessage } from "../../src/types.ts";
@@ -77,7 +78,7 @@ describe("startIdentity: the sessions drop mid-stream and the group service rest
     await waitFor(() => alice.connection.status === "open", "open again");
     post(21, 25);
     await waitFor(() => accepted(alice).length >= 25, "all 25 accepted");
-    await settle(fx.server!, [alice], 200);
+    await settle(fx.server!, [alice]);
 
     const client = alice.groupClient(GROUP)!;
     expect(fed).toEqual(range(1, 25));
@@ -108,7 +109,7 @@ describe("startIdentity: the sessions drop mid-stream and the group service rest
     await waitFor(() => fx.server!.history(GROUP).length === 16, "alice's second reply");
     post(17, 20);
     await waitFor(() => fed.length === 20, "all 20 fed");
-    await settle(fx.server!, [alice], 200);
+    await settle(fx.server!, [alice]);
 
     expect(fx.server!.history(GROUP).filter((m) => m.sender === AGENTS.alice.aid).map((m) => [m.msgId, m.content])).toEqual([
       ["6", "Answer to #5."],
@@ -130,12 +131,13 @@ describe("startIdentity: the sessions drop mid-stream and the group service rest
     fx.server = lobby(history);
     const dir = fx.stateDir();
     const config = lobbyConfig({ stateDir: dir, agents: ["alice"], lobby: FAST });
-    const alice = fx.track(startRecorded({ config, identityId: "alice", backend: createScriptedBackend({ mode: "silent" }), connection: { heartbeatMs: 0, requestTimeoutMs: 100 } }));
+    const logger = createMemoryLogger();
+    const alice = fx.track(startRecorded({ config, identityId: "alice", backend: createScriptedBackend({ mode: "silent" }), logger, connection: { heartbeatMs: 0, requestTimeoutMs: 100 } }));
     await alice.ready;
     crash();
     const sent = alice.sendText(GROUP, "posted after the outage");
-    // Two attempts of 100 ms each find no session; the service is back before the third.
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    // The first attempt found no session within its 100 ms; the service is back before the third.
+    await waitFor(() => logger.entries.some((e) => e.event === "runtime.send-waiting-for-session"), "a send attempt that found no session");
     expect(fx.server!.history(GROUP)).toEqual([]);
     fx.server = lobby(history);
     await expect(sent).resolves.toMatchObject({ msgId: "1" });

@@ -44,7 +44,7 @@ describe("startIdentity restart: large msg ids", () => {
     await run1.ready;
     fx.server!.post({ groupId: GROUP, sender: HUMAN, content: "Alice, are you here?" });
     await waitFor(() => fx.server!.history(GROUP).length === 3, "alice's reply");
-    await settle(fx.server!, [run1], 150);
+    await settle(fx.server!, [run1]);
     expect(dispatchedIds(run1)).toEqual(["1700000000000000", "1700000000000001"]);
     await run1.close();
     const file = join(dir, encodeSafeName("alice"), `${encodeSafeName(GROUP)}.group.json`);
@@ -55,7 +55,7 @@ describe("startIdentity restart: large msg ids", () => {
     await run2.ready;
     fx.server!.post({ groupId: GROUP, sender: HUMAN, content: "Thanks" });
     await waitFor(() => run2.events.some((e) => e.type === "dispatch-end"), "run 2's dispatch");
-    await settle(fx.server!, [run2], 150);
+    await settle(fx.server!, [run2]);
     expect(dispatchedIds(run2)).toEqual(["1700000000000003"]);
     expect(fx.server!.history(GROUP)).toHaveLength(4);
   });

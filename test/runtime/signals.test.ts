@@ -20,14 +20,14 @@ describe("network signals over the local group server", () => {
     fx.server.post({ groupId: GROUP, sender: HUMAN, content: "Alice: FYI the deploy is done", metadata: { group_meta: { flags: { no_reply_expected: true } } } });
     // #2: a reaction to it.
     fx.server.post({ groupId: GROUP, sender: HUMAN, content: "🎉", metadata: { group_meta: { msg_type: "reaction", reply_to: "1", reaction: "🎉" } } });
-    await settle(fx.server, fx.running, 300);
+    await settle(fx.server, fx.running);
     expect(alice.decisions).toEqual([]);
     expect(alice.groupClient(GROUP)!.stats()).toMatchObject({ received: 2, accepted: 2, dispatches: 0, mentions: 0, dropped: { "not-for-reply": 2 } });
 
     // #3: no name in the text, but the metadata mentions Alice's aid → a mention, answered.
     fx.server.post({ groupId: GROUP, sender: HUMAN, content: "can you check the logs?", metadata: { group_meta: { mentions: [AGENTS.alice.aid] } } });
     await waitFor(() => fx.server!.history(GROUP).length === 4, "alice's reply");
-    await settle(fx.server, fx.running, 300);
+    await settle(fx.server, fx.running);
     expect(fx.server.history(GROUP).slice(2).map((m) => [m.msgId, m.sender, m.content, m.metadata])).toEqual([
       ["3", HUMAN, "can you check the logs?", { group_meta: { mentions: [AGENTS.alice.aid] } }],
       ["4", AGENTS.alice.aid, "Checking the logs now.", { reply_to: "3", answered_through: "3" }],
@@ -48,7 +48,7 @@ describe("network signals over the local group server", () => {
     fx.server.post({ groupId: GROUP, sender: AGENTS.carol.aid, content: "looking" });
     fx.server.post({ groupId: GROUP, sender: HUMAN, content: "Alice, can you help?" });
     await waitFor(() => backend.calls.length === 1, "alice's model call");
-    await settle(fx.server, fx.running, 200);
+    await settle(fx.server, fx.running);
     const senders = backend.calls[0]!.systemPrompt.split("\n[Senders]\n")[1]!.split("\n\n")[0];
     expect(senders).toBe([`${AGENTS.bob.aid}: agent`, `${AGENTS.carol.aid}: type unknown`, `${HUMAN}: human`].join("\n"));
   });

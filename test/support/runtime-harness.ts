@@ -1,7 +1,7 @@
 // End-to-end harness for the composition root: the real group service `group.acp.local` reached
 // through the in-memory loopback network (test/support/loopback.ts), a config built through the
 // real schema, identities started with `startIdentity` (each on its own loopback link) whose
-// decisions and group-client events are recorded, and real-time waits.
+// decisions and group-client events are recorded, and waits for events (wait-for.ts).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,6 +14,7 @@ import { startIdentity, type RunningIdentity, type StartIdentityParams } from ".
 import { createGroupService, type GroupService, type GroupServiceOptions } from "../../src/server/group-service.ts";
 import type { ChannelConfig, GroupMessage } from "../../src/types.ts";
 import { createLoopback, type Loopback } from "./loopback.ts";
+import { waitFor } from "./wait-for.ts";
 
 export const GROUP = "lobby";
 export const DOMAIN = "acp.local";
@@ -131,7 +132,8 @@ export type RecordedIdentity = RunningIdentity & {
 };
 
 /** `startIdentity` with every decision and group-client event recorded, on a loopback link of its own. */
-export function startRecorded(p: Omit<StartIdentityParams, "onDecision" | "onGroupEvent">): RecordedIdentity {
+/** `startIdentity` with every decision and group-client event recorded (and handed on to `onGroupEvent`, if given). */
+export function startRecorded(p: Omit<StartIdentityParams, "onDecision">): RecordedIdentity {
   const decisions: DispatchDecision[] = [];
   const events: GroupClientEvent[] = [];
   const aid = p.config.identities[p.identityId]?.aid;
@@ -141,45 +143,39 @@ export function startRecorded(p: Omit<StartIdentityParams, "onDecision" | "onGro
     // Tests close explicitly; a heartbeat would only add traffic.
     connection: { heartbeatMs: 0, reconnect: { baseMs: 50, maxMs: 200, jitter: 0 }, ...p.connection },
     onDecision: (d) => decisions.push(d),
-    onGroupEvent: (_g, e) => events.push(e),
+    onGroupEvent: (g, e) => {
+      events.push(e);
+      p.onGroupEvent?.(g, e);
+    },
   });
   return Object.assign(running, { decisions, events });
 }
 
-/** Polls `cond` every 5 ms of real time until it holds, or fails after `timeoutMs`. */
-export async function waitFor(cond: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
-  const start = Date.now();
-  while (!cond()) {
-    if (Date.now() - start > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(5);
-  }
-}
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
+export { waitFor };
 
 /**
- * Waits until nothing is held or dispatching in any identity's group and the server history has
- * not grown for `quietMs` (longer than the buffer gate and cooldown under test).
+ * What keeps `r` from being settled in the group, or [] when it is settled: every message of the
+ * group's history has reached its client (the feed has fed up to the newest id), nothing is held
+ * and no dispatch runs. A settled identity says nothing more until a new message arrives (every
+ * dispatch starts from something held), so this is the event that proves a quiet group quiet.
  */
-export async function settle(server: GroupService, identities: readonly RunningIdentity[], quietMs: number, timeoutMs = 8000): Promise<void> {
-  const start = Date.now();
-  let size = server.history(GROUP).length;
-  let since = Date.now();
-  for (;;) {
-    const busy = identities.some((r) => {
-      const s = r.groupClient(GROUP)?.stats();
-      return s !== undefined && (s.held > 0 || s.dispatching);
-    });
-    const now = server.history(GROUP).length;
-    if (busy || now !== size) {
-      size = now;
-      since = Date.now();
-    } else if (Date.now() - since >= quietMs) return;
-    if (Date.now() - start > timeoutMs) throw new Error(`group did not settle within ${timeoutMs} ms`);
-    await sleep(5);
+export function unsettled(server: GroupService, r: RunningIdentity, groupId = GROUP): string[] {
+  const newest = Math.max(0, ...server.history(groupId).map((m) => Number(m.msgId)));
+  const fed = r.connectionFor(groupId)?.lastFed(groupId) ?? 0;
+  const s = r.groupClient(groupId)?.stats();
+  const out: string[] = [];
+  if (fed < newest) out.push(`${r.aid}: fed up to #${fed} of #${newest}`);
+  if (s === undefined) out.push(`${r.aid}: no client for ${groupId}`);
+  else {
+    if (s.held > 0) out.push(`${r.aid}: ${s.held} held`);
+    if (s.dispatching) out.push(`${r.aid}: dispatching`);
   }
+  return out;
+}
+
+/** Waits until every identity is settled in the group (see {@link unsettled}): nothing more will be said. */
+export async function settle(server: GroupService, identities: readonly RunningIdentity[], timeoutMs = 8000): Promise<void> {
+  await waitFor(() => identities.every((r) => unsettled(server, r).length === 0), () => `the group to settle: ${identities.flatMap((r) => unsettled(server, r)).join("; ")}`, timeoutMs);
 }
 
 /** Message ids of every dispatch that completed (sent or silent), in dispatch order. */

@@ -7,6 +7,7 @@ import { request } from "node:https";
 import type { LookupFunction } from "node:net";
 import WebSocket from "ws";
 import { buildCsr } from "../../src/network/x509.ts";
+import { waitFor as waitForProbe } from "./wait-for.ts";
 
 export interface SdkFrame {
   cmd: string;
@@ -32,6 +33,11 @@ export interface SdkMember {
   say(text: string): void;
   /** The peer's session_messages in this session, read as the SDK's consumers read them (server.ts onMessage). */
   answers(): string[];
+  /**
+   * A new session with the same peer (as an SDK user does after the old one ended): created, the
+   * peer invited; from then on `say` and `answers` use it. Resolves with the invite_agent_ack.
+   */
+  newSession(): Promise<SdkFrame>;
   /** The same in any session (a peer that opened a new one, e.g. after its restart). */
   answersAnywhere(): Array<{ sessionId: string; text: string }>;
   close(): void;
@@ -39,15 +45,7 @@ export interface SdkMember {
 
 const crlf = (pem: string) => pem.replace(/\r?\n/g, "\r\n");
 
-async function waitFor<T>(probe: () => T | undefined, what: string, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+const waitFor = <T>(probe: () => T | undefined, what: string) => waitForProbe(probe, what, 10_000);
 
 /** `base` is what `new AgentCP("<domain>:<port>")` builds: https://acp3.<domain>:<port>. */
 export async function connectSdkMember(p: { base: string; aid: string; caPem: string; lookup: LookupFunction; groupService: string }): Promise<SdkMember> {
@@ -90,18 +88,30 @@ export async function connectSdkMember(p: { base: string; aid: string; caPem: st
     ws.once("error", reject);
   });
   const hex32 = () => randomUUID().replace(/-/g, "");
-  ws.send(JSON.stringify({ cmd: "create_session_req", data: { request_id: hex32(), type: "public", group_name: "1", subject: "", timestamp: Date.now().toString() } }));
-  const created = await waitFor(() => frames.find((f) => f.cmd === "create_session_ack"), "create_session_ack");
-  const sessionId = created.data.session_id as string;
-  ws.send(JSON.stringify({ cmd: "invite_agent_req", data: { request_id: hex32(), acceptor_id: p.groupService, invite_code: created.data.identifying_code, session_id: sessionId, inviter_id: aid } }));
-  const invited = await waitFor(() => frames.find((f) => f.cmd === "invite_agent_ack"), "invite_agent_ack");
+  const open = async (): Promise<{ sessionId: string; invited: SdkFrame }> => {
+    const request_id = hex32();
+    ws.send(JSON.stringify({ cmd: "create_session_req", data: { request_id, type: "public", group_name: "1", subject: "", timestamp: Date.now().toString() } }));
+    const created = await waitFor(() => frames.find((f) => f.cmd === "create_session_ack" && f.data.request_id === request_id), "create_session_ack");
+    const id = created.data.session_id as string;
+    ws.send(JSON.stringify({ cmd: "invite_agent_req", data: { request_id: hex32(), acceptor_id: p.groupService, invite_code: created.data.identifying_code, session_id: id, inviter_id: aid } }));
+    return { sessionId: id, invited: await waitFor(() => frames.find((f) => f.cmd === "invite_agent_ack" && f.data.session_id === id), "invite_agent_ack") };
+  };
+  let { sessionId, invited } = await open();
 
   let seq = 0;
   return {
     aid,
-    sessionId,
+    get sessionId() {
+      return sessionId;
+    },
     frames,
-    invited,
+    get invited() {
+      return invited;
+    },
+    async newSession() {
+      ({ sessionId, invited } = await open());
+      return invited;
+    },
     async groupRequest(action, extra = {}) {
       const request_id = `${aid}-${Date.now()}-${++seq}`;
       ws.send(

@@ -6,6 +6,7 @@ import type { PromptParts } from "../assemble.ts";
 import { estimateTokens } from "../token-estimate.ts";
 import { checkBudget, describeOverBudget, type BudgetCheck, type BudgetEvent, type BudgetPool } from "../budget-windows.ts";
 import { choosePayer, describeOverShare, ownerBudgetEvents } from "../sender-share.ts";
+import { isNamedByConfig } from "../../members/member-types.ts";
 import type { DispatchRun, Step } from "./run.ts";
 
 /** Addressed talk (a mention, a reply to us, an engaged follow-up) draws from its own allowance. */
@@ -79,9 +80,19 @@ export function checkDispatchBudget(run: DispatchRun, parts: PromptParts, pool: 
   state.pruneCharges(batch.now);
   const payer =
     pool === "addressed"
-      ? choosePayer({ messages: run.others, owner: m.identity.owner, charges: state.senderCharges, settings: settings.budget, share: settings.senderShare, now: batch.now, nextCallTokens })
+      ? choosePayer({
+          messages: run.others,
+          owner: m.identity.owner,
+          charges: state.senderCharges,
+          settings: settings.budget,
+          share: settings.senderShare,
+          isStranger: (sender) => !isNamedByConfig(m.memberTypes.typeOf(sender)),
+          strangerShare: settings.strangerShare,
+          now: batch.now,
+          nextCallTokens,
+        })
       : ({ ok: true, payer: undefined, owner: false } as const);
-  if (!payer.ok) return { skip: "sender-over-share", detail: describeOverShare(payer) };
+  if (!payer.ok) return { skip: payer.reason, detail: describeOverShare(payer) };
   if (payer.payer !== undefined) record.payer = payer.payer;
   const budget = new DispatchBudget(run, pool, payer);
   const check = budget.check(batch.now, nextCallTokens);

@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { writeFileAtomicSync } from "../../state/atomic-file.ts";
 import type { AidKind } from "./socket-limits.ts";
+import { BoundedMap } from "../../util/bounded-map.ts";
 
 /** Guest aids remembered at once; past it the oldest guest can no longer sign in. */
 const MAX_GUEST_KEYS = 10_000;
@@ -18,7 +19,8 @@ export class AidRegistry {
   readonly #file: string;
   readonly #owners: Record<string, string>;
   readonly #reserved = new Set<string>();
-  readonly #guests = new Map<string, string>();
+  /** Guest aids (lower case) → key id; past MAX_GUEST_KEYS the one registered longest ago goes. */
+  readonly #guests = new BoundedMap<string, string>(MAX_GUEST_KEYS);
 
   constructor(stateDir: string) {
     this.#file = join(stateDir, "ca", "registered.json");
@@ -51,7 +53,6 @@ export class AidRegistry {
   }
 
   registerGuest(aid: string, keyId: string): void {
-    if (this.#guests.size >= MAX_GUEST_KEYS) this.#guests.delete(this.#guests.keys().next().value!);
     this.#guests.set(aid.toLowerCase(), keyId);
   }
 

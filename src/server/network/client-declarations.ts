@@ -2,6 +2,7 @@
 // (the first sign-in step carries it; the second, which proves the key, completes it). Only what
 // the operator chooses to trust comes of it: with `peopleFromChat` the group service reports an
 // aid whose latest sign-in came from `acp-group chat` as a person. Bounded.
+import { BoundedMap } from "../../util/bounded-map.ts";
 import { declaresPerson } from "../../wire/client-info.ts";
 
 const MAX_PENDING = 10_000;
@@ -9,15 +10,13 @@ const MAX_DECLARED = 100_000;
 
 export class ClientDeclarations {
   /** request_id of a first sign-in step → who and what it declared, until the second step. */
-  readonly #pending = new Map<string, { aid: string; clientInfo: string | undefined }>();
+  readonly #pending = new BoundedMap<string, { aid: string; clientInfo: string | undefined }>(MAX_PENDING);
   /** aid (lower case) → the client_info of its latest completed message-service sign-in. */
-  readonly #declared = new Map<string, string | undefined>();
+  readonly #declared = new BoundedMap<string, string | undefined>(MAX_DECLARED);
 
   /** A first sign-in step (a nonce asked for). */
   noteNonce(aid: string, requestId: string, clientInfo: string | undefined): void {
-    this.#pending.delete(requestId);
     this.#pending.set(requestId, { aid: aid.toLowerCase(), clientInfo: clientInfo?.slice(0, 200) });
-    if (this.#pending.size > MAX_PENDING) this.#pending.delete(this.#pending.keys().next().value as string);
   }
 
   /** A sign-in completed (the key proved); only the message service's counts (that is where a session's socket signs in). */
@@ -25,9 +24,7 @@ export class ClientDeclarations {
     const pending = this.#pending.get(requestId);
     this.#pending.delete(requestId);
     if (where !== "message" || !pending || pending.aid !== aid.toLowerCase()) return;
-    this.#declared.delete(pending.aid);
     this.#declared.set(pending.aid, pending.clientInfo);
-    if (this.#declared.size > MAX_DECLARED) this.#declared.delete(this.#declared.keys().next().value as string);
   }
 
   /** Did the aid's latest message-service sign-in come from a person's client? */

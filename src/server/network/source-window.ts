@@ -1,18 +1,18 @@
 // A sliding window per key (a source address): at most `limit` events in `windowMs`. Timestamps
 // are pruned on read with an explicit `now`; nothing runs a timer. The number of keys is bounded
-// too, so a flood of distinct sources cannot grow it: the least recently used key goes first.
+// too, so a flood of distinct sources cannot grow it: the key counted (or refused) longest ago goes first.
+import { BoundedMap } from "../../util/bounded-map.ts";
 
 export class SlidingWindowPerKey {
   readonly #limit: number;
   readonly #windowMs: number;
-  readonly #maxKeys: number;
-  readonly #events = new Map<string, number[]>();
+  readonly #events: BoundedMap<string, number[]>;
 
   constructor(params: { limit: number; windowMs: number; maxKeys?: number }) {
     if (!Number.isInteger(params.limit) || params.limit < 1) throw new TypeError(`Expected \`limit\` to be a positive integer, got \`${params.limit}\``);
     this.#limit = params.limit;
     this.#windowMs = params.windowMs;
-    this.#maxKeys = params.maxKeys ?? 10_000;
+    this.#events = new BoundedMap(params.maxKeys ?? 10_000);
   }
 
   /** Counts an event for `key` at `now` when the window has room; false (nothing counted) when it has none. */
@@ -23,9 +23,6 @@ export class SlidingWindowPerKey {
       return false;
     }
     events.push(now);
-    // Re-inserted last: the map's first key is the least recently used.
-    this.#events.delete(key);
-    if (this.#events.size >= this.#maxKeys) this.#events.delete(this.#events.keys().next().value!);
     this.#events.set(key, events);
     return true;
   }

@@ -59,11 +59,14 @@ describe("checkDispatchBudget", () => {
   });
 
   it("a sender past their share of the addressed allowance is refused; the owner never is", () => {
-    // Addressed 5m: 4 calls; bob's share 0.5 → 2, both used in the last 5 minutes.
+    // Addressed 5m: 4 calls; bob's share 0.5 → 2, both used in the last 5 minutes. Bob is a
+    // member the config names (`humans`): no strangers' class applies to him.
     const settings = { budget: { addressed: { "5m": { messages: 4, tokens: 100_000 } } }, senderShare: 0.5 };
     const restored = { senderCharges: [[T0 - 3 * MIN, 100, BOB], [T0 - MIN, 100, BOB]] as Array<[number, number, string]>, budgetEvents: [[T0 - 3 * MIN, 100, 1], [T0 - MIN, 100, 1]] as Array<[number, number, number]> };
     const fromBob = batch({ dispatchId: 5, now: T0, messages: [msg("1", BOB, "Alice?", T0, { isMention: true })] });
-    expect(checkDispatchBudget(stepRun({ batch: fromBob, settings, restored }).run, parts(40), "addressed")).toEqual({ skip: "sender-over-share", detail: `${BOB} addressed:5m:messages 2/2` });
+    expect(checkDispatchBudget(stepRun({ batch: fromBob, settings, restored, humans: [BOB] }).run, parts(40), "addressed")).toEqual({ skip: "sender-over-share", detail: `${BOB} addressed:5m:messages 2/2` });
+    // Unnamed by the config, bob is a stranger: the strangers' class (0.5 of 4 = 2) is spent first.
+    expect(checkDispatchBudget(stepRun({ batch: fromBob, settings, restored }).run, parts(40), "addressed")).toEqual({ skip: "strangers-over-share", detail: "strangers addressed:5m:messages 2/2" });
     const fromOwner = batch({ dispatchId: 5, now: T0, messages: [msg("1", OWNER, "Alice?", T0, { isMention: true })] });
     const { run } = stepRun({ batch: fromOwner, settings, restored });
     expect(checkDispatchBudget(run, parts(40), "addressed")).toMatchObject({ budget: { pool: "addressed" } });

@@ -78,10 +78,13 @@ describe("redelivery: the retry of a batch whose reply did not get out", () => {
     const answer: InboundMessage = msg("2", DAVE, "bob: run mirror-reset", T0 + 1000);
     const b = { ...batch({ dispatchId: 4, now: T0 + 2000, messages: [question] }), carried: { reply: unsent(["1"], { claim: "1" }) } };
     const group = testGroup({ held: () => [answer] });
-    expect(redelivery(stepRun({ batch: b, group }).run)).toBeUndefined();
+    // Dave is a member the config names: his answer is credible.
+    expect(redelivery(stepRun({ batch: b, group, humans: [DAVE] }).run)).toBeUndefined();
     // Unless it may have been sent already: then it goes (its echo or the history settles it).
     const maybe = { ...b, carried: { reply: unsent(["1"], { claim: "1", maybeSent: true }) } };
-    expect(redelivery(stepRun({ batch: maybe, group }).run)).toMatchObject({ notHandled: [] });
+    expect(redelivery(stepRun({ batch: maybe, group, humans: [DAVE] }).run)).toMatchObject({ notHandled: [] });
+    // Nobody vouches for a stranger's answer: the carried reply is delivered as it is.
+    expect(redelivery(stepRun({ batch: b, group }).run)).toMatchObject({ notHandled: [] });
   });
 });
 

@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { startLocalNetwork, type LocalNetwork } from "../../../src/server/network/index.ts";
 import { createMemoryLogger } from "../../../src/log.ts";
 import { tempDir } from "../../network/support.ts";
+import { waitFor } from "../../support/wait-for.ts";
 
 let tmp: ReturnType<typeof tempDir> | undefined;
 let net: LocalNetwork | undefined;
@@ -44,7 +45,10 @@ describe("refused upgrades followed by a reset (real sockets)", () => {
         statuses.push(await upgradeThenReset(net.port, "/nowhere"));
         statuses.push(await upgradeThenReset(net.port, "/session?agent_id=x.acp.local&signature=forged"));
       }
-      await new Promise((r) => setTimeout(r, 100));
+      // Every reset heard by the server: each socket's ECONNRESET went to its listener (logged at
+      // debug), none became an uncaught exception.
+      const heard = () => logger.entries.filter((e) => e.event === "network.upgrade-socket-error" && String(e.fields.error).includes("ECONNRESET")).length;
+      await waitFor(() => heard() === 10, () => `the server to hear 10 resets (heard ${heard()})`);
       expect(statuses.filter((s) => s.includes("404"))).toHaveLength(5);
       expect(statuses.filter((s) => s.includes("401"))).toHaveLength(5);
       expect(uncaught).toEqual([]);
