@@ -37,6 +37,8 @@ import {
   collectAcpGroupSecurityWarnings,
   listAcpGroupGroups,
   listAcpGroupPeers,
+  inferAcpGroupTargetChatType,
+  looksLikeAcpGroupTargetId,
   normalizeAcpGroupTarget,
   resolveAcpGroupToolPolicy,
 } from "./openclaw/admin.ts";
@@ -186,7 +188,13 @@ export const acpGroupChannelPlugin: ChannelPlugin<AcpGroupAccount> = createChatC
       resolveDmPolicy: ({ account }) => resolveAcpGroupDmSecurity(account),
       collectWarnings: ({ cfg, accountId, account }) => collectAcpGroupSecurityWarnings({ cfg, accountId: accountId ?? account.accountId }),
     },
-    messaging: { targetPrefixes: [ACP_GROUP_CHANNEL_ID], normalizeTarget: normalizeAcpGroupTarget },
+    messaging: {
+      targetPrefixes: [ACP_GROUP_CHANNEL_ID],
+      normalizeTarget: normalizeAcpGroupTarget,
+      // An aid (`acp-group:alice.agentcp.io`) is a direct target as given, not a directory name.
+      inferTargetChatType: ({ to }) => inferAcpGroupTargetChatType(to),
+      targetResolver: { looksLikeId: (raw) => looksLikeAcpGroupTargetId(raw), hint: "group:<group id> for a group, or an agent id (name.domain) for a direct message" },
+    },
     directory: {
       listGroups: async ({ cfg, accountId, query, limit }) => {
         const id = accountId ?? defaultAcpGroupAccountId(cfg);

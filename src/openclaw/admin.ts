@@ -248,6 +248,22 @@ export function listAcpGroupPeers(p: {
   return p.limit ? out.slice(0, p.limit) : out;
 }
 
+/**
+ * `messaging.targetResolver.looksLikeId`: an explicit `group:` / `user:` target or an agent id is
+ * used as given; anything else (a group's subject, a bare word) is looked up in the directory.
+ */
+export function looksLikeAcpGroupTargetId(raw: string): boolean {
+  const target = parseAcpGroupTarget(raw);
+  if (!target) return false;
+  const rest = raw.trim().replace(new RegExp(`^${ACP_GROUP_CHANNEL_ID}:`, "i"), "");
+  return target.kind === "direct" || /^(group|user|dm|direct):/i.test(rest);
+}
+
+/** `messaging.inferTargetChatType`: an agent id is a direct chat; the host decides the rest. */
+export function inferAcpGroupTargetChatType(to: string): "direct" | undefined {
+  return parseAcpGroupTarget(to)?.kind === "direct" ? "direct" : undefined;
+}
+
 /** `messaging.normalizeTarget`: a group → `group:<group>`, an agent id (`acp-group:<aid>`, `user:<aid>`) → `user:<aid>`. */
 export function normalizeAcpGroupTarget(raw: string): string | undefined {
   const target = parseAcpGroupTarget(raw);

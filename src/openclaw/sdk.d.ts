@@ -197,7 +197,12 @@ declare module "openclaw/plugin-sdk/channel-core" {
       resolveDmPolicy?: (ctx: { cfg: OpenClawConfig; accountId?: string | null; account: A }) => ChannelSecurityDmPolicy | null;
       collectWarnings?: (ctx: { cfg: OpenClawConfig; accountId?: string | null; account: A }) => string[] | Promise<string[]>;
     };
-    messaging?: { targetPrefixes?: readonly string[]; normalizeTarget?: (raw: string) => string | undefined };
+    messaging?: {
+      targetPrefixes?: readonly string[];
+      normalizeTarget?: (raw: string) => string | undefined;
+      inferTargetChatType?: (params: { to: string }) => "direct" | "group" | "channel" | undefined;
+      targetResolver?: { looksLikeId?: (raw: string, normalized?: string) => boolean; hint?: string };
+    };
     directory?: {
       listGroups?: (params: { cfg: OpenClawConfig; accountId?: string | null; query?: string | null; limit?: number | null }) => Promise<ChannelDirectoryEntry[]>;
       listPeers?: (params: { cfg: OpenClawConfig; accountId?: string | null; query?: string | null; limit?: number | null }) => Promise<ChannelDirectoryEntry[]>;

@@ -193,6 +193,10 @@ describe("the host-facing adapters of src/plugin.ts", () => {
     const normalizeTarget = p.messaging!.normalizeTarget as (raw: string) => string | undefined;
     expect(normalizeTarget("acp-group:room-1")).toBe("group:room-1");
     expect(normalizeTarget("acp-group:alice.agentcp.io")).toBe("user:alice.agentcp.io");
+    // The host's resolver takes an aid as given (a direct chat), and looks names up in the directory.
+    const messaging = p.messaging as unknown as { inferTargetChatType: (x: { to: string }) => unknown; targetResolver: { looksLikeId: (raw: string) => boolean } };
+    expect(["acp-group:alice.agentcp.io", "user:alice.agentcp.io", "acp-group:group:room-1", "group:room-1", "room-1", "Room one"].map((raw) => messaging.targetResolver.looksLikeId(raw))).toEqual([true, true, true, true, false, false]);
+    expect(["acp-group:alice.agentcp.io", "room-1", "group:alice.agentcp.io"].map((to) => messaging.inferTargetChatType({ to }))).toEqual(["direct", undefined, undefined]);
     const listGroups = p.directory!.listGroups as (x: unknown) => Promise<unknown>;
     await expect(listGroups({ cfg, accountId: "bot" })).resolves.toEqual([{ kind: "group", id: "group:room-1", name: "Room one" }]);
     // Not started in this process: the probe says why it is not signed in, and the key is missing.
