@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url";
 import { DEFAULT_GROUP_SETTINGS } from "../src/config/load.ts";
 import { parseLog } from "../src/replay/log.ts";
 import { runReplay } from "../src/replay/replay.ts";
-import { runRoomReplay } from "../src/replay/room.ts";
+import { orphanText, runRoomReplay } from "../src/replay/room.ts";
 
 const DEFAULT_DIR = fileURLToPath(new URL("../test/fixtures/irc-dev/", import.meta.url));
 const AGENTS = ["room-agent-a", "room-agent-b", "room-agent-c"];
@@ -23,6 +23,7 @@ export async function benchRoom(fmt: Fmt): Promise<void> {
   const files = readdirSync(dir).filter((f) => f.endsWith(".jsonl")).sort();
   const personas = readPersonas(join(dir, "personas.json"));
   const pool = { person: 0, agent: 0, open: 0, answered: 0, many: 0, chain: 0, gold: 0, reached: 0 };
+  const orphanPool = { open: 0, orphaned: 0, once: 0, none: 0, many: 0, personToo: 0 };
   for (const f of files) {
     const { lines } = parseLog(readFileSync(join(dir, f), "utf8"));
     const t0 = performance.now();
@@ -39,11 +40,19 @@ export async function benchRoom(fmt: Fmt): Promise<void> {
     pool.answered += answered;
     pool.many += r.answeredBy.twoOrMore;
     pool.chain = Math.max(pool.chain, r.longestAgentChain);
+    const o = r.orphans;
+    orphanPool.open += o.open;
+    orphanPool.orphaned += o.orphaned;
+    orphanPool.once += o.orphanedOnceInTime;
+    orphanPool.none += o.orphanedAnsweredBy.none;
+    orphanPool.many += o.orphanedAnsweredBy.twoOrMore;
+    orphanPool.personToo += o.personAnsweredAlsoByAgent;
     console.log(
       `room ${basename(f, ".jsonl")}: ${r.openQuestions} open questions, answered by 0/1/2+ agents ${r.answeredBy.none}/${r.answeredBy.one}/${r.answeredBy.twoOrMore} ` +
         `(${fmt(100 * r.multiAnswerRate)}% of answered got 2+), longest agent chain ${r.longestAgentChain}, ` +
         `${fmt(r.agentPerPerson, 3)} agent messages per person message (${r.agentMessages}/${r.personMessages}) · ${fmt(ms)} ms`,
     );
+    console.log(`  ${orphanText(o)}`);
     for (const nick of personas.get(basename(f, ".jsonl")) ?? []) {
       const a = (await runReplay(lines, { persona: nick, settings: DEFAULT_GROUP_SETTINGS, responder: "mention" })).addressed;
       if (!a) continue;
@@ -57,6 +66,11 @@ export async function benchRoom(fmt: Fmt): Promise<void> {
       `(${fmt(pool.answered ? (100 * pool.many) / pool.answered : 0, 1)}%, target ≤ 10%), longest agent chain ${pool.chain} (target ≤ 2), ` +
       `${fmt(pool.agent / Math.max(1, pool.person), 3)} agent messages per person message (target ≤ 0.05); ${pool.open} open questions` +
       (pool.gold ? `; single-agent reach ${pool.reached}/${pool.gold} (${fmt((100 * pool.reached) / pool.gold, 1)}%)` : ""),
+  );
+  console.log(
+    `room, ${files.length} logs pooled: ${orphanPool.orphaned} of ${orphanPool.open} annotated open questions orphaned; ` +
+      `${orphanPool.once} answered once within 3 min (${fmt(orphanPool.orphaned ? (100 * orphanPool.once) / orphanPool.orphaned : 0, 1)}%, target ≥ 60%), ` +
+      `by no agent ${orphanPool.none}, by 2+ ${orphanPool.many}; person-answered ones an agent answered too ${orphanPool.personToo}`,
   );
 }
 

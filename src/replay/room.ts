@@ -5,7 +5,7 @@
 // open questions and how many agents answered each, agent messages per person message, and the
 // longest run of agent messages with no person between them.
 import { memberKeys } from "../group/addressee.ts";
-import { isOpenQuestion, replyToOf } from "../monitor/floor.ts";
+import { isOpenQuestion, isQuestion, replyToOf } from "../monitor/floor.ts";
 import type { LogLine } from "./log.ts";
 import { feedReplay, installReplayClock, startReplayAgent, type ReplayAgent, type ReplayOptions, type ReplayReport, type ReplaySent } from "./replay.ts";
 
@@ -23,6 +23,31 @@ export interface RoomMetrics {
   multiAnswerRate: number;
   /** Most agent messages in a row with no person's message between them. */
   longestAgentChain: number;
+  /** The open questions of the log's annotated part, and the ones no person answered. */
+  orphans: OrphanMetrics;
+}
+
+/** An answer later than this after its question is late: the asker has likely moved on (see {@link measureOrphans}). */
+export const ORPHAN_ANSWER_WITHIN_MS = 180_000;
+
+/**
+ * Open questions by the log's annotation: a person's line ending in `?`/`？` in the annotated part
+ * that the annotators direct at nobody but its asker. Orphaned: no other person replied to it (the
+ * log's `replyTo`). Only annotated lines count: elsewhere the log does not say who answered.
+ */
+export interface OrphanMetrics {
+  open: number;
+  orphaned: number;
+  /** Orphaned questions by how many different agents answered them. */
+  orphanedAnsweredBy: { none: number; one: number; twoOrMore: number };
+  /** Orphaned questions exactly one agent answered, within {@link ORPHAN_ANSWER_WITHIN_MS} of the question. */
+  orphanedOnceInTime: number;
+  /** orphanedOnceInTime / orphaned (0 when none were orphaned). */
+  orphanedOnceInTimeRate: number;
+  /** Questions a person answered that an agent answered too. */
+  personAnsweredAlsoByAgent: number;
+  /** Time from an orphaned question to the first agent's answer to it: median and 90th percentile, ms (null: none answered). */
+  timeToAnswerMs: { p50: number | null; p90: number | null };
 }
 
 export interface RoomAgentReport {
@@ -118,6 +143,7 @@ export function measureRoom(p: {
   }
   const answered = answeredBy.one + answeredBy.twoOrMore;
   const agentMessages = p.sent.length + agentLines;
+  const orphans = measureOrphans({ lines: p.lines, isAgentLine: p.isAgentLine, sent: p.sent });
   return {
     agents: p.agentNames.length,
     personMessages,
@@ -127,7 +153,59 @@ export function measureRoom(p: {
     answeredBy,
     multiAnswerRate: answered === 0 ? 0 : answeredBy.twoOrMore / answered,
     longestAgentChain: longestChain(p.lines, p.isAgentLine, p.sent),
+    orphans,
   };
+}
+
+/** {@link OrphanMetrics} of a log and the replies the agents sent. */
+export function measureOrphans(p: { lines: readonly LogLine[]; isAgentLine: (l: LogLine) => boolean; sent: readonly ReplaySent[] }): OrphanMetrics {
+  const byId = new Map<string, LogLine>();
+  for (const l of p.lines) byId.set(l.id, l);
+  // Questions another person replied to.
+  const personAnswered = new Set<string>();
+  for (const l of p.lines) {
+    if (p.isAgentLine(l)) continue;
+    for (const id of l.replyTo ?? []) {
+      const q = byId.get(id);
+      if (q !== undefined && q.sender.toLowerCase() !== l.sender.toLowerCase()) personAnswered.add(id);
+    }
+  }
+  // Each agent's first answer to each question: who, and when.
+  const answers = new Map<string, Map<string, number>>();
+  for (const m of p.sent) {
+    const replyTo = replyToOf(m.metadata);
+    for (const id of replyTo !== undefined ? [replyTo] : m.answers) {
+      const by = answers.get(id) ?? answers.set(id, new Map()).get(id)!;
+      if (!by.has(m.aid)) by.set(m.aid, m.timestamp);
+    }
+  }
+  const out: OrphanMetrics = { open: 0, orphaned: 0, orphanedAnsweredBy: { none: 0, one: 0, twoOrMore: 0 }, orphanedOnceInTime: 0, orphanedOnceInTimeRate: 0, personAnsweredAlsoByAgent: 0, timeToAnswerMs: { p50: null, p90: null } };
+  const waits: number[] = [];
+  for (const l of p.lines) {
+    if (l.directedTo === undefined || p.isAgentLine(l) || !isQuestion(l.content)) continue;
+    const asker = l.sender.toLowerCase();
+    if (l.directedTo.some((d) => d.toLowerCase() !== asker)) continue;
+    out.open++;
+    const by = answers.get(l.id);
+    if (personAnswered.has(l.id)) {
+      if (by !== undefined) out.personAnsweredAlsoByAgent++;
+      continue;
+    }
+    out.orphaned++;
+    const n = by?.size ?? 0;
+    if (n === 0) out.orphanedAnsweredBy.none++;
+    else if (n === 1) out.orphanedAnsweredBy.one++;
+    else out.orphanedAnsweredBy.twoOrMore++;
+    if (by === undefined) continue;
+    const first = Math.min(...by.values()) - l.ts;
+    waits.push(first);
+    if (n === 1 && first <= ORPHAN_ANSWER_WITHIN_MS) out.orphanedOnceInTime++;
+  }
+  out.orphanedOnceInTimeRate = out.orphaned === 0 ? 0 : out.orphanedOnceInTime / out.orphaned;
+  waits.sort((a, b) => a - b);
+  const at = (q: number) => (waits.length === 0 ? null : waits[Math.min(waits.length - 1, Math.floor(q * waits.length))]!);
+  out.timeToAnswerMs = { p50: at(0.5), p90: at(0.9) };
+  return out;
 }
 
 /** The timeline of log lines and sent replies by time (a log line first at a tie): the longest agent run. */
@@ -153,5 +231,17 @@ export function renderRoomText(room: RoomMetrics): string[] {
       `(${room.agentPerPerson.toFixed(3)} per person message), longest agent chain ${room.longestAgentChain}`,
     `open questions: ${room.openQuestions} — answered by no agent ${room.answeredBy.none}, by one ${room.answeredBy.one}, ` +
       `by two or more ${room.answeredBy.twoOrMore} (${pct(room.multiAnswerRate)} of those answered)`,
+    orphanText(room.orphans),
   ];
+}
+
+/** `orphaned questions: …`: the annotated open questions no person answered, and how the agents did. */
+export function orphanText(o: OrphanMetrics): string {
+  const secs = (ms: number | null) => (ms === null ? "–" : `${Math.round(ms / 1000)} s`);
+  return (
+    `orphaned questions: ${o.orphaned} of ${o.open} annotated open questions no person answered — answered by no agent ${o.orphanedAnsweredBy.none}, ` +
+    `by one ${o.orphanedAnsweredBy.one}, by two or more ${o.orphanedAnsweredBy.twoOrMore}; once within ${ORPHAN_ANSWER_WITHIN_MS / 60_000} min ` +
+    `${o.orphanedOnceInTime} (${(o.orphanedOnceInTimeRate * 100).toFixed(0)}%); time to the answer p50 ${secs(o.timeToAnswerMs.p50)}, p90 ${secs(o.timeToAnswerMs.p90)}; ` +
+    `person-answered ones an agent answered too ${o.personAnsweredAlsoByAgent}`
+  );
 }

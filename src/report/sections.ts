@@ -4,7 +4,7 @@ import type { LogLine } from "../replay/log.ts";
 import { percentile } from "../replay/addressed.ts";
 import type { ReplayReport } from "../replay/replay.ts";
 import { hourlySummary } from "../replay/text-report.ts";
-import type { RoomMetrics } from "../replay/room.ts";
+import { ORPHAN_ANSWER_WITHIN_MS, type RoomMetrics } from "../replay/room.ts";
 import { escapeHtml } from "./html-text.ts";
 
 const stat = (label: string, value: string) => `<div class="stat"><b>${escapeHtml(value)}</b><span>${escapeHtml(label)}</span></div>`;
@@ -100,6 +100,11 @@ export function renderRoom(room: RoomMetrics): string {
     stat("answered by 0 / 1 / 2+ agents", `${room.answeredBy.none} / ${room.answeredBy.one} / ${room.answeredBy.twoOrMore}`),
     stat("answered ones with 2+ answers", `${(room.multiAnswerRate * 100).toFixed(0)}%`),
     stat("longest agent chain", String(room.longestAgentChain)),
+    stat("orphaned questions (no person answered)", `${room.orphans.orphaned} of ${room.orphans.open} annotated open questions`),
+    stat("orphaned: answered by 0 / 1 / 2+ agents", `${room.orphans.orphanedAnsweredBy.none} / ${room.orphans.orphanedAnsweredBy.one} / ${room.orphans.orphanedAnsweredBy.twoOrMore}`),
+    stat(`orphaned: answered once within ${ORPHAN_ANSWER_WITHIN_MS / 60_000} min`, `${room.orphans.orphanedOnceInTime} (${(room.orphans.orphanedOnceInTimeRate * 100).toFixed(0)}%)`),
+    stat("time to the answer, p50 / p90", [room.orphans.timeToAnswerMs.p50, room.orphans.timeToAnswerMs.p90].map((ms) => (ms === null ? "–" : `${Math.round(ms / 1000)} s`)).join(" / ")),
+    stat("person-answered, an agent too", String(room.orphans.personAnsweredAlsoByAgent)),
   ];
   return `<section id="room"><h2>the room</h2><div class="stats">${stats.join("")}</div></section>`;
 }

@@ -15,7 +15,11 @@ beforeAll(() => {
 afterAll(() => dir.remove());
 
 const ROOM = ["--persona", "alice", "--persona", "bob", "--persona", "carol", "--responder", "helpful"];
-const LOG = [line("q1", T0, "sam", "anyone know why apt hangs on update?"), line("n1", T0 + 60_000, "sam", "found it, thanks")];
+// Annotated (directedTo): q1 is an open question no other person answered.
+const LOG = [
+  { ...line("q1", T0, "sam", "anyone know why apt hangs on update?"), directedTo: [] },
+  { ...line("n1", T0 + 60_000, "sam", "found it, thanks"), directedTo: [] },
+];
 
 describe("replay with several --persona", () => {
   it("--json: per agent what one persona gives (persona, dispatches, drops, summary), and the room", async () => {
@@ -40,6 +44,7 @@ describe("replay with several --persona", () => {
       answeredBy: { none: 0, one: 1, twoOrMore: 0 },
       multiAnswerRate: 0,
       longestAgentChain: 1,
+      orphans: expect.objectContaining({ open: 1, orphaned: 1, orphanedAnsweredBy: { none: 0, one: 1, twoOrMore: 0 }, orphanedOnceInTime: 1, orphanedOnceInTimeRate: 1 }),
     });
   });
 
@@ -51,10 +56,14 @@ describe("replay with several --persona", () => {
     expect(lines.filter((l) => l.startsWith("── agent "))).toEqual(["── agent alice ──", "── agent bob ──", "── agent carol ──"]);
     expect(lines).toContain("room: 3 agents, 2 person messages, 1 agent messages (0.500 per person message), longest agent chain 1");
     expect(lines).toContain("open questions: 1 — answered by no agent 0, by one 1, by two or more 0 (0% of those answered)");
+    expect(lines.find((l) => l.startsWith("orphaned questions: "))).toMatch(
+      /^orphaned questions: 1 of 1 annotated open questions no person answered — answered by no agent 0, by one 1, by two or more 0; once within 3 min 1 \(100%\); time to the answer p50 \d+ s, p90 \d+ s; person-answered ones an agent answered too 0$/,
+    );
     expect(run.out).toMatch(/skipped \(answered-by-other\)/);
     const page = readFileSync(html, "utf8");
     expect(page).toContain(`<section id="room"><h2>the room</h2>`);
     expect(page).toContain("<b>0 / 1 / 0</b><span>answered by 0 / 1 / 2+ agents</span>");
+    expect(page).toContain("<b>1 (100%)</b><span>orphaned: answered once within 3 min</span>");
   });
 
   it("a persona that is in the log speaks its own lines; to the other agents they are an agent's", async () => {
@@ -117,6 +126,48 @@ describe("measureRoom", () => {
       answeredBy: { none: 0, one: 0, twoOrMore: 2 },
       multiAnswerRate: 1,
       longestAgentChain: 3,
+      // No line is annotated: the log does not say who answered, so nothing is counted orphaned.
+      orphans: { open: 0, orphaned: 0, orphanedAnsweredBy: { none: 0, one: 0, twoOrMore: 0 }, orphanedOnceInTime: 0, orphanedOnceInTimeRate: 0, personAnsweredAlsoByAgent: 0, timeToAnswerMs: { p50: null, p90: null } },
+    });
+  });
+
+  it("orphaned questions by the log's annotation: no other person replied; answered once within 3 min, twice, late, by nobody; time to the answer", () => {
+    const q = (id: string, ms: number, sender: string, content: string, directedTo: string[], replyTo: string[] = []) => ({ ...line(id, T0 + ms, sender, content), directedTo, replyTo });
+    const lines = [
+      q("q1", 0, "sam", "anyone know why apt hangs?", [], ["q1"]), // a self-link starts a thread: still orphaned
+      q("q2", 1000, "ann", "which kernel is the default now?", ["ann"]), // directed at its asker only: open
+      q("q3", 2000, "dan", "how do I mount an iso?", []),
+      q("r3", 30_000, "eve", "dan: mount -o loop", ["dan"], ["q3"]), // a person answered q3
+      q("q4", 40_000, "kim", "is the mirror down?", []),
+      q("q5", 50_000, "lee", "ann: did you reboot?", ["ann"]), // directed at ann: not open
+      q("q6", 60_000, "max", "where are the logs?", []),
+      q("q7", 70_000, "ned", "what changed in 24.04?", []), // nobody answers
+      line("n1", T0 + 5000, "sam", "unannotated question?"), // no directedTo: the log does not say
+    ].map((l, i) => ({ ...l, line: i + 1 }));
+    const m = measureRoom({
+      lines,
+      isAgentLine: () => false,
+      agentNames: [{ persona: "a", aid: "a" }, { persona: "b", aid: "b" }],
+      sent: [
+        sent("a", 60_000, "q1", ["q1"]), // q1: once, 60 s
+        sent("a", 65_000, "q2", ["q2"]), // q2: a and b → twice
+        sent("b", 66_000, "q2", ["q2"]),
+        sent("b", 40_000, "q3", ["q3"]), // q3 a person answered too
+        sent("b", 40_000 + 240_000, "q4", ["q4"]), // q4: once but 4 min late
+        sent("a", 100_000, null, ["q6", "n1"]), // q6: once (its batch), 40 s
+      ],
+      reports: [],
+    });
+    // Open: q1, q2, q3, q4, q6, q7 (q5 is directed at ann, n1 unannotated); a person answered q3.
+    expect(m.orphans).toEqual({
+      open: 6,
+      orphaned: 5,
+      orphanedAnsweredBy: { none: 1, one: 3, twoOrMore: 1 },
+      orphanedOnceInTime: 2,
+      orphanedOnceInTimeRate: 2 / 5,
+      personAnsweredAlsoByAgent: 1,
+      // First answers: q1 60 s, q2 64 s, q4 240 s, q6 40 s → sorted 40, 60, 64, 240.
+      timeToAnswerMs: { p50: 64_000, p90: 240_000 },
     });
   });
 });
