@@ -3,6 +3,7 @@ export type { ChannelConfig, GroupSettings, IdentityConfig, BudgetSettings, Budg
 export type { DedupSettings, DelaySettings, LlmSettings, DirectSettings, DmPolicy } from "./config/schema.ts";
 // The kinds of conversation (a group, or one to one) and the pairing hook of direct messages.
 export type { ConversationRef, DirectPairing } from "./conversation-ref.ts";
+import type { SkipReason } from "./skip-reason.ts";
 import type { ConversationRef } from "./conversation-ref.ts";
 
 /** A message as the group service delivers it, normalised at the transport edge. */
@@ -38,16 +39,10 @@ export interface InboundMessage extends GroupMessage {
    */
   passive?: "reaction" | "no-reply-expected";
   /**
-   * Why the line is or is not ours, when there is something to say: `mention`, `reply-to-us`,
-   * `named-us:<name>` (`jacob: …` for `jacob_`), `engaged`, `continues`, `addressed-other:<name>`
-   * (a line that opens by addressing another member), `continues-addressed-other`,
-   * `shared-conversation`, `after-our-line` (a first answer to our line that named nobody),
-   * `continues-after-our-line`, `answers-our-command` (the group's next line after a bot command
-   * of ours, `!sound | puff`: marked engaged), `after-another-speaker` (an engaged speaker's line
-   * right after another member's, long after their last direct exchange with us), `bot-command`
-   * (a member's `!info foo`: for the bot, not us). Undefined for plain talk.
+   * Why the line is or is not ours: the addressing rule that decided it (src/group/addressing/),
+   * with the addressee's name where it has one. Undefined for plain talk.
    */
-  addressing?: string;
+  addressing?: AddressingReason;
   /**
    * Not marked engaged, but possibly for us: a line from someone in a conversation with us that
    * another member joined, one right after another member's line, or a first answer to our line
@@ -56,6 +51,12 @@ export interface InboundMessage extends GroupMessage {
    */
   maybeOurs?: boolean;
 }
+
+/** Why a line is ours or not: the addressing rule that decided it (src/group/addressing/rules.ts), printed as its name, then `:<name>` where it has the addressee (`addressed-other:bob`). */
+export type AddressingReason =
+  | { readonly rule: "metadata-mention" | "mention" | "reply-to-us" | "answers-our-command" | "bot-command" | "engaged" | "continues" }
+  | { readonly rule: "after-another-speaker" | "shared-conversation" | "after-our-line" | "continues-after-our-line" | "continues-addressed-other" }
+  | { readonly rule: "named-us" | "addressed-other"; readonly name: string };
 
 export type VitalityState = "DORMANT" | "COOLING" | "ACTIVE" | "HEATED";
 
@@ -68,7 +69,8 @@ export interface GroupVitality {
   updatedAt: number;
 }
 
-export type TriggerType = "normal" | "mention" | "engaged";
+/** `orphan`: an open question nobody answered, taken after its grace period (src/group/orphans.ts). */
+export type TriggerType = "normal" | "mention" | "engaged" | "orphan";
 
 export interface MentionInfo {
   mentioned: boolean;
@@ -99,6 +101,8 @@ export interface DispatchBatch {
   newestMsgId?: number;
   /** What the last attempt handed back with its `retry` outcome: the agent side's own work, returned to it unread. */
   carried?: RetryCarry;
+  /** Trigger `orphan`: the msg id of the open question (the batch's one message) nobody answered. */
+  orphan?: string;
 }
 
 /** One of our own messages as the group saw it: the prompt shows it, a reply to it is to us. */
@@ -200,32 +204,7 @@ export interface RetryCarry {
   decision?: TwoPhaseDecision;
 }
 
-export type SkipReason =
-  | "silent"
-  | "over-budget"
-  | "duplicate-of-recent-reply"
-  | "duplicate-of-other-member"
-  | "bot-loop-guard"
-  | "newer-mention"
-  | "empty-after-trim"
-  | "send-failed"
-  | "backend-failed"
-  | "group-closed"
-  | "two-phase-declined"
-  /** Our own reply to every message of the batch came back meanwhile (after a restart). */
-  | "already-answered"
-  /** Every open question of an unaddressed batch was answered by someone else first (src/monitor/floor.ts). */
-  | "answered-by-other"
-  /** In a room of agents, an unmentioned batch whose questions were all put to other members by name. */
-  | "addressed-to-other"
-  /** An unaddressed batch held only agents' answers to others: an answer is not answered. */
-  | "agent-answer"
-  /** Everyone who addressed us in the batch has used their share of the addressed allowance. */
-  | "sender-over-share"
-  /** Only strangers addressed us, and strangers together have used their class's share of the addressed allowance. */
-  | "strangers-over-share"
-  /** The conversation ended while the reply was written (a direct exchange closed by the peer's end marker or a limit). */
-  | "conversation-ended";
+export type { SkipReason } from "./skip-reason.ts";
 
 /** A reply went out. The group client records it in the group's memory (src/group/memory.ts). */
 export interface SentOutcome {

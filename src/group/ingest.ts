@@ -1,10 +1,10 @@
 // What the group client knows about one group's traffic, before any buffering: seen ids, the
-// server clock and the vitality window. Each inbound message is admitted (with the flags of the
-// conversation tracker it extends, conversation.ts) or refused with a drop reason; our own
+// server clock and the vitality window. Each inbound message is admitted (with the verdict of the
+// conversation tracker it owns, conversation.ts) or refused with a drop reason; our own
 // messages coming back are recognised here, once, and recorded in the group's memory (memory.ts).
 // No timers.
 import type { GroupMessage, GroupSettings, GroupVitality, InboundMessage } from "../types.ts";
-import { ConversationTracker, type Classified } from "./conversation.ts";
+import { ConversationTracker, type TrafficRecord } from "./conversation.ts";
 import { replyTargetOf, type MentionMatcher } from "./mention.ts";
 import { numericMsgId } from "../wire/msg-id.ts";
 import { RecentSenders, SeenIds } from "./seen-ids.ts";
@@ -18,9 +18,10 @@ import { appendOwnTime, appendVitalityEvent, computeVitality, createVitalityWind
 
 export type IngestSettings = Pick<GroupSettings, "engagedWindowMs" | "continuationMs" | "vitalityWindowMs" | "vitalityMaxEvents" | "accessPoint">;
 
-export class GroupIngest extends ConversationTracker {
-  // Fields sit in memory in declaration order, after the tracker's (conversation.ts): what admit()
-  // reads for every message comes first.
+export class GroupIngest implements TrafficRecord {
+  // Fields sit in memory in declaration order: what admit() reads for every message comes first.
+  /** Whom each line is for; it reads this ingest's traffic (the window, our messages, our last line). */
+  readonly #tracker: ConversationTracker;
   #seen = new SeenIds();
   #senders = new RecentSenders();
   #clock: ServerClock = createServerClock();
@@ -49,13 +50,14 @@ export class GroupIngest extends ConversationTracker {
     listedMembers?: (() => ReadonlySet<string>) | undefined;
     access?: SenderAccess | null;
   }) {
-    super({
+    this.#tracker = new ConversationTracker({
       aid: p.aid,
       keywords: p.keywords,
       matcher: p.matcher,
       settings: p.settings,
       serviceAid: groupServiceAid(p.aid, p.settings.accessPoint),
       listedMembers: p.listedMembers,
+      traffic: this,
     });
     this.#access = p.access ?? null;
     this.#aid = p.aid;
@@ -100,7 +102,8 @@ export class GroupIngest extends ConversationTracker {
     // Network signals (metadata mentions, reactions, no-reply flags): optional, honoured when present.
     const signals = readMessageSignals(m.metadata, this.#aid, m.content);
     const passive = passiveKindOf(signals);
-    const { isMention, engaged, maybeOurs, addressing }: Classified = this.observe(m, signals, passive);
+    const verdict = this.#tracker.observe(m, signals, passive);
+    const to = verdict.to;
     // One object literal of one fixed shape for every accepted message (no spread, no property
     // added afterwards): the optional fields are present, undefined when they do not apply.
     return {
@@ -111,11 +114,11 @@ export class GroupIngest extends ConversationTracker {
       contentType: m.contentType,
       timestamp: m.timestamp,
       metadata: m.metadata,
-      isMention,
-      engaged,
+      isMention: to === "us",
+      engaged: to === "us-engaged",
       passive,
-      addressing,
-      maybeOurs,
+      addressing: verdict.reason,
+      maybeOurs: to === "maybe-us" ? true : undefined,
     };
   }
 
@@ -144,7 +147,7 @@ export class GroupIngest extends ConversationTracker {
   }
 
   engagedSpeakers(localNow: number): string[] {
-    return this.engagedSpeakersAt(serverNow(this.#clock, localNow));
+    return this.#tracker.engagedSpeakersAt(serverNow(this.#clock, localNow));
   }
 
   /** One of our messages, counted once as group traffic: the windows, and whom it engages. */
@@ -153,6 +156,6 @@ export class GroupIngest extends ConversationTracker {
     // Our message is group traffic too: it counts in messages/speakers as well as my_messages.
     appendVitalityEvent(this.window, ts, this.#aid);
     appendOwnTime(this.#ownTimes, ts, serverNowLowerBound(this.#clock, localNow), s.vitalityWindowMs, s.vitalityMaxEvents);
-    this.ownLine(ts, content, replyTo === undefined ? undefined : this.#senders.senderOf(replyTo));
+    this.#tracker.ownLine(ts, content, replyTo === undefined ? undefined : this.#senders.senderOf(replyTo));
   }
 }

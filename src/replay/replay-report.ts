@@ -1,15 +1,16 @@
 // The report of one replayed agent: its shape, and how it is recorded while the replay runs — the
 // group client's events (flags, drops, dispatch starts), the monitor's decisions (outcomes,
 // payers), then, once every timer has played out, each line's fate and the totals.
+import { addressingLabel } from "../group/addressing/reason.ts";
 import type { GroupClientEvent } from "../group/group-client.ts";
 import type { DispatchDecision } from "../monitor/monitor.ts";
-import type { DropReason, ReplyType, SkipReason, VitalityState } from "../types.ts";
+import type { DropReason, ReplyType, SkipReason, TriggerType, VitalityState } from "../types.ts";
 import { isDirectedAt, measureAddressed, percentile, type AddressedReport } from "./addressed.ts";
 import type { LogLine } from "./log.ts";
 
 export interface ReplayDispatch {
   at: number;
-  trigger: "normal" | "mention" | "engaged";
+  trigger: TriggerType;
   messageIds: string[];
   batchesMerged: number;
   mentionCount: number;
@@ -94,7 +95,7 @@ export function createReplayRecorder(p: { lines: readonly LogLine[]; persona: st
   return {
     onEvent(e) {
       if (e.type === "accepted") {
-        flags.set(e.message.msgId, { isMention: e.message.isMention, engaged: e.message.engaged, why: e.message.addressing ?? null });
+        flags.set(e.message.msgId, { isMention: e.message.isMention, engaged: e.message.engaged, why: addressingLabel(e.message.addressing) });
       } else if (e.type === "dropped") {
         report.drops.push({ id: e.msgId, reason: e.reason });
       } else if (e.type === "dispatch-start") {

@@ -2,7 +2,7 @@
 // Hours of chat take seconds: @sinonjs/fake-timers drives every timer (buffer gate, cooldown,
 // model latency, send delay) while the log's own timestamps are the server clock.
 import FakeTimers from "@sinonjs/fake-timers";
-import { closeGroupClientForIdentity, initGroupClientForIdentity } from "../group/group-client.ts";
+import { closeGroupClientForIdentity, initGroupClientForIdentity, type GroupClientEvent } from "../group/group-client.ts";
 import { createMemoryLogger } from "../log.ts";
 import { createGroupMonitor } from "../monitor/monitor.ts";
 import { createScriptedBackend, type ScriptedMode } from "../backends/deterministic.ts";
@@ -36,6 +36,8 @@ export interface ReplayOptions {
   seed?: number;
   /** Called every {@link PROGRESS_EVERY} lines fed, and once at the end. */
   onProgress?: (linesDone: number, linesTotal: number) => void;
+  /** Hears every group client event the report is built from (each accepted line with its flags and reason). */
+  onEvent?: (e: GroupClientEvent) => void;
 }
 
 export const PROGRESS_EVERY = 5000;
@@ -159,7 +161,14 @@ export function startReplayAgent(p: {
     settings: opts.settings,
     dispatch: monitor.handle,
     logger,
-    onEvent: recorder.onEvent,
+    onEvent: opts.onEvent
+      ? (e) => {
+          recorder.onEvent(e);
+          opts.onEvent!(e);
+        }
+      : recorder.onEvent,
+    // A room: the other agents of ours, and `--agents`.
+    inRoom: () => agents.length > 0,
   });
 
   return {

@@ -3,10 +3,11 @@
 // reason each missed line was missed. The runs are the ordinary single-persona replay.
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { basename, join } from "node:path";
-import type { GroupSettings } from "../types.ts";
+import type { AddressingReason, GroupSettings } from "../types.ts";
 import { isDirectedAt, percentile } from "./addressed.ts";
 import { readLog, type LogLine } from "./log.ts";
 import { personaMatcher, runReplay, type ReplayReport } from "./replay.ts";
+import { countRules, reasonRecorder, renderRuleTable, toRuleRows, type RuleCounts, type RuleRow } from "./suite-rules.ts";
 import type { ScriptedMode } from "../backends/deterministic.ts";
 
 /** Why a line meant for the persona never reached a model call. */
@@ -61,9 +62,14 @@ export interface SuiteRow {
 export interface SuiteReport {
   dir: string;
   responder: ScriptedMode;
-  logs: Array<{ log: string; personas: SuiteRow[]; pooled: SuiteRow }>;
+  /** Per log: a row per persona, the personas pooled, and the addressing rules' figures over them. */
+  logs: Array<{ log: string; personas: SuiteRow[]; pooled: SuiteRow; rules: RuleRow[] }>;
   pooled: SuiteRow;
+  /** The addressing rules' figures over every log (suite-rules.ts). */
+  rules: RuleRow[];
 }
+
+export type { RuleRow, RuleVerdict } from "./suite-rules.ts";
 
 interface RowParts {
   gold: number;
@@ -108,8 +114,8 @@ function readPersonasFile(dir: string): Map<string, string[]> {
   return out;
 }
 
-/** Parts of one persona's row from its replay. */
-export function rowParts(lines: readonly LogLine[], report: ReplayReport, persona: string): RowParts {
+/** Parts of one persona's row from its replay; `reasons`: the reason each accepted line got. */
+export function rowParts(lines: readonly LogLine[], report: ReplayReport, persona: string, reasons: ReadonlyMap<string, AddressingReason | undefined>): RowParts {
   const isPersona = personaMatcher(persona);
   const byId = new Map(report.messages.map((m) => [m.id, m]));
   // Per line: when its first model-calling dispatch started, and the last dispatch that carried it.
@@ -148,13 +154,13 @@ export function rowParts(lines: readonly LogLine[], report: ReplayReport, person
       p.waits.push(Math.max(0, at - l.ts));
       continue;
     }
-    p.missed[missCause(m?.why ?? null, flagged, lastDispatch.get(l.id))]++;
+    p.missed[missCause(reasons.get(l.id), flagged, lastDispatch.get(l.id))]++;
   }
   return p;
 }
 
-function missCause(why: string | null, flagged: boolean, d: ReplayReport["dispatches"][number] | undefined): MissCause {
-  if (why !== null && (why.startsWith("addressed-other") || why === "continues-addressed-other")) return "for-someone-else";
+function missCause(reason: AddressingReason | undefined, flagged: boolean, d: ReplayReport["dispatches"][number] | undefined): MissCause {
+  if (reason?.rule === "addressed-other" || reason?.rule === "continues-addressed-other") return "for-someone-else";
   if (d === undefined) return "not-dispatched";
   if (d.outcome.skipReason === "over-budget") {
     if (d.outcome.detail?.startsWith("unaddressed:")) return "unaddressed-allowance";
@@ -225,36 +231,46 @@ export async function runSuite(dir: string, opts: SuiteOptions): Promise<SuiteRe
     .filter((f) => !only || only.includes(f))
     .sort();
   if (files.length === 0) throw new Error(`${dir}: no .jsonl logs${only ? ` named ${only.join(", ")}` : ""}`);
-  const report: SuiteReport = { dir, responder, logs: [], pooled: toRow("pooled", "pooled", []) };
+  const report: SuiteReport = { dir, responder, logs: [], pooled: toRow("pooled", "pooled", []), rules: [] };
   const allParts: RowParts[] = [];
+  const allRules: RuleCounts[] = [];
   for (const log of files) {
     const { lines } = readLog(join(dir, `${log}.jsonl`));
     const personas = suitePersonas(lines, fromFile.get(log), opts.personas ?? 3);
     const rows: SuiteRow[] = [];
     const logParts: RowParts[] = [];
+    const logRules: RuleCounts[] = [];
     for (const persona of personas) {
       opts.onLog?.(log, persona);
+      const recorded = reasonRecorder();
       const r = await runReplay(lines, {
         persona,
         settings: opts.settings,
         responder,
         ...(opts.agentLatencyMs !== undefined ? { agentLatencyMs: opts.agentLatencyMs } : {}),
         ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
+        onEvent: recorded.onEvent,
       });
-      const parts = rowParts(lines, r, persona);
+      const parts = rowParts(lines, r, persona, recorded.reasons);
       rows.push(toRow(log, persona, [parts]));
       logParts.push(parts);
+      logRules.push(countRules(lines, recorded.reasons, persona, personaMatcher(persona)));
     }
     allParts.push(...logParts);
-    report.logs.push({ log, personas: rows, pooled: toRow(log, "pooled", logParts) });
+    allRules.push(...logRules);
+    report.logs.push({ log, personas: rows, pooled: toRow(log, "pooled", logParts), rules: toRuleRows(logRules) });
   }
   report.pooled = toRow("pooled", "pooled", allParts);
+  report.rules = toRuleRows(allRules);
   return report;
 }
 
 const secs = (ms: number) => (ms / 1000).toFixed(1);
 
-/** The suite's text table: one row per persona, one pooled row per log, the pooled total, then why lines were missed. */
+/**
+ * The suite's text tables: one row per persona, one pooled row per log, the pooled total; then
+ * why lines were missed; then the addressing rules' figures.
+ */
 export function renderSuiteTable(report: SuiteReport): string[] {
   const head = ["log", "persona", "directed", "reached", "reach", "wait p50", "p95", "calls/msg", "calls/h", "flag prec", "recall", "late"];
   const cells = (r: SuiteRow) => [
@@ -291,5 +307,6 @@ export function renderSuiteTable(report: SuiteReport): string[] {
   const mw = mh.map((h, i) => Math.max(h.length, ...mb.map((b) => b[i]!.length)));
   const mfmt = (c: string[]) => c.map((s, i) => (i === 0 ? s.padEnd(mw[i]!) : s.padStart(mw[i]!))).join("  ").trimEnd();
   out.push(mfmt(mh), ...mb.map(mfmt));
+  out.push("", ...renderRuleTable(report.logs, report.rules));
   return out;
 }

@@ -2,6 +2,7 @@
 // addressed talk across channel styles (a question to the room, a meeting chair, a fast exchange).
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { followUpPaceMs } from "../../src/group/dispatch-gate.ts";
+import { addressingLabel } from "../../src/group/addressing/reason.ts";
 import type { InboundMessage } from "../../src/types.ts";
 import { T0, at, msg, setup } from "./harness.ts";
 
@@ -35,7 +36,7 @@ function accepted(t: ReturnType<typeof setup>): Array<[string, boolean, boolean,
   return t.events.flatMap((e) => {
     if (e.type !== "accepted") return [];
     const m: InboundMessage = e.message;
-    return [[m.msgId, m.isMention, m.engaged, m.maybeOurs === true, m.addressing ?? null]];
+    return [[m.msgId, m.isMention, m.engaged, m.maybeOurs === true, addressingLabel(m.addressing)]];
   });
 }
 
@@ -241,6 +242,7 @@ describe("follow-ups keep a reserve of the addressed allowance for mentions", ()
       enabled: true,
       addressed: { "5m": { messages: 5, tokens: 1_000_000 }, "3h": { messages: 100, tokens: 10_000_000 }, "24h": { messages: 100, tokens: 10_000_000 } },
       unaddressed: { "5m": { messages: 2, tokens: 1_000_000 }, "3h": { messages: 12, tokens: 10_000_000 }, "24h": { messages: 48, tokens: 10_000_000 } },
+      orphan: { "5m": { messages: 2, tokens: 1_000_000 }, "3h": { messages: 12, tokens: 10_000_000 }, "24h": { messages: 48, tokens: 10_000_000 } },
     };
     const t = setup({ settings: { budget } });
     // T+0s    bob mentions us                → mention dispatch at T+0 (1 of 5)

@@ -1,6 +1,7 @@
 // Engaged, but not everyone: who is in a conversation with us, and which of their lines are ours.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ALICE, T0, at, msg, setup } from "./harness.ts";
+import { addressingLabel } from "../../src/group/addressing/reason.ts";
 import type { InboundMessage } from "../../src/types.ts";
 import { MemberDirectory } from "../../src/members/member-types.ts";
 
@@ -19,7 +20,7 @@ function accepted(t: ReturnType<typeof setup>): Array<[string, boolean, boolean,
   return t.events.flatMap((e) => {
     if (e.type !== "accepted") return [];
     const m: InboundMessage = e.message;
-    return [[m.msgId, m.isMention, m.engaged, m.addressing ?? null]];
+    return [[m.msgId, m.isMention, m.engaged, addressingLabel(m.addressing)]];
   });
 }
 
@@ -93,7 +94,7 @@ describe("engaged follow-ups", () => {
     t.client.feedBufferGate([msg(4, 80_000, "it says permission denied", BOB)]);
     await at(90_000);
     const four = t.events.find((e) => e.type === "accepted" && e.message.msgId === "4");
-    expect(four?.type === "accepted" && four.message).toMatchObject({ isMention: false, engaged: false, maybeOurs: true, addressing: "shared-conversation" });
+    expect(four?.type === "accepted" && four.message).toMatchObject({ isMention: false, engaged: false, maybeOurs: true, addressing: { rule: "shared-conversation" } });
     // It went out as promptly as an engaged follow-up (engagedFollowUpMs 5 s), not after the cooldown.
     expect(t.calls.at(-1)).toMatchObject({ at: 85_000, ids: ["4"] });
     expect(t.calls.at(-1)!.batch.mentionInfo.triggerType).toBe("engaged");

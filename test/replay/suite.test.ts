@@ -4,6 +4,7 @@ import { copyFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RULE_ROWS } from "../../src/replay/suite-rules.ts";
 import { MISS_CAUSES, type SuiteReport, type SuiteRow } from "../../src/replay/suite.ts";
 import { runCli, tempDir, type TempDir } from "./helpers.ts";
 
@@ -78,6 +79,32 @@ describe("replay --suite (default settings, --responder mention)", () => {
     expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^pooled\\s+pooled\\s+${p.gold}\\s+${p.reached}\\s+${p.reach.toFixed(2)}\\s`)));
     for (const l of report.logs) for (const r of l.personas) expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^${l.log}\\s+${r.persona.replace(/[{}]/g, "\\$&")}\\s+${r.gold}\\s+${r.reached}\\s`)));
     expect(lines).toContainEqual(expect.stringMatching(/^log\s+missed\s+unaddressed-allowance\s+for-someone-else\s+flagged-addressed-allowance/));
+  });
+
+  it("prints each addressing rule's lines, precision and recall, per log and pooled, adding up to the rows", () => {
+    for (const part of [...report.logs, { log: "pooled", pooled: report.pooled, rules: report.rules }]) {
+      const { pooled: row, rules } = part;
+      expect(rules.map((r) => r.rule)).toEqual(RULE_ROWS.map((r) => r.rule));
+      // Every annotated line of the log falls under exactly one rule: the directed ones sum to the row's gold.
+      expect(rules.reduce((a, r) => a + r.directed, 0)).toBe(row.gold);
+      // The rules that take a line as ours are the row's flags (the flag precision's count).
+      const ours = rules.filter((r) => r.verdict === "ours");
+      expect(ours.reduce((a, r) => a + r.lines, 0)).toBe(row.flagged);
+      expect(ours.reduce((a, r) => a + r.directed, 0)).toBe(row.flaggedGold);
+      for (const r of rules) {
+        const flags = r.verdict === "ours" || r.verdict === "maybe ours";
+        expect(r.precision).toBe(flags && r.lines > 0 ? Math.round((r.directed / r.lines) * 1000) / 1000 : null);
+        expect(flags ? r.recall : r.lost).toBe(Math.round((r.directed / row.gold) * 1000) / 1000);
+      }
+    }
+    const lines = text.split("\n");
+    const head = lines.findIndex((l) => /^log\s+rule\s+verdict\s+lines\s+directed\s+precision\s+recall\s+lost$/.test(l));
+    expect(head).toBeGreaterThan(0);
+    const mention = report.rules.find((r) => r.rule === "mention")!;
+    expect(mention.lines).toBeGreaterThan(0);
+    expect(lines.slice(head)).toContainEqual(
+      expect.stringMatching(new RegExp(`^pooled\\s+mention\\s+ours\\s+${mention.lines}\\s+${mention.directed}\\s+${mention.precision!.toFixed(2)}\\s+${mention.recall!.toFixed(2)}\\s+-$`)),
+    );
   });
 
   it("without personas.json, the personas are the most addressed nicks of the annotations", async () => {

@@ -33,7 +33,7 @@ const GENEROUS_WINDOWS = {
   "3h": { messages: 10_000, tokens: 1_000_000_000 },
   "24h": { messages: 100_000, tokens: 1_000_000_000 },
 };
-export const GENEROUS_BUDGET = { addressed: GENEROUS_WINDOWS, unaddressed: GENEROUS_WINDOWS };
+export const GENEROUS_BUDGET = { addressed: GENEROUS_WINDOWS, unaddressed: GENEROUS_WINDOWS, orphan: GENEROUS_WINDOWS };
 
 export function tempDir(prefix: string): { dir: string; remove(): void } {
   const dir = mkdtempSync(join(tmpdir(), `acp-${prefix}-`));

@@ -2,6 +2,7 @@
 // read (its context: our memory, what arrived since, a newer mention), the lines of other members
 // in it, the one decision record it fills in, and how it ends — sent, skipped for a reason, or
 // handed back for a retry. finish() logs the record and hands it to the observer.
+import { addressingLabel } from "../../group/addressing/reason.ts";
 import type { MemberTypes } from "../../members/member-types.ts";
 import type {
   AgentBackend,
@@ -113,7 +114,7 @@ export class DispatchRun {
       trigger: batch.mentionInfo.triggerType,
       at: batch.now,
       messageIds: batch.messages.map((msg) => msg.msgId),
-      addressing: batch.messages.flatMap((msg) => (msg.addressing ? [{ msgId: msg.msgId, reason: msg.addressing }] : [])),
+      addressing: batch.messages.flatMap((msg) => (msg.addressing ? [{ msgId: msg.msgId, reason: addressingLabel(msg.addressing) }] : [])),
       vitality: batch.vitality,
       mentionInfo: batch.mentionInfo,
       replyType: null,

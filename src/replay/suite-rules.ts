@@ -1,0 +1,115 @@
+// The suite's figures per addressing rule (src/group/addressing/rules.ts): for each rule, the
+// annotated lines it decided and, against the annotations, how many of them were meant for the
+// persona — its precision and recall when it flags lines as ours or maybe ours, the share of the
+// persona's lines it left unflagged when it does not. A rule that costs more than it earns shows.
+import { ADDRESSING_RULES } from "../group/addressing/rules.ts";
+import { SILENT_RULES, type RuleName, type Whom } from "../group/addressing/view.ts";
+import type { GroupClientEvent } from "../group/group-client.ts";
+import type { AddressingReason } from "../types.ts";
+import { isDirectedAt } from "./addressed.ts";
+import type { LogLine } from "./log.ts";
+
+/** What a rule's verdict makes of a line: flagged (ours, maybe ours) or not (not ours, plain). */
+export type RuleVerdict = "ours" | "maybe ours" | "not ours" | "plain";
+
+const VERDICT: Readonly<Record<Whom, RuleVerdict>> = { us: "ours", "us-engaged": "ours", "maybe-us": "maybe ours", other: "not ours", nobody: "plain" };
+
+/**
+ * The suite's rows, in the table's order: every rule that prints a reason, then `plain` for every
+ * line that got none (the silent rules: a reaction, a group event, nothing in play, no rule).
+ */
+export const RULE_ROWS: ReadonlyArray<{ rule: AddressingReason["rule"] | "plain"; verdict: RuleVerdict }> = ADDRESSING_RULES.filter(
+  (r) => r.name === "plain" || !(SILENT_RULES as readonly RuleName[]).includes(r.name),
+).map((r) => ({ rule: r.name as AddressingReason["rule"] | "plain", verdict: VERDICT[r.to] }));
+
+export interface RuleRow {
+  /** The rule (its printed reason), or `plain` for the lines that got no reason. */
+  rule: AddressingReason["rule"] | "plain";
+  verdict: RuleVerdict;
+  /** Annotated lines (not the persona's own) the rule decided. */
+  lines: number;
+  /** Of those, the lines the annotations say were meant for the persona. */
+  directed: number;
+  /** A flagging rule's `directed / lines` (null when it decided none); null for the others. */
+  precision: number | null;
+  /** A flagging rule's share of all the persona's lines: what it caught. Null for the others. */
+  recall: number | null;
+  /** A rule that does not flag: its share of all the persona's lines, left unflagged. Null for the others. */
+  lost: number | null;
+}
+
+/** Per rule row (RULE_ROWS' order): annotated lines decided, and of them directed at the persona. */
+export type RuleCounts = ReadonlyArray<{ lines: number; directed: number }>;
+
+/** Collects, from a replay's client events, the reason each accepted line got. */
+export function reasonRecorder(): { onEvent: (e: GroupClientEvent) => void; reasons: ReadonlyMap<string, AddressingReason | undefined> } {
+  const reasons = new Map<string, AddressingReason | undefined>();
+  return {
+    onEvent: (e) => {
+      if (e.type === "accepted") reasons.set(e.message.msgId, e.message.addressing);
+    },
+    reasons,
+  };
+}
+
+const ROW_OF = new Map(RULE_ROWS.map((r, i) => [r.rule, i] as const));
+
+/**
+ * One persona's replay, counted per rule: each annotated line of another sender under the rule
+ * whose reason it got (a line with none, or never accepted, under `plain`).
+ */
+export function countRules(lines: readonly LogLine[], reasons: ReadonlyMap<string, AddressingReason | undefined>, persona: string, isPersona: (sender: string) => boolean): RuleCounts {
+  const counts = RULE_ROWS.map(() => ({ lines: 0, directed: 0 }));
+  const plainRow = ROW_OF.get("plain")!;
+  for (const l of lines) {
+    if (isPersona(l.sender)) continue;
+    const directed = isDirectedAt(l, persona);
+    if (directed === null) continue;
+    const reason = reasons.get(l.id);
+    const c = counts[reason === undefined ? plainRow : ROW_OF.get(reason.rule)!]!;
+    c.lines++;
+    if (directed) c.directed++;
+  }
+  return counts;
+}
+
+const ratio = (a: number, b: number) => Math.round((a / b) * 1000) / 1000;
+
+/** The rows of several replays' counts together. */
+export function toRuleRows(parts: readonly RuleCounts[]): RuleRow[] {
+  const sum = RULE_ROWS.map((_, i) => ({ lines: parts.reduce((a, p) => a + p[i]!.lines, 0), directed: parts.reduce((a, p) => a + p[i]!.directed, 0) }));
+  const gold = sum.reduce((a, c) => a + c.directed, 0);
+  return RULE_ROWS.map(({ rule, verdict }, i) => {
+    const { lines, directed } = sum[i]!;
+    const flags = verdict === "ours" || verdict === "maybe ours";
+    return {
+      rule,
+      verdict,
+      lines,
+      directed,
+      precision: flags && lines > 0 ? ratio(directed, lines) : null,
+      recall: flags && gold > 0 ? ratio(directed, gold) : null,
+      lost: !flags && gold > 0 ? ratio(directed, gold) : null,
+    };
+  });
+}
+
+/**
+ * The text table: per log the rules that decided a line there, then every rule pooled over all
+ * logs. Each row pools the log's personas.
+ */
+export function renderRuleTable(logs: ReadonlyArray<{ log: string; rules: readonly RuleRow[] }>, pooled: readonly RuleRow[]): string[] {
+  const head = ["log", "rule", "verdict", "lines", "directed", "precision", "recall", "lost"];
+  const num = (x: number | null) => (x === null ? "-" : x.toFixed(2));
+  const cells = (log: string, r: RuleRow) => [log, r.rule, r.verdict, String(r.lines), String(r.directed), num(r.precision), num(r.recall), num(r.lost)];
+  const body = [...logs.flatMap((l) => l.rules.filter((r) => r.lines > 0).map((r) => cells(l.log, r))), ...pooled.map((r) => cells("pooled", r))];
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
+  const fmt = (c: string[]) => c.map((s, i) => (i < 3 ? s.padEnd(widths[i]!) : s.padStart(widths[i]!))).join("  ").trimEnd();
+  return [
+    "addressing rules, each log's personas together, then pooled (lines: annotated lines the rule decided; directed: of them,",
+    "meant for the persona; precision = directed/lines and recall = directed/all directed for a rule that flags a line as ours",
+    "or maybe ours; lost = directed/all directed for one that does not):",
+    fmt(head),
+    ...body.map(fmt),
+  ];
+}

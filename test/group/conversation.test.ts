@@ -1,0 +1,141 @@
+// The conversation tracker on its own: lines in, verdicts out, and what each verdict leaves
+// behind for the next line (the update step). A real traffic record (vitality window, own
+// messages) stands where the ingest would; timelines are written as T+ offsets.
+import { describe, expect, it } from "vitest";
+import { addressingLabel } from "../../src/group/addressing/reason.ts";
+import { ConversationTracker, type TrafficRecord } from "../../src/group/conversation.ts";
+import { compileMentionMatcher } from "../../src/group/mention.ts";
+import { readMessageSignals } from "../../src/group/signals.ts";
+import { OwnMessages } from "../../src/group/social.ts";
+import { appendVitalityEvent, createVitalityWindow } from "../../src/group/vitality.ts";
+import type { GroupMessage } from "../../src/types.ts";
+
+const T = 1_700_000_000_000;
+const S = 1000;
+const AID = "alice.agentcp.io";
+
+function tracker() {
+  const own = new OwnMessages();
+  const traffic: TrafficRecord & { lastSelfSpeakAt: number | null } = {
+    lastSelfSpeakAt: null,
+    window: createVitalityWindow({ windowMs: 300 * S, maxEvents: 200 }),
+    own,
+  };
+  const keywords = ["Alice", AID];
+  const t = new ConversationTracker({
+    aid: AID,
+    keywords,
+    matcher: compileMentionMatcher(keywords, "smart"),
+    settings: { engagedWindowMs: 900 * S, continuationMs: 30 * S },
+    serviceAid: "group.agentcp.io",
+    traffic,
+  });
+  let id = 0;
+  return {
+    t,
+    /** A member's line at T+ms: its printed reason and whom it is for. */
+    line(ms: number, sender: string, content: string, metadata: Record<string, unknown> | null = null) {
+      const m: GroupMessage = { msgId: String(++id), groupId: "g1", sender, content, contentType: "text", timestamp: T + ms, metadata };
+      appendVitalityEvent(traffic.window, m.timestamp, sender);
+      const signals = readMessageSignals(metadata, AID, content);
+      const v = t.observe(m, signals, signals.reaction ? "reaction" : undefined);
+      return [addressingLabel(v.reason), v.to] as const;
+    },
+    /** Our own line at T+ms, as the ingest counts it. */
+    ours(ms: number, content: string, repliedTo?: string) {
+      const msgId = `own-${++id}`;
+      own.recordSent(msgId, content);
+      traffic.lastSelfSpeakAt = T + ms;
+      appendVitalityEvent(traffic.window, T + ms, AID);
+      t.ownLine(T + ms, content, repliedTo);
+      return msgId;
+    },
+  };
+}
+
+describe("conversation tracker: each verdict's effects on the next lines", () => {
+  it("a mention engages its sender: their next lines continue it, then follow up as engaged", () => {
+    const c = tracker();
+    expect(c.line(0, "bob", "Alice, is the build green?")).toEqual(["mention", "us"]);
+    expect(c.t.engagedSpeakersAt(T + S)).toEqual(["bob"]);
+    expect(c.line(10 * S, "bob", "the red one")).toEqual(["continues", "us-engaged"]);
+    expect(c.line(50 * S, "bob", "any news?")).toEqual(["engaged", "us-engaged"]);
+    expect(c.line(51 * S, "carol", "any news?")).toEqual([null, "nobody"]);
+  });
+
+  it("an engaged speaker who turns to a member leaves the conversation; the member's own conversation becomes shared", () => {
+    const c = tracker();
+    c.line(0, "bob", "Alice, hi");
+    c.line(1 * S, "carol", "Alice, me too");
+    expect(c.line(40 * S, "bob", "carol: did you push?")).toEqual(["addressed-other:carol", "other"]);
+    expect(c.t.engagedSpeakersAt(T + 41 * S)).toEqual(["carol"]);
+    // carol was addressed by someone else: maybe ours from here, not [engaged].
+    expect(c.line(45 * S, "carol", "yes, an hour ago")).toEqual(["shared-conversation", "maybe-us"]);
+    // bob's next line within 30 s continues his line to carol.
+    expect(c.line(50 * S, "bob", "thanks")).toEqual(["continues-addressed-other", "other"]);
+  });
+
+  it("a line naming an engaged speaker anywhere shares their conversation", () => {
+    const c = tracker();
+    c.line(0, "bob", "Alice, xkill does not start");
+    c.line(1 * S, "carol", "hmm");
+    expect(c.line(40 * S, "dave", "lol bob, try xkill -a")).toEqual([null, "nobody"]);
+    expect(c.line(50 * S, "bob", "that worked")).toEqual(["shared-conversation", "maybe-us"]);
+  });
+
+  it("our open line: the first two speakers may answer it, the rest of an answer too, the third speaker does not", () => {
+    const c = tracker();
+    c.line(0, "dave", "morning");
+    c.ours(1 * S, "has anyone tried the 2.0 build?");
+    expect(c.line(4 * S, "carol", "yes, works here")).toEqual(["after-our-line", "maybe-us"]);
+    expect(c.line(5 * S, "dave", "not yet")).toEqual(["after-our-line", "maybe-us"]);
+    expect(c.line(6 * S, "erin", "what build?")).toEqual([null, "nobody"]);
+    expect(c.line(7 * S, "carol", "but the docs are stale")).toEqual(["continues-after-our-line", "maybe-us"]);
+  });
+
+  it("a reaction counts as having spoken since our line, but never as the last speaker", () => {
+    const c = tracker();
+    c.ours(0, "who runs the 2.0 build?");
+    const reaction = { group_meta: { msg_type: "reaction", reaction: "👍" } };
+    expect(c.line(1 * S, "carol", "👍", reaction)).toEqual([null, "nobody"]);
+    expect(c.line(2 * S, "dave", "👍", reaction)).toEqual([null, "nobody"]);
+    // Two speakers have spoken since our line: a third's first line no longer may answer it.
+    expect(c.line(3 * S, "erin", "I do")).toEqual([null, "nobody"]);
+  });
+
+  it("our bot command waits through a mention of us; the group's next line answers it, the one after does not", () => {
+    const c = tracker();
+    c.line(0, "bob", "hi");
+    c.ours(1 * S, "!sound | puff");
+    expect(c.line(2 * S, "bob", "Alice, what was that?")).toEqual(["mention", "us"]);
+    expect(c.line(3 * S, "puff", "puff: a cow says moo")).toEqual(["answers-our-command", "us-engaged"]);
+    // Spent: the bot's next line is its own. (bob is engaged, puff is not: plain talk.)
+    expect(c.line(4 * S, "puff", "and a cat says meow")).toEqual([null, "nobody"]);
+  });
+
+  it("a line that does not answer our command still spends it", () => {
+    const c = tracker();
+    c.line(0, "bob", "hi");
+    c.ours(1 * S, "!sound");
+    expect(c.line(2 * S, "carol", "bob: lunch?")).toEqual(["addressed-other:bob", "other"]);
+    // The bot's answer comes a line late: not an answer to the command any more, only a first
+    // line after our line to the room (the command named nobody).
+    expect(c.line(3 * S, "puff", "a cow says moo")).toEqual(["after-our-line", "maybe-us"]);
+  });
+
+  it("our line naming nobody right after a mention answers it: the asker is engaged again", () => {
+    const c = tracker();
+    c.line(0, "carol", "hi");
+    c.line(1 * S, "bob", "Alice, is 2.0 out?");
+    expect(c.line(2 * S, "bob", "carol: you know?")).toEqual(["addressed-other:carol", "other"]);
+    expect(c.t.engagedSpeakersAt(T + 3 * S)).toEqual([]);
+    c.ours(20 * S, "yes, since Monday");
+    expect(c.t.engagedSpeakersAt(T + 21 * S)).toEqual(["bob"]);
+  });
+
+  it("a reply to one of our messages is to us", () => {
+    const c = tracker();
+    const ours = c.ours(0, "try the 2.0 build");
+    expect(c.line(5 * S, "bob", "done", { reply_to: ours })).toEqual(["reply-to-us", "us"]);
+  });
+});
