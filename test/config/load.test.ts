@@ -67,6 +67,7 @@ describe("defaults", () => {
           "24h": { messages: 1440, tokens: 17280000 },
         },
         unaddressed: { "5m": { messages: 2, tokens: 24000 }, "3h": { messages: 12, tokens: 144000 }, "24h": { messages: 48, tokens: 576000 } },
+        unaddressedEvery: 40,
       },
       dedup: { historySize: 10, othersHistorySize: 20, similarityThreshold: 0.8, action: "skip" },
       delay: { enabled: true, fastMs: [2000, 6000], normalMs: [8000, 20000], slowMs: [20000, 60000], onMention: false },
@@ -174,6 +175,7 @@ describe("layered merge: defaults ← groups[*] ← groups[id] ← identity.grou
       enabled: true,
       addressed: DEFAULT_GROUP_SETTINGS.budget.addressed,
       unaddressed: { "5m": { messages: 1, tokens: 100 }, "3h": { messages: 12, tokens: 144000 }, "24h": { messages: 48, tokens: 576000 } },
+      unaddressedEvery: 40,
     });
   });
 

@@ -17,10 +17,14 @@ const at = (ms: number) => T0 + ms;
 let lineNo = 0;
 const line = (id: string, ms: number, sender: string, content: string): LogLine => ({ id, ts: at(ms), sender, content, line: ++lineNo });
 
+// The floor is under test here, not the unaddressed allowance's pace (budget.unaddressedEvery):
+// every agent looks at every open question of these short timelines.
+const SETTINGS = { ...DEFAULT_GROUP_SETTINGS, budget: { ...DEFAULT_GROUP_SETTINGS.budget, unaddressedEvery: 0 } };
+
 function room(lines: LogLine[], agents: string[] = [], deliveryMs = 0, strangers: string[] = []): Promise<RoomReport> {
   return runRoomReplay(
     lines,
-    ["alice", "bob", "carol"].map((persona, i) => ({ persona, settings: DEFAULT_GROUP_SETTINGS, responder: "helpful" as const, agentLatencyMs: 2000, seed: 1 + i, agents, strangers })),
+    ["alice", "bob", "carol"].map((persona, i) => ({ persona, settings: SETTINGS, responder: "helpful" as const, agentLatencyMs: 2000, seed: 1 + i, agents, strangers })),
     undefined,
     deliveryMs,
   );
