@@ -72,7 +72,7 @@ const chatSpec: CommandSpec = {
 const serverSpec: CommandSpec = {
   name: "server",
   summary: "Run the local ACP network alone (access point, message service, group.<domain>)",
-  usage: "[--domain D] [--port P] [--tls] [--config FILE] [--state-dir DIR] [--duration-ms N] [--log-level L]\n[--people-from-chat] [--strict-invite-ms N]",
+  usage: "[--domain D] [--port P] [--tls] [--config FILE] [--state-dir DIR] [--duration-ms N] [--log-level L]\n[--people-from-chat] [--strict-invite-ms N] [--max-agents-per-source N]",
   help: [
     `A local ACP network for development. Groups and members come from the config (default ${DEFAULT_CONFIG}).`,
     "At start it prints `access point: <url>`, `ca: <path>` (with --tls) and `join <group>: <link>` per group.",
@@ -85,6 +85,9 @@ const serverSpec: CommandSpec = {
     "  --strict-invite-ms N  play a strict message service: an invited agent (the group service too) joins a",
     "                        session N ms after invite_agent_req, sends invite_agent_ack only then, and",
     "                        session frames sent to it before that are dropped without an answer",
+    "  --max-agents-per-source N  room for N agents run from one address (one `acp-group run` with N",
+    "                        identities): sockets, sign-ins after a restart and registrations per address",
+    "                        raised to fit (the defaults allow 512 connections and 20 new aids per address)",
   ].join("\n"),
   run: async (args, io) => (await import("./server.ts")).serverCommand(args, io),
 };

@@ -17,8 +17,13 @@ export interface LiveSession {
   readonly stopped: Promise<void>;
   /** Starts stopping (once; later calls return the same promise). */
   stop(why: string): Promise<void>;
-  /** Starts each identity on the session's signal; none after stopping began. */
-  startIdentities(ids: readonly string[], params: (id: string) => Omit<StartIdentityParams, "identityId" | "abortSignal">): void;
+  /**
+   * Starts each identity on the session's signal; none after stopping began. Resolves once all
+   * started (connecting goes on in the background); rejects with the first that could not start.
+   * A thousand identities start in slices of at most START_SLICE_MS, the event loop free between
+   * them, so the ones already connected keep answering.
+   */
+  startIdentities(ids: readonly string[], params: (id: string) => Omit<StartIdentityParams, "identityId" | "abortSignal">): Promise<void>;
   /** Stops after `ms` (none when undefined). */
   stopAfter(ms: number | undefined): void;
   /** Each non-empty line of `input` (default stdin) goes to `post`; the end of a pipe stops nothing. */
@@ -26,6 +31,9 @@ export interface LiveSession {
   /** The timer, stdin and the signal handlers off. */
   release(): void;
 }
+
+/** The longest stretch identities are started in before the event loop gets a turn. */
+export const START_SLICE_MS = 20;
 
 export function openLiveSession(p: {
   io: Io;
@@ -83,10 +91,15 @@ export function openLiveSession(p: {
     },
     stopped,
     stop,
-    startIdentities(ids, params) {
+    async startIdentities(ids, params) {
+      let slice = performance.now();
       for (const id of ids) {
         if (stopping) break;
         running.push(startIdentity({ ...params(id), identityId: id, abortSignal: abort.signal }));
+        if (performance.now() - slice >= START_SLICE_MS) {
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          slice = performance.now();
+        }
       }
     },
     stopAfter(ms) {

@@ -12,6 +12,7 @@ import { createSerialPoster, openLiveSession } from "./live-session.ts";
 import { createJsonLogger, errorFields } from "../log.ts";
 import { createFileStateStore, defaultStateDir } from "../state/file-store.ts";
 import type { ChannelConfig } from "../types.ts";
+import type { RunningIdentity } from "../runtime/identity.ts";
 
 export const RUN_OPTIONS = {
   config: { type: "string" },
@@ -54,7 +55,7 @@ export async function runCommand(args: string[], io: Io, opts: { signal?: AbortS
     onStopFailed: (err) => logger.log("error", "run.shutdown-failed", errorFields(err)),
   });
   try {
-    session.startIdentities(identityIds, (id) => ({
+    await session.startIdentities(identityIds, (id) => ({
       config,
       backend,
       logger,
@@ -64,12 +65,15 @@ export async function runCommand(args: string[], io: Io, opts: { signal?: AbortS
       direct: { onEvent: (e) => io.out(directLine(id, config.identities[id]!.aid, e, outputWidth())) },
     }));
     const { running } = session;
-    io.out(`connecting ${running.map((r) => `${r.identityId} (${r.aid})`).join(", ")} · state: ${stateDir}`);
+    io.out(`connecting ${listed(running.map((r) => `${r.identityId} (${r.aid})`))} · state: ${stateDir}`);
     session.stopAfter(durationMs);
     const ready = Promise.all(running.map((r) => r.ready)).then(() => "ready" as const);
     const aborted = new Promise<"stopped">((resolve) => (session.signal.aborted ? resolve("stopped") : session.signal.addEventListener("abort", () => resolve("stopped"), { once: true })));
     const outcome = await Promise.race([ready, aborted]);
-    if (outcome === "ready") io.out(`agents online: ${running.map((r) => `${r.identityId} (${r.aid}) in ${r.groups.join(", ")}`).join("; ")}`);
+    if (outcome === "ready") {
+      io.out(`agents online: ${listed(running.map((r) => `${r.identityId} (${r.aid}) in ${r.groups.join(", ")}`), "; ")}`);
+      reportProfiles(running, io, session.signal);
+    }
     // Typed or piped lines post as the first identity into its first group (the operator speaking
     // for the agent); the end of a pipe does not stop the agents — Ctrl-C, SIGTERM or --duration-ms does.
     if (outcome === "ready" && !values["no-stdin"]) {
@@ -93,4 +97,21 @@ export async function runCommand(args: string[], io: Io, opts: { signal?: AbortS
   }
   io.out("stopped");
   return 0;
+}
+
+/** The first LISTED_MAX items, then how many more: a thousand identities are one readable line. */
+export const LISTED_MAX = 10;
+function listed(items: readonly string[], sep = ", "): string {
+  if (items.length <= LISTED_MAX) return items.join(sep);
+  return `${items.slice(0, LISTED_MAX).join(sep)}${sep}… and ${items.length - LISTED_MAX} more (${items.length} in all)`;
+}
+
+/** How many agent.md are still being published (retried until they are), and a line once all are. */
+function reportProfiles(running: readonly RunningIdentity[], io: Io, stopping: AbortSignal): void {
+  const pending = running.filter((r) => r.profileState === "pending" || r.profileState === "waiting").length;
+  if (pending === 0) return;
+  io.out(`profiles: ${pending} of ${running.length} agent.md not published yet — retrying`);
+  void Promise.all(running.map((r) => r.profilePublished)).then(() => {
+    if (!stopping.aborted) io.out(`profiles: every agent.md published`);
+  });
 }

@@ -10,6 +10,7 @@ import type { GroupDefinition } from "../server/group-service.ts";
 import { defaultStateDir } from "../state/file-store.ts";
 import { NETWORK_OPTIONS, networkOptions } from "./network-options.ts";
 import { DEFAULT_CONFIG } from "../paths.ts";
+import { DEFAULT_SOCKET_LIMITS, type SocketLimits } from "../server/network/index.ts";
 
 export async function serverCommand(args: string[], io: Io, opts: { signal?: AbortSignal } = {}): Promise<number> {
   const { values } = parse(args, {
@@ -19,12 +20,14 @@ export async function serverCommand(args: string[], io: Io, opts: { signal?: Abo
     "log-level": { type: "string" },
     "strict-invite-ms": { type: "string" },
     "people-from-chat": { type: "boolean" },
+    "max-agents-per-source": { type: "string" },
     ...NETWORK_OPTIONS,
   });
   const network = networkOptions(values);
   const logLevel = logLevelOption(values["log-level"]);
   const durationMs = intOption(values["duration-ms"], "duration-ms", 1);
   const strictInviteDelayMs = intOption(values["strict-invite-ms"], "strict-invite-ms", 0);
+  const socketLimits = agentsPerSourceLimits(intOption(values["max-agents-per-source"], "max-agents-per-source", 1));
   const loaded = loadConfigFile(values.config ?? DEFAULT_CONFIG);
   const stateDir = values["state-dir"] ?? loaded.stateDir ?? defaultStateDir();
   const config = rehomeConfig(loaded, network.domain);
@@ -42,7 +45,7 @@ export async function serverCommand(args: string[], io: Io, opts: { signal?: Abo
   // The config's people (humans, owners) are reserved and certified here, keys in
   // <state>/local-network/identities/; its agents register themselves (`id create`), first key wins.
   const people = [...new Set([...config.humans, ...Object.values(config.identities).flatMap((i) => i.owner ?? [])])];
-  const dev = await startDevNetwork({ ...network, stateDir, groups, logger, reserve: people, ...(strictInviteDelayMs !== undefined ? { strictInviteDelayMs } : {}), ...(values["people-from-chat"] ? { peopleFromChat: true } : {}) });
+  const dev = await startDevNetwork({ ...network, stateDir, groups, logger, reserve: people, ...(strictInviteDelayMs !== undefined ? { strictInviteDelayMs } : {}), ...(values["people-from-chat"] ? { peopleFromChat: true } : {}), ...(socketLimits ? { socketLimits } : {}) });
   for (const aid of people) {
     // Reserved either way; a name the access point cannot certify (not `<name>.<domain>`) is only logged.
     await dev.identity(aid).catch((err: unknown) => logger.log("warn", "server.member-not-certified", { aid, error: err instanceof Error ? err.message : String(err) }));
@@ -68,4 +71,21 @@ export async function serverCommand(args: string[], io: Io, opts: { signal?: Abo
   await dev.close();
   io.out("stopped");
   return 0;
+}
+
+/**
+ * `--max-agents-per-source N`: room for N agents run from one machine (one address), such as one
+ * `acp-group run` with N identities — their sockets, a sign-in storm of all of them after a
+ * restart, and registering them. Never below the defaults.
+ */
+export function agentsPerSourceLimits(n: number | undefined): Partial<SocketLimits> | undefined {
+  if (n === undefined) return undefined;
+  const d = DEFAULT_SOCKET_LIMITS;
+  // Each agent holds one socket and may have an HTTP request in flight; a restart signs each in twice.
+  return {
+    maxConnections: Math.max(d.maxConnections, n + 256),
+    maxConnectionsPerSource: Math.max(d.maxConnectionsPerSource, 2 * n + 64),
+    signInsPerSourcePer10s: Math.max(d.signInsPerSourcePer10s, 4 * n),
+    newAidsPerSource: Math.max(d.newAidsPerSource, n + 20),
+  };
 }

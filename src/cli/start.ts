@@ -65,7 +65,7 @@ export async function startCommand(args: string[], io: Io, opts: { signal?: Abor
   });
 
   try {
-    session.startIdentities(o.identityIds, (id) => ({
+    await session.startIdentities(o.identityIds, (id) => ({
       config,
       backend,
       logger,

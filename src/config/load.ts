@@ -129,9 +129,14 @@ function memberAndProfileIssues(config: ChannelConfig, prefix: string): string[]
   config.agents.forEach((a, i) => {
     if (humans.has(a.toLowerCase())) issues.push(`${at(`agents.${i}`)}: \`${a}\` is also listed in humans`);
   });
+  // Each listed agent's first index, built once: no scan of the list per identity.
+  const agentIndex = new Map<string, number>();
+  config.agents.forEach((a, i) => {
+    if (!agentIndex.has(a.toLowerCase())) agentIndex.set(a.toLowerCase(), i);
+  });
   for (const [key, identity] of Object.entries(config.identities)) {
     const owner = identity.owner?.toLowerCase();
-    const i = owner === undefined ? -1 : config.agents.findIndex((a) => a.toLowerCase() === owner);
+    const i = owner === undefined ? -1 : (agentIndex.get(owner) ?? -1);
     if (i >= 0) issues.push(`${at(`agents.${i}`)}: \`${config.agents[i]}\` is the owner of identities.${key}, and an owner is always human`);
     const profile = identity.profile;
     if (profile?.file !== undefined && (profile.description !== undefined || profile.tags !== undefined)) {
@@ -200,13 +205,46 @@ function mergeInto(target: Plain, patch: Plain): Plain {
  */
 export function resolveGroupSettings(config: ChannelConfig, identity: IdentityConfig | undefined, groupId: string): GroupSettings {
   const s = settingsOf(config, identity, groupId);
-  const key = identity ? Object.entries(config.identities).find(([, v]) => v === identity)?.[0] : undefined;
-  const issues = mergedIssues(s, config, key, groupId);
+  const issues = mergedIssues(s, config, identity ? identityKeyOf(config, identity) : undefined, groupId);
   if (issues.length > 0) throw new ConfigError(issues);
   return s;
 }
 
+/** Per `identities` record: each identity's key, built once (a thousand identities, no scan per lookup). */
+const identityKeys = new WeakMap<Record<string, IdentityConfig>, Map<IdentityConfig, string>>();
+
+/** The key `identity` has under `config.identities` (undefined when it is not there). */
+function identityKeyOf(config: ChannelConfig, identity: IdentityConfig): string | undefined {
+  let index = identityKeys.get(config.identities);
+  // Built on first use, again only when an identity was added to the record since.
+  if (!index?.has(identity)) {
+    index = new Map(Object.entries(config.identities).map(([key, v]) => [v, key]));
+    identityKeys.set(config.identities, index);
+  }
+  return index.get(identity);
+}
+
+/**
+ * Per `groups` record and group: the settings of an identity with no layer of its own there (or
+ * an empty one, `lobby: {}`, that only names the group) —
+ * a fleet's usual identity — merged and validated once, not once per identity. Settings are
+ * read-only once resolved (nothing writes to a config after it was parsed).
+ */
+const sharedSettings = new WeakMap<Record<string, GroupOverrides>, Map<string, GroupSettings>>();
+
 function settingsOf(config: ChannelConfig, identity: IdentityConfig | undefined, groupId: string): GroupSettings {
+  if (hasSettings(identity?.groups["*"]) || hasSettings(identity?.groups[groupId])) return mergeSettings(config, identity, groupId);
+  let byGroup = sharedSettings.get(config.groups);
+  if (!byGroup) sharedSettings.set(config.groups, (byGroup = new Map()));
+  let s = byGroup.get(groupId);
+  if (!s) byGroup.set(groupId, (s = mergeSettings(config, undefined, groupId)));
+  return s;
+}
+
+/** A layer that sets something (`lobby: {}` only names the group: it merges as nothing). */
+const hasSettings = (layer: GroupOverrides | undefined): boolean => layer !== undefined && Object.values(layer).some((v) => v !== undefined);
+
+function mergeSettings(config: ChannelConfig, identity: IdentityConfig | undefined, groupId: string): GroupSettings {
   const layers: Array<GroupOverrides | undefined> = [
     config.groups["*"],
     config.groups[groupId],
@@ -223,10 +261,20 @@ function settingsOf(config: ChannelConfig, identity: IdentityConfig | undefined,
 
 /** The groups an identity takes part in: every named (non-"*") group key that is not disabled. */
 export function listGroupsForIdentity(config: ChannelConfig, identity: IdentityConfig): string[] {
+  return [...resolveIdentityGroups(config, identity).keys()];
+}
+
+/** The identity's enabled groups (sorted) with their effective settings: each resolved once. */
+export function resolveIdentityGroups(config: ChannelConfig, identity: IdentityConfig): Map<string, GroupSettings> {
   const ids = new Set<string>();
   for (const key of Object.keys(config.groups)) if (key !== "*") ids.add(key);
   for (const key of Object.keys(identity.groups)) if (key !== "*") ids.add(key);
-  return [...ids].filter((g) => resolveGroupSettings(config, identity, g).enabled).sort();
+  const out = new Map<string, GroupSettings>();
+  for (const groupId of [...ids].sort()) {
+    const settings = resolveGroupSettings(config, identity, groupId);
+    if (settings.enabled) out.set(groupId, settings);
+  }
+  return out;
 }
 
 /** Checks a single override object (for tools that edit one group's settings). */

@@ -2,6 +2,7 @@
 // deadline for the whole opening handshake: ws's own `handshakeTimeout` is an idle timer on the
 // upgrade request, so a server that trickles its answer a byte at a time would hold it for ever.
 // Remembers why a socket failed when its certificate is the reason, for one line with the fix.
+// Every socket of the process with the same TLS rules shares one secure context (trust.ts).
 import WebSocket from "ws";
 import { MAX_SOCKET_FRAME_BYTES } from "../wire/limits.ts";
 import { tlsConnectOptions, type TlsOptions } from "./http-client.ts";
@@ -12,7 +13,9 @@ export const DEFAULT_DIAL_TIMEOUT_MS = 15_000;
 const certificateProblems = new WeakMap<WebSocket, string>();
 
 export function dialMessageSocket(url: string, tls: TlsOptions | undefined, timeoutMs = DEFAULT_DIAL_TIMEOUT_MS): WebSocket {
-  const ws = new WebSocket(url, { ...tlsConnectOptions(tls), handshakeTimeout: timeoutMs, maxPayload: MAX_SOCKET_FRAME_BYTES });
+  // The process's shared secure context (trust.ts). No per-message deflate: frames are small JSON,
+  // and a compressor pair per socket would cost hundreds of KB on each of a thousand identities.
+  const ws = new WebSocket(url, { ...tlsConnectOptions(tls), handshakeTimeout: timeoutMs, maxPayload: MAX_SOCKET_FRAME_BYTES, perMessageDeflate: false });
   /** Ends a handshake still under way at the deadline; cleared when the socket opens or closes. */
   const deadline = setTimeout(() => {
     if (ws.readyState === WebSocket.CONNECTING) ws.terminate();

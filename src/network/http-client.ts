@@ -1,42 +1,14 @@
 // HTTP(S) with the network's TLS rules: verified by default, a private CA added on top of the
-// system roots, an explicit opt-out. One agent per client so `lookup` and the CA apply everywhere.
+// system roots, an explicit opt-out. The agents (keep-alive, one secure context) are shared by every
+// client with the same rules and resolver (trust.ts), so `lookup` and the CA apply everywhere.
 // Every request has a deadline for the whole exchange and a cap on the body it reads: the server
 // at the other end (an access point we were pointed at) decides what and how slowly it sends.
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
-import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
-import type { LookupFunction } from "node:net";
-import { readFileSync } from "node:fs";
-import { rootCertificates } from "node:tls";
+import { request as httpRequest, type IncomingMessage } from "node:http";
+import { request as httpsRequest } from "node:https";
 import { NetworkError } from "./errors.ts";
+import { acquireAgents, type TlsOptions } from "./trust.ts";
 
-export interface TlsOptions {
-  /** A PEM file of a private CA to trust besides the system roots (e.g. a local network's CA). */
-  caFile?: string;
-  /** The same as PEM text. */
-  ca?: string;
-  /** Skip certificate verification. Explicit opt-out; logged at warn by whoever enables it. */
-  insecureTls?: boolean;
-  /** Resolve host names differently (tests point `acp3.<domain>` at 127.0.0.1). */
-  lookup?: LookupFunction;
-}
-
-/** What `tls.connect`/`https.request`/`ws` take to honour TlsOptions. */
-export function tlsConnectOptions(tls: TlsOptions = {}): { ca?: string[]; rejectUnauthorized: boolean; lookup?: LookupFunction } {
-  const extra: string[] = [];
-  if (tls.caFile) {
-    try {
-      extra.push(readFileSync(tls.caFile, "utf8"));
-    } catch (err) {
-      throw new NetworkError("INVALID_OPTIONS", `cannot read the CA file ${tls.caFile}: ${(err as Error).message}`, { cause: err });
-    }
-  }
-  if (tls.ca) extra.push(tls.ca);
-  return {
-    ...(extra.length > 0 ? { ca: [...rootCertificates, ...extra] } : {}),
-    rejectUnauthorized: tls.insecureTls !== true,
-    ...(tls.lookup ? { lookup: tls.lookup } : {}),
-  };
-}
+export { tlsConnectOptions, type TlsConnectOptions, type TlsOptions } from "./trust.ts";
 
 export interface HttpReply {
   status: number;
@@ -118,9 +90,9 @@ export function originOf(url: string): string {
 const inSeconds = (ms: number) => (ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`);
 
 export function createHttpClient(tls: TlsOptions = {}, defaults: HttpClientDefaults = {}): HttpClient {
-  const tlsOptions = tlsConnectOptions(tls);
-  const httpsAgent = new HttpsAgent({ ...tlsOptions, keepAlive: false });
-  const httpAgent = new HttpAgent({ keepAlive: false, ...(tls.lookup ? { lookup: tls.lookup } : {}) } as ConstructorParameters<typeof HttpAgent>[0]);
+  // Shared with every client of the same TLS rules: one secure context, kept-alive sockets.
+  const agents = acquireAgents(tls);
+  const { https: httpsAgent, http: httpAgent } = agents;
   const request = (url: string, init: HttpRequestInit = {}): Promise<HttpReply> =>
     new Promise((resolve, reject) => {
       let parsed: URL;
@@ -193,8 +165,7 @@ export function createHttpClient(tls: TlsOptions = {}, defaults: HttpClientDefau
     postJson: (url, body, headers) =>
       request(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) }),
     close() {
-      httpsAgent.destroy();
-      httpAgent.destroy();
+      agents.release();
     },
   };
 }

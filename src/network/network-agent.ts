@@ -9,7 +9,6 @@ import { errorFields, silentLogger } from "../log.ts";
 import type { AgentLink } from "./peer-channel.ts";
 import { NetworkError } from "./errors.ts";
 import { createHttpClient, type HttpClient, type HttpReply, type HttpRequestInit, type TlsOptions } from "./http-client.ts";
-import type { Identity } from "./identity-store.ts";
 import { sessionSocketUrl } from "./access-point.ts";
 import { signInToNetwork } from "./sign-in.ts";
 import { diagnoseUnreachable } from "./unreachable.ts";
@@ -22,53 +21,9 @@ import { nextMessageId } from "./message-id.ts";
 import type { DirectLink, DirectMessage } from "./direct-link.ts";
 import { DirectSessions } from "./direct-sessions.ts";
 
-export interface ConnectAgentOptions {
-  identity: Identity;
-  /** e.g. `https://acp3.agentcp.io` (see accessPointUrlFor). */
-  accessPointUrl: string;
-  tls?: TlsOptions;
-  logger?: Logger;
-  /** WebSocket ping interval; a socket with no pong by the next ping is dead. Default 20000 ms. */
-  pingIntervalMs?: number;
-  /** Deadline for opening the message socket (the whole handshake). Default 15000 ms. */
-  dialTimeoutMs?: number;
-  /** Wait for a create_session/invite ack. Default 15000 ms. */
-  ackTimeoutMs?: number;
-  /** A new session is used without its invite_agent_ack after this long (with a warning). Default 5000 ms. */
-  inviteAckWaitMs?: number;
-  /** Redial backoff: from `baseMs` (default 1000) doubling up to `maxMs` (default 60000), half of each step random. */
-  backoff?: { baseMs?: number; maxMs?: number };
-  /** A socket open at least this long counts as stable: its drop redials at once. Default 30000 ms. */
-  stableMs?: number;
-  /** The `client_info` of the sign-ins (default the channel's agents; `acp-group chat` says it is a person's client). */
-  clientInfo?: string;
-  /** Replaces the HTTP client (a scripted access point in tests). */
-  http?: HttpClient;
-  now?: () => number;
-  random?: () => number;
-}
-
-export type NetworkAgentStatus = "signing-in" | "open" | "waiting" | "rejected" | "closed";
-
-export interface NetworkAgentCounters {
-  signIns: number;
-  signInFailures: number;
-  socketsOpened: number;
-  /** session_messages from senders with no channel: direct messages, never group chat. */
-  directMessages: number;
-  /** session_messages from a channel's peer on a session that is not the current one, while the channel is down. */
-  staleMessages: number;
-  /** session_messages from a channel's peer on another session while the channel is up: delivered (routed by sender). */
-  otherSessionMessages: number;
-}
-
-export interface NetworkAgentEvents {
-  status: { status: NetworkAgentStatus };
-  /** The key or certificate was refused: the agent has stopped. */
-  rejected: { error: NetworkError };
-  /** A session_message from a sender that is not a channel's peer: a direct message. */
-  direct: DirectMessage;
-}
+import type { ConnectAgentOptions, NetworkAgentCounters, NetworkAgentEvents, NetworkAgentStatus } from "./network-agent-types.ts";
+import { processSignInPace, UNPACED, type SignInPace, type SignInRelease } from "./sign-in-pace.ts";
+export type { ConnectAgentOptions, NetworkAgentCounters, NetworkAgentEvents, NetworkAgentStatus } from "./network-agent-types.ts";
 
 export class NetworkAgent implements AgentLink, DirectLink {
   readonly aid: string;
@@ -93,6 +48,11 @@ export class NetworkAgent implements AgentLink, DirectLink {
   #readyReject!: (err: Error) => void;
   /** Waits out the backoff before the next sign-in; cleared on close. */
   #retryTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Stops waiting for the network to be back (another identity got in first): the retry then runs at once. */
+  #wakeOff: (() => void) | undefined;
+  readonly #pace: Pick<SignInPace, "take" | "onRecovered" | "recovered">;
+  /** Aborted on close: a sign-in waiting for its turn stops waiting. */
+  readonly #stop = new AbortController();
   /** Pings the open socket; armed on open, cleared on socket close and on close. */
   #pingTimer: ReturnType<typeof setInterval> | undefined;
   #awaitingPong = false;
@@ -109,6 +69,7 @@ export class NetworkAgent implements AgentLink, DirectLink {
       throw new NetworkError("INVALID_OPTIONS", `${this.aid}: ${(err as Error).message}`, { aid: this.aid, cause: err });
     }
     this.#now = options.now ?? Date.now;
+    this.#pace = options.signInPace === null ? UNPACED : (options.signInPace ?? processSignInPace);
     this.#random = options.random ?? Math.random;
     this.#control = new ControlRequests({ aid: this.aid, timeoutMs: options.ackTimeoutMs ?? 15_000 });
     this.#events = new TypedEmitter((err, event) => this.#logger.log("error", "network.listener-failed", { aid: this.aid, event, ...errorFields(err) }));
@@ -204,6 +165,8 @@ export class NetworkAgent implements AgentLink, DirectLink {
   async #connect(): Promise<void> {
     if (this.#status === "closed" || this.#status === "rejected") return;
     this.#setStatus("signing-in");
+    // A turn among the process's sign-ins (sign-in-pace.ts), held until the socket opens or fails.
+    const release = await this.#pace.take(this.#o.signInPriority, this.#stop.signal);
     let url: string;
     try {
       this.#counters.signIns++;
@@ -211,6 +174,7 @@ export class NetworkAgent implements AgentLink, DirectLink {
       this.#token = signedIn.messageToken;
       url = sessionSocketUrl({ messageServer: signedIn.messageServer, aid: this.aid, token: signedIn.messageToken });
     } catch (err) {
+      release();
       this.#counters.signInFailures++;
       if (err instanceof NetworkError && err.code === "IDENTITY_REJECTED") return this.#reject(err);
       // Never connected yet: a wrong host, port, scheme or certificate is named at once instead
@@ -219,13 +183,19 @@ export class NetworkAgent implements AgentLink, DirectLink {
       if (unreachable !== undefined) return this.#reject(new NetworkError("UNREACHABLE", unreachable, { aid: this.aid, url: this.#o.accessPointUrl, cause: err }));
       return this.#scheduleRetry("sign-in-failed", err);
     }
-    if ((this.#status as NetworkAgentStatus) === "closed") return;
-    this.#dial(url);
+    if ((this.#status as NetworkAgentStatus) === "closed") return release();
+    try {
+      this.#dial(url, release);
+    } catch (err) {
+      release();
+      throw err;
+    }
   }
 
-  #dial(url: string): void {
+  #dial(url: string, release: SignInRelease): void {
     const ws = dialMessageSocket(url, this.#o.tls, this.#o.dialTimeoutMs);
     this.#ws = ws;
+    ws.once("close", release);
     let opened = false;
     ws.on("unexpected-response", (_req, res) => {
       // A refused token (401) or a server problem: either way sign in again after the backoff.
@@ -236,6 +206,9 @@ export class NetworkAgent implements AgentLink, DirectLink {
     ws.on("open", () => {
       if (this.#ws !== ws || this.#status === "closed") return void ws.close();
       opened = true;
+      release();
+      // The network takes us back: whoever of this process waits out a backoff for it tries now.
+      this.#pace.recovered(this.#o.accessPointUrl);
       this.#openedAt = this.#now();
       this.#counters.socketsOpened++;
       this.#setStatus("open");
@@ -280,10 +253,17 @@ export class NetworkAgent implements AgentLink, DirectLink {
     this.#setStatus("waiting");
     this.#logger.log("warn", "network.retry", { aid: this.aid, reason, failures: this.#failures, retryInMs: delay, ...(err ? errorFields(err) : {}) });
     if (this.#retryTimer) clearTimeout(this.#retryTimer);
-    this.#retryTimer = setTimeout(() => {
-      this.#retryTimer = undefined;
-      this.#connectSafely();
-    }, delay);
+    this.#retryTimer = setTimeout(() => this.#retryNow(), delay);
+    this.#wakeOff?.();
+    this.#wakeOff = this.#pace.onRecovered(this.#o.accessPointUrl, () => this.#retryNow(), this.#o.signInPriority);
+  }
+
+  #retryNow(): void {
+    if (this.#retryTimer) clearTimeout(this.#retryTimer);
+    this.#retryTimer = undefined;
+    this.#wakeOff?.();
+    this.#wakeOff = undefined;
+    this.#connectSafely();
   }
 
   #reject(err: NetworkError, errorEvent?: string): void {
@@ -378,6 +358,8 @@ export class NetworkAgent implements AgentLink, DirectLink {
     this.#setStatus("closed");
     if (this.#retryTimer) clearTimeout(this.#retryTimer);
     this.#retryTimer = undefined;
+    this.#wakeOff?.();
+    this.#stop.abort();
     this.#clearPing();
     this.#control.failAll(new NetworkError("CLOSED", "agent closed", { aid: this.aid }));
     for (const ch of [...this.#channels.values()]) ch.close();

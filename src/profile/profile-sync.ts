@@ -5,7 +5,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { errorFields } from "../log.ts";
-import { writeFileAtomicSync } from "../state/atomic-file.ts";
+import { writeFileAtomic, writeFileAtomicSync } from "../state/atomic-file.ts";
 import { encodeSafeName } from "../state/safe-name.ts";
 import type { IdentityConfig, Logger } from "../types.ts";
 import { agentMdHash, buildAgentMd, loadAgentMdFile, packageVersion, ProfileError } from "./agent-md.ts";
@@ -135,9 +135,11 @@ export async function publishProfileIfChanged(p: {
     return { action: "unchanged", hash };
   }
   const result = await publishAgentMd({ aid: identity.aid, text: resolved.text, token: p.token, fetch: p.fetch, logger, ...(p.url ? { url: p.url } : {}) });
-  if (!result.ok) return { action: "skipped", reason: "publish-failed" };
+  // Too large never gets better by trying again: as a file that cannot be published.
+  if (!result.ok) return { action: "skipped", reason: result.reason === "too-large" ? "invalid-file" : "publish-failed" };
   try {
-    writePublishedProfile(p.stateDir, p.identityId, { version: 1, aid: identity.aid, hash, publishedAt: p.now(), text: resolved.text });
+    // Off the main thread: a thousand identities publishing at start-up must not stall on fsync.
+    await writeFileAtomic(profileStateFile(p.stateDir, p.identityId), JSON.stringify({ version: 1, aid: identity.aid, hash, publishedAt: p.now(), text: resolved.text } satisfies PublishedProfile) + "\n");
   } catch (err) {
     // Published, but we will publish again next start: harmless, so a warning.
     logger.log("warn", "profile.state-write-failed", { ...fields, ...errorFields(err) });

@@ -10,7 +10,7 @@ import type { FetchLike } from "../profile/publish.ts";
 import { createFileAgentMdStore, memberTypeFromStore } from "../server/agent-md-store.ts";
 import { createGroupService, type GroupDefinition, type GroupService } from "../server/group-service.ts";
 import type { RateLimit } from "../server/rate-limit.ts";
-import { DEFAULT_LOCAL_DOMAIN, networkBanner, startLocalNetwork, type LocalNetwork } from "../server/network/index.ts";
+import { DEFAULT_LOCAL_DOMAIN, networkBanner, startLocalNetwork, type LocalNetwork, type SocketLimits } from "../server/network/index.ts";
 import type { ChannelConfig, Logger } from "../types.ts";
 
 export { DEFAULT_LOCAL_DOMAIN };
@@ -58,6 +58,8 @@ export interface StartDevNetworkParams {
    * definitions (the config's humans) make people.
    */
   peopleFromChat?: boolean;
+  /** The message service's socket limits, raised for many agents from one machine (`server --max-agents-per-source`). */
+  socketLimits?: Partial<SocketLimits>;
 }
 
 export async function startDevNetwork(p: StartDevNetworkParams): Promise<DevNetwork> {
@@ -96,6 +98,7 @@ export async function startDevNetwork(p: StartDevNetworkParams): Promise<DevNetw
     ...(p.tokenTtlMs !== undefined ? { tokenTtlMs: p.tokenTtlMs } : {}),
     ...(p.reserve ? { reservedMembers: p.reserve } : {}),
     ...(p.strictInviteDelayMs !== undefined ? { strictInviteDelayMs: p.strictInviteDelayMs } : {}),
+    ...(p.socketLimits ? { socketLimits: p.socketLimits } : {}),
   });
   const started = net;
   // This process's own identities are certified in-process: the only way to a reserved aid.

@@ -1,7 +1,6 @@
 // Per configured group of one identity: a group client (when to speak) feeding a monitor (what to
 // say), with its state loaded at start and saved when it changes. The connections come later
 // (they need the groups to feed): the groups reach theirs through `connectionOf`.
-import { resolveGroupSettings } from "../config/load.ts";
 import { initGroupClientForIdentity, type GroupClient, type GroupClientEvent } from "../group/group-client.ts";
 import { GroupMemory } from "../group/memory.ts";
 import { childLogger } from "../log.ts";
@@ -12,7 +11,7 @@ import { aidDomain, groupServiceAid } from "../network/access-point.ts";
 import type { StateStore } from "../state/file-store.ts";
 import { createSaveScheduler } from "../state/save-scheduler.ts";
 import type { GroupConnection } from "../transport/connection.ts";
-import type { AgentBackend, ChannelConfig, IdentityConfig, Logger, PersistedGroupState } from "../types.ts";
+import type { AgentBackend, ChannelConfig, GroupSettings, IdentityConfig, Logger, PersistedGroupState } from "../types.ts";
 import { settledCursor, trackCursor, type CursorTrack } from "./cursor.ts";
 import type { IdentityProfile } from "./profile.ts";
 import { createGroupSender } from "./sender.ts";
@@ -35,7 +34,16 @@ export interface GroupRuntimes {
   saveSoon(g: GroupRuntime): void;
   /** Resolves once every requested save is on disk. */
   flush(): Promise<void>;
+  /**
+   * How urgently the identity needs its connection, for the order of sign-ins after a restart:
+   * MENTION_PENDING while a mention waits for its dispatch, else the time of its latest activity
+   * (a message accepted, or its own latest message, saved across restarts), 0 when none.
+   */
+  urgency(): number;
 }
+
+/** The urgency of an identity holding a mention it has not answered yet: above any time. */
+export const MENTION_PENDING = Number.MAX_SAFE_INTEGER;
 
 // A busy group moves its cursor on every message; state is written at most this often for that.
 const SAVE_DEBOUNCE_MS = 1000;
@@ -44,7 +52,8 @@ export function createGroupRuntimes(p: {
   config: ChannelConfig;
   identityId: string;
   identity: IdentityConfig;
-  groups: readonly string[];
+  /** The identity's enabled groups with their resolved settings (resolveIdentityGroups). */
+  groups: ReadonlyMap<string, GroupSettings>;
   store: StateStore;
   logger: Logger;
   profile: IdentityProfile;
@@ -59,6 +68,9 @@ export function createGroupRuntimes(p: {
   const { config, identityId, identity, store, logger, profile } = p;
   const byId = new Map<string, GroupRuntime>();
   const serviceOf = new Map<string, string>();
+  /** Groups holding a mention that no dispatch has ended yet. */
+  const mentionsPending = new Set<string>();
+  let lastActiveAt = 0;
 
   // Saves are asynchronous and coalesced (src/state/save-scheduler.ts): one write in
   // flight per group, the state read when the write starts (latest wins), flushed by close().
@@ -76,10 +88,10 @@ export function createGroupRuntimes(p: {
     if (!p.isClosing()) saves.request(g.groupId, SAVE_DEBOUNCE_MS);
   };
 
-  for (const groupId of p.groups) {
-    const settings = resolveGroupSettings(config, identity, groupId);
+  for (const [groupId, settings] of p.groups) {
     serviceOf.set(groupId, groupServiceAid(settings.accessPoint || aidDomain(identity.aid)));
     const restored = store.loadGroup(identityId, groupId);
+    lastActiveAt = Math.max(lastActiveAt, restored?.lastSelfSpeakAt ?? 0);
     const glog = childLogger(logger, { group: groupId });
     // Our messages the group gives back (an echo, or history after a restart that lost the state
     // save) rejoin the reply memory: never the same thing twice.
@@ -118,8 +130,13 @@ export function createGroupRuntimes(p: {
       memory,
       onEvent: (e) => {
         trackCursor(g, e);
-        if (e.type === "accepted") profile.noteSender(e.message.sender);
+        if (e.type === "accepted") {
+          profile.noteSender(e.message.sender);
+          lastActiveAt = Math.max(lastActiveAt, e.atLocal);
+          if (e.message.isMention) mentionsPending.add(groupId);
+        }
         if (e.type === "dispatch-end") {
+          if (e.ok || e.retryInMs === null) mentionsPending.delete(groupId);
           saveNow(g);
           if (!p.isClosing()) p.connectionOf(groupId).acknowledge(groupId);
         }
@@ -129,7 +146,13 @@ export function createGroupRuntimes(p: {
     g = { groupId, client, monitor, memory, restoredCursor: restored?.cursor ?? 0, unsettled: new Set(), inFlight: new Map() };
     byId.set(groupId, g);
   }
-  return { byId, serviceOf, saveNow, saveSoon, flush: () => saves.flush() };
+  const urgency = (): number => {
+    if (mentionsPending.size > 0) return MENTION_PENDING;
+    let latest = lastActiveAt;
+    for (const g of byId.values()) latest = Math.max(latest, g.memory.lastSelfSpeakAt ?? 0);
+    return latest;
+  };
+  return { byId, serviceOf, saveNow, saveSoon, flush: () => saves.flush(), urgency };
 }
 
 /** What is saved for a group: the settled cursor, what we said there, and the monitor's books. */

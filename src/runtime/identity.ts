@@ -3,7 +3,7 @@
 // group client (when to speak) feeding a monitor (what to say), with state loaded at start and
 // saved when it changes and at close; beside the groups, its direct conversations (direct.ts).
 // `start`, `run`, the OpenClaw plugin and createGroupAgent all use it.
-import { listGroupsForIdentity } from "../config/load.ts";
+import { resolveIdentityGroups } from "../config/load.ts";
 import { closeGroupClientForIdentity } from "../group/group-client.ts";
 import type { GroupClient, GroupClientEvent } from "../group/group-client.ts";
 import type { MemberTypes } from "../members/member-types.ts";
@@ -20,10 +20,10 @@ import { createGroupRuntimes, type GroupRuntimes } from "./groups.ts";
 import { connectConfiguredIdentity } from "./link.ts";
 import { createDirectRuntime, type DirectOptions, type DirectRuntime } from "./direct.ts";
 import { directLinkOf } from "../network/direct-link.ts";
-import { createIdentityProfile, resolveProfileFetch, type IdentityProfile } from "./profile.ts";
+import { createIdentityProfile, resolveProfileFetch, type IdentityProfile, type ProfilePublishState } from "./profile.ts";
 import { reportMemberships, sendWhenConnected } from "./sender.ts";
 import type { GroupConnection, GroupConnectionParams, GroupEvent } from "../transport/connection.ts";
-import type { AgentBackend, ChannelConfig, GroupMessage, IdentityConfig, Logger } from "../types.ts";
+import type { AgentBackend, ChannelConfig, GroupMessage, GroupSettings, IdentityConfig, Logger } from "../types.ts";
 
 export class RuntimeError extends Error {
   readonly code: "IDENTITY_UNKNOWN" | "IDENTITY_DISABLED" | "NO_NETWORK" | "NO_GROUPS" | "GROUP_UNKNOWN" | "CLOSED";
@@ -60,7 +60,7 @@ export interface StartIdentityParams {
    */
   link?: AgentLink;
   /** Builds the link when none is injected. Default: connectConfiguredIdentity. */
-  connect?: (params: { config: ChannelConfig; identityId: string; logger: Logger }) => AgentLink & { close(): Promise<void> | void };
+  connect?: (params: { config: ChannelConfig; identityId: string; logger: Logger; signInPriority?: () => number }) => AgentLink & { close(): Promise<void> | void };
   /**
    * Where agent.md requests go (`https://<aid>/agent.md`: publishing ours after sign-in, reading
    * unknown senders'). Default: built from the config (see profileFetchFromConfig) when the
@@ -91,6 +91,10 @@ export interface RunningIdentity {
   monitor(groupId: string): GroupMonitor | undefined;
   /** Who is a human or an agent as this identity knows it (config, group service, agent.md). */
   readonly memberTypes: MemberTypes;
+  /** Where its agent.md stands (`pending` while a publish is retried). */
+  readonly profileState: ProfilePublishState;
+  /** Resolves once its agent.md is published or up to date, or nothing is to be published, or it closed. Never rejects. */
+  readonly profilePublished: Promise<void>;
   /** Posts as this identity (the host's outbound path). Counted as our own message. */
   sendText(groupId: string, text: string): Promise<{ msgId: string; timestamp: number }>;
   /** The identity's direct conversations; undefined when its link carries none (an in-memory test link). */
@@ -109,7 +113,7 @@ type OwnedLink = AgentLink & { close(): Promise<void> | void };
  */
 export function startIdentity(p: StartIdentityParams): RunningIdentity {
   const { config, identityId } = p;
-  const { identity, groups } = checkIdentity(config, identityId);
+  const { identity, groups, settings } = checkIdentity(config, identityId);
   // One identity runs in one process: a second process on this state dir is refused here, before
   // anything connects (IdentityInUseError names the first). Released when the identity closes.
   const lock = acquireIdentityLock({ stateDir: config.stateDir ?? defaultStateDir(), aid: identity.aid });
@@ -123,6 +127,7 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
     stateDir: config.stateDir ?? defaultStateDir(),
     logger,
     now: Date.now,
+    random: p.random,
   });
   // Each group dispatches one batch at a time (its lock); across groups, at most this many model
   // calls run at once, so a burst in many groups cannot fan out into as many parallel calls. Only
@@ -141,7 +146,7 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
     config,
     identityId,
     identity,
-    groups,
+    groups: settings,
     store,
     logger,
     profile,
@@ -154,7 +159,7 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
   });
   let linked: ReturnType<typeof linkOf>;
   try {
-    linked = linkOf(p, identity, logger);
+    linked = linkOf(p, identity, logger, runtimes.urgency);
   } catch (err) {
     lock.release();
     throw err;
@@ -189,7 +194,7 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
     onTransportEvent: p.onTransportEvent,
     isClosing,
   });
-  const ready = signInAndJoin({ link, connections, profile, identity, logger });
+  const { ready, published } = signInAndJoin({ link, connections, profile, identity, logger });
   // What waited from before a restart is answered once signed in.
   ready.then(() => direct?.resume(), () => {});
 
@@ -221,6 +226,10 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
     groupClient: (groupId) => runtimes.byId.get(groupId)?.client,
     monitor: (groupId) => runtimes.byId.get(groupId)?.monitor,
     memberTypes: profile.memberTypes,
+    get profileState() {
+      return profile.publishState;
+    },
+    profilePublished: published,
     direct,
     async sendDirect(peer, text) {
       if (!directLink) throw new RuntimeError("NO_NETWORK", identityId, `${identity.aid}: this link carries no direct messages`);
@@ -240,22 +249,25 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
 }
 
 /** The identity as configured and its enabled groups; a RuntimeError naming what is missing. */
-function checkIdentity(config: ChannelConfig, identityId: string): { identity: IdentityConfig; groups: string[] } {
+function checkIdentity(config: ChannelConfig, identityId: string): { identity: IdentityConfig; groups: string[]; settings: ReadonlyMap<string, GroupSettings> } {
   const identity = config.identities[identityId];
   if (!identity) throw new RuntimeError("IDENTITY_UNKNOWN", identityId, `identities.${identityId}: no such identity in the configuration`);
   if (!identity.enabled) throw new RuntimeError("IDENTITY_DISABLED", identityId, `identities.${identityId}: identity is disabled`);
-  const groups = listGroupsForIdentity(config, identity);
+  // Each group's settings resolved once, here; the group runtimes take them as they are.
+  const settings = resolveIdentityGroups(config, identity);
+  const groups = [...settings.keys()];
   if (groups.length === 0) {
     throw new RuntimeError("NO_GROUPS", identityId, `identities.${identityId}: no enabled group (add one under groups or identities.${identityId}.groups)`);
   }
-  return { identity, groups };
+  return { identity, groups, settings };
 }
 
 /** The injected link, else one the runtime makes (and closes with the identity). */
-function linkOf(p: StartIdentityParams, identity: IdentityConfig, logger: Logger): { link: AgentLink; owned?: OwnedLink } {
+function linkOf(p: StartIdentityParams, identity: IdentityConfig, logger: Logger, signInPriority: () => number): { link: AgentLink; owned?: OwnedLink } {
   if (p.link) return { link: p.link };
   try {
-    const owned = (p.connect ?? connectConfiguredIdentity)({ config: p.config, identityId: p.identityId, logger });
+    // After a restart of the network the most urgent identities sign in first (runtimes.urgency).
+    const owned = (p.connect ?? connectConfiguredIdentity)({ config: p.config, identityId: p.identityId, logger, signInPriority });
     return { link: owned, owned };
   } catch (err) {
     // A missing or locked key names the identity; the other identities keep running.
@@ -267,16 +279,19 @@ function linkOf(p: StartIdentityParams, identity: IdentityConfig, logger: Logger
  * Resolves once signed in, every connection started, memberships reported and the members lists
  * read. agent.md is published after sign-in, never in the way of joining.
  */
-function signInAndJoin(p: { link: AgentLink; connections: GroupConnections; profile: IdentityProfile; identity: IdentityConfig; logger: Logger }): Promise<void> {
+function signInAndJoin(p: { link: AgentLink; connections: GroupConnections; profile: IdentityProfile; identity: IdentityConfig; logger: Logger }): { ready: Promise<void>; published: Promise<void> } {
   const { connections, profile, logger } = p;
   // A link that says when it is signed in (the network's agent) fails `ready` at once when its
   // key or certificate is refused, instead of leaving it waiting for a session that never comes.
   const linkReady = (p.link as { ready?: unknown }).ready;
-  // After sign-in, never in the way of joining: a failure is one warn line.
-  void profile
+  // After sign-in, never in the way of joining; retried until it succeeds (runtime/profile.ts).
+  const published = profile
     .publishAfterSignIn(p.link as { token?: () => string | undefined }, linkReady instanceof Promise ? linkReady : undefined)
-    .catch((err: unknown) => logger.log("warn", "profile.publish-failed", { aid: p.identity.aid, ...errorFields(err) }));
-  return Promise.all([
+    .then(
+      () => undefined,
+      (err: unknown) => logger.log("warn", "profile.publish-failed", { aid: p.identity.aid, ...errorFields(err) }),
+    );
+  const ready = Promise.all([
     ...(linkReady instanceof Promise ? [linkReady] : []),
     ...[...connections.byService.values()].map(async (c) => {
       // Our own messages coming back are recognised by their dedup key (groups.ts): hash-ready first.
@@ -290,6 +305,7 @@ function signInAndJoin(p: { link: AgentLink; connections: GroupConnections; prof
       ]);
     }),
   ]).then(() => undefined);
+  return { ready, published };
 }
 
 /** Closes in the order that loses nothing; every requested save is on disk when it resolves. */

@@ -5,7 +5,7 @@ import { connectAgent, resolveAgentConnection, warnExpiringCertificates, type Ne
 import { defaultStateDir } from "../state/file-store.ts";
 import type { ChannelConfig, Logger } from "../types.ts";
 
-export function connectConfiguredIdentity(params: { config: ChannelConfig; identityId: string; logger: Logger; now?: () => number; clientInfo?: string }): NetworkAgent {
+export function connectConfiguredIdentity(params: { config: ChannelConfig; identityId: string; logger: Logger; now?: () => number; clientInfo?: string; signInPriority?: () => number }): NetworkAgent {
   const { config, identityId, logger } = params;
   const resolved = resolveAgentConnection({
     identity: config.identities[identityId]!,
@@ -14,5 +14,11 @@ export function connectConfiguredIdentity(params: { config: ChannelConfig; ident
   });
   warnExpiringCertificates({ identities: [{ aid: resolved.identity.aid, certPem: resolved.identity.certPem }], now: (params.now ?? Date.now)(), logger });
   // network.insecureTls is logged at warn by connectAgent itself.
-  return connectAgent({ ...resolved, logger, ...(params.clientInfo !== undefined ? { clientInfo: params.clientInfo } : {}) });
+  return connectAgent({
+    ...resolved,
+    logger,
+    ...(params.clientInfo !== undefined ? { clientInfo: params.clientInfo } : {}),
+    // The process's shared sign-in pace (network/sign-in-pace.ts), most urgent first.
+    ...(params.signInPriority ? { signInPriority: params.signInPriority } : {}),
+  });
 }

@@ -11,6 +11,7 @@ import { publishProfileIfChanged, type ProfileSyncResult } from "../profile/prof
 import type { FetchLike } from "../profile/publish.ts";
 import type { GroupConnection } from "../transport/connection.ts";
 import type { ChannelConfig, IdentityConfig, Logger } from "../types.ts";
+import { computeBackoffDelay } from "../util/backoff.ts";
 import { createGroupProfiles, type GroupProfiles } from "./group-profiles.ts";
 
 export interface IdentityProfile {
@@ -24,12 +25,24 @@ export interface IdentityProfile {
   readonly groups: GroupProfiles;
   /**
    * Publishes the identity's agent.md once `signedIn` resolves, with the link's current
-   * message-service token; only when it changed since the last publish. Resolves, never rejects.
+   * message-service token; only when it changed since the last publish. A failed publish is
+   * retried with backoff (PUBLISH_RETRY) until it succeeds or the identity closes. Resolves, never rejects.
    */
   publishAfterSignIn(link: { token?: () => string | undefined }, signedIn: Promise<unknown> | undefined): Promise<ProfileSyncResult | undefined>;
+  /** Where the identity's agent.md stands: `pending` until a publish succeeded (retried with backoff). */
+  readonly publishState: ProfilePublishState;
   /** Aborts profile requests in flight; later results are ignored. */
   close(): void;
 }
+
+/**
+ * `waiting`: not signed in yet; `pending`: signed in, not published yet (retrying); `published`:
+ * published or already up to date; `off`: nothing to publish (disabled, no profile host, refused).
+ */
+export type ProfilePublishState = "waiting" | "pending" | "published" | "off";
+
+/** A failed agent.md publish is tried again after 2 s, doubling to at most 5 min (half of each step random). */
+export const PUBLISH_RETRY = { baseMs: 2000, maxMs: 300_000, jitter: 0.5 };
 
 /**
  * Where an identity's agent.md requests go when the caller did not say: its access point URL
@@ -73,6 +86,8 @@ export function createIdentityProfile(p: {
   logger: Logger;
   /** Local clock. */
   now: () => number;
+  /** For the publish retry's jitter. */
+  random?: (() => number) | undefined;
 }): IdentityProfile {
   const { logger } = p;
   const abort = new AbortController();
@@ -96,21 +111,51 @@ export function createIdentityProfile(p: {
     }
   };
 
+  let publishState: ProfilePublishState = p.fetch ? "waiting" : "off";
+  /** Waits `ms`, or less when the identity closes; the one timer of the publish, cleared on close. */
+  const pause = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        abort.signal.removeEventListener("abort", done);
+        resolve();
+      }
+      abort.signal.addEventListener("abort", done, { once: true });
+    });
+
   const publishAfterSignIn: IdentityProfile["publishAfterSignIn"] = async (link, signedIn) => {
     if (!fetch) return undefined;
     if (typeof link.token !== "function") {
       // A link that does not sign in (an in-process test network) has no token to publish with.
       logger.log("debug", "profile.publish-skipped", { aid: p.identity.aid, reason: "link-without-sign-in" });
+      publishState = "off";
       return undefined;
     }
+    publishState = "pending";
     try {
       await signedIn;
     } catch {
       // The identity never signed in (refused or closed first): that is reported where it happens.
+      publishState = "off";
       return undefined;
     }
-    if (abort.signal.aborted) return undefined;
-    return publishProfileIfChanged({ identityId: p.identityId, identity: p.identity, token: link.token(), stateDir: p.stateDir, fetch, logger, now: p.now });
+    // Until it succeeds: a network that refused or lost the upload (a restart, a full server)
+    // would otherwise leave the identity unknown as an agent to everyone for the whole run.
+    for (let attempt = 0; ; attempt++) {
+      if (abort.signal.aborted) return undefined;
+      const token = link.token!();
+      const result = await publishProfileIfChanged({ identityId: p.identityId, identity: p.identity, token, stateDir: p.stateDir, fetch, logger, now: p.now });
+      if (abort.signal.aborted) return undefined;
+      const retry = result.action === "skipped" && (result.reason === "publish-failed" || result.reason === "no-token");
+      if (!retry) {
+        publishState = result.action === "skipped" ? "off" : "published";
+        return result;
+      }
+      const retryInMs = computeBackoffDelay(attempt, PUBLISH_RETRY, p.random ?? Math.random);
+      logger.log("info", "profile.publish-retry", { aid: p.identity.aid, attempt: attempt + 1, retryInMs });
+      await pause(retryInMs);
+    }
   };
 
   return {
@@ -119,6 +164,9 @@ export function createIdentityProfile(p: {
     refreshMembers,
     groups,
     publishAfterSignIn,
+    get publishState() {
+      return publishState;
+    },
     close() {
       abort.abort();
       mt.close();

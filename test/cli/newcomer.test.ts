@@ -159,6 +159,31 @@ describe("one identity, one process", () => {
     expect(await first.exited).toBe(0);
     expect(existsSync(join(state, "locks", "gus.acp.local.lock"))).toBe(false);
   }, 40_000);
+
+  it("with many identities per run: a second run sharing one of them is refused naming it, and lets go of the ones it had started", async () => {
+    const state = freshDir();
+    const config = join(state, "pair.json");
+    const other = join(state, "other.json");
+    for (const aid of ["hal.acp.local", "ida.acp.local", "jon.acp.local"]) {
+      expect((await done(cli(["id", "create", aid, "--ap-url", ap, "--ca-file", ca, "--no-passphrase", "--state-dir", state]))).code).toBe(0);
+    }
+    // The first runs hal and ida; the second jon first, then ida.
+    for (const aid of ["hal.acp.local", "ida.acp.local"]) expect((await done(cli(["join", link, "--identity", aid, "--config", config, "--state-dir", state]))).code).toBe(0);
+    for (const aid of ["jon.acp.local", "ida.acp.local"]) expect((await done(cli(["join", link, "--identity", aid, "--config", other, "--state-dir", state]))).code).toBe(0);
+    const first = cli(["run", "--config", config, "--no-stdin"]);
+    await until(() => first.out.find((l) => l.startsWith("agents online:")), "hal and ida online", [first]);
+    const second = await done(cli(["run", "--config", other, "--no-stdin", "--duration-ms", "5000"]));
+    expect(second.code).toBe(1);
+    expect(second.err).toHaveLength(1);
+    expect(second.err[0]).toMatch(new RegExp(`^acp-group: ida\\.acp\\.local is already running in another process \\(pid ${first.child.pid}: acp-group run --config ${config.replaceAll(".", "\\.")} --no-stdin, `));
+    // jon, started before ida was refused, was stopped and its lock let go; the first run's stay.
+    expect(existsSync(join(state, "locks", "jon.acp.local.lock"))).toBe(false);
+    expect(existsSync(join(state, "locks", "hal.acp.local.lock"))).toBe(true);
+    expect(existsSync(join(state, "locks", "ida.acp.local.lock"))).toBe(true);
+    first.child.kill("SIGTERM");
+    expect(await first.exited).toBe(0);
+    expect(existsSync(join(state, "locks", "ida.acp.local.lock"))).toBe(false);
+  }, 60_000);
 });
 
 describe("start --fresh", () => {

@@ -105,7 +105,10 @@ describe("commands in README.md and docs/", () => {
       if (npm !== "npm" || run !== "run" || script === undefined) continue;
       if (!(script in scripts)) problems.push(`${c.file}: \`${c.line}\`: no script \`${script}\``);
       if (script === "bench" && dashes === "--") {
-        for (const b of rest.filter((r) => !r.startsWith("-"))) for (const name of b.split("|")) if (!benches.includes(name)) problems.push(`${c.file}: \`${c.line}\`: no benchmark \`${name}\``);
+        // The benchmark names come first; after the first option come a benchmark's own options and their values (`fleet --n 100`).
+        const firstOption = rest.findIndex((r) => r.startsWith("-"));
+        const names = firstOption < 0 ? rest : rest.slice(0, firstOption);
+        for (const b of names) for (const name of b.split("|")) if (!benches.includes(name)) problems.push(`${c.file}: \`${c.line}\`: no benchmark \`${name}\``);
       }
       if (script === "docs" && dashes === "--") for (const o of rest) if (o !== "--check") problems.push(`${c.file}: \`${c.line}\`: npm run docs takes only --check`);
     }

@@ -161,7 +161,7 @@ describe("agent.md on the local network (real sockets, real keys)", () => {
     }
   });
 
-  it("a profile host that cannot be reached: one warn line, and the identity joins and answers anyway", async () => {
+  it("a profile host that cannot be reached: a warn line, a retry planned, and the identity joins and answers anyway", async () => {
     const n = await network([]);
     try {
       identityOf.set(n.dev, await n.dev.identity(AGENTS.alice.aid));
@@ -184,7 +184,10 @@ describe("agent.md on the local network (real sockets, real keys)", () => {
       await you.say("Alice, are you there?");
       await waitFor(() => n.dev.service.history(GROUP).length === 2, "alice's answer");
       expect(n.dev.service.history(GROUP)[1]).toMatchObject({ sender: AGENTS.alice.aid });
-      expect(events(logger, "profile.publish-failed")).toHaveLength(1);
+      // Not given up: tried again after the first backoff step (2 s, half of it random).
+      expect(events(logger, "profile.publish-retry")[0]).toMatchObject({ level: "info", fields: { aid: AGENTS.alice.aid, attempt: 1 } });
+      expect(events(logger, "profile.publish-retry")[0]!.fields.retryInMs).toBeGreaterThanOrEqual(1000);
+      expect(alice.profileState).toBe("pending");
       await you.conn.close();
       await you.agent.close();
     } finally {

@@ -1,0 +1,178 @@
+// Sign-ins of a process, paced: at most `concurrency` identities sign in and open their socket at
+// once, the most urgent waiting one goes next (its priority read when a slot frees, so an identity
+// that became active while it waited moves up), and when they queue each start is spread by a
+// little random jitter. A thousand identities starting, or coming back after the network
+// restarted, then neither stall the event loop with a thousand TLS handshakes at once nor flood
+// the network from one operator. An uncontended sign-in starts at once, with no timer.
+import { NetworkError } from "./errors.ts";
+
+export interface SignInPaceOptions {
+  /** Sign-ins (and their socket's opening) in flight at once. Default 32. */
+  concurrency?: number;
+  /** When sign-ins queue, each start waits a random 0..jitterMs. Default 20. */
+  jitterMs?: number;
+  random?: () => number;
+}
+
+/** Lets the slot go (once; later calls do nothing). */
+export type SignInRelease = () => void;
+
+interface Waiter {
+  priority: () => number;
+  grant: (release: SignInRelease) => void;
+  fail: (err: Error) => void;
+  signal: AbortSignal | undefined;
+  onAbort: () => void;
+}
+
+export const DEFAULT_SIGN_IN_CONCURRENCY = 32;
+export const DEFAULT_SIGN_IN_JITTER_MS = 20;
+
+export class SignInPace {
+  /** Per access point: the identities waiting out a backoff, woken when one of them got through. */
+  readonly #recovery = new Map<string, Map<() => void, () => number>>();
+  readonly #concurrency: number;
+  readonly #jitterMs: number;
+  readonly #random: () => number;
+  readonly #waiting: Waiter[] = [];
+  #active = 0;
+
+  constructor(o: SignInPaceOptions = {}) {
+    this.#concurrency = Math.max(1, Math.floor(o.concurrency ?? DEFAULT_SIGN_IN_CONCURRENCY));
+    this.#jitterMs = Math.max(0, o.jitterMs ?? DEFAULT_SIGN_IN_JITTER_MS);
+    this.#random = o.random ?? Math.random;
+  }
+
+  /** Sign-ins holding a slot now. */
+  get active(): number {
+    return this.#active;
+  }
+
+  /** Sign-ins waiting for one. */
+  get waiting(): number {
+    return this.#waiting.length;
+  }
+
+  /**
+   * Resolves with the release once this sign-in may start: at once when a slot is free and
+   * nobody waits, else when it is the most urgent waiter (highest `priority()`) and a slot frees.
+   * Rejects with CLOSED when `signal` aborts first.
+   */
+  take(priority: () => number = () => 0, signal?: AbortSignal): Promise<SignInRelease> {
+    if (signal?.aborted) return Promise.reject(closed());
+    if (this.#active < this.#concurrency && this.#waiting.length === 0) return Promise.resolve(this.#occupy());
+    return new Promise<SignInRelease>((resolve, reject) => {
+      const waiter: Waiter = {
+        priority,
+        grant: resolve,
+        fail: reject,
+        signal,
+        onAbort: () => {
+          const i = this.#waiting.indexOf(waiter);
+          if (i >= 0) this.#waiting.splice(i, 1);
+          reject(closed());
+        },
+      };
+      signal?.addEventListener("abort", waiter.onAbort, { once: true });
+      this.#waiting.push(waiter);
+    });
+  }
+
+  /**
+   * Calls `wake` (once) when another identity of `origin` opens its socket: the network is back,
+   * so a backoff that grew while it was down need not be waited out (the pace still bounds them).
+   * Returns the way to stop waiting.
+   */
+  onRecovered(origin: string, wake: () => void, priority: () => number = () => 0): () => void {
+    let waiting = this.#recovery.get(origin);
+    if (!waiting) this.#recovery.set(origin, (waiting = new Map()));
+    const all = waiting;
+    const once = () => {
+      off();
+      wake();
+    };
+    const off = () => {
+      all.delete(once);
+      if (all.size === 0 && this.#recovery.get(origin) === all) this.#recovery.delete(origin);
+    };
+    all.set(once, priority);
+    return off;
+  }
+
+  /**
+   * An identity of `origin` opened its socket: every one waiting out a backoff there tries now,
+   * the most urgent first (the first few take the free slots at once, the rest queue by priority).
+   */
+  recovered(origin: string): void {
+    const waiting = this.#recovery.get(origin);
+    if (!waiting) return;
+    this.#recovery.delete(origin);
+    const byUrgency = [...waiting].map(([wake, priority]) => ({ wake, p: readPriority({ priority }) })).sort((a, b) => b.p - a.p);
+    for (const { wake } of byUrgency) wake();
+  }
+
+  #occupy(): SignInRelease {
+    this.#active++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.#active--;
+      this.#next();
+    };
+  }
+
+  /** Hands the free slot to the most urgent waiter, after its jitter (the slot is held meanwhile). */
+  #next(): void {
+    if (this.#active >= this.#concurrency || this.#waiting.length === 0) return;
+    // The first of the most urgent: ties go first come, first served.
+    let best = 0;
+    let bestPriority = readPriority(this.#waiting[0]!);
+    for (let i = 1; i < this.#waiting.length; i++) {
+      const p = readPriority(this.#waiting[i]!);
+      if (p > bestPriority) {
+        best = i;
+        bestPriority = p;
+      }
+    }
+    const [waiter] = this.#waiting.splice(best, 1) as [Waiter];
+    waiter.signal?.removeEventListener("abort", waiter.onAbort);
+    const release = this.#occupy();
+    const delay = Math.floor(this.#random() * this.#jitterMs);
+    if (delay <= 0) return waiter.grant(release);
+    const timer = setTimeout(() => {
+      waiter.signal?.removeEventListener("abort", onAbort);
+      waiter.grant(release);
+    }, delay);
+    // Closed during its jitter: the slot goes to the next one.
+    const onAbort = () => {
+      clearTimeout(timer);
+      release();
+      waiter.fail(closed());
+    };
+    waiter.signal?.addEventListener("abort", onAbort, { once: true });
+    this.#next();
+  }
+}
+
+/** A priority function that throws counts as the lowest: one identity's bug never stops the queue. */
+function readPriority(w: Pick<Waiter, "priority">): number {
+  try {
+    const p = w.priority();
+    return Number.isFinite(p) ? p : 0;
+  } catch {
+    return Number.NEGATIVE_INFINITY;
+  }
+}
+
+const closed = () => new NetworkError("CLOSED", "closed while waiting to sign in");
+
+/** The pace every identity of this process shares unless given its own. */
+export const processSignInPace = new SignInPace();
+
+/** No pace: every sign-in at once, no wake-ups (`signInPace: null`). */
+export const UNPACED = {
+  take: (): Promise<SignInRelease> => Promise.resolve(() => {}),
+  onRecovered: (): (() => void) => () => {},
+  recovered: (): void => {},
+} satisfies Pick<SignInPace, "take" | "onRecovered" | "recovered">;

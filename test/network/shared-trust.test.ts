@@ -1,0 +1,78 @@
+// Many identities in one process share their TLS trust and their HTTP connections: one secure
+// context per trust configuration (the CA file read once, again only when it changes), and
+// keep-alive to the access point, so a sign-in reuses the connection the one before it opened.
+// Real sockets against the local network with TLS; the resolver counts new TCP connections.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { appendFileSync, copyFileSync } from "node:fs";
+import type { LookupFunction } from "node:net";
+import { startLocalNetwork, type LocalNetwork } from "../../src/server/network/index.ts";
+import { connectAgent, createHttpClient, createIdentity, type Identity } from "../../src/network/index.ts";
+import { secureContextsBuilt, tlsConnectOptions } from "../../src/network/trust.ts";
+import { echoAgent, loopbackLookup, tempDir } from "./support.ts";
+
+describe("one trust and kept-alive connections for every identity of a process", () => {
+  let tmp: ReturnType<typeof tempDir>;
+  let net: LocalNetwork;
+  beforeAll(async () => {
+    tmp = tempDir();
+    net = await startLocalNetwork({ domain: "acp.test", stateDir: `${tmp.dir}/net`, tls: true, serviceAgents: [echoAgent("group.acp.test")] });
+  });
+  afterAll(async () => {
+    await net.close();
+    tmp.cleanup();
+  });
+
+  it("three identities signing in one after another open one HTTP connection between them (plus one socket each), on one secure context", async () => {
+    // Every new TCP connection resolves the host name once: the count of lookups is the count of connections.
+    let connections = 0;
+    const counting: LookupFunction = (host, options, callback) => {
+      connections++;
+      loopbackLookup(host, options, callback);
+    };
+    const tls = { caFile: net.caFile, lookup: counting };
+    const issuer = createHttpClient(tls);
+    const identities: Identity[] = [];
+    for (const name of ["ann", "ben", "cat"]) {
+      identities.push(await createIdentity({ aid: `${name}.acp.test`, stateDir: `${tmp.dir}/s`, accessPointUrl: net.accessPointUrl, noPassphrase: true, tls, http: issuer }));
+    }
+    issuer.close();
+    const contextsBefore = secureContextsBuilt();
+    connections = 0;
+    const agents = [];
+    try {
+      for (const identity of identities) {
+        const agent = connectAgent({ identity, accessPointUrl: net.accessPointUrl, tls });
+        agents.push(agent);
+        await agent.ready;
+        expect(agent.status).toBe("open");
+      }
+      // Each sign-in is five requests (two sign-ins of two steps and the config): 15 connections
+      // without keep-alive, plus the three message sockets.
+      expect(connections).toBeLessThanOrEqual(1 + identities.length);
+    } finally {
+      await Promise.all(agents.map((a) => a.close()));
+    }
+    // The CA file was read and the context built before (by createIdentity): none since.
+    expect(secureContextsBuilt()).toBe(contextsBefore);
+  });
+
+  it("the same rules give the same secure context; a CA file that changed is read again", () => {
+    const file = `${tmp.dir}/ca-copy.crt`;
+    copyFileSync(net.caFile, file);
+    const first = tlsConnectOptions({ caFile: file });
+    expect(first.secureContext).toBeDefined();
+    expect(tlsConnectOptions({ caFile: file }).secureContext).toBe(first.secureContext);
+    // The PEM given as text is another configuration: its own context.
+    expect(tlsConnectOptions({ ca: net.caPem }).secureContext).not.toBe(first.secureContext);
+    // Only the system roots: Node's own default context, none built.
+    expect(tlsConnectOptions({}).secureContext).toBeUndefined();
+    appendFileSync(file, "\n");
+    const renewed = tlsConnectOptions({ caFile: file });
+    expect(renewed.secureContext).not.toBe(first.secureContext);
+    expect(tlsConnectOptions({ caFile: file }).secureContext).toBe(renewed.secureContext);
+  });
+
+  it("a missing CA file is one clear error naming it", () => {
+    expect(() => tlsConnectOptions({ caFile: `${tmp.dir}/none.crt` })).toThrow(/cannot read the CA file .*none\.crt: ENOENT/);
+  });
+});
