@@ -3,6 +3,7 @@ export type { ChannelConfig, GroupSettings, IdentityConfig, BudgetSettings, Budg
 export type { DedupSettings, DelaySettings, LlmSettings, DirectSettings, DmPolicy } from "./config/schema.ts";
 // The kinds of conversation (a group, or one to one) and the pairing hook of direct messages.
 export type { ConversationRef, DirectPairing } from "./conversation-ref.ts";
+import type { SkipReason } from "./skip-reason.ts";
 import type { ConversationRef } from "./conversation-ref.ts";
 
 /** A message as the group service delivers it, normalised at the transport edge. */
@@ -68,7 +69,8 @@ export interface GroupVitality {
   updatedAt: number;
 }
 
-export type TriggerType = "normal" | "mention" | "engaged";
+/** `orphan`: an open question nobody answered, taken after its grace period (src/group/orphans.ts). */
+export type TriggerType = "normal" | "mention" | "engaged" | "orphan";
 
 export interface MentionInfo {
   mentioned: boolean;
@@ -99,6 +101,8 @@ export interface DispatchBatch {
   newestMsgId?: number;
   /** What the last attempt handed back with its `retry` outcome: the agent side's own work, returned to it unread. */
   carried?: RetryCarry;
+  /** Trigger `orphan`: the msg id of the open question (the batch's one message) nobody answered. */
+  orphan?: string;
 }
 
 /** One of our own messages as the group saw it: the prompt shows it, a reply to it is to us. */
@@ -200,32 +204,7 @@ export interface RetryCarry {
   decision?: TwoPhaseDecision;
 }
 
-export type SkipReason =
-  | "silent"
-  | "over-budget"
-  | "duplicate-of-recent-reply"
-  | "duplicate-of-other-member"
-  | "bot-loop-guard"
-  | "newer-mention"
-  | "empty-after-trim"
-  | "send-failed"
-  | "backend-failed"
-  | "group-closed"
-  | "two-phase-declined"
-  /** Our own reply to every message of the batch came back meanwhile (after a restart). */
-  | "already-answered"
-  /** Every open question of an unaddressed batch was answered by someone else first (src/monitor/floor.ts). */
-  | "answered-by-other"
-  /** In a room of agents, an unmentioned batch whose questions were all put to other members by name. */
-  | "addressed-to-other"
-  /** An unaddressed batch held only agents' answers to others: an answer is not answered. */
-  | "agent-answer"
-  /** Everyone who addressed us in the batch has used their share of the addressed allowance. */
-  | "sender-over-share"
-  /** Only strangers addressed us, and strangers together have used their class's share of the addressed allowance. */
-  | "strangers-over-share"
-  /** The conversation ended while the reply was written (a direct exchange closed by the peer's end marker or a limit). */
-  | "conversation-ended";
+export type { SkipReason } from "./skip-reason.ts";
 
 /** A reply went out. The group client records it in the group's memory (src/group/memory.ts). */
 export interface SentOutcome {

@@ -48,7 +48,7 @@ interface Rule {
 /** The faces: what a host or a library user loads. */
 const FACES = files("index.ts", "plugin.ts", "setup-entry.ts", "secret-contract-api.ts");
 /** The shared base every layer may import. */
-const BASE = files("types.ts", "conversation-ref.ts", "log.ts", "emitter.ts", "paths.ts");
+const BASE = files("types.ts", "conversation-ref.ts", "skip-reason.ts", "log.ts", "emitter.ts", "paths.ts");
 /** One helper per idea (backoff, abortable wait, bounded map, case-insensitive compare): every layer may import them. */
 const UTIL = under("util");
 /**
@@ -56,14 +56,14 @@ const UTIL = under("util");
  * import (as values) only types.ts, the wire vocabulary and each other.
  */
 const PURE_FILES = [
-  ...["addressee", "answered", "command", "dispatch-gate", "held", "memory", "mention", "retry-book", "seen-ids", "sender-access", "server-clock", "service-event", "signals", "social", "vitality"].map((n) => `group/${n}.ts`),
+  ...["addressee", "answered", "command", "dispatch-gate", "held", "memory", "mention", "orphans", "retry-book", "seen-ids", "sender-access", "server-clock", "service-event", "signals", "social", "vitality"].map((n) => `group/${n}.ts`),
   ...["members", "reason", "rules", "view"].map((n) => `group/addressing/${n}.ts`),
   "members/member-types.ts",
   "config/budget-windows.ts",
   ...["assemble", "budget-windows", "confusables", "context-xml", "decision", "dedup", "delay", "direct-prompt", "floor", "format-common", "identity-shared", "intent", "loop-guard", "outbound", "prompt", "reply-address", "reply-policy", "sanitize", "sender-share", "token-estimate"].map((n) => `monitor/${n}.ts`),
   ...["access", "exchange", "journal"].map((n) => `direct/${n}.ts`),
   // The shared helpers that are pure (util/wait.ts owns a timer: not here).
-  ...["backoff", "bounded-map", "equals-lower"].map((n) => `util/${n}.ts`),
+  ...["backoff", "bounded-map", "equals-lower", "rank"].map((n) => `util/${n}.ts`),
 ];
 const PURE = files(...PURE_FILES);
 

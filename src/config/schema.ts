@@ -11,51 +11,8 @@ const ms = (max = 24 * 3600_000) => z.number().int().min(0).max(max);
 
 export const VITALITY_STATES = ["DORMANT", "COOLING", "ACTIVE", "HEATED"] as const;
 
-const budgetWindow = z
-  .object({
-    messages: z.number().int().min(0).describe("Model calls allowed in the window"),
-    tokens: z.number().int().min(0).describe("Tokens (prompt + completion) allowed in the window"),
-  })
-  .strict();
-
-// One real prompt: the standalone conversation may hold `llm.historyTokenLimit` (8000) tokens, plus
-// the system prompt, the batch and the reply. The allowances below are counted in such calls, so a
-// window's token limit never runs out before its call limit on ordinary prompts.
-const TOKENS_PER_CALL = 12_000;
-const allowance = (messages: number) => ({ messages, tokens: messages * TOKENS_PER_CALL });
-
-// Addressed talk (mentions, replies to our messages, engaged follow-ups): sized so that a person
-// talking to the agent is never starved. 3h: one addressed line every 20 s held for three hours;
-// 5m: a burst at twice that pace (a live back-and-forth or a meeting sends a line every ~10 s),
-// so the short window gives headroom above the long one instead of equalling it; 24h: one every
-// 30 s for twelve hours — a whole working day of conversation. Follow-ups are paced to leave a
-// part of the 5-minute share for mentions (src/group/dispatch-gate.ts). Runaway agent-to-agent
-// talk is held by the loop guard and the agent gap, not here.
-const ADDRESSED_DEFAULT = { "5m": allowance(30), "3h": allowance(540), "24h": allowance(1440) };
-// Unaddressed talk (joining in unprompted) stays a small share: at most 2 calls in any 5 minutes,
-// 12 in 3 hours (one every 15 min), 48 a day — a fraction of what answering people may use.
-const UNADDRESSED_DEFAULT = { "5m": allowance(2), "3h": allowance(12), "24h": allowance(48) };
-// The channel's pace (the windows allow slow channels many calls per message): a quarter of our <= 10 calls per 100 messages.
-const UNADDRESSED_EVERY_DEFAULT = 40;
-
-const budgetWindows = (defaults: typeof ADDRESSED_DEFAULT) =>
-  z
-    .object({
-      "5m": budgetWindow.default(defaults["5m"]),
-      "3h": budgetWindow.default(defaults["3h"]),
-      "24h": budgetWindow.default(defaults["24h"]),
-    })
-    .strict()
-    .default(defaults);
-
-export const budgetSchema = z
-  .object({
-    enabled: z.boolean().default(true).describe("false: no budget gate, and budget_usage_ratio is 0"),
-    addressed: budgetWindows(ADDRESSED_DEFAULT).describe("Allowance for mentions, replies to us and engaged follow-ups"),
-    unaddressed: budgetWindows(UNADDRESSED_DEFAULT).describe("Allowance for joining in unprompted"),
-    unaddressedEvery: z.number().int().min(0).max(100_000).default(UNADDRESSED_EVERY_DEFAULT).describe("Joining in unprompted follows the channel's pace: at most one unaddressed model call per this many messages of others (0: no such limit)"),
-  })
-  .strict();
+export { budgetSchema, orphansSchema } from "./budget-schema.ts";
+import { budgetSchema, orphansSchema } from "./budget-schema.ts";
 
 export const replyPolicySchema = z
   .object({
@@ -215,6 +172,7 @@ export const groupSettingsSchema = z
       .describe("OpenClaw: the tools the agent may use for this group's turns (host tool policy). Default: none where anyone may talk (no allowFrom), the host's own policy otherwise"),
     replyPolicy: replyPolicySchema.default(replyPolicySchema.parse({})),
     budget: budgetSchema.default(budgetSchema.parse({})),
+    orphans: orphansSchema.default(orphansSchema.parse({})),
     dedup: dedupSchema.default(dedupSchema.parse({})),
     delay: delaySchema.default(delaySchema.parse({})),
   })
@@ -248,9 +206,11 @@ export const groupOverridesSchema = z
         ...optionalShape(budgetSchema.shape),
         addressed: z.object(optionalShape(budgetSchema.shape.addressed.unwrap().shape)).strict().optional(),
         unaddressed: z.object(optionalShape(budgetSchema.shape.unaddressed.unwrap().shape)).strict().optional(),
+        orphan: z.object(optionalShape(budgetSchema.shape.orphan.unwrap().shape)).strict().optional(),
       })
       .strict()
       .optional(),
+    orphans: z.object(optionalShape(orphansSchema.shape)).strict().optional(),
     dedup: z.object(optionalShape(dedupSchema.shape)).strict().optional(),
     delay: z.object(optionalShape(delaySchema.shape)).strict().optional(),
     cooldownScale: z.object(optionalShape(groupSettingsSchema.shape.cooldownScale.unwrap().shape)).strict().optional(),

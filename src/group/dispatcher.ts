@@ -13,7 +13,7 @@ import type { Overload } from "./overload.ts";
 import { RetryBook } from "./retry-book.ts";
 
 /** What the dispatcher tells the gates, and asks of them. */
-export type DispatchTiming = Pick<DispatchGates, "mentionWaiting" | "taken" | "reset" | "dispatchStarted" | "heldAgain" | "retryIn" | "dispatchEnded" | "afterDispatch">;
+export type DispatchTiming = Pick<DispatchGates, "mentionWaiting" | "taken" | "reset" | "dispatchStarted" | "heldAgain" | "retryIn" | "dispatchEnded" | "afterDispatch" | "afterOrphanDispatch" | "orphanWaitsForShare">;
 
 /** What the agent side reads of the group while a dispatch runs (types.ts GroupContext): facts only. */
 class DispatchContext implements GroupContext {
@@ -123,6 +123,65 @@ export class Dispatcher {
     s.emit({ type: "dispatch-start", batch, atLocal: now });
     const context = (this.#context ??= new DispatchContext(this.#memory, this.#gates, s.held));
     void this.#run(batch, context).catch((err: unknown) => s.log.log("error", "group.dispatch-bookkeeping-failed", errorFields(err)));
+  }
+
+  /**
+   * An `orphan` dispatch: the open question nobody answered (orphans.ts), alone. It takes nothing
+   * held and starts no cooldown; it is never retried (it is a second chance already: a failure is
+   * logged and the question left). False when closed or locked.
+   */
+  startOrphan(question: InboundMessage, now: number): boolean {
+    const s = this.#s;
+    if (s.closed || s.dispatching) return false;
+    const batch: DispatchBatch = {
+      identityId: s.identityId,
+      groupId: s.groupId,
+      dispatchId: ++this.#seq,
+      messages: [question],
+      vitality: s.ingest.vitalityAt(now),
+      mentionInfo: { mentioned: false, mentionCount: 0, batchesMerged: 1, triggerType: "orphan" },
+      now: s.ingest.serverNow(now),
+      attempt: 0,
+      newestMsgId: s.ingest.cursor,
+      orphan: question.msgId,
+    };
+    s.lock();
+    s.count("dispatches");
+    s.log.log("debug", "group.dispatch", { dispatchId: batch.dispatchId, trigger: "orphan", question: question.msgId, messages: 1, vitality: batch.vitality.state });
+    s.emit({ type: "dispatch-start", batch, atLocal: now });
+    const context = (this.#context ??= new DispatchContext(this.#memory, this.#gates, s.held));
+    void this.#runOrphan(batch, context).catch((err: unknown) => s.log.log("error", "group.dispatch-bookkeeping-failed", errorFields(err)));
+    return true;
+  }
+
+  async #runOrphan(batch: DispatchBatch, context: GroupContext): Promise<void> {
+    const s = this.#s;
+    try {
+      let outcome;
+      try {
+        outcome = await this.#handler(batch, context);
+      } catch (err) {
+        outcome = { kind: "retry" as const, reason: "backend-failed" as const, error: err };
+      }
+      if (outcome.kind === "retry") {
+        s.count("failures");
+        s.log.log("warn", "group.orphan-dispatch-failed", { dispatchId: batch.dispatchId, question: batch.orphan, ...errorFields(outcome.error) });
+        s.emit({ type: "dispatch-end", dispatchId: batch.dispatchId, atLocal: s.localNow(), ok: false, error: outcome.error, retryInMs: null });
+        return;
+      }
+      if (outcome.kind === "sent") {
+        const sentAt = outcome.sentAt ?? s.ingest.serverNow(s.localNow());
+        s.recordOwn({ msgId: outcome.msgId, timestamp: sentAt, content: outcome.text, replyTo: outcome.replyTo, key: outcome.key });
+      } else if (outcome.reason === "agents-share" && !s.closed) this.#gates.orphanWaitsForShare(batch.messages[0]!, s.localNow());
+      s.emit({ type: "dispatch-end", dispatchId: batch.dispatchId, atLocal: s.localNow(), ok: true, outcome });
+    } finally {
+      s.unlock();
+      const waiters = this.#unlockWaiters;
+      this.#unlockWaiters = null;
+      if (waiters !== null) for (const resolve of waiters) resolve();
+      if (!s.closed) this.#gates.afterOrphanDispatch(s.localNow());
+      s.checkIdle();
+    }
   }
 
   async #run(batch: DispatchBatch, context: GroupContext): Promise<void> {

@@ -7,6 +7,7 @@ import type { InboundMessage, TriggerType } from "../types.ts";
 import { CappedDebounce } from "./capped-debounce.ts";
 import type { ClientState } from "./client-state.ts";
 import { checkMentionDispatch, checkNormalDispatch, followsUp, followUpPaceMs, scaledCooldownMs } from "./dispatch-gate.ts";
+import { OrphanWatch, orphanDue } from "./orphans.ts";
 
 type Timer = ReturnType<typeof setTimeout>;
 
@@ -15,10 +16,24 @@ export type GatesState = Pick<ClientState, "closed" | "dispatching" | "held" | "
 
 const NO_STARTS: readonly number[] = Object.freeze([]);
 
+/** The orphan path's side of the gates: whose rank, whether a room contends, how an orphan dispatch starts. */
+export interface OrphanPath {
+  aid: string;
+  /** Another agent is known in the group: the room the orphan path serves. */
+  inRoom(): boolean;
+  /** Starts an `orphan` dispatch of `question`; false when the lock is held or the client closed. */
+  start(question: InboundMessage, now: number): boolean;
+}
+
 export class DispatchGates {
   readonly #s: GatesState;
   /** Starts a dispatch of everything held (the dispatcher checks the lock and close itself). */
   readonly #start: (now: number) => void;
+  readonly #orphanPath: OrphanPath | undefined;
+  /** Open questions waiting for their grace period (orphans.ts); made on the first. */
+  #orphans: OrphanWatch | null = null;
+  /** Armed for the watch's earliest due time; kept across dispatches (it holds no held message). */
+  #orphanTimer: Timer | undefined;
   // Timers hold pending messages, so they keep the process alive until clear() clears them.
   /** Buffer gate: trailing debounce (bufferGateMs) capped at bufferGateMaxWaitMs. */
   readonly #bufferGate: CappedDebounce;
@@ -43,9 +58,10 @@ export class DispatchGates {
   /** Aborted when a mention arrives during the running dispatch (ends its send delay). */
   #mentionController: AbortController | null = null;
 
-  constructor(s: GatesState, start: (now: number) => void) {
+  constructor(s: GatesState, start: (now: number) => void, orphanPath?: OrphanPath) {
     this.#s = s;
     this.#start = start;
+    this.#orphanPath = orphanPath;
     this.#bufferGate = new CappedDebounce(() => this.#onBufferGate(), s.localNow);
     this.#engagedGate = new CappedDebounce(() => this.#onEngagedGate(), s.localNow);
   }
@@ -83,6 +99,28 @@ export class DispatchGates {
     this.#mentionWaiting = true;
     this.#mentionController?.abort();
     this.#tryMentionDispatch(now);
+  }
+
+  /**
+   * A person asked a question that may be orphaned (orphans.ts mayBeOrphaned): in a room of agents,
+   * it is watched until its due time (grace + this agent's rank of the spread).
+   */
+  questionArrived(message: InboundMessage, now: number): void {
+    const path = this.#orphanPath;
+    const settings = this.#s.settings.orphans;
+    if (path === undefined || !settings.enabled || !path.inRoom()) return;
+    (this.#orphans ??= new OrphanWatch()).add(message, orphanDue({ askedLocal: now, aid: path.aid, msgId: message.msgId, settings }));
+    this.#armOrphanTimer(now);
+  }
+
+  /**
+   * An orphan dispatch found the room's share of agents' lines taken (`agents-share`): the question
+   * waits one more turn of the spread, while it is fresh (the agent side checks that).
+   */
+  orphanWaitsForShare(message: InboundMessage, now: number): void {
+    const settings = this.#s.settings.orphans;
+    (this.#orphans ??= new OrphanWatch()).add(message, now + Math.max(1, settings.spreadMs));
+    this.#armOrphanTimer(now);
   }
 
   /**
@@ -148,10 +186,12 @@ export class DispatchGates {
     this.#lastDispatchEndLocal = now;
   }
 
-  /** After the lock is released: a waiting mention or follow-up goes at once; else cooldown. */
+  /** After the lock is released: a waiting mention, then a due orphan, then a follow-up go at once; else cooldown. */
   afterDispatch(now: number): void {
     if (this.#mentionWaiting) this.#tryMentionDispatch(now);
-    else if (this.#retryTimer !== undefined) {
+    else if (this.#startDueOrphan(now)) {
+      // The orphan dispatch holds the lock; what waits goes after it.
+    } else if (this.#retryTimer !== undefined) {
       // The retry timer takes everything held when it fires.
     } else if (this.#engagedWaiting) {
       this.#engagedWaiting = false;
@@ -160,6 +200,33 @@ export class DispatchGates {
       this.#flushBufferGateToQueue();
       this.#tryDispatch(now);
     }
+  }
+
+  /**
+   * An orphan dispatch released the lock. It took nothing held and started no cooldown: what was
+   * kept waiting by the lock goes now (a mention, another due orphan, a follow-up, flushed talk);
+   * the buffer gate keeps its own time.
+   */
+  afterOrphanDispatch(now: number): void {
+    this.#mentionController = null;
+    if (this.#mentionWaiting) this.#tryMentionDispatch(now);
+    else if (this.#startDueOrphan(now)) {
+      // Another orphan was due meanwhile.
+    } else if (this.#retryTimer !== undefined) {
+      // The retry timer takes everything held when it fires.
+    } else if (this.#engagedWaiting) {
+      this.#engagedWaiting = false;
+      this.#tryFollowUpDispatch(now);
+    } else if (this.#s.held.pending.length > 0) this.#tryDispatch(now);
+    this.#armOrphanTimer(now);
+  }
+
+  /** Closing: the watched questions go too. */
+  shutdown(): void {
+    this.reset();
+    clearTimeout(this.#orphanTimer);
+    this.#orphanTimer = undefined;
+    this.#orphans?.clear();
   }
 
   clear(): void {
@@ -268,6 +335,33 @@ export class DispatchGates {
         this.#tryMentionDispatch(s.localNow());
       }, decision.waitMs);
     }
+  }
+
+  /** Starts the earliest due orphan when nothing holds the lock or waits before it. True when one started. */
+  #startDueOrphan(now: number): boolean {
+    const watch = this.#orphans;
+    const path = this.#orphanPath;
+    if (watch === null || path === undefined || this.#s.closed || this.#s.dispatching || this.#mentionWaiting || this.#retryTimer !== undefined) return false;
+    const due = watch.takeDue(now);
+    if (due === undefined) return false;
+    if (path.start(due, now)) return true;
+    watch.add(due, now);
+    return false;
+  }
+
+  /** Armed for the next question that comes due; one due already waits for the lock (afterDispatch). */
+  #armOrphanTimer(now: number): void {
+    const at = this.#orphans?.nextAfter(now);
+    clearTimeout(this.#orphanTimer);
+    this.#orphanTimer = undefined;
+    if (at === undefined || this.#s.closed) return;
+    this.#orphanTimer = setTimeout(() => {
+      this.#orphanTimer = undefined;
+      const t = this.#s.localNow();
+      // Held by the lock, a retry or a waiting mention: afterDispatch starts it when the lock is released.
+      this.#startDueOrphan(t);
+      this.#armOrphanTimer(t);
+    }, at - now);
   }
 
   #onRetryTimer(): void {

@@ -16,6 +16,7 @@ import { GroupIngest } from "./ingest.ts";
 import { monotonicNow } from "./local-clock.ts";
 import { GroupMemory } from "./memory.ts";
 import { compileMentionMatcher, sharedMentionKeywords } from "./mention.ts";
+import { mayBeOrphaned } from "./orphans.ts";
 import { Overload } from "./overload.ts";
 import { compileSenderAccess } from "./sender-access.ts";
 
@@ -52,6 +53,11 @@ export interface GroupClientParams {
   memory?: GroupMemory;
   /** Optional observer (replay, tests, metrics). Exceptions it throws are logged and ignored. */
   onEvent?: (e: GroupClientEvent) => void;
+  /**
+   * Whether another agent is known in the group (a room of agents): only there are open questions
+   * watched for the orphan path (src/group/orphans.ts). Absent: never.
+   */
+  inRoom?: () => boolean;
 }
 
 /** One of our own messages, as sent (or as echoed back by the group). */
@@ -147,7 +153,12 @@ class GroupClientImpl implements GroupClient {
     this.mentionKeywords = mentionKeywords;
     this.#memberTypes = p.memberTypes;
     this.#humans = p.humans ? new Set([...p.humans, ...(p.identity.owner ? [p.identity.owner] : [])].map((h) => h.toLowerCase())) : null;
-    this.#gates = new DispatchGates(s, (now) => this.#dispatcher.start(now));
+    const inRoom = p.inRoom;
+    this.#gates = new DispatchGates(
+      s,
+      (now) => this.#dispatcher.start(now),
+      inRoom ? { aid: p.identity.aid, inRoom, start: (question, now) => this.#dispatcher.startOrphan(question, now) } : undefined,
+    );
     this.#overload = new Overload(s);
     this.#dispatcher = new Dispatcher({ state: s, gates: this.#gates, overload: this.#overload, handler: p.dispatch, memory: this.#memory });
   }
@@ -211,6 +222,7 @@ class GroupClientImpl implements GroupClient {
       } else if (inbound.maybeOurs) engagedSeen = true;
       held.add(inbound);
       added++;
+      if (mayBeOrphaned(inbound) && this.#isHuman(inbound.sender)) this.#gates.questionArrived(inbound, now);
       if (observed) s.emit({ type: "accepted", message: inbound, batchSeq, atLocal: now });
     }
     ingest.endBatch(now);
@@ -250,7 +262,7 @@ class GroupClientImpl implements GroupClient {
     if (this.#closing) return this.#closing;
     const s = this.#s;
     s.markClosed();
-    this.#gates.reset();
+    this.#gates.shutdown();
     this.#dispatcher.forgetCarry();
     const held = this.#dispatcher.take().messages;
     for (const m of held) s.drop(m, "group-closed", "held");

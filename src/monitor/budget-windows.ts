@@ -1,16 +1,16 @@
 // The three-window budget (P0) per (identity, group): model calls and tokens in the last
-// 5 min / 3 h / 24 h, kept as two separate allowances — addressed talk (mentions, replies to us,
-// engaged follow-ups) and unaddressed talk — so chatter can never spend what answering a person
-// needs. Events are pruned on read against an explicit `now` (server time).
+// 5 min / 3 h / 24 h, kept as separate allowances — addressed talk (mentions, replies to us,
+// engaged follow-ups), unaddressed talk and orphaned questions — so chatter can never spend what
+// answering a person needs. Events are pruned on read against an explicit `now` (server time).
 import { BUDGET_WINDOW_MS, BUDGET_WINDOWS as WINDOWS } from "../config/budget-windows.ts";
 import type { BudgetSettings, BudgetWindowName } from "../types.ts";
 
 const LONGEST_MS = BUDGET_WINDOW_MS["24h"];
 
 /** Which allowance a model call draws from. */
-export type BudgetPool = "addressed" | "unaddressed";
+export type BudgetPool = "addressed" | "unaddressed" | "orphan";
 
-/** One model call: [server-time ms, tokens, 1 if it answered addressed talk else 0]. */
+/** One model call: [server-time ms, tokens, 1 if it answered addressed talk, 2 an orphaned question, else 0]. */
 export type BudgetEvent = [at: number, tokens: number, addressed: number];
 
 export interface WindowUsage {
@@ -18,7 +18,9 @@ export interface WindowUsage {
   tokens: number;
 }
 
-const poolFlag = (pool: BudgetPool): number => (pool === "addressed" ? 1 : 0);
+export const poolFlag = (pool: BudgetPool): number => (pool === "addressed" ? 1 : pool === "orphan" ? 2 : 0);
+/** The pool flag of a stored event (anything but 1 and 2 is unaddressed). */
+const flagOf = (stored: number): number => (stored === 1 || stored === 2 ? stored : 0);
 
 /** Usage of one pool per window. An event exactly `windowMs` old has left the window. */
 export function measureBudget(events: readonly BudgetEvent[], now: number, pool: BudgetPool): Record<BudgetWindowName, WindowUsage> {
@@ -28,7 +30,7 @@ export function measureBudget(events: readonly BudgetEvent[], now: number, pool:
     const cutoff = now - BUDGET_WINDOW_MS[w];
     const u: WindowUsage = { messages: 0, tokens: 0 };
     for (const [at, tokens, addressed] of events) {
-      if (at <= cutoff || (addressed ? 1 : 0) !== flag) continue;
+      if (at <= cutoff || flagOf(addressed) !== flag) continue;
       u.messages++;
       u.tokens += tokens;
     }

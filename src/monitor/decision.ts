@@ -1,6 +1,7 @@
 // The one structured record per dispatch (seed 003 §10.5): what the group looked like, what we
 // decided, and why every skip happened.
 import type { ConversationRef, DispatchOutcome, GroupVitality, MentionInfo, ReplyType, TriggerType } from "../types.ts";
+import type { BudgetPool } from "./budget-windows.ts";
 
 export interface DispatchDecision {
   identityId: string;
@@ -20,7 +21,7 @@ export interface DispatchDecision {
   replyTypeReason?: string;
   budgetRatio: number;
   /** The allowance the dispatch draws from: addressed talk or unaddressed talk. */
-  budgetPool: "addressed" | "unaddressed";
+  budgetPool: BudgetPool;
   modelCalls: number;
   /** Tokens of this dispatch's model calls (reported usage, else estimated). */
   tokens: number;

@@ -10,15 +10,14 @@
 // Pure: messages and names in, a decision with a reason out. Never touches a timer.
 import { leadingName, memberKeys, nickKey } from "../group/addressee.ts";
 import type { InboundMessage } from "../types.ts";
+import { isQuestion } from "../group/orphans.ts";
+import { floorRank } from "../util/rank.ts";
+
+export { floorRank, isQuestion };
 
 export type FloorMessage = Pick<InboundMessage, "msgId" | "sender" | "content" | "timestamp" | "metadata"> &
   Partial<Pick<InboundMessage, "isMention" | "passive" | "engaged" | "maybeOurs">>;
 
-/** A line that asks: it ends in `?` or the fullwidth `？` (trailing spaces aside). */
-export function isQuestion(content: string): boolean {
-  const t = content.trimEnd();
-  return t.endsWith("?") || t.endsWith("？");
-}
 
 /**
  * A question addressed to nobody: it does not open with a marked address (`bob: …`, `@bob …`,
@@ -33,24 +32,6 @@ export function isOpenQuestion(content: string, isMember: (key: string) => boole
   // People open with their own name too ("Dave here, …"): that addresses nobody.
   if (asker !== undefined && memberKeys(asker).includes(key)) return true;
   return !lead.marked && !isMember(key);
-}
-
-/**
- * This agent's place in the queue for one question, in [0, 1): FNV-1a of aid and msg id. Every
- * agent computes its own; nobody needs the others' to agree on an order.
- */
-export function floorRank(aid: string, msgId: string): number {
-  let h = 0x811c9dc5;
-  const s = `${aid.toLowerCase()}\u0000${msgId}`;
-  for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  // One extra avalanche round: aids that differ in the last character still spread over [0, 1).
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  return (h >>> 0) / 4294967296;
 }
 
 /** `reply_to` of a message: plain (`metadata.reply_to`) or inside `group_meta`. */

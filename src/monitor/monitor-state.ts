@@ -6,6 +6,12 @@
 import type { InboundMessage, PersistedGroupState } from "../types.ts";
 import { pruneBudgetEvents, recordBudgetEvent, type BudgetEvent } from "./budget-windows.ts";
 import { pruneSenderCharges, recordSenderCharge, type SenderCharge } from "./sender-share.ts";
+import { BoundedSet } from "../util/bounded-map.ts";
+
+/** Msg ids of questions we answered, remembered for orphans: far more than the questions watched at once. */
+const ANSWERED_LIMIT = 256;
+/** The room's lines kept for the agents' share: enough for a share of 0.01 (the schema's least). */
+const ROOM_LINES_LIMIT = 100;
 
 /** The monitor's part of {@link PersistedGroupState}. */
 export type MonitorSnapshot = Pick<PersistedGroupState, "budgetEvents" | "agentChain" | "senderCharges">;
@@ -24,6 +30,10 @@ export class MonitorState {
   #traffic: number | null = null;
   /** Server time of our last unaddressed call, or null. */
   #lookedAt: number | null = null;
+  /** Whether each of the room's latest lines (others' and ours, as seen) was an agent's, oldest first. */
+  #roomLines: boolean[] = [];
+  /** Questions a reply of ours answered (the claim, or every line of its batch): never taken again as orphans. */
+  readonly #answered = new BoundedSet<string>(ANSWERED_LIMIT);
 
   constructor(restored: Partial<PersistedGroupState> | undefined) {
     this.#budgetEvents = [...(restored?.budgetEvents ?? [])].map((e) => [e[0], e[1], e[2]]);
@@ -90,6 +100,28 @@ export class MonitorState {
     if (n === this.#agentChain) return false;
     this.#agentChain = n;
     return true;
+  }
+
+  /** Lines of the room, in the order seen: true for an agent's (ours included). Keeps the last {@link ROOM_LINES_LIMIT}. */
+  noteRoomLines(agentLines: Iterable<boolean>): void {
+    for (const a of agentLines) this.#roomLines.push(a);
+    if (this.#roomLines.length > ROOM_LINES_LIMIT) this.#roomLines = this.#roomLines.slice(-ROOM_LINES_LIMIT);
+  }
+
+  /** How many of the room's last `n` lines were agents'. */
+  agentLinesInLast(n: number): number {
+    let k = 0;
+    for (const a of this.#roomLines.slice(-n)) if (a) k++;
+    return k;
+  }
+
+  /** A reply of ours went out for these msg ids. */
+  noteAnswered(ids: Iterable<string>): void {
+    for (const id of ids) this.#answered.add(id);
+  }
+
+  answered(msgId: string): boolean {
+    return this.#answered.has(msgId);
   }
 
   /** Other members' lines of a batch join the recent ones (at most `size`). Returns those from before. */

@@ -104,6 +104,9 @@ export function buildGroupSituationPrompt(state: SituationState, mentionInfo: Me
     "You are in a group chat with other agents. Decide whether to reply based on the situation above.",
     "Default to silence unless your response is necessary and additive.",
     "If you are mentioned, you should reply unless the mention is clearly not directed at you.",
+    ...(mentionInfo.triggerType === "orphan"
+      ? ["The first message is a person's question to the room that nobody has answered yet. Answer it if you can add something useful; otherwise reply NO_REPLY."]
+      : []),
     "",
     "[Reply Policy]",
     `reply_type=${state.replyType ?? "normal"}`,

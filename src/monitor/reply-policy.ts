@@ -19,7 +19,8 @@ export function decideReplyType(p: {
   trigger: TriggerType;
   allowLong: boolean;
 }): { replyType: ReplyType; reason: ReplyTypeReason } {
-  const addressed = p.mentioned || p.trigger === "engaged";
+  // An orphaned question is answered as one put to us: a reaction is no answer.
+  const addressed = p.mentioned || p.trigger === "engaged" || p.trigger === "orphan";
   if (p.vitality === "HEATED" || p.budgetRatio >= HIGH_BUDGET_RATIO) {
     return { replyType: addressed ? "short" : "reaction", reason: p.vitality === "HEATED" ? "heated" : "budget-high" };
   }

@@ -4,13 +4,13 @@
 import { addressingLabel } from "../group/addressing/reason.ts";
 import type { GroupClientEvent } from "../group/group-client.ts";
 import type { DispatchDecision } from "../monitor/monitor.ts";
-import type { DropReason, ReplyType, SkipReason, VitalityState } from "../types.ts";
+import type { DropReason, ReplyType, SkipReason, TriggerType, VitalityState } from "../types.ts";
 import { isDirectedAt, measureAddressed, percentile, type AddressedReport } from "./addressed.ts";
 import type { LogLine } from "./log.ts";
 
 export interface ReplayDispatch {
   at: number;
-  trigger: "normal" | "mention" | "engaged";
+  trigger: TriggerType;
   messageIds: string[];
   batchesMerged: number;
   mentionCount: number;

@@ -167,6 +167,8 @@ export function startReplayAgent(p: {
           opts.onEvent!(e);
         }
       : recorder.onEvent,
+    // A room: the other agents of ours, and `--agents`.
+    inRoom: () => agents.length > 0,
   });
 
   return {

@@ -73,7 +73,8 @@ rect.reply { fill: var(--reply); cursor: pointer; }
 .m-plain { stroke: var(--plain); } .m-own { stroke: var(--own); } .m-engaged { stroke: var(--engaged); } .m-mention { stroke: var(--mention); }
 .hl-span { fill: #ffd54f; fill-opacity: 0.18; pointer-events: none; }
 .hl-msg { fill: none; stroke: #111; stroke-width: 1.5; pointer-events: none; }
-#detail { margin-top: 10px; border: 1px solid #d5dade; border-radius: 6px; padding: 8px 12px; min-height: 60px; }
+#detail { margin-top: 10px; border: 1px solid #d5dade; border-radius: 6px; padding: 8px 12px; min-height: 60px; position: sticky; bottom: 0; max-height: 38vh; overflow-y: auto; background: #fff; box-shadow: 0 -2px 6px rgba(0, 0, 0, 0.08); z-index: 1; }
+#chart.squeezed circle, #chart.squeezed rect, #chart.squeezed path, #chart.squeezed line, #chart.squeezed polyline { vector-effect: non-scaling-stroke; }
 #detail h3 { margin: 0 0 6px; font-size: 14px; } #detail h4 { margin: 8px 0 2px; font-size: 12px; color: #5b6670; }
 #detail dl { display: grid; grid-template-columns: max-content 1fr; gap: 2px 12px; margin: 0; } #detail dt { color: #5b6670; } #detail dd { margin: 0; }
 .reply { margin: 0; padding: 4px 8px; background: #f3eef8; border-left: 3px solid var(--reply); white-space: pre-wrap; }

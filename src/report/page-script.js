@@ -88,6 +88,22 @@
     if (m) m.classList.add("pinned");
     show(pinned);
   });
+  // The timeline fits the window it opens in: the chart is drawn at its natural width and, when
+  // that is wider than the view but at most MAX_SQUEEZE times, stretched to the view along the time
+  // axis only (rows stay level with their labels). Longer logs keep their width and scroll.
+  const MAX_SQUEEZE = 3;
+  const scroller = document.getElementById("scroller");
+  const natural = Number(chart.getAttribute("width"));
+  chart.setAttribute("viewBox", `0 0 ${natural} ${chart.getAttribute("height")}`);
+  chart.setAttribute("preserveAspectRatio", "none");
+  function fit() {
+    const view = scroller.clientWidth;
+    const width = natural > view && natural <= view * MAX_SQUEEZE ? view : natural;
+    chart.setAttribute("width", String(width));
+    chart.classList.toggle("squeezed", width !== natural);
+  }
+  fit();
+  window.addEventListener("resize", fit);
   show(-1);
   document.body.setAttribute("data-ready", "1");
 })();

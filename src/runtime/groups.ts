@@ -123,6 +123,8 @@ export function createGroupRuntimes(p: {
       identity,
       humans: config.humans,
       memberTypes: profile.memberTypes,
+      // Open questions nobody answers are taken where another agent is known (src/group/orphans.ts).
+      inRoom: () => profile.memberTypes.anyAgent(identity.aid),
       settings,
       dispatch: monitor.handle,
       logger: glog,

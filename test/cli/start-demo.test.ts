@@ -64,12 +64,13 @@ describe("start --fresh (the README demo, run twice)", () => {
 });
 
 describe("start: a question to the room (three agents, the offline responder)", () => {
-  it("gets one answer: the agent first by its rank answers, the other two yield to it", async () => {
+  it("is left to people first, then gets one answer: the agent first by its rank answers, the other two yield to it", async () => {
     const args = ["start", "--fresh", "--no-stdin", "--say", "anyone know why apt hangs on update?", "--duration-ms", "25000"];
     let sent = false;
-    // Stopped once all three agents have decided on the question.
+    // The demo config leaves an open question to people for 5 s, then the agents take it in turn
+    // over 4 s (orphans). Stopped once all three agents have decided on the orphaned question.
     const run = await runBin(args, (out, kill) => {
-      if (!sent && (out.match(/↳ \w+ \[lobby\] dispatch #1 /g) ?? []).length === 3) {
+      if (!sent && (out.match(/↳ \w+ \[lobby\] dispatch #2 orphan /g) ?? []).length === 3) {
         sent = true;
         kill("SIGINT");
       }
@@ -78,8 +79,9 @@ describe("start: a question to the room (three agents, the offline responder)", 
     expect(run.code).toBe(0);
     expect(run.out).toMatch(/#1 sam\.acp\.local: anyone know why apt hangs on update\?/);
     expect(run.out.match(/\(agent\): \[offline responder\]/g)).toHaveLength(1);
-    expect(run.out.match(/dispatch #1 normal .* → sent short/g)).toHaveLength(1);
-    expect(run.out.match(/dispatch #1 normal .* → skipped: answered-by-other \(after-delay 1:by:\w+\.acp\.local\)/g)).toHaveLength(2);
+    expect(run.out.match(/dispatch #1 normal .* → skipped: left-to-people \(1\)/g)).toHaveLength(3);
+    expect(run.out.match(/dispatch #2 orphan .* → sent short/g)).toHaveLength(1);
+    expect(run.out.match(/dispatch #2 orphan .* → skipped: answered-by-other \((after-delay )?1:by:\w+\.acp\.local\)/g)).toHaveLength(2);
   }, 60_000);
 });
 

@@ -68,7 +68,9 @@ describe("defaults", () => {
         },
         unaddressed: { "5m": { messages: 2, tokens: 24000 }, "3h": { messages: 12, tokens: 144000 }, "24h": { messages: 48, tokens: 576000 } },
         unaddressedEvery: 40,
+        orphan: { "5m": { messages: 2, tokens: 24000 }, "3h": { messages: 12, tokens: 144000 }, "24h": { messages: 48, tokens: 576000 } },
       },
+      orphans: { enabled: true, graceMs: 60000, spreadMs: 30000, freshMs: 180000, maxAgentShare: 0.05 },
       dedup: { historySize: 10, othersHistorySize: 20, similarityThreshold: 0.8, action: "skip" },
       delay: { enabled: true, fastMs: [2000, 6000], normalMs: [8000, 20000], slowMs: [20000, 60000], onMention: false },
     });
@@ -176,6 +178,7 @@ describe("layered merge: defaults ← groups[*] ← groups[id] ← identity.grou
       addressed: DEFAULT_GROUP_SETTINGS.budget.addressed,
       unaddressed: { "5m": { messages: 1, tokens: 100 }, "3h": { messages: 12, tokens: 144000 }, "24h": { messages: 48, tokens: 576000 } },
       unaddressedEvery: 40,
+      orphan: DEFAULT_GROUP_SETTINGS.budget.orphan,
     });
   });
 

@@ -135,7 +135,8 @@ describe("sends that fail", () => {
     const backend = createScriptedBackend({ mode: "helpful", latencyMs: 1000, replyText: "Try another mirror." });
     const { sender, attempts } = scriptedSender(["NOT_CONNECTED"]);
     // helper.agentcp.io is a known agent: the floor is in force.
-    const w = wire({ settings: settingsWith(), backend, sender, agents: ["helper.agentcp.io"] });
+    // The floor's claim on the normal path: orphans off, so the open question is claimed at once.
+    const w = wire({ settings: settingsWith({ orphans: { enabled: false } }), backend, sender, agents: ["helper.agentcp.io"] });
     // T+0      carol asks the room (msg 1)
     // T+3s     buffer gate → dispatch 1; T+4s the model's reply (short: 2–6 s delay)
     // T+6.544s alice's rank for msg 1 (0.1359) of the delay: the send does not leave (NOT_CONNECTED)

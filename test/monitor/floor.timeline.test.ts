@@ -1,7 +1,7 @@
 // A room of three agents of ours (alice, bob, carol) on one simulated clock, through the real
 // group clients and monitors (src/replay/room.ts), with the `helpful` stand-in for the model (it
 // wants to answer every question; a hosted model cannot run here). Default settings: buffer gate
-// 3 s, cooldown 30 s, a short reply waits 2–6 s, the model takes 2 s.
+// 3 s, cooldown 30 s, a short reply waits 2–6 s, the model takes 2 s — and orphans off (FLOOR_ONLY).
 //
 // Each agent's place for a question is its floor rank: the send waits 2000 + rank × 4000 ms.
 //   q1: carol 0.1354 → 2542 ms · bob 0.3220 → 3288 ms · alice 0.7961 → 5184 ms
@@ -17,14 +17,20 @@ const at = (ms: number) => T0 + ms;
 let lineNo = 0;
 const line = (id: string, ms: number, sender: string, content: string): LogLine => ({ id, ts: at(ms), sender, content, line: ++lineNo });
 
-// The floor is under test here, not the unaddressed allowance's pace (budget.unaddressedEvery):
-// every agent looks at every open question of these short timelines.
-const SETTINGS = { ...DEFAULT_GROUP_SETTINGS, budget: { ...DEFAULT_GROUP_SETTINGS.budget, unaddressedEvery: 0 } };
+// The floor as the normal path uses it, claiming an open question at once: orphans off (with the
+// defaults, an open question is first left to people; test/monitor/orphans.timeline.test.ts), and
+// the unaddressed allowance's pace off (budget.unaddressedEvery): every agent looks at every
+// open question of these short timelines.
+const FLOOR_ONLY = {
+  ...DEFAULT_GROUP_SETTINGS,
+  orphans: { ...DEFAULT_GROUP_SETTINGS.orphans, enabled: false },
+  budget: { ...DEFAULT_GROUP_SETTINGS.budget, unaddressedEvery: 0 },
+};
 
 function room(lines: LogLine[], agents: string[] = [], deliveryMs = 0, strangers: string[] = []): Promise<RoomReport> {
   return runRoomReplay(
     lines,
-    ["alice", "bob", "carol"].map((persona, i) => ({ persona, settings: SETTINGS, responder: "helpful" as const, agentLatencyMs: 2000, seed: 1 + i, agents, strangers })),
+    ["alice", "bob", "carol"].map((persona, i) => ({ persona, settings: FLOOR_ONLY, responder: "helpful" as const, agentLatencyMs: 2000, seed: 1 + i, agents, strangers })),
     undefined,
     deliveryMs,
   );

@@ -110,6 +110,15 @@ describe("buildGroupSituationPrompt", () => {
     expect(block).toContain("\nlast_speak_ago=5s\n");
     expect(block).toContain("\nbudget_usage_ratio=0.67\n");
   });
+
+  it("an orphaned question says so in [Decision Goal]; other triggers do not", () => {
+    const state = { vitality: { state: "ACTIVE" as const, messagesIn5m: 7, uniqueSpeakersIn5m: 3, myMessagesIn5m: 0 }, now: T0, lastSelfSpeakAt: null };
+    const hint = "The first message is a person's question to the room that nobody has answered yet. Answer it if you can add something useful; otherwise reply NO_REPLY.";
+    expect(buildGroupSituationPrompt(state, { mentioned: false, mentionCount: 0, batchesMerged: 1, triggerType: "orphan" }).split("\n")).toContain(hint);
+    for (const triggerType of ["normal", "mention", "engaged"] as const) {
+      expect(buildGroupSituationPrompt(state, { mentioned: triggerType === "mention", mentionCount: 0, batchesMerged: 1, triggerType })).not.toContain("nobody has answered");
+    }
+  });
 });
 
 describe("formatMessages, lines", () => {

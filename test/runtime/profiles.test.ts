@@ -239,9 +239,10 @@ describe("agent.md on the local network (real sockets, real keys)", () => {
       await waitFor(() => guarded() > before, "the loop guard holds for dave");
       expect(alice.memberTypes.typeOf(DAVE)).toEqual({ type: "unknown", source: "profile", claim: "human" });
       expect(fromAlice()).toBe(2);
-      // The lobby's person (configured, and human in the group's definition) resets it.
+      // The lobby's person (configured, and human in the group's definition) resets it. Put to
+      // alice by name: a question to the room would first be left to people (orphans).
       const you = await member(n.dev, HUMAN, [GROUP]);
-      await you.say("What did you two decide?");
+      await you.say("Alice, what did you two decide?");
       await waitFor(() => fromAlice() === 3, "reply to the person");
       expect(backend.requests.at(-1)!.systemPrompt).toContain(`${HUMAN}: human`);
       await Promise.all([zed.conn.close(), dave.conn.close(), you.conn.close()]);

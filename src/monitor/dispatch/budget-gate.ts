@@ -5,13 +5,14 @@
 import type { DispatchBatch } from "../../types.ts";
 import type { PromptParts } from "../assemble.ts";
 import { estimateTokens } from "../token-estimate.ts";
-import { checkBudget, describeOverBudget, type BudgetCheck, type BudgetEvent, type BudgetPool } from "../budget-windows.ts";
+import { checkBudget, describeOverBudget, poolFlag, type BudgetCheck, type BudgetEvent, type BudgetPool } from "../budget-windows.ts";
 import { choosePayer, describeOverShare, ownerBudgetEvents } from "../sender-share.ts";
 import { isNamedByConfig } from "../../members/member-types.ts";
 import type { DispatchRun, Step } from "./run.ts";
 
 /** Addressed talk (a mention, a reply to us, an engaged follow-up) draws from its own allowance. */
 export function poolOf(batch: DispatchBatch): BudgetPool {
+  if (batch.mentionInfo.triggerType === "orphan") return "orphan";
   return batch.mentionInfo.mentioned || batch.mentionInfo.triggerType === "engaged" ? "addressed" : "unaddressed";
 }
 
@@ -55,7 +56,7 @@ export class DispatchBudget {
   /** One model call of `tokens` at server time `calledAt`: the windows, the payer's share, the record, the saved state. */
   charge(calledAt: number, tokens: number): void {
     const { m, record } = this.#run;
-    const event: BudgetEvent = [calledAt, tokens, this.pool === "addressed" ? 1 : 0];
+    const event: BudgetEvent = [calledAt, tokens, poolFlag(this.pool)];
     this.#own.push(event);
     m.state.charge(event, this.#payer);
     record.tokens += tokens;

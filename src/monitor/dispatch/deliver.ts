@@ -55,6 +55,9 @@ export async function deliver(run: DispatchRun, r: UnsentReply, notHandled?: rea
   if (sent.via !== "send") record.detail = `delivered-before:${sent.via}`;
   const sentAt = Number.isFinite(sent.timestamp) && sent.timestamp > 0 ? sent.timestamp : run.nowAt();
   m.state.setAgentChain(nextAgentChain(m.state.agentChain, r.hasHuman));
+  // Answered by us: never taken again as an orphaned question (the claim, or the whole batch).
+  m.state.noteAnswered(r.claim !== undefined ? [r.claim] : r.ids);
+  m.state.noteRoomLines([true]);
   m.emitState();
   const outcome: SentOutcome = { kind: "sent", replyType: r.replyType, text: r.text, budgetRatio: r.ratio, msgId: sent.msgId, sentAt, key: r.key, ...(r.replyTo ? { replyTo: r.replyTo } : {}), ...(notHandled?.length ? { notHandled } : {}) };
   return run.finish(outcome, record.detail);

@@ -57,7 +57,9 @@ export function gate(run: DispatchRun): Step<Gated> {
   const { m, batch, others } = run;
   const { state, settings } = m;
   if (others.length === 0) return { skip: "silent", detail: "only-own-messages" };
+  if (batch.orphan !== undefined) return orphanGate(run, batch.orphan);
   const recentBefore = state.rememberOthers(others, settings.dedup.othersHistorySize);
+  state.noteRoomLines(others.map((msg) => m.floorContext.isAgent(msg.sender)));
 
   const guard = checkLoopGuard({ agentChain: state.agentChain, maxAgentChain: settings.maxAgentChain, messages: others, humans: m.memberTypes });
   if (state.setAgentChain(guard.agentChain)) m.emitState();
@@ -74,5 +76,55 @@ export function gate(run: DispatchRun): Step<Gated> {
   const inRoom = unaddressed && m.memberTypes.anyAgent?.(m.identity.aid) === true;
   const floor = inRoom ? decideFloor({ batch: others, seen: run.seenAround(recentBefore), ctx: m.floorContext }) : undefined;
   if (floor?.take === "yield") return { skip: floor.reason, detail: floor.detail };
+  // A person's open question to the room is left to people first: if nobody answers it in the
+  // grace period, the orphan path (src/group/orphans.ts) gives it to one agent of the room.
+  if (floor?.take === "claim" && batch.mentionInfo.triggerType === "normal" && settings.orphans.enabled) {
+    const q = others.find((msg) => msg.msgId === floor.question);
+    if (q !== undefined && m.memberTypes.typeOf(q.sender).type === "human") return { skip: "left-to-people", detail: q.msgId };
+  }
   return { recentBefore, hasHuman: guard.hasHuman, floor };
+}
+
+/**
+ * The room's lines the agents' share is counted over: long enough that a burst of questions can
+ * each be helped (at 0.05, five answers), short enough to follow the room within the hour of a
+ * busy channel (a #ubuntu hour is ~300 lines). Lines, not time: a slow channel and a busy one alike.
+ */
+export const SHARE_WINDOW_LINES = 100;
+
+/**
+ * An orphaned question (trigger `orphan`: a person's open question, watched by the group client
+ * for its grace period): taken only while fresh, never twice by us, and only when nobody answered
+ * it meanwhile — then it claims the floor at this agent's rank like any open question.
+ */
+function orphanGate(run: DispatchRun, questionId: string): Step<Gated> {
+  const { m, batch, others } = run;
+  const q = others.find((msg) => msg.msgId === questionId);
+  if (q === undefined) return { skip: "orphan-stale", detail: `${questionId}:not-in-batch` };
+  const ageMs = batch.now - q.timestamp;
+  if (ageMs > m.settings.orphans.freshMs) return { skip: "orphan-stale", detail: `${q.msgId}:age:${Math.round(ageMs / 1000)}s` };
+  if (m.state.answered(q.msgId)) return { skip: "orphan-stale", detail: `${q.msgId}:answered-by-us` };
+  // Agents help the room; they do not take it over: with this answer, agents' lines stay within
+  // their share of the room's last SHARE_WINDOW_LINES lines.
+  const allowed = Math.max(1, Math.floor(m.settings.orphans.maxAgentShare * SHARE_WINDOW_LINES));
+  const agentLines = m.state.agentLinesInLast(SHARE_WINDOW_LINES);
+  if (agentLines >= allowed) return { skip: "agents-share", detail: `${q.msgId}:${agentLines}/${SHARE_WINDOW_LINES}` };
+  // What the group said since the question: its earlier batches (remembered) and what is held.
+  const recentBefore = m.state.othersRecent;
+  const floor = decideFloor({ batch: [q], seen: run.seenAround(recentBefore), ctx: m.floorContext });
+  if (floor.take === "yield") return { skip: floor.reason, detail: floor.detail };
+  if (floor.take === "none") return { skip: "addressed-to-other", detail: `${q.msgId}:not-open` };
+  return { recentBefore, hasHuman: true, floor };
+}
+
+/**
+ * What the model is shown for an orphaned question: the question and everything said after it
+ * that this agent has seen (earlier batches and what is held), oldest first — so it can tell
+ * whether anything is left to answer.
+ */
+export function orphanContext(run: DispatchRun, recentBefore: readonly InboundMessage[]): InboundMessage[] {
+  const q = run.others[0]!;
+  const byId = new Map<string, InboundMessage>([[q.msgId, q]]);
+  for (const msg of run.seenAround(recentBefore)) if (msg.timestamp >= q.timestamp && !byId.has(msg.msgId) && msg.sender !== run.m.identity.aid) byId.set(msg.msgId, msg);
+  return [...byId.values()].sort((a, b) => a.timestamp - b.timestamp);
 }

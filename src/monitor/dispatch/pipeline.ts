@@ -2,13 +2,13 @@
 // delay → dedup against others → deliver. Each step returns the next step's input or how the
 // dispatch ends (a skip with its reason, or a retry); the first such end is the outcome, and the
 // run records it (run.ts). Which steps a dispatch takes depends on its kind of conversation (STEPS).
-import type { ConversationRef, DispatchBatch, GroupContext } from "../../types.ts";
+import type { ConversationRef, DispatchBatch, GroupContext, InboundMessage } from "../../types.ts";
 import type { PromptParts } from "../assemble.ts";
 import { budgetUsageRatio, type BudgetPool } from "../budget-windows.ts";
 import { dedupReady } from "../dedup.ts";
 import { checkDispatchBudget, poolOf } from "./budget-gate.ts";
 import { deliver, prepareReply } from "./deliver.ts";
-import { alreadyAnswered, directGate, gate, redelivery } from "./gate.ts";
+import { alreadyAnswered, directGate, gate, orphanContext, redelivery } from "./gate.ts";
 import { callForReply, planReply, readIntent } from "./model.ts";
 import { dedupOthers, dedupOwn, shape } from "./reply.ts";
 import { DispatchRun, isStop, type Ended, type MonitorContext } from "./run.ts";
@@ -42,7 +42,7 @@ export async function runDispatch(m: MonitorContext, batch: DispatchBatch, group
   if (steps.gate && m.settings.budget.unaddressedEvery > 0) m.state.countTraffic(run.others.length, m.settings.budget.unaddressedEvery);
   const gated = steps.gate ? gate(run) : directGate(run);
   if (isStop(gated)) return run.stop(gated);
-  const { parts, pool } = prompt(run);
+  const { parts, pool } = prompt(run, batch.orphan !== undefined ? orphanContext(run, gated.recentBefore) : undefined);
   const priced = checkDispatchBudget(run, parts, pool);
   if (isStop(priced)) return run.stop(priced);
   const { budget } = priced;
@@ -70,9 +70,10 @@ export async function runDispatch(m: MonitorContext, batch: DispatchBatch, group
 }
 
 /** The prompt for this batch, stating the budget used so far (its events pruned to the windows first). */
-function prompt(run: DispatchRun): { parts: PromptParts; pool: BudgetPool } {
+function prompt(run: DispatchRun, messages?: readonly InboundMessage[]): { parts: PromptParts; pool: BudgetPool } {
   const { m, batch } = run;
   m.state.pruneBudget(batch.now);
   const pool = poolOf(batch);
-  return { parts: m.buildPrompt(batch, run.group.memory, { budgetRatio: budgetUsageRatio(m.state.budgetEvents, m.settings.budget, batch.now, pool) }), pool };
+  const shown = messages === undefined ? batch : { ...batch, messages };
+  return { parts: m.buildPrompt(shown, run.group.memory, { budgetRatio: budgetUsageRatio(m.state.budgetEvents, m.settings.budget, batch.now, pool) }), pool };
 }

@@ -10,8 +10,11 @@ import type { Gated } from "./gate.ts";
 import type { DispatchRun, Step } from "./run.ts";
 
 /** Waits out the send delay. The open question the reply claims (in a room), if any. */
-export async function waitToSend(run: DispatchRun, gated: Gated, delayHint: DelayHint, budget: DispatchBudget): Promise<Step<{ claim: string | undefined }>> {
+export async function waitToSend(run: DispatchRun, gated: Gated, planned: DelayHint, budget: DispatchBudget): Promise<Step<{ claim: string | undefined }>> {
   const { m, batch, record, others } = run;
+  // An orphaned question has waited its grace already: its send delay only orders the agents (the
+  // short range), so the first answer is out before the next agent's turn of the spread.
+  const delayHint: DelayHint = batch.orphan !== undefined ? "fast" : planned;
   const mentioned = batch.mentionInfo.mentioned;
   let floor = gated.floor;
   // The draw is taken either way, so a reply outside the floor keeps the same delays.
@@ -32,10 +35,15 @@ export async function waitToSend(run: DispatchRun, gated: Gated, delayHint: Dela
     const after = checkAfterDelay({
       closed: m.lifetime.aborted,
       answeringMention: mentioned,
-      newerMention: run.group.mentionWaiting,
+      // An orphaned question is answered before a mention that came meanwhile (which waits for it).
+      newerMention: batch.orphan === undefined && run.group.mentionWaiting,
       budget: budget.recheck(run.nowAt()),
     });
     if (!after.ok) return { skip: after.reason, detail: after.detail ? `after-delay ${after.detail}` : "after-delay" };
+    if (batch.orphan !== undefined) {
+      const ageMs = run.nowAt() - (others[0]?.timestamp ?? batch.now);
+      if (ageMs > m.settings.orphans.freshMs) return { skip: "orphan-stale", detail: `after-delay ${batch.orphan}:age:${Math.round(ageMs / 1000)}s` };
+    }
     if (floor === undefined) break;
     floor = decideFloor({ batch: others, seen: run.seenAround(gated.recentBefore), ctx: m.floorContext });
     if (floor.take === "yield") return { skip: floor.reason, detail: `after-delay ${floor.detail}` };
