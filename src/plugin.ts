@@ -37,10 +37,13 @@ import {
   collectAcpGroupSecurityWarnings,
   listAcpGroupGroups,
   listAcpGroupPeers,
+  inferAcpGroupTargetChatType,
+  looksLikeAcpGroupTargetId,
   normalizeAcpGroupTarget,
   resolveAcpGroupToolPolicy,
 } from "./openclaw/admin.ts";
 import { collectAcpGroupNetworkWarnings } from "./openclaw/doctor.ts";
+import { createHostDirectPairing, normalizeAcpGroupAllowEntry, OPENCLAW_DEFAULT_DM_POLICY, resolveAcpGroupDmSecurity } from "./openclaw/pairing.ts";
 import { resolveHostStateDir } from "./openclaw/host-calls.ts";
 
 type HostChannelRuntime = PluginRuntime["channel"];
@@ -53,11 +56,18 @@ export type AcpGroupInboundContext = FitsHost<OpenClawInboundContext>;
 // Set by the host when it registers the plugin; the gateway context may carry the same surface.
 let pluginRuntime: PluginRuntime | undefined;
 
+const hostChannelRuntime = (channelRuntime: unknown): HostChannelRuntime | undefined => pluginRuntime?.channel ?? (channelRuntime as HostChannelRuntime | undefined);
+
 const adapters = createAcpGroupChannelAdapters<OpenClawConfig>({
   startIdentity,
   getPluginRuntime: () => pluginRuntime,
+  // Direct messages follow the host's rules: its default policy, its pairing codes and approvals.
+  directOptions: ({ channelRuntime, logger }) => ({
+    defaultPolicy: OPENCLAW_DEFAULT_DM_POLICY,
+    pairing: createHostDirectPairing({ runtime: () => hostChannelRuntime(channelRuntime)?.pairing, logger }),
+  }),
   createBackend: ({ cfg, accountId, config, identity, channelRuntime, logger }) => {
-    const runtime = pluginRuntime?.channel ?? (channelRuntime as HostChannelRuntime | undefined);
+    const runtime = hostChannelRuntime(channelRuntime);
     if (!runtime) {
       throw new OpenClawHostError({ code: "HOST_RUNTIME_MISSING", message: "the host gave no channel runtime", identityId: accountId });
     }
@@ -68,6 +78,7 @@ const adapters = createAcpGroupChannelAdapters<OpenClawConfig>({
       ...(cfg.session?.store ? { sessionStore: cfg.session.store } : {}),
       channelId: ACP_GROUP_CHANNEL_ID,
       resolveGroupSubject: (groupId) => resolveGroupSettings(config, identity, groupId).subject,
+      owner: identity.owner,
       logger,
     });
   },
@@ -87,7 +98,7 @@ const config: ChannelPlugin<AcpGroupAccount>["config"] = {
 const base = createChannelPluginBase<AcpGroupAccount>({
   id: ACP_GROUP_CHANNEL_ID,
   meta: { ...ACP_GROUP_CHANNEL_META, markdownCapable: false },
-  capabilities: { chatTypes: ["group"], reactions: false, media: false, blockStreaming: false },
+  capabilities: { chatTypes: ["direct", "group"], reactions: false, media: false, blockStreaming: false },
   reload: { configPrefixes: [`channels.${ACP_GROUP_CHANNEL_ID}`] },
   config,
   // Our own buffer/mention/loop gate decides which batches reach the agent, so the host treats
@@ -172,8 +183,18 @@ export const acpGroupChannelPlugin: ChannelPlugin<AcpGroupAccount> = createChatC
         return [...offline, ...(await collectAcpGroupNetworkWarnings({ cfg, now: Date.now }))];
       },
     },
-    security: { collectWarnings: ({ cfg, accountId, account }) => collectAcpGroupSecurityWarnings({ cfg, accountId: accountId ?? account.accountId }) },
-    messaging: { targetPrefixes: [ACP_GROUP_CHANNEL_ID], normalizeTarget: normalizeAcpGroupTarget },
+    security: {
+      // `openclaw security audit`: each identity's DM policy (critical when open), as for the bundled channels.
+      resolveDmPolicy: ({ account }) => resolveAcpGroupDmSecurity(account),
+      collectWarnings: ({ cfg, accountId, account }) => collectAcpGroupSecurityWarnings({ cfg, accountId: accountId ?? account.accountId }),
+    },
+    messaging: {
+      targetPrefixes: [ACP_GROUP_CHANNEL_ID],
+      normalizeTarget: normalizeAcpGroupTarget,
+      // An aid (`acp-group:alice.agentcp.io`) is a direct target as given, not a directory name.
+      inferTargetChatType: ({ to }) => inferAcpGroupTargetChatType(to),
+      targetResolver: { looksLikeId: (raw) => looksLikeAcpGroupTargetId(raw), hint: "group:<group id> for a group, or an agent id (name.domain) for a direct message" },
+    },
     directory: {
       listGroups: async ({ cfg, accountId, query, limit }) => {
         const id = accountId ?? defaultAcpGroupAccountId(cfg);
@@ -182,6 +203,21 @@ export const acpGroupChannelPlugin: ChannelPlugin<AcpGroupAccount> = createChatC
       listPeers: async ({ cfg, accountId, query, limit }) => {
         const id = accountId ?? defaultAcpGroupAccountId(cfg);
         return listAcpGroupPeers({ cfg, accountId: id, known: adapters.runningDirectory(id)?.members ?? [], query: query ?? null, limit: limit ?? null });
+      },
+    },
+  },
+  // `openclaw pairing list|approve acp-group …`: the host's own pairing of direct-message senders.
+  pairing: {
+    text: {
+      idLabel: "ACP agent id",
+      message: "Your pairing was approved: you can message this agent now.",
+      normalizeAllowEntry: normalizeAcpGroupAllowEntry,
+      // `--notify` runs in the command's process, where no identity is signed in: the approved
+      // sender is answered from their next message, and the command says so.
+      notify: ({ id, runtime }) => {
+        const line = `acp-group: ${id} is approved and will be answered from their next message (the identity runs in the gateway; the command cannot write to them).`;
+        if (runtime) runtime.log(line);
+        else console.log(line);
       },
     },
   },

@@ -20,7 +20,8 @@
 //      request on each turn offers the same
 //   5. `openclaw directory groups|peers list` name the groups as targets and the owner with its
 //      type, and `openclaw message send --target acp-group:<group>` (the CLI, another process) puts
-//      the line into the group through the running gateway
+//      the line into the group through the running gateway; `--target acp-group:<aid>` writes to
+//      that agent or person directly (a session opened with them)
 // Prints every check; on a miss, fails with the command's output.
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -260,7 +261,12 @@ async function main(): Promise<void> {
 
     step("4. the per-group tool policy, as the host applies it (gateway method tools.effective)");
     const aliceId = await ensureIdentity({ aid: ALICE, stateDir: join(run.root, "humans"), accessPointUrl: net.localUrl, noPassphrase: true, tls });
-    alice = await connectHuman({ agent: connectAgent({ identity: aliceId, accessPointUrl: net.localUrl, tls }), service: server.aid });
+    const aliceAgent = connectAgent({ identity: aliceId, accessPointUrl: net.localUrl, tls });
+    const aliceDms: string[] = [];
+    aliceAgent.onDirect((dm) => {
+      if (dm.peer === BOT) aliceDms.push(dm.text);
+    });
+    alice = await connectHuman({ agent: aliceAgent, service: server.aid });
     // The owner, naming the agent: one turn in each group, so the host records both group sessions.
     await alice.say(OPEN, "bot, a quick hello from the open room");
     await alice.say(LAB, "bot, a quick hello from the lab");
@@ -314,6 +320,12 @@ async function main(): Promise<void> {
     check("message send --target acp-group:<group> exits 0", send.code === 0, `code ${send.code}`);
     const arrived = await waitUntil(30_000, () => server.history(LAB).some((msg) => msg.sender === BOT && msg.content === posted));
     check("…and the line is in that group, from the agent", arrived, JSON.stringify(server.history(LAB).slice(-3).map((msg) => [msg.sender, msg.content])));
+    const dmText = "A direct line through the host's message command.";
+    const dm = await runOpenclaw(host, env, ["message", "send", "--channel", CHANNEL, "--account", "bot", "--target", `${CHANNEL}:${ALICE}`, "--message", dmText, "--json"], 180_000);
+    lastOutput = `${dm.stdout}\n${dm.stderr}`;
+    check("message send --target acp-group:<aid> exits 0", dm.code === 0, `code ${dm.code}`);
+    const dmArrived = await waitUntil(30_000, () => aliceDms.includes(dmText));
+    check("…and the owner got it as a direct message from the agent, in no group", dmArrived && !server.history(LAB).some((msg) => msg.content === dmText) && !server.history(OPEN).some((msg) => msg.content === dmText), JSON.stringify(aliceDms));
     console.log(`\nADMIN OK: ${passed} checks passed in the real host (OpenClaw ${host.version}).`);
   } catch (err) {
     console.error(`\nADMIN FAILED: ${err instanceof CheckFailed ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err)}`);

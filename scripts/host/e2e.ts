@@ -6,7 +6,9 @@
 //      call, situation block says mentioned_in_context=true, body holds all four in order; reply arrives
 //   2. a question whose mock answer is long, while the group is HEATED → trimmed in the group
 //   3. the same answer again → the duplicate is not sent
-//   4. stop the gateway → the plugin closes, the process exits, state is saved
+//   4–5. direct messages: the owner's DM is a direct turn answered back; a stranger meets the
+//      host's pairing and, once approved with `openclaw pairing approve`, is answered (e2e-direct.ts)
+//   6. stop the gateway → the plugin closes, the process exits, state is saved
 // Prints every check; on a miss, fails loudly with the gateway log tail.
 // Needs: scripts/host/install.sh done, package.json `openclaw.extensions` (or ACP_PLUGIN_DIR).
 import { join } from "node:path";
@@ -16,6 +18,7 @@ import { createGroupService, type GroupService } from "../../src/server/group-se
 import { startLocalNetwork, type LocalNetwork } from "../../src/server/network/index.ts";
 import { createFileStateStore } from "../../src/state/file-store.ts";
 import { connectHuman, type HumanMember } from "./human.ts";
+import { directAnswer, runDirectSteps } from "./e2e-direct.ts";
 import { startMockModel, type MockModel, type ModelCall } from "./mock-model.ts";
 import {
   createRunDir,
@@ -29,6 +32,7 @@ import {
   writeJson,
   type Gateway,
 } from "./host-env.ts";
+import type { NetworkAgent } from "../../src/network/index.ts";
 
 const CHANNEL = "acp-group";
 const GROUP = "room-1";
@@ -36,6 +40,8 @@ const DOMAIN = "acp.local";
 const BOT = { id: "bot", aid: `bot.${DOMAIN}`, name: "Echo" };
 const ALICE = { aid: `alice.${DOMAIN}` };
 const CAROL = { aid: `carol.${DOMAIN}` };
+/** Nobody the agent knows: not in any group or list. */
+const DAVE = { aid: `dave.${DOMAIN}` };
 
 const SHORT_ANSWER = "Hi Carol, the new lint rules forbid floating promises.";
 const LONG_ANSWER =
@@ -96,6 +102,7 @@ async function main(): Promise<void> {
   let model: MockModel | undefined;
   let gateway: Gateway | undefined;
   const humans: HumanMember[] = [];
+  let stranger: NetworkAgent | undefined;
   try {
     server = createGroupService({
       domain: DOMAIN,
@@ -120,11 +127,17 @@ async function main(): Promise<void> {
     const humanIds = await Promise.all(
       [ALICE.aid, CAROL.aid].map((aid) => ensureIdentity({ aid, stateDir: join(run.root, "humans"), accessPointUrl: localNet.localUrl, noPassphrase: true, tls })),
     );
-    model = await startMockModel({ answer: ({ lastUser }) => (lastUser.includes(LONG_TRIGGER) ? LONG_ANSWER : SHORT_ANSWER) });
+    const daveId = await ensureIdentity({ aid: DAVE.aid, stateDir: join(run.root, "humans"), accessPointUrl: localNet.localUrl, noPassphrase: true, tls });
+    model = await startMockModel({ answer: ({ lastUser }) => directAnswer(lastUser) ?? (lastUser.includes(LONG_TRIGGER) ? LONG_ANSWER : SHORT_ANSWER) });
     const port = await freePort();
     writeJson(run.config, {
       gateway: { mode: "local", port, bind: "loopback" },
       update: { checkOnStart: false },
+      // The host's command owner is the identity's owner (as docs/openclaw.md advises): approving a
+      // paired sender must not make them the owner.
+      commands: { ownerAllowFrom: [`${CHANNEL}:${ALICE.aid}`] },
+      // One session per DM peer, as the host advises when more than one person may DM the agent.
+      session: { dmScope: "per-channel-peer" },
       agents: { defaults: { model: { primary: "mock/mock-model" }, workspace: join(run.root, "workspace") } },
       // No hosted catalog download: the only model is our local mock.
       models: mockModels(model.baseUrl),
@@ -155,9 +168,10 @@ async function main(): Promise<void> {
     const srv = server;
     await waitFor("the identity signed in and registered online with the group service", 60_000, () => (srv.onlineAids(GROUP).includes(BOT.aid) ? true : undefined));
     check("the host loaded the plugin and the identity signed in with its key", true, `${Math.round((Date.now() - started) / 1000)} s after start`);
-    for (const identity of humanIds) {
-      humans.push(await connectHuman({ agent: connectAgent({ identity, accessPointUrl: localNet.localUrl, tls }), service: server.aid }));
-    }
+    const humanAgents = humanIds.map((identity) => connectAgent({ identity, accessPointUrl: localNet.localUrl, tls }));
+    for (const agent of humanAgents) humans.push(await connectHuman({ agent, service: server.aid }));
+    stranger = connectAgent({ identity: daveId, accessPointUrl: localNet.localUrl, tls });
+    await stranger.ready;
     const [alice, carol] = humans as [HumanMember, HumanMember];
     await sleep(1_000);
 
@@ -227,7 +241,20 @@ async function main(): Promise<void> {
       newBot.length ? `sent ${JSON.stringify(newBot[0]!.content)}` : `monitor.dispatch skipReason=duplicate-of-recent-reply${skipDetail ? ` (${skipDetail})` : ""}`,
     );
 
-    step("4. stop the gateway");
+    await runDirectSteps({
+      host,
+      env: hostEnv(run),
+      gateway,
+      model,
+      bot: BOT.aid,
+      owner: humanAgents[0]!,
+      stranger,
+      check,
+      step,
+      waitFor,
+    });
+
+    step("6. stop the gateway");
     const lastId = lastMsgId(server);
     const stopped = await gateway.stop(90_000);
     check("the gateway process exits on SIGTERM", stopped.exited, `after ${stopped.ms} ms (code ${stopped.code}, signal ${stopped.signal})`);
@@ -262,6 +289,7 @@ async function main(): Promise<void> {
   } finally {
     if (model) writeJson(join(run.root, "model-calls.json"), model.calls);
     await Promise.all(humans.map((h) => h.close().catch(() => undefined)));
+    await stranger?.close().catch(() => undefined);
     if (gateway) {
       const res = await gateway.stop(30_000);
       if (!res.exited) gateway.kill();

@@ -72,7 +72,7 @@ const chatSpec: CommandSpec = {
 const serverSpec: CommandSpec = {
   name: "server",
   summary: "Run the local ACP network alone (access point, message service, group.<domain>)",
-  usage: "[--domain D] [--port P] [--tls] [--config FILE] [--state-dir DIR] [--duration-ms N] [--log-level L]\n[--people-from-chat] [--strict-invite-ms N] [--max-agents-per-source N]",
+  usage: "[--domain D] [--port P] [--tls] [--config FILE] [--state-dir DIR] [--duration-ms N] [--log-level L]\n[--people-from-chat] [--no-presence] [--strict-invite-ms N] [--max-agents-per-source N]",
   help: [
     `A local ACP network for development. Groups and members come from the config (default ${DEFAULT_CONFIG}).`,
     "At start it prints `access point: <url>`, `ca: <path>` (with --tls) and `join <group>: <link>` per group.",
@@ -82,6 +82,8 @@ const serverSpec: CommandSpec = {
     "  --people-from-chat    a member whose latest sign-in came from `acp-group chat` (a person's client) is a",
     "                        person to the agents (get_members says human); without it only the config's",
     "                        humans are people",
+    "  --no-presence         serve no UDP presence (no heartbeat_server in the access point's config); by default",
+    "                        agents beat over UDP (type 513) as the SDKs do, on the same port number when free",
     "  --strict-invite-ms N  play a strict message service: an invited agent (the group service too) joins a",
     "                        session N ms after invite_agent_req, sends invite_agent_ack only then, and",
     "                        session frames sent to it before that are dropped without an answer",

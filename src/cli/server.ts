@@ -20,6 +20,7 @@ export async function serverCommand(args: string[], io: Io, opts: { signal?: Abo
     "log-level": { type: "string" },
     "strict-invite-ms": { type: "string" },
     "people-from-chat": { type: "boolean" },
+    "no-presence": { type: "boolean" },
     "max-agents-per-source": { type: "string" },
     ...NETWORK_OPTIONS,
   });
@@ -45,7 +46,7 @@ export async function serverCommand(args: string[], io: Io, opts: { signal?: Abo
   // The config's people (humans, owners) are reserved and certified here, keys in
   // <state>/local-network/identities/; its agents register themselves (`id create`), first key wins.
   const people = [...new Set([...config.humans, ...Object.values(config.identities).flatMap((i) => i.owner ?? [])])];
-  const dev = await startDevNetwork({ ...network, stateDir, groups, logger, reserve: people, ...(strictInviteDelayMs !== undefined ? { strictInviteDelayMs } : {}), ...(values["people-from-chat"] ? { peopleFromChat: true } : {}), ...(socketLimits ? { socketLimits } : {}) });
+  const dev = await startDevNetwork({ ...network, stateDir, groups, logger, reserve: people, ...(strictInviteDelayMs !== undefined ? { strictInviteDelayMs } : {}), ...(values["people-from-chat"] ? { peopleFromChat: true } : {}), presence: values["no-presence"] !== true, ...(socketLimits ? { socketLimits } : {}) });
   for (const aid of people) {
     // Reserved either way; a name the access point cannot certify (not `<name>.<domain>`) is only logged.
     await dev.identity(aid).catch((err: unknown) => logger.log("warn", "server.member-not-certified", { aid, error: err instanceof Error ? err.message : String(err) }));

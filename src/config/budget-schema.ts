@@ -29,6 +29,11 @@ const ADDRESSED_DEFAULT = { "5m": allowance(30), "3h": allowance(540), "24h": al
 // Unaddressed talk (joining in unprompted) stays a small share: at most 2 calls in any 5 minutes,
 // 12 in 3 hours (one every 15 min), 48 a day — a fraction of what answering people may use.
 const UNADDRESSED_DEFAULT = { "5m": allowance(2), "3h": allowance(12), "24h": allowance(48) };
+// The windows bound unaddressed calls per hour; on a slow channel that is still many calls per
+// message. So unaddressed talk also follows the channel's pace: one call per this many lines of
+// others. We hold ourselves to at most 10 model calls per 100 messages; joining in unprompted gets
+// a quarter of that (one per 40), the rest is kept for talk addressed to the agent.
+const UNADDRESSED_EVERY_DEFAULT = 40;
 // Orphaned questions (a person's open question nobody answered, src/group/orphans.ts): unprompted
 // talk like joining in, so the same scale, but an allowance of its own — chatter can never spend
 // what an unanswered person needs, and neither takes from what answering people who address us needs.
@@ -49,6 +54,13 @@ export const budgetSchema = z
     enabled: z.boolean().default(true).describe("false: no budget gate, and budget_usage_ratio is 0"),
     addressed: budgetWindows(ADDRESSED_DEFAULT).describe("Allowance for mentions, replies to us and engaged follow-ups"),
     unaddressed: budgetWindows(UNADDRESSED_DEFAULT).describe("Allowance for joining in unprompted"),
+    unaddressedEvery: z
+      .number()
+      .int()
+      .min(0)
+      .max(100_000)
+      .default(UNADDRESSED_EVERY_DEFAULT)
+      .describe("Joining in unprompted follows the channel's pace: at most one unaddressed model call per this many messages of others (0: no such limit)"),
     orphan: budgetWindows(ORPHAN_DEFAULT).describe("Allowance for answering orphaned questions (open questions nobody answered), in a room of agents"),
   })
   .strict();

@@ -315,6 +315,10 @@ export const networkSchema = z
   .object({
     caFile: z.string().min(1).optional().describe("PEM of a private CA to trust besides the system roots (e.g. a local network's ca.crt)"),
     insecureTls: z.boolean().default(false).describe("Skip TLS certificate verification (logged at warn; never for the real network)"),
+    presence: z
+      .boolean()
+      .default(true)
+      .describe("UDP presence with the network's heartbeat_server, as the SDKs keep it (online status; invites can arrive through it); nothing runs when the network names none"),
     seedPassword: z
       .union([z.string().min(1), secretRefSchema])
       .optional()
@@ -333,7 +337,7 @@ export const channelConfigSchema = z
       .default([])
       .describe("Senders treated as agents, whatever the group service or their agent.md says"),
     identities: z.record(z.string().min(1), identitySchema).default({}).describe("Agent identities by id (the OpenClaw account id)"),
-    network: networkSchema.default({ insecureTls: false }).describe("TLS and key settings for the ACP network"),
+    network: networkSchema.default({ insecureTls: false, presence: true }).describe("TLS and key settings for the ACP network"),
     groups: z
       .record(z.string().min(1), groupOverridesSchema)
       .default({})

@@ -1,6 +1,6 @@
 // What one (identity, group) monitor remembers between dispatches. The snapshot survives restarts:
 // budget events, the agent chain and who paid for addressed calls. For this run only: other
-// members' recent lines. What we said in the group is not here: it is the group's memory
+// members' recent lines, and how many arrived since our last unaddressed call. What we said in the group is not here: it is the group's memory
 // (src/group/memory.ts), which every dispatch reads through its context. Every field is private;
 // the dispatch steps change it through the one method that names what happened.
 import type { InboundMessage, PersistedGroupState } from "../types.ts";
@@ -23,6 +23,13 @@ export class MonitorState {
   #senderCharges: SenderCharge[];
   /** Other members' latest messages from earlier batches (dedup.othersHistorySize), oldest first. */
   #othersRecent: readonly InboundMessage[] = [];
+  /**
+   * Other members' messages since our last unaddressed call (budget.unaddressedEvery), at most one
+   * call's worth; null until the first batch (a fresh monitor may look at once).
+   */
+  #traffic: number | null = null;
+  /** Server time of our last unaddressed call, or null. */
+  #lookedAt: number | null = null;
   /** Whether each of the room's latest lines (others' and ours, as seen) was an agent's, oldest first. */
   #roomLines: boolean[] = [];
   /** Questions a reply of ours answered (the claim, or every line of its batch): never taken again as orphans. */
@@ -65,6 +72,27 @@ export class MonitorState {
   charge(event: BudgetEvent, payer: string | undefined): void {
     this.#budgetEvents = recordBudgetEvent(this.#budgetEvents, event);
     if (payer !== undefined) this.#senderCharges = recordSenderCharge(this.#senderCharges, [event[0], event[1], payer]);
+  }
+
+  /** Other members' messages since our last unaddressed call, counted up to `every` (one call's worth). */
+  traffic(every: number): number {
+    return Math.min(every, this.#traffic ?? every);
+  }
+
+  /** `count` more messages of others arrived (a batch). */
+  countTraffic(count: number, every: number): void {
+    this.#traffic = Math.min(every, (this.#traffic ?? every) + count);
+  }
+
+  /** Whether we have spoken (server time `lastSelfSpeakAt`) since our last unaddressed call. */
+  spokeSinceLook(lastSelfSpeakAt: number | null): boolean {
+    return lastSelfSpeakAt !== null && (this.#lookedAt === null || lastSelfSpeakAt > this.#lookedAt);
+  }
+
+  /** An unaddressed call at server time `now`: the traffic it looked at is spent. */
+  spendTraffic(every: number, now: number): void {
+    this.#traffic = Math.max(0, this.traffic(every) - every);
+    this.#lookedAt = now;
   }
 
   /** The agent chain as the loop guard (or a sent reply) leaves it. True when it changed. */

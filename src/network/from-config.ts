@@ -12,12 +12,14 @@ export interface ResolvedAgentConnection {
   identity: Identity;
   accessPointUrl: string;
   tls: TlsOptions;
+  /** `network.presence`: UDP presence with the network's heartbeat server. */
+  presence: boolean;
 }
 
 /** Throws NetworkError IDENTITY_NOT_FOUND / IDENTITY_LOCKED / IDENTITY_REJECTED naming the aid. */
 export function resolveAgentConnection(params: {
   identity: Pick<IdentityConfig, "aid" | "identityDir" | "keyFile" | "certFile" | "accessPoint" | "accessPointUrl">;
-  network: NetworkSettings;
+  network: Omit<NetworkSettings, "presence"> & { presence?: boolean };
   stateDir: string;
   env?: NodeJS.ProcessEnv;
 }): ResolvedAgentConnection {
@@ -46,7 +48,7 @@ export function resolveAgentConnection(params: {
     ].join(" ");
     throw new NetworkError("IDENTITY_NOT_FOUND", `No identity ${c.aid} in ${join(params.stateDir, "identities")} (the state dir): create it with \`${command}\``, { aid: c.aid });
   }
-  return { identity, accessPointUrl, tls: tlsFromNetwork(network) };
+  return { identity, accessPointUrl, tls: tlsFromNetwork(network), presence: network.presence !== false };
 }
 
 /** The TLS rules of the config's `network` section (a private CA, or the explicit opt-out). */

@@ -5,6 +5,7 @@ import type { HttpClient, TlsOptions } from "./http-client.ts";
 import type { Identity } from "./identity-store.ts";
 import type { DirectMessage } from "./direct-link.ts";
 import type { SignInPace } from "./sign-in-pace.ts";
+import type { OpenPresenceSocket } from "./presence.ts";
 
 export interface ConnectAgentOptions {
   identity: Identity;
@@ -33,6 +34,10 @@ export interface ConnectAgentOptions {
   signInPace?: SignInPace | null;
   /** How urgently it needs its connection (higher first), read when a sign-in slot frees. */
   signInPriority?: () => number;
+  /** UDP presence with the network's `heartbeat_server`, as the SDKs keep it (src/network/presence.ts). Default true. */
+  presence?: boolean;
+  /** The presence client's socket (tests script one). Default: dgram udp4. */
+  openPresenceSocket?: OpenPresenceSocket;
   /** Replaces the HTTP client (a scripted access point in tests). */
   http?: HttpClient;
   now?: () => number;

@@ -18,6 +18,11 @@ import { redialBackoff, SessionChannel, type SessionHost } from "./session-chann
 import { TypedEmitter } from "../emitter.ts";
 import { ControlRequests } from "./control-requests.ts";
 import { nextMessageId } from "./message-id.ts";
+import { AgentPresence } from "./agent-presence.ts";
+import { PingWatch } from "./ping-watch.ts";
+import type { PresenceStatus } from "./presence.ts";
+import type { PresenceInvite } from "../wire/presence.ts";
+
 import type { DirectLink, DirectMessage } from "./direct-link.ts";
 import { DirectSessions } from "./direct-sessions.ts";
 
@@ -54,9 +59,10 @@ export class NetworkAgent implements AgentLink, DirectLink {
   /** Aborted on close: a sign-in waiting for its turn stops waiting. */
   readonly #stop = new AbortController();
   /** Pings the open socket; armed on open, cleared on socket close and on close. */
-  #pingTimer: ReturnType<typeof setInterval> | undefined;
-  #awaitingPong = false;
+  readonly #ping: PingWatch;
   readonly #sessionHost: SessionHost;
+  /** Presence with the heartbeat server the last sign-in named; stopped on close and rejection. */
+  readonly #presence: AgentPresence | undefined;
   readonly #direct: DirectSessions;
 
   constructor(options: ConnectAgentOptions) {
@@ -95,6 +101,10 @@ export class NetworkAgent implements AgentLink, DirectLink {
         if (this.#channels.get(ch.peer) === ch) this.#channels.delete(ch.peer);
       },
     };
+    this.#ping = new PingWatch({ aid: this.aid, intervalMs: options.pingIntervalMs ?? 20_000, logger: this.#logger });
+    // An invite over presence is joined over the socket, like one that came on it.
+    const onInvite = (i: PresenceInvite) => this.#onInvite({ session_id: i.sessionId, inviter_id: i.inviter, invite_code: i.inviteCode });
+    this.#presence = options.presence === false ? undefined : new AgentPresence({ ...options, http: this.#http, logger: this.#logger, onInvite });
     // Not group chat: someone talking to us directly. Never fed to a group.
     this.#direct = new DirectSessions({ ...this.#sessionHost, deliver: (m) => (this.#counters.directMessages++, this.#events.emit("direct", m)) });
     // Callers may never await `ready`; its rejection is reported through `rejected` and the log.
@@ -112,6 +122,11 @@ export class NetworkAgent implements AgentLink, DirectLink {
   /** The current message-service token (for later HTTP calls such as publishing agent.md). */
   token(): string | undefined {
     return this.#token;
+  }
+
+  /** The UDP presence: "off" when the network names no heartbeat server (or presence is turned off). */
+  get presenceStatus(): PresenceStatus | "off" {
+    return this.#presence?.status ?? "off";
   }
 
   counters(): Readonly<NetworkAgentCounters> {
@@ -172,6 +187,7 @@ export class NetworkAgent implements AgentLink, DirectLink {
       this.#counters.signIns++;
       const signedIn = await signInToNetwork({ accessPointUrl: this.#o.accessPointUrl, identity: this.#o.identity, http: this.#http, clientInfo: this.#o.clientInfo });
       this.#token = signedIn.messageToken;
+      this.#presence?.update(signedIn.heartbeatServer);
       url = sessionSocketUrl({ messageServer: signedIn.messageServer, aid: this.aid, token: signedIn.messageToken });
     } catch (err) {
       release();
@@ -212,7 +228,7 @@ export class NetworkAgent implements AgentLink, DirectLink {
       this.#openedAt = this.#now();
       this.#counters.socketsOpened++;
       this.#setStatus("open");
-      this.#armPing(ws);
+      this.#ping.arm(ws);
       this.#logger.log("info", "network.socket-open", { aid: this.aid });
       this.#readyResolve();
       for (const ch of this.#channels.values()) ch.socketUp();
@@ -220,14 +236,11 @@ export class NetworkAgent implements AgentLink, DirectLink {
     ws.on("message", (data, isBinary) => {
       if (this.#ws === ws && !isBinary) this.#onFrame(data.toString());
     });
-    ws.on("pong", () => {
-      this.#awaitingPong = false;
-    });
     ws.on("error", (err) => this.#logger.log("debug", "network.socket-error", { aid: this.aid, error: err.message }));
     ws.on("close", (code, reasonBuf) => {
       if (this.#ws !== ws) return;
       this.#ws = undefined;
-      this.#clearPing();
+      this.#ping.clear();
       this.#control.failAll(new NetworkError("CLOSED", "socket closed", { aid: this.aid }));
       const reason = code === 4001 ? "token-expired" : opened ? "socket-closed" : "dial-failed";
       for (const ch of this.#channels.values()) ch.socketDown(reason);
@@ -273,28 +286,9 @@ export class NetworkAgent implements AgentLink, DirectLink {
     else if (err.code === "UNREACHABLE") this.#logger.log("info", "network.unreachable", { aid: this.aid, code: err.code, error: err.message });
     else this.#logger.log("error", "network.identity-rejected", { aid: this.aid, code: err.code, error: err.message });
     for (const ch of this.#channels.values()) ch.socketDown("identity-rejected");
+    this.#presence?.stop();
     this.#readyReject(err);
     this.#events.emit("rejected", { error: err });
-  }
-
-  #armPing(ws: WebSocket): void {
-    this.#clearPing();
-    this.#awaitingPong = false;
-    this.#pingTimer = setInterval(() => {
-      if (this.#awaitingPong) {
-        this.#logger.log("warn", "network.socket-dead", { aid: this.aid, note: "no pong since the last ping" });
-        ws.terminate();
-        return;
-      }
-      this.#awaitingPong = true;
-      ws.ping();
-    }, this.#o.pingIntervalMs ?? 20_000);
-    this.#pingTimer.unref?.();
-  }
-
-  #clearPing(): void {
-    if (this.#pingTimer) clearInterval(this.#pingTimer);
-    this.#pingTimer = undefined;
   }
 
   #sendFrame(cmd: string, data: Record<string, unknown>): boolean {
@@ -360,7 +354,8 @@ export class NetworkAgent implements AgentLink, DirectLink {
     this.#retryTimer = undefined;
     this.#wakeOff?.();
     this.#stop.abort();
-    this.#clearPing();
+    this.#ping.clear();
+    this.#presence?.stop();
     this.#control.failAll(new NetworkError("CLOSED", "agent closed", { aid: this.aid }));
     for (const ch of [...this.#channels.values()]) ch.close();
     this.#readyReject(new NetworkError("CLOSED", `${this.aid} closed before it connected`, { aid: this.aid }));

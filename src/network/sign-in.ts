@@ -60,6 +60,12 @@ function field(reply: HttpReply, name: string, identity: Identity, url: string):
 
 /** Signs in at `<base>/sign_in`; returns the token (`signature` in the reply). */
 export async function signIn(params: { url: string; identity: Identity; http: HttpClient; clientInfo?: string | undefined }): Promise<string> {
+  const second = await signInReply(params);
+  return field(second, "signature", params.identity, params.url);
+}
+
+/** The two-step sign-in at `url`; the second step's whole reply (a heartbeat server's carries where to beat). */
+export async function signInReply(params: { url: string; identity: Identity; http: HttpClient; clientInfo?: string | undefined }): Promise<HttpReply> {
   const { url, identity, http } = params;
   const requestId = randomUUID();
   const first = await http.postJson(url, { agent_id: identity.aid, request_id: requestId, client_info: params.clientInfo ?? AGENT_CLIENT_INFO });
@@ -74,7 +80,7 @@ export async function signIn(params: { url: string; identity: Identity; http: Ht
     signature: signNonce(identity, nonce),
   });
   if (second.status !== 200) throw refusal(identity, url, second, "signature");
-  return field(second, "signature", identity, url);
+  return second;
 }
 
 export interface AccessPointConfig {
@@ -106,13 +112,15 @@ export interface NetworkSignIn {
   accessPointToken: string;
   messageServer: string;
   messageToken: string;
+  /** Where presence is kept (UDP heartbeats), when the access point names one. */
+  heartbeatServer: string | undefined;
 }
 
 /** The full sequence the SDK runs: access point sign-in, config, message-service sign-in. `clientInfo`: what signs in (default the channel's agents). */
 export async function signInToNetwork(params: { accessPointUrl: string; identity: Identity; http: HttpClient; clientInfo?: string | undefined }): Promise<NetworkSignIn> {
   const { clientInfo } = params;
   const accessPointToken = await signIn({ url: accessPointApi(params.accessPointUrl, "sign_in"), identity: params.identity, http: params.http, clientInfo });
-  const { messageServer } = await getAccessPointConfig({ ...params, token: accessPointToken });
+  const { messageServer, heartbeatServer } = await getAccessPointConfig({ ...params, token: accessPointToken });
   const messageToken = await signIn({ url: messageApi(params.accessPointUrl, "sign_in"), identity: params.identity, http: params.http, clientInfo });
-  return { accessPointToken, messageServer, messageToken };
+  return { accessPointToken, messageServer, messageToken, heartbeatServer };
 }

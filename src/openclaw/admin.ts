@@ -13,7 +13,7 @@ import { checkCertificateExpiry, identityPaths, loadIdentity } from "../network/
 import { NetworkError } from "../network/errors.ts";
 import { encodeSafeName } from "../state/safe-name.ts";
 import { resolveSeedPassword } from "../config/secret-ref.ts";
-import { ACP_GROUP_CHANNEL_ID } from "./host-calls.ts";
+import { ACP_GROUP_CHANNEL_ID, parseAcpGroupTarget } from "./host-calls.ts";
 
 const PATH = `channels.${ACP_GROUP_CHANNEL_ID}`;
 
@@ -146,6 +146,7 @@ export function collectAcpGroupSecurityWarnings(p: { cfg: unknown; accountId: st
   const where = `${PATH}.identities.${p.accountId}`;
   if (!identity.owner) out.push(`${where}: no owner set — nobody is exempt from allowFrom/denyFrom and the per-sender share; set ${where}.owner to your own aid.`);
   if (config.network.insecureTls) out.push(`${PATH}.network.insecureTls is on: TLS certificates are not verified (never use it on the real network).`);
+  out.push(...directMessageWarnings(p.cfg, identity, where));
   for (const groupId of ["*", ...configuredGroups(config, identity)]) {
     const s = resolveGroupSettings(config, identity, groupId);
     if (s.allowFrom.length > 0 || s.tools === undefined) continue;
@@ -153,6 +154,20 @@ export function collectAcpGroupSecurityWarnings(p: { cfg: unknown; accountId: st
     if (allows.length > 0 && !(s.tools.deny ?? []).includes("*")) {
       out.push(`${PATH}.groups.${groupId}: open group (no allowFrom) whose tools allow ${allows.join(", ")} — anyone who joins by link can make the agent use them; set allowFrom or remove tools.`);
     }
+  }
+  return out;
+}
+
+/** Direct messages: an open policy, and a pairing that would hand the host's command ownership to a stranger. */
+function directMessageWarnings(cfg: unknown, identity: IdentityConfig, where: string): string[] {
+  const policy = identity.dmPolicy ?? "pairing";
+  const out: string[] = [];
+  if (policy === "open") out.push(`${where}.dmPolicy is open: anyone on the network may message the agent directly (each within their share of the budget); use pairing or allowlist.`);
+  const commands = typeof cfg === "object" && cfg !== null ? (cfg as { commands?: { ownerAllowFrom?: unknown } }).commands : undefined;
+  const owners = Array.isArray(commands?.ownerAllowFrom) ? commands.ownerAllowFrom.filter((e) => String(e).trim() !== "" && !String(e).endsWith("*")) : [];
+  if (policy === "pairing" && owners.length === 0) {
+    const fix = identity.owner ? `openclaw config set commands.ownerAllowFrom '["${ACP_GROUP_CHANNEL_ID}:${identity.owner}"]'` : "set commands.ownerAllowFrom to your own sender id";
+    out.push(`commands.ownerAllowFrom is empty: the first sender approved with \`openclaw pairing approve ${ACP_GROUP_CHANNEL_ID}\` becomes the host's command owner; ${fix}.`);
   }
   return out;
 }
@@ -233,11 +248,25 @@ export function listAcpGroupPeers(p: {
   return p.limit ? out.slice(0, p.limit) : out;
 }
 
-/** `messaging.normalizeTarget`: `acp-group:<group>`, `group:<group>` or a bare id → `group:<group>`. */
+/**
+ * `messaging.targetResolver.looksLikeId`: an explicit `group:` / `user:` target or an agent id is
+ * used as given; anything else (a group's subject, a bare word) is looked up in the directory.
+ */
+export function looksLikeAcpGroupTargetId(raw: string): boolean {
+  const target = parseAcpGroupTarget(raw);
+  if (!target) return false;
+  const rest = raw.trim().replace(new RegExp(`^${ACP_GROUP_CHANNEL_ID}:`, "i"), "");
+  return target.kind === "direct" || /^(group|user|dm|direct):/i.test(rest);
+}
+
+/** `messaging.inferTargetChatType`: an agent id is a direct chat; the host decides the rest. */
+export function inferAcpGroupTargetChatType(to: string): "direct" | undefined {
+  return parseAcpGroupTarget(to)?.kind === "direct" ? "direct" : undefined;
+}
+
+/** `messaging.normalizeTarget`: a group → `group:<group>`, an agent id (`acp-group:<aid>`, `user:<aid>`) → `user:<aid>`. */
 export function normalizeAcpGroupTarget(raw: string): string | undefined {
-  let rest = raw.trim();
-  if (rest.toLowerCase().startsWith(`${ACP_GROUP_CHANNEL_ID}:`)) rest = rest.slice(ACP_GROUP_CHANNEL_ID.length + 1);
-  if (rest.toLowerCase().startsWith("group:")) rest = rest.slice("group:".length);
-  rest = rest.trim();
-  return rest === "" || /\s/.test(rest) ? undefined : `group:${rest}`;
+  const target = parseAcpGroupTarget(raw);
+  if (!target) return undefined;
+  return target.kind === "group" ? `group:${target.groupId}` : `user:${target.peer}`;
 }

@@ -1,7 +1,7 @@
 // The adapters the OpenClaw host calls into: accounts (= our identities), the gateway that runs
 // one identity per account, and outbound sends. Host-agnostic: the composition root (src/plugin.ts)
 // supplies `startIdentity` and the backend factory, so this file runs and tests without the host.
-import type { AgentBackend, ChannelConfig, GroupMessage, IdentityConfig, Logger } from "../types.ts";
+import type { AgentBackend, ChannelConfig, DirectPairing, DmPolicy, GroupMessage, IdentityConfig, Logger } from "../types.ts";
 import type { DispatchDecision } from "../monitor/decision.ts";
 import type { GroupClientEvent } from "../group/group-client.ts";
 import { createAccountLiveStatus, type AccountLiveStatus } from "./status.ts";
@@ -13,7 +13,7 @@ import { accessPointUrlFor } from "../network/access-point.ts";
 import {
   ACP_GROUP_CHANNEL_ID,
   createHostLogger,
-  parseGroupTarget,
+  parseAcpGroupTarget,
   resolveHostStateDir,
   type OpenClawLogSink,
   type OpenClawPluginRuntimeLike,
@@ -45,7 +45,11 @@ export type StartIdentityParams = {
   onMessages?: (groupId: string, messages: readonly GroupMessage[]) => void;
   onDecision?: (decision: DispatchDecision) => void;
   onGroupEvent?: (groupId: string, event: GroupClientEvent) => void;
+  /** Direct messages inside the host: its default policy (pairing) and its pairing flow. */
+  direct?: AcpGroupDirectOptions;
 };
+/** How the host runs an identity's direct messages (src/runtime/direct.ts DirectOptions, as far as the host sets it). */
+export type AcpGroupDirectOptions = { defaultPolicy?: DmPolicy; pairing?: DirectPairing };
 export type RunningIdentity = {
   readonly done: Promise<void>;
   /** Resolves once signed in and every group's backlog is pulled; rejects when sign-in is refused. */
@@ -56,6 +60,8 @@ export type RunningIdentity = {
   /** The group connection's state (`open`, `reconnecting`, …) for one group. */
   connectionFor?(groupId: string): { readonly status: string } | undefined;
   sendText(groupId: string, text: string): Promise<{ msgId: string; timestamp: number }>;
+  /** Writes to `peer` directly: on the peer's session, or a new one (created, the peer invited). */
+  sendDirect?(peer: string, text: string): Promise<{ sessionId: string }>;
 };
 export type StartIdentity = (params: StartIdentityParams) => RunningIdentity;
 
@@ -81,7 +87,7 @@ export type AcpGroupStatus = {
   lastError?: string | null;
 };
 
-export type OutboundErrorCode = "ACCOUNT_NOT_RUNNING" | "INVALID_TARGET" | "EMPTY_TEXT";
+export type OutboundErrorCode = "ACCOUNT_NOT_RUNNING" | "INVALID_TARGET" | "EMPTY_TEXT" | "NO_DIRECT_MESSAGES";
 
 /** An outbound send the host asked for could not be made. */
 export class AcpGroupOutboundError extends Error {
@@ -174,6 +180,8 @@ export function createAcpGroupChannelAdapters<Cfg>(deps: {
     logger: Logger;
   }) => AgentBackend;
   getPluginRuntime: () => OpenClawPluginRuntimeLike | undefined;
+  /** The host's side of direct messages for one account (its default policy and pairing flow). */
+  directOptions?: (params: { accountId: string; channelRuntime: unknown; logger: Logger }) => AcpGroupDirectOptions;
   /** Where our log lines go when the host gives no sink. */
   fallbackLog?: (line: string) => void;
 }) {
@@ -218,7 +226,8 @@ export function createAcpGroupChannelAdapters<Cfg>(deps: {
     const status = createAccountLiveStatus({ aid: identity.aid, now: Date.now });
     live.set(accountId, status);
     try {
-      identityRun = deps.startIdentity({ config, identityId: accountId, backend, logger, abortSignal: ctx.abortSignal, ...status.observers });
+      const direct = deps.directOptions?.({ accountId, channelRuntime: ctx.channelRuntime, logger });
+      identityRun = deps.startIdentity({ config, identityId: accountId, backend, logger, abortSignal: ctx.abortSignal, ...status.observers, ...(direct ? { direct } : {}) });
       running.set(accountId, identityRun);
       status.attach(identityRun);
       reportStatus(ctx, logger, { running: true, configured: true, lastStartAt: Date.now(), lastError: null });
@@ -266,12 +275,20 @@ export function createAcpGroupChannelAdapters<Cfg>(deps: {
         ctx,
       );
     }
-    const groupId = parseGroupTarget(ctx.to);
-    if (!groupId) throw new AcpGroupOutboundError("INVALID_TARGET", `Expected a group target such as \`group:g1\`, got \`${ctx.to}\``, ctx);
+    const target = parseAcpGroupTarget(ctx.to);
+    if (!target) {
+      throw new AcpGroupOutboundError("INVALID_TARGET", `Expected a group target such as \`group:g1\` or an agent id such as \`alice.agentcp.io\`, got \`${ctx.to}\``, ctx);
+    }
     // The host's text is model output too: cleaned like the monitor's replies before it is posted.
     const text = cleanOutboundText(ctx.text);
     if (text === "") throw new AcpGroupOutboundError("EMPTY_TEXT", "Expected visible text to send, got only control characters or whitespace", ctx);
-    const sent = await identityRun.sendText(groupId, text);
+    if (target.kind === "direct") {
+      if (!identityRun.sendDirect) throw new AcpGroupOutboundError("NO_DIRECT_MESSAGES", `identity \`${accountId}\` carries no direct messages`, ctx);
+      // Opens a session with the peer, or reuses the live one.
+      const sent = await identityRun.sendDirect(target.peer, text);
+      return { channel: ACP_GROUP_CHANNEL_ID, messageId: sent.sessionId, timestamp: Date.now() };
+    }
+    const sent = await identityRun.sendText(target.groupId, text);
     return { channel: ACP_GROUP_CHANNEL_ID, messageId: sent.msgId, timestamp: sent.timestamp };
   }
 

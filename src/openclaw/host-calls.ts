@@ -7,6 +7,10 @@ import { join } from "node:path";
 import type { AgentBackend, GenerateRequest, GenerateResult, LogLevel, Logger } from "../types.ts";
 import { errorFields, guardLogger } from "../log.ts";
 import { wait } from "../util/wait.ts";
+import { buildOpenClawInboundContext, routePeerOf, type OpenClawInboundContext } from "./inbound-context.ts";
+
+export { buildOpenClawInboundContext, routePeerOf };
+export type { OpenClawDirectContext, OpenClawGroupContext, OpenClawInboundContext } from "./inbound-context.ts";
 
 export const ACP_GROUP_CHANNEL_ID = "acp-group";
 
@@ -18,34 +22,6 @@ export const ACP_GROUP_CHANNEL_META = {
   docsPath: "/channels/acp-group",
   blurb: "Multi-agent group chats on the ACP agent network: decides when the agent speaks, with what context, how much, and never the same thing twice.",
 } as const;
-
-/** The inbound context we hand to `reply.finalizeInboundContext` (a subset of the host's MsgContext). */
-export type OpenClawInboundContext = {
-  Body: string;
-  BodyForAgent: string;
-  From: string;
-  To: string;
-  SessionKey: string;
-  AccountId: string;
-  MessageSid: string;
-  ChatType: "group";
-  ConversationLabel: string;
-  GroupSubject: string;
-  GroupSystemPrompt: string;
-  SenderId: string;
-  SenderName: string;
-  SenderIsSelf: boolean;
-  Timestamp: number;
-  Provider: string;
-  Surface: string;
-  WasMentioned: boolean;
-  // Our own gate already decided this batch deserves a turn; the host must not re-gate it.
-  GroupRequireMention: boolean;
-  // Group members are other agents and people, never operators: no slash commands from the group.
-  CommandAuthorized: boolean;
-  OriginatingChannel: string;
-  OriginatingTo: string;
-};
 
 export type OpenClawReplyKind = "tool" | "block" | "final";
 
@@ -70,7 +46,7 @@ export type OpenClawChannelRuntime<Cfg, Ctx> = {
       cfg: Cfg;
       channel: string;
       accountId?: string | null;
-      peer?: { kind: "group"; id: string } | null;
+      peer?: { kind: "group" | "direct"; id: string } | null;
     }) => { agentId: string; accountId: string; sessionKey: string };
   };
   session: {
@@ -124,51 +100,35 @@ export class OpenClawHostError extends Error {
   }
 }
 
+/** Where the host asks us to send: a group, or one agent or person directly. */
+export type AcpGroupTarget = { kind: "group"; groupId: string } | { kind: "direct"; peer: string };
+
+// An agent id: `<name>.<domain>` (the config's rule for aids).
+const AID = /^[A-Za-z0-9][A-Za-z0-9_-]*(\.[A-Za-z0-9-]+)+$/;
+
+/**
+ * The host's target, with or without our channel prefix: `group:<id>` names a group; `user:<aid>`
+ * (also `dm:`, `direct:`) one peer; a bare agent id (`alice.agentcp.io`) a peer, anything else
+ * bare a group. Undefined when it names nothing (empty, spaces, `user:` without an aid).
+ */
+export function parseAcpGroupTarget(to: string, channelId: string = ACP_GROUP_CHANNEL_ID): AcpGroupTarget | undefined {
+  let rest = to.trim();
+  if (rest.toLowerCase().startsWith(`${channelId}:`)) rest = rest.slice(channelId.length + 1).trim();
+  const prefixed = /^(group|user|dm|direct):(.*)$/is.exec(rest);
+  const kind = prefixed?.[1]!.toLowerCase();
+  const id = (prefixed ? prefixed[2]! : rest).trim();
+  if (id === "" || /\s/.test(id)) return undefined;
+  if (kind === "group") return { kind: "group", groupId: id };
+  if (kind !== undefined || AID.test(id)) return AID.test(id) ? { kind: "direct", peer: id } : undefined;
+  return { kind: "group", groupId: id };
+}
+
 /** `acp-group:group:g1`, `group:g1` and `g1` all name group g1 (targets the host hands to outbound). */
 export function parseGroupTarget(to: string, channelId: string = ACP_GROUP_CHANNEL_ID): string {
   let rest = to.trim();
   if (rest.startsWith(`${channelId}:`)) rest = rest.slice(channelId.length + 1);
   if (rest.startsWith("group:")) rest = rest.slice("group:".length);
   return rest;
-}
-
-/** Pure: the host inbound context for one dispatch. Sender and ids are those of the newest message. */
-export function buildOpenClawInboundContext(params: {
-  request: GenerateRequest;
-  channelId: string;
-  accountId: string;
-  sessionKey: string;
-  subject: string | undefined;
-}): OpenClawInboundContext {
-  const { request, channelId } = params;
-  const last = request.messages.at(-1);
-  if (!last) throw new TypeError(`Expected \`request.messages\` to be non-empty, got 0 messages (dispatch ${request.dispatchId})`);
-  const to = `${channelId}:group:${request.groupId}`;
-  const label = params.subject ?? request.groupId;
-  return {
-    Body: request.body,
-    BodyForAgent: request.body,
-    From: `${channelId}:${last.sender}`,
-    To: to,
-    SessionKey: params.sessionKey,
-    AccountId: params.accountId,
-    MessageSid: last.msgId,
-    ChatType: "group",
-    ConversationLabel: label,
-    GroupSubject: label,
-    GroupSystemPrompt: request.systemPrompt,
-    SenderId: last.sender,
-    SenderName: last.sender,
-    SenderIsSelf: false,
-    Timestamp: last.timestamp,
-    Provider: channelId,
-    Surface: channelId,
-    WasMentioned: request.mentionInfo.mentioned,
-    GroupRequireMention: false,
-    CommandAuthorized: false,
-    OriginatingChannel: channelId,
-    OriginatingTo: to,
-  };
 }
 
 /**
@@ -201,8 +161,9 @@ export function createReplyCollector(): {
 }
 
 /**
- * An `AgentBackend` that runs each dispatch as one group turn of the host's agent (its model,
- * tools, memory and session), and returns the final text without sending anything.
+ * An `AgentBackend` that runs each dispatch as one turn of the host's agent (its model, tools,
+ * memory and session) — a group turn, or a direct one with the peer — and returns the final text
+ * without sending anything: our dispatch pipeline trims, dedups and sends it.
  */
 export function createOpenClawBackend<Cfg, Ctx>(params: {
   runtime: OpenClawChannelRuntime<Cfg, Ctx>;
@@ -212,6 +173,8 @@ export function createOpenClawBackend<Cfg, Ctx>(params: {
   sessionStore?: string;
   channelId?: string;
   resolveGroupSubject?: (groupId: string) => string | undefined;
+  /** The identity's owner: their direct messages reach the agent authorised as the owner's. */
+  owner?: string | undefined;
   logger: Logger;
   /** Waits before re-running a turn the host refused for a transient reason; default 1 s, 3 s. */
   retryDelaysMs?: readonly number[];
@@ -223,19 +186,17 @@ export function createOpenClawBackend<Cfg, Ctx>(params: {
     name: "openclaw",
     async generate(request: GenerateRequest): Promise<GenerateResult> {
       const where = { identityId: request.identityId, groupId: request.groupId, dispatchId: request.dispatchId };
-      const route = runtime.routing.resolveAgentRoute({
-        cfg,
-        channel: channelId,
-        accountId,
-        peer: { kind: "group", id: request.groupId },
-      });
+      // A group turn routes by the group; a direct one by the peer's aid (the host's DM scope applies).
+      const peer = routePeerOf(request);
+      const route = runtime.routing.resolveAgentRoute({ cfg, channel: channelId, accountId, peer });
       const ctx = runtime.reply.finalizeInboundContext(
         buildOpenClawInboundContext({
           request,
           channelId,
           accountId: route.accountId,
           sessionKey: route.sessionKey,
-          subject: params.resolveGroupSubject?.(request.groupId),
+          subject: peer.kind === "group" ? params.resolveGroupSubject?.(request.groupId) : undefined,
+          owner: params.owner,
         }),
       );
       const storePath = runtime.session.resolveStorePath(params.sessionStore, { agentId: route.agentId });
@@ -278,6 +239,7 @@ export function createOpenClawBackend<Cfg, Ctx>(params: {
       logger.log("debug", "openclaw.turn", {
         ...where,
         sessionKey: route.sessionKey,
+        chatType: peer.kind,
         agentId: route.agentId,
         counts: result.counts,
         finals: collected.finals,

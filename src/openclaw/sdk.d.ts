@@ -31,6 +31,8 @@ declare module "openclaw/plugin-sdk/channel-core" {
     WasMentioned?: boolean;
     GroupRequireMention?: boolean;
     CommandAuthorized?: boolean;
+    CommandBody?: string;
+    OwnerAllowFrom?: Array<string | number>;
     OriginatingChannel?: string;
     OriginatingTo?: string;
   };
@@ -74,8 +76,37 @@ declare module "openclaw/plugin-sdk/channel-core" {
           replyOptions?: { abortSignal?: AbortSignal; disableBlockStreaming?: boolean };
         }) => Promise<{ queuedFinal: boolean; counts: Record<ReplyDispatchKind, number> }>;
       };
+      pairing: {
+        buildPairingReply: (params: { channel: string; idLine: string; code: string }) => string;
+        readAllowFromStore: (params: { channel: string; accountId: string; env?: NodeJS.ProcessEnv }) => Promise<string[]>;
+        upsertPairingRequest: (params: {
+          channel: string;
+          id: string | number;
+          accountId: string;
+          meta?: Record<string, string | undefined | null>;
+          env?: NodeJS.ProcessEnv;
+        }) => Promise<{ code: string; created: boolean }>;
+      };
     };
     state: { resolveStateDir: (env?: NodeJS.ProcessEnv) => string };
+  };
+
+  type ChannelSecurityDmPolicy = {
+    policy: string;
+    allowFrom?: Array<string | number> | null;
+    policyPath?: string;
+    allowFromPath: string;
+    approveHint: string;
+    normalizeEntry?: (raw: string) => string;
+  };
+  type RuntimeEnv = { log: (...args: unknown[]) => void; error: (...args: unknown[]) => void };
+  type ChatChannelPairingOptions = {
+    text: {
+      idLabel: string;
+      message: string;
+      normalizeAllowEntry?: (entry: string) => string;
+      notify: (params: { cfg: OpenClawConfig; id: string; accountId?: string; meta?: Record<string, string>; runtime?: RuntimeEnv; message: string }) => Promise<void> | void;
+    };
   };
 
   type ChannelAccountSnapshot = {
@@ -162,8 +193,16 @@ declare module "openclaw/plugin-sdk/channel-core" {
       buildChannelSummary?: (params: { account: A; cfg: OpenClawConfig; defaultAccountId: string; snapshot: ChannelAccountSnapshot }) => Record<string, unknown> | Promise<Record<string, unknown>>;
     };
     doctor?: { collectPreviewWarnings?: (params: { cfg: OpenClawConfig; doctorFixCommand: string; env?: NodeJS.ProcessEnv }) => string[] | Promise<string[]> };
-    security?: { collectWarnings?: (ctx: { cfg: OpenClawConfig; accountId?: string | null; account: A }) => string[] | Promise<string[]> };
-    messaging?: { targetPrefixes?: readonly string[]; normalizeTarget?: (raw: string) => string | undefined };
+    security?: {
+      resolveDmPolicy?: (ctx: { cfg: OpenClawConfig; accountId?: string | null; account: A }) => ChannelSecurityDmPolicy | null;
+      collectWarnings?: (ctx: { cfg: OpenClawConfig; accountId?: string | null; account: A }) => string[] | Promise<string[]>;
+    };
+    messaging?: {
+      targetPrefixes?: readonly string[];
+      normalizeTarget?: (raw: string) => string | undefined;
+      inferTargetChatType?: (params: { to: string }) => "direct" | "group" | "channel" | undefined;
+      targetResolver?: { looksLikeId?: (raw: string, normalized?: string) => boolean; hint?: string };
+    };
     directory?: {
       listGroups?: (params: { cfg: OpenClawConfig; accountId?: string | null; query?: string | null; limit?: number | null }) => Promise<ChannelDirectoryEntry[]>;
       listPeers?: (params: { cfg: OpenClawConfig; accountId?: string | null; query?: string | null; limit?: number | null }) => Promise<ChannelDirectoryEntry[]>;
@@ -194,6 +233,7 @@ declare module "openclaw/plugin-sdk/channel-core" {
 
   export function createChatChannelPlugin<A extends { accountId?: string | null }>(params: {
     base: Omit<ChannelPlugin<A>, "capabilities" | "outbound"> & Partial<Pick<ChannelPlugin<A>, "capabilities" | "outbound">>;
+    pairing?: ChatChannelPairingOptions;
     outbound?: ChannelOutboundAdapter;
   }): ChannelPlugin<A>;
 

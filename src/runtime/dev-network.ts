@@ -58,6 +58,8 @@ export interface StartDevNetworkParams {
    * definitions (the config's humans) make people.
    */
   peopleFromChat?: boolean;
+  /** Serve UDP presence (`heartbeat_server`, heartbeats, invites) as the real network does. Default true. */
+  presence?: boolean;
   /** The message service's socket limits, raised for many agents from one machine (`server --max-agents-per-source`). */
   socketLimits?: Partial<SocketLimits>;
 }
@@ -98,6 +100,7 @@ export async function startDevNetwork(p: StartDevNetworkParams): Promise<DevNetw
     ...(p.tokenTtlMs !== undefined ? { tokenTtlMs: p.tokenTtlMs } : {}),
     ...(p.reserve ? { reservedMembers: p.reserve } : {}),
     ...(p.strictInviteDelayMs !== undefined ? { strictInviteDelayMs: p.strictInviteDelayMs } : {}),
+    presence: p.presence !== false,
     ...(p.socketLimits ? { socketLimits: p.socketLimits } : {}),
   });
   const started = net;

@@ -9,10 +9,11 @@ export interface ServiceAgentHost {
    */
   send(params: { sessionId: string; to: string; payload: string }): boolean;
   /**
-   * Opens a new session with `to` and sends it `invite_agent_req` (as a real network's service may
-   * do, e.g. after a restart). The session id, or undefined when `to` has no socket.
+   * Opens a new session with `to` and invites it (as a real network's service may do, e.g. after a
+   * restart): `invite_agent_req` over its socket, or with `via: "presence"` a UDP invite (259)
+   * where it last beat. The session id, or undefined when `to` has no socket (or no presence).
    */
-  invite?(params: { to: string }): string | undefined;
+  invite?(params: { to: string; via?: "socket" | "presence" }): string | undefined;
 }
 
 export interface ServiceAgent {

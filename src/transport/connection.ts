@@ -3,25 +3,15 @@
 // every new session: register_online (answered) → per group max(service cursor, saved cursor) →
 // paged pull → pushes. Late events of an older session are no-ops.
 import type { PeerChannel } from "../network/peer-channel.ts";
-import type { Logger } from "../types.ts";
-import { errorFields, silentLogger } from "../log.ts";
+import type { GroupSender, Logger } from "../types.ts";
+import { errorFields } from "../log.ts";
 import { TypedEmitter } from "../emitter.ts";
-import type { BackoffSettings } from "../util/backoff.ts";
-import { MAX_INBOUND_PAYLOAD_BYTES, MAX_MESSAGE_BYTES } from "../wire/limits.ts";
-import { isMsgIdNumber } from "../wire/msg-id.ts";
-import { isPlain, type Plain } from "../wire/plain.ts";
+import type { Plain } from "../wire/plain.ts";
 import { RESULT_CODES } from "../wire/result-codes.ts";
-import type {
-  ConnectionCounters,
-  ConnectionStatus,
-  GroupConnection,
-  GroupConnectionEvents,
-  GroupConnectionParams,
-  Listener,
-} from "./connection-types.ts";
+import { connectionSettings, type GroupConnectionParams } from "./connection-options.ts";
 import { TransportError } from "./errors.ts";
 import { wait } from "../util/wait.ts";
-import type { GroupFeed, GroupFeedStatus } from "./group-feed.ts";
+import type { GroupFeed, GroupFeedCounters, GroupFeedStatus } from "./group-feed.ts";
 import { GroupFeeds } from "./group-feeds.ts";
 import { handleInboundFrame, type InboundDeps } from "./inbound.ts";
 import type { ResponseFrame } from "./pending-requests.ts";
@@ -31,13 +21,63 @@ import { SessionUpkeep } from "./session-upkeep.ts";
 
 /** How long close() waits for the answer to unregister_online. */
 const UNREGISTER_GRACE_MS = 2000;
-/** The service's online TTL is 5 minutes; the SDK beats every 3. */
-export const DEFAULT_HEARTBEAT_MS = 180_000;
-export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
-/** register_online unanswered this long is asked again (on backoff from 1 s): pushes start within seconds. */
-export const DEFAULT_REGISTER_TIMEOUT_MS = 10_000;
 
-export type * from "./connection-types.ts";
+// What createGroupConnection is given, and what its `onEvent` is handed.
+export type { GroupConnectionParams } from "./connection-options.ts";
+export type { GroupEvent } from "./group-event-feed.ts";
+
+export type ConnectionStatus = "idle" | "connecting" | "syncing" | "open" | "reconnecting" | "closed";
+
+export interface ConnectionCounters extends GroupFeedCounters {
+  framesIn: number;
+  /** Not JSON, not an object, or a field of the wrong type (responses included). */
+  malformedFrames: number;
+  /** Invalid messages inside an otherwise valid batch push or pull page. */
+  malformedMessages: number;
+  unknownActions: number;
+  oversizeFrames: number;
+  /** Responses whose request_id matches no request in flight. */
+  unmatchedResponses: number;
+  /** Pushes and notifications for groups we did not subscribe to. */
+  unknownGroups: number;
+  reconnects: number;
+  requestTimeouts: number;
+  heartbeatFailures: number;
+  rateLimitedRetries: number;
+  /** register_online that failed or went unanswered (unanswered: retried within seconds; refused: at the next heartbeat). */
+  registerFailures: number;
+  /** Sessions that answered nothing for a whole request timeout while up, and were rebuilt. */
+  silentSessions: number;
+  /** Frames of a session we already left. */
+  staleFrames: number;
+}
+
+export interface GroupConnectionEvents {
+  status: { status: ConnectionStatus; previous: ConnectionStatus };
+  /** The session went down; the network layer builds a new one. */
+  disconnected: { reason: string };
+}
+
+export type Listener<E extends keyof GroupConnectionEvents> = (payload: GroupConnectionEvents[E]) => void;
+
+export interface GroupConnection extends GroupSender {
+  /** Resolves once a session is up and the initial pull of every group is done; rejects on close. */
+  start(): Promise<void>;
+  readonly status: ConnectionStatus;
+  /** The group service's aid. */
+  readonly peer: string;
+  on<E extends keyof GroupConnectionEvents>(event: E, listener: Listener<E>): () => void;
+  off<E extends keyof GroupConnectionEvents>(event: E, listener: Listener<E>): void;
+  counters(): Readonly<ConnectionCounters>;
+  /** Acknowledges, if it moved, min(last accepted, `ackCursor`) — call it when the settled cursor advances. */
+  acknowledge(groupId: string): void;
+  /** Highest msg id accepted by onMessages for the group (starts at the cursor). */
+  lastFed(groupId: string): number | undefined;
+  groupStatus(groupId: string): GroupFeedStatus | undefined;
+  /** Any other group action (get_group_info, get_members, get_cursor …); returns `data`, throws on a non-zero code. */
+  request(action: string, options?: { groupId?: string; params?: Plain }): Promise<unknown>;
+  close(): Promise<void>;
+}
 
 export function createGroupConnection(params: GroupConnectionParams): GroupConnection {
   return new ChannelGroupConnection(params);
@@ -47,10 +87,8 @@ class ChannelGroupConnection implements GroupConnection {
   readonly #p: GroupConnectionParams;
   readonly #channel: PeerChannel;
   readonly #log: Logger;
-  readonly #random: () => number;
   readonly #requestTimeoutMs: number;
   readonly #inbound: InboundDeps;
-  readonly #retry: BackoffSettings;
   readonly #send: SendMessageDeps;
   readonly #groups: GroupFeeds;
   readonly #feeds: ReadonlyMap<string, GroupFeed>;
@@ -80,17 +118,16 @@ class ChannelGroupConnection implements GroupConnection {
     }
     this.#p = p;
     this.#channel = p.channel;
-    this.#log = p.logger ?? silentLogger;
+    const s = connectionSettings(p);
+    this.#log = s.logger;
     this.#events = new TypedEmitter((err, event) => this.#log.log("error", "transport.listener-failed", { event, ...errorFields(err) }));
-    this.#random = p.random ?? Math.random;
-    this.#requestTimeoutMs = p.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
-    this.#retry = p.reconnect ?? { baseMs: 500, maxMs: 30_000, jitter: 0.3 };
+    this.#requestTimeoutMs = s.requestTimeoutMs;
     this.#upkeep = new SessionUpkeep({
       call: (action, timeoutMs) => this.#call(action, undefined, undefined, timeoutMs),
-      heartbeatMs: p.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
-      registerTimeoutMs: Math.min(p.registerTimeoutMs ?? DEFAULT_REGISTER_TIMEOUT_MS, this.#requestTimeoutMs),
-      registerRetry: p.registerRetry ?? { baseMs: 1000, maxMs: 30_000, jitter: 0.3 },
-      random: this.#random,
+      heartbeatMs: s.heartbeatMs,
+      registerTimeoutMs: s.registerTimeoutMs,
+      registerRetry: s.registerRetry,
+      random: s.random,
       counters: this.#counters,
       logger: this.#log,
       peer: p.channel.peer,
@@ -102,8 +139,8 @@ class ChannelGroupConnection implements GroupConnection {
     this.#requests = new SessionRequests({
       aid: p.aid,
       now: (p.now ?? Date.now)(),
-      random: this.#random,
-      timeoutMs: this.#requestTimeoutMs,
+      random: s.random,
+      timeoutMs: s.requestTimeoutMs,
       send: (payload) => this.#session !== undefined && this.#channel.send(payload),
       mark: () => this.#counters.framesIn,
       onTimeout: (t) => {
@@ -117,14 +154,14 @@ class ChannelGroupConnection implements GroupConnection {
       call: (action, groupId, params) => this.#call(action, groupId, params),
       counters: this.#counters,
       logger: this.#log,
-      retry: this.#retry,
-      random: this.#random,
+      retry: s.reconnect,
+      random: s.random,
     });
     this.#feeds = this.#groups.map;
     this.#inbound = {
       counters: this.#counters,
       logger: this.#log,
-      maxFrameBytes: p.maxFrameBytes ?? MAX_INBOUND_PAYLOAD_BYTES,
+      maxFrameBytes: s.maxFrameBytes,
       pending: this.#requests.pending,
       feeds: this.#feeds,
       eventFeeds: this.#groups.events,
@@ -132,9 +169,9 @@ class ChannelGroupConnection implements GroupConnection {
     };
     this.#send = {
       feeds: this.#feeds,
-      maxMessageBytes: p.maxMessageBytes ?? MAX_MESSAGE_BYTES,
-      retry: p.sendRetry ?? { maxAttempts: 5, baseMs: 1000, maxMs: 30_000, jitter: 0.3 },
-      random: this.#random,
+      maxMessageBytes: s.maxMessageBytes,
+      retry: s.sendRetry,
+      random: s.random,
       counters: this.#counters,
       log: this.#log,
       closing: this.#closing.signal,
@@ -230,34 +267,10 @@ class ChannelGroupConnection implements GroupConnection {
     // An unanswered one is retried within seconds meanwhile (session-upkeep.ts); pulls work unregistered.
     await this.#upkeep.register(sessionId, false);
     if (this.#session !== sessionId) return;
-    await Promise.all(
-      [...this.#feeds.values()].map(async (feed) => {
-        const cursor = await this.#startCursor(feed.groupId, sessionId);
-        if (this.#session === sessionId) await feed.connect(cursor);
-        // Ready means fed: a group whose pull failed is waited for through its retries.
-        if (this.#session === sessionId) await feed.whenLive();
-      }),
-    );
+    await this.#groups.connectAll(sessionId, () => this.#session === sessionId);
     if (this.#session !== sessionId || this.#status !== "syncing") return;
     this.#setStatus("open");
     this.#start?.resolve();
-  }
-
-  /** max(service's current_msg_id, saved cursor): the SDK's sync starting point. The event log starts from the same answer. */
-  async #startCursor(groupId: string, sessionId: string): Promise<number> {
-    const saved = this.#groups.savedCursor(groupId);
-    try {
-      const frame = await this.#call("get_cursor", groupId);
-      const cursor = isPlain(frame.data) && isPlain(frame.data.msg_cursor) ? frame.data.msg_cursor.current_msg_id : undefined;
-      const latestEvent = isPlain(frame.data) && isPlain(frame.data.event_cursor) ? frame.data.event_cursor.latest_event_id : undefined;
-      if (this.#session === sessionId) this.#groups.events.get(groupId)?.connect(isMsgIdNumber(latestEvent) ? latestEvent : undefined);
-      if (isMsgIdNumber(cursor)) return Math.max(saved, cursor);
-      this.#counters.malformedFrames++;
-      this.#log.log("warn", "transport.bad-cursor", { groupId, sessionId });
-    } catch (err) {
-      if (this.#session === sessionId) this.#log.log("warn", "transport.get-cursor-failed", { groupId, sessionId, ...errorFields(err) });
-    }
-    return saved;
   }
 
   #onDown(reason: string): void {
@@ -265,8 +278,7 @@ class ChannelGroupConnection implements GroupConnection {
     const sessionId = this.#session;
     this.#session = undefined;
     this.#upkeep.end();
-    for (const feed of this.#feeds.values()) feed.disconnect();
-    for (const feed of this.#groups.events.values()) feed.disconnect();
+    this.#groups.disconnectAll();
     this.#requests.pending.rejectAll((action, groupId) =>
       new TransportError("CONNECTION_LOST", `session lost before ${action} was answered`, { action, ...(groupId ? { groupId } : {}) }),
     );

@@ -8,6 +8,17 @@ import { RESULT_CODES } from "../wire/result-codes.ts";
 
 /** Messages above `after`, each id once, in id order. */
 export function freshMessages(messages: readonly GroupMessage[], after: number): GroupMessage[] {
+  // Almost always (a push, a page): ids already increasing from above `after` — taken as they are.
+  let prev = after;
+  for (const m of messages) {
+    const id = msgIdValue(m.msgId);
+    if (!(id > prev)) return sortedFresh(messages, after);
+    prev = id;
+  }
+  return messages.slice();
+}
+
+function sortedFresh(messages: readonly GroupMessage[], after: number): GroupMessage[] {
   const byId = new Map<number, GroupMessage>();
   for (const m of messages) {
     const id = msgIdValue(m.msgId);

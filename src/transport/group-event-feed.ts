@@ -7,7 +7,24 @@
 import type { Logger } from "../types.ts";
 import { errorFields } from "../log.ts";
 import { describe, isPlain, type Plain } from "../wire/plain.ts";
-import type { GroupEvent } from "./connection-types.ts";
+
+/**
+ * A notification from the group service. For an entry of its event log (a `group_event`, or one
+ * pulled after `new_event`) `event` is its `event_type` (`member_joined`, `member_left`,
+ * `announcement_updated`, …), `data` its data, and the id, actor and target come alongside.
+ */
+export interface GroupEvent {
+  event: string;
+  data: Plain;
+  /** Server time, when the frame carried one. */
+  timestamp: number | undefined;
+  /** An event-log entry's id (each handed over once, in order). */
+  eventId?: number;
+  /** Who did it (event-log entries). */
+  actor?: string;
+  /** Whom it was done to (event-log entries about a member). */
+  target?: string;
+}
 
 /** A `GroupEvent` of the SDK after edge validation. */
 export interface ServiceEvent {

@@ -1,16 +1,45 @@
 // Per-group delivery: pull after the cursor on every (re)connect, hold pushes while pulling, feed
 // the handler serially, ack what it accepted. Nothing at or below `lastFed` is ever fed again.
-// The id arithmetic is feed-sequence.ts; the contract (params, counters) group-feed-types.ts.
-import type { GroupMessage } from "../types.ts";
+// The id arithmetic is feed-sequence.ts; the paged pull feed-pull.ts.
+import type { GroupMessage, Logger } from "../types.ts";
 import { errorFields } from "../log.ts";
 import { BoundedSet } from "../util/bounded-map.ts";
 import type { BatchRange } from "../wire/frames.ts";
 import { msgIdValue } from "../wire/msg-id.ts";
 import type { PullPage } from "../wire/responses.ts";
-import { claimedUpTo, continuesFrom, freshMessages, highestId, isRefusal, oversizeSkipId } from "./feed-sequence.ts";
-import type { GroupFeedParams, GroupFeedStatus } from "./group-feed-types.ts";
+import { pullPages } from "./feed-pull.ts";
+import { claimedUpTo, continuesFrom, freshMessages, highestId, isRefusal } from "./feed-sequence.ts";
 
-export type { GroupFeedCounters, GroupFeedParams, GroupFeedStatus } from "./group-feed-types.ts";
+export type GroupFeedStatus = "offline" | "syncing" | "live" | "retrying" | "closed";
+
+export interface GroupFeedCounters {
+  handlerErrors: number;
+  pullFailures: number;
+  messagesFed: number;
+  heldOverflows: number;
+  /** Pushes that skipped an id (a message we never saw) and were replaced by a pull. */
+  gapResyncs: number;
+  /** Pulls retried with a smaller page after a timeout or a response too large to read. */
+  pageShrinks: number;
+  /** Messages too large to receive even alone: skipped (the cursor moves past them), logged with their id. */
+  droppedOversize: number;
+}
+
+export interface GroupFeedParams {
+  groupId: string;
+  onMessages(groupId: string, messages: GroupMessage[]): void | Promise<void>;
+  /** One pull_messages request; rejects when it fails. */
+  pull(afterMsgId: number, limit: number): Promise<PullPage>;
+  /** Fire-and-forget ack_messages. */
+  ack(msgId: number): void;
+  /** Delay before retry number `attempt` after a handler or pull failure. */
+  retryDelay(attempt: number): number;
+  counters: GroupFeedCounters;
+  logger: Logger;
+  pageSize: number;
+  /** Pushes held during a pull beyond this are dropped and re-pulled instead. */
+  maxHeld: number;
+}
 
 export class GroupFeed {
   readonly groupId: string;
@@ -34,8 +63,12 @@ export class GroupFeed {
    * moves past them; bounded (the oldest send first out) for a feed that never does.
    */
   readonly #own = new BoundedSet<number>(1000);
-  /** Serialises deliveries: pages and pushes reach the handler one batch at a time, in order. */
-  #chain: Promise<unknown> = Promise.resolve();
+  /**
+   * Serialises deliveries: pages and pushes reach the handler one batch at a time, in order. The
+   * delivery last queued while one waits on an async handler; null when none waits — then a batch
+   * is handed over at once, with no promise made (the per-message path of a sync handler).
+   */
+  #chain: Promise<boolean> | null = null;
   /**
    * This group's ids increase but skip numbers: learnt when a pull made for a skipped id found
    * nothing in between. From then on a push with higher ids is fed as it is (a batch's own range
@@ -240,109 +273,102 @@ export class GroupFeed {
 
   /** Returns false when the handler refused a page or the connection changed. */
   async #pullAll(epoch: number): Promise<boolean> {
-    await this.#chain;
+    if (this.#chain !== null) await this.#chain;
     if (epoch !== this.#epoch || this.#blocked) return false;
     // The chain is drained: whatever was queued has been fed or dropped.
     this.#lastQueued = this.#lastFed;
-    let after = this.#lastFed;
-    let limit = this.#p.pageSize;
-    for (;;) {
-      let page: PullPage;
-      try {
-        page = await this.#p.pull(after, limit);
-      } catch (err) {
-        if (epoch !== this.#epoch) return false;
-        const code = (err as { code?: unknown }).code;
-        const tooLarge = code === "RESPONSE_TOO_LARGE";
-        if (limit > 1 && (tooLarge || code === "REQUEST_TIMEOUT")) {
-          // A page too large to carry (or to answer in time): the same pull, half the page.
-          limit = Math.max(1, Math.floor(limit / 2));
-          this.#p.counters.pageShrinks++;
-          this.#p.logger.log("info", "transport.pull-page-shrunk", { groupId: this.groupId, after, limit, cause: code });
-          continue;
-        }
-        if (!tooLarge) throw err;
-        // One message too large to receive at all: skip it, counted and logged with its id.
-        after = this.#skipOversize(after, err);
-        continue;
-      }
-      if (epoch !== this.#epoch) return false;
-      // A page that came through: grow back towards the configured size.
-      limit = Math.min(this.#p.pageSize, limit * 2);
-      if (page.latestMsgId !== undefined && page.latestMsgId < after) {
-        // The server's history restarted below our cursor (e.g. a local server without a history
-        // file): everything up to our cursor will be ignored. Say so loudly; never re-feed.
-        this.#p.logger.log("error", "transport.cursor-ahead-of-server", { groupId: this.groupId, cursor: after, serverLatest: page.latestMsgId });
-      }
-      this.#highestSeen = highestId(page.messages, this.#highestSeen);
-      if (page.latestMsgId !== undefined) this.#highestSeen = Math.max(this.#highestSeen, page.latestMsgId);
-      if (!(await this.#enqueue(page.messages))) return false;
-      if (epoch !== this.#epoch) return false;
-      if (!page.hasMore) return true;
-      const last = highestId(page.messages, after);
-      if (last <= after) {
-        // has_more without progress would loop forever against a confused server.
-        this.#p.logger.log("warn", "transport.pull-no-progress", { groupId: this.groupId, after });
-        return true;
-      }
-      after = last;
-    }
+    return pullPages(
+      {
+        groupId: this.groupId,
+        pageSize: this.#p.pageSize,
+        pull: this.#p.pull,
+        counters: this.#p.counters,
+        logger: this.#p.logger,
+        stale: () => epoch !== this.#epoch,
+        skipTo: (skipped) => this.#skipTo(skipped),
+        take: (page, after) => this.#takePage(page, after),
+      },
+      this.#lastFed,
+    );
   }
 
-  /**
-   * Skips the message a pull after `after` could not carry ({@link oversizeSkipId}). lastFed moves
-   * past it and is acked, so neither this run nor a restart asks for it again.
-   */
-  #skipOversize(after: number, err: unknown): number {
-    const skipped = oversizeSkipId(after, err);
-    const bytes = (err as { context?: { bytes?: unknown } }).context?.bytes;
-    this.#p.counters.droppedOversize++;
-    this.#p.logger.log("warn", "transport.message-dropped", { groupId: this.groupId, reason: "oversize", msgId: String(skipped), bytes });
+  #takePage(page: PullPage, after: number): boolean | Promise<boolean> {
+    if (page.latestMsgId !== undefined && page.latestMsgId < after) {
+      // The server's history restarted below our cursor (e.g. a local server without a history
+      // file): everything up to our cursor will be ignored. Say so loudly; never re-feed.
+      this.#p.logger.log("error", "transport.cursor-ahead-of-server", { groupId: this.groupId, cursor: after, serverLatest: page.latestMsgId });
+    }
+    this.#highestSeen = highestId(page.messages, this.#highestSeen);
+    if (page.latestMsgId !== undefined) this.#highestSeen = Math.max(this.#highestSeen, page.latestMsgId);
+    return this.#enqueue(page.messages);
+  }
+
+  /** A message too large to receive even alone was skipped: lastFed moves past it and is acked, so no pull asks for it again. */
+  #skipTo(skipped: number): void {
     this.#lastFed = Math.max(this.#lastFed, skipped);
     this.#lastQueued = Math.max(this.#lastQueued, this.#lastFed);
     this.#highestSeen = Math.max(this.#highestSeen, skipped);
     this.#p.ack(this.#lastFed);
-    return skipped;
   }
 
-  #enqueue(messages: readonly GroupMessage[]): Promise<boolean> {
+  /** Hands `messages` to the handler after what is queued before them: true when it took them. */
+  #enqueue(messages: readonly GroupMessage[]): boolean | Promise<boolean> {
     const epoch = this.#epoch;
     for (const m of messages) this.#lastQueued = Math.max(this.#lastQueued, msgIdValue(m.msgId));
     const probe = this.#gapProbe;
     if (probe && messages.some((m) => msgIdValue(m.msgId) > probe.after && msgIdValue(m.msgId) < probe.before)) probe.filled = true;
-    const run = this.#chain.then(() => this.#deliver(messages, epoch));
+    const waiting = this.#chain;
+    const run = waiting === null ? this.#deliver(messages, epoch) : waiting.then(() => this.#deliver(messages, epoch));
+    if (typeof run === "boolean") return run;
     this.#chain = run;
+    // The last one queued, once done, leaves the way free for batches handed over at once.
+    void run.then(() => {
+      if (this.#chain === run) this.#chain = null;
+    });
     return run;
   }
 
   /**
    * Never rejects: a handler failure is logged, counted and turned into a re-pull later. Batches
    * of an older connection are dropped: the new connection's pull fetches them again from lastFed.
+   * A handler that returns no promise is done when it returns: the batch is settled then.
    */
-  async #deliver(messages: readonly GroupMessage[], epoch: number): Promise<boolean> {
+  #deliver(messages: readonly GroupMessage[], epoch: number): boolean | Promise<boolean> {
     if (epoch !== this.#epoch || this.#status === "closed" || this.#blocked) return false;
     const fresh = freshMessages(messages, this.#lastFed);
     if (fresh.length === 0) return true;
-    const last = msgIdValue(fresh[fresh.length - 1]!.msgId);
+    let handled: void | Promise<void>;
     try {
-      await this.#p.onMessages(this.groupId, fresh);
+      handled = this.#p.onMessages(this.groupId, fresh);
     } catch (err) {
-      if (this.#isClosed()) return false;
-      this.#p.counters.handlerErrors++;
-      this.#p.logger.log("error", "transport.handler-failed", {
-        groupId: this.groupId,
-        firstMsgId: fresh[0]!.msgId,
-        lastMsgId: String(last),
-        ...errorFields(err),
-      });
-      if (epoch === this.#epoch) this.#scheduleRetry();
-      return false;
+      return this.#handlerFailed(fresh, epoch, err);
     }
-    this.#lastFed = Math.max(this.#lastFed, last);
+    if (handled === undefined || typeof handled.then !== "function") return this.#delivered(fresh);
+    return handled.then(
+      () => this.#delivered(fresh),
+      (err: unknown) => this.#handlerFailed(fresh, epoch, err),
+    );
+  }
+
+  #delivered(fresh: readonly GroupMessage[]): boolean {
+    this.#lastFed = Math.max(this.#lastFed, msgIdValue(fresh[fresh.length - 1]!.msgId));
     this.#failures = 0;
     this.#p.counters.messagesFed += fresh.length;
     if (!this.#isClosed()) this.#p.ack(this.#lastFed);
     return true;
+  }
+
+  #handlerFailed(fresh: readonly GroupMessage[], epoch: number, err: unknown): false {
+    if (this.#isClosed()) return false;
+    this.#p.counters.handlerErrors++;
+    this.#p.logger.log("error", "transport.handler-failed", {
+      groupId: this.groupId,
+      firstMsgId: fresh[0]!.msgId,
+      lastMsgId: fresh[fresh.length - 1]!.msgId,
+      ...errorFields(err),
+    });
+    if (epoch === this.#epoch) this.#scheduleRetry();
+    return false;
   }
 
   /** Re-reads the status after an await (TypeScript keeps the narrowing from before it). */

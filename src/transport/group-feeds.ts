@@ -1,15 +1,21 @@
 // The connection's groups: one GroupFeed each, wired to pull_messages and ack_messages on the
 // current session, the saved cursor and the settled-ack limit; and one GroupEventFeed each, wired
-// to pull_events and ack_events, handing the service's events to `onEvent`. Knows nothing of sessions.
+// to pull_events and ack_events, handing the service's events to `onEvent`. A new session starts
+// every group from get_cursor; which session is current is the connection's to say.
+// Acks are coalesced, as the SDK's sync loop acks the last id of a run: what a turn delivers (a
+// socket read's frames, a pull page) is acked once per group, after the turn, with the highest id
+// settled by then — never one request per message, never past the settled cursor.
 import type { Logger } from "../types.ts";
 import { errorFields } from "../log.ts";
 import { computeBackoffDelay, type BackoffSettings } from "../util/backoff.ts";
-import type { ConnectionCounters, GroupConnectionParams } from "./connection-types.ts";
+import type { GroupConnectionParams } from "./connection-options.ts";
+import type { ConnectionCounters } from "./connection.ts";
 import { TransportError } from "./errors.ts";
 import { GroupFeed } from "./group-feed.ts";
 import { GroupEventFeed, toGroupEvent } from "./group-event-feed.ts";
 import type { ResponseFrame } from "./pending-requests.ts";
-import type { Plain } from "../wire/plain.ts";
+import { isMsgIdNumber } from "../wire/msg-id.ts";
+import { isPlain, type Plain } from "../wire/plain.ts";
 import { parsePullData } from "../wire/responses.ts";
 
 const MAX_HELD_PUSHES = 5000;
@@ -18,7 +24,7 @@ export interface GroupFeedsParams {
   groups: readonly string[];
   connection: Pick<GroupConnectionParams, "getCursor" | "ackCursor" | "onMessages" | "pageSize" | "onEvent">;
   /** A request that must succeed on the current session. */
-  call(action: string, groupId: string, params: Plain): Promise<ResponseFrame>;
+  call(action: string, groupId: string, params?: Plain): Promise<ResponseFrame>;
   counters: ConnectionCounters;
   logger: Logger;
   retry: BackoffSettings;
@@ -31,6 +37,9 @@ export class GroupFeeds {
   readonly #p: GroupFeedsParams;
   /** Last msg id acknowledged per group, so an unchanged cursor is not acked again. */
   readonly #acked = new Map<string, number>();
+  /** Groups with an ack due at the end of this turn: the highest id accepted so far. */
+  #due = new Map<string, number>();
+  #flushQueued = false;
 
   constructor(p: GroupFeedsParams) {
     this.#p = p;
@@ -43,8 +52,24 @@ export class GroupFeeds {
     }
   }
 
-  /** Acks min(accepted, the settled cursor) when it moved. */
+  /** At the end of this turn, acks min(highest accepted, the settled cursor) when it moved. */
   ack(groupId: string, accepted: number): void {
+    if (!(accepted > (this.#due.get(groupId) ?? 0))) return;
+    this.#due.set(groupId, accepted);
+    if (this.#flushQueued) return;
+    this.#flushQueued = true;
+    queueMicrotask(() => this.#flush());
+  }
+
+  #flush(): void {
+    this.#flushQueued = false;
+    const due = this.#due;
+    this.#due = new Map();
+    // A feed closed meanwhile (the connection closing) acks nothing more.
+    for (const [groupId, accepted] of due) if (this.map.get(groupId)?.status !== "closed") this.#ackNow(groupId, accepted);
+  }
+
+  #ackNow(groupId: string, accepted: number): void {
     const limit = this.#p.connection.ackCursor;
     const msgId = limit ? Math.min(accepted, limit(groupId)) : accepted;
     if (!(msgId > 0) || msgId <= (this.#acked.get(groupId) ?? 0)) return;
@@ -56,8 +81,45 @@ export class GroupFeeds {
     });
   }
 
+  /**
+   * A new session: each group starts after max(the service's current_msg_id, the saved cursor) —
+   * the SDK's sync starting point; its event log from the same answer — pulls, and is ready once
+   * fed (a group whose pull failed is waited for through its retries). `current`: still that session.
+   */
+  async connectAll(sessionId: string, current: () => boolean): Promise<void> {
+    await Promise.all(
+      [...this.map.values()].map(async (feed) => {
+        const cursor = await this.#startCursor(feed.groupId, sessionId, current);
+        if (current()) await feed.connect(cursor);
+        if (current()) await feed.whenLive();
+      }),
+    );
+  }
+
+  /** The session went down: every feed waits for the next one. */
+  disconnectAll(): void {
+    for (const feed of this.map.values()) feed.disconnect();
+    for (const feed of this.events.values()) feed.disconnect();
+  }
+
+  async #startCursor(groupId: string, sessionId: string, current: () => boolean): Promise<number> {
+    const saved = this.#savedCursor(groupId);
+    try {
+      const frame = await this.#p.call("get_cursor", groupId);
+      const cursor = isPlain(frame.data) && isPlain(frame.data.msg_cursor) ? frame.data.msg_cursor.current_msg_id : undefined;
+      const latestEvent = isPlain(frame.data) && isPlain(frame.data.event_cursor) ? frame.data.event_cursor.latest_event_id : undefined;
+      if (current()) this.events.get(groupId)?.connect(isMsgIdNumber(latestEvent) ? latestEvent : undefined);
+      if (isMsgIdNumber(cursor)) return Math.max(saved, cursor);
+      this.#p.counters.malformedFrames++;
+      this.#p.logger.log("warn", "transport.bad-cursor", { groupId, sessionId });
+    } catch (err) {
+      if (current()) this.#p.logger.log("warn", "transport.get-cursor-failed", { groupId, sessionId, ...errorFields(err) });
+    }
+    return saved;
+  }
+
   /** The saved cursor; a broken getter counts as 0 (everything is pulled again, nothing lost). */
-  savedCursor(groupId: string): number {
+  #savedCursor(groupId: string): number {
     try {
       const c = this.#p.connection.getCursor(groupId);
       return Number.isSafeInteger(c) && c >= 0 ? c : 0;

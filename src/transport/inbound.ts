@@ -2,10 +2,10 @@
 // and dropped; nothing here can throw into the channel's event loop.
 import type { Logger } from "../types.ts";
 import { errorFields } from "../log.ts";
-import type { ConnectionCounters, GroupEvent } from "./connection-types.ts";
+import type { ConnectionCounters } from "./connection.ts";
 import { TransportError } from "./errors.ts";
 import type { GroupFeed } from "./group-feed.ts";
-import type { GroupEventFeed } from "./group-event-feed.ts";
+import type { GroupEvent, GroupEventFeed } from "./group-event-feed.ts";
 import type { PendingRequests } from "./pending-requests.ts";
 import { parseServerFrame, PUSH_ACTIONS, type ServerFrame } from "../wire/frames.ts";
 import { parseWireMessage } from "../wire/message.ts";
@@ -26,8 +26,9 @@ export interface InboundDeps {
 /** One payload of the session with the group service (the `message` of a `session_message`). */
 export function handleInboundFrame(deps: InboundDeps, text: string): void {
   deps.counters.framesIn++;
-  const bytes = Buffer.byteLength(text, "utf8");
-  if (bytes > deps.maxFrameBytes) {
+  // UTF-8 takes at most 3 bytes per UTF-16 unit: a frame that short is under the limit uncounted.
+  const bytes = text.length * 3 <= deps.maxFrameBytes ? undefined : Buffer.byteLength(text, "utf8");
+  if (bytes !== undefined && bytes > deps.maxFrameBytes) {
     deps.counters.oversizeFrames++;
     const requestId = requestIdOf(text);
     deps.logger.log("warn", "transport.frame-dropped", { reason: "oversize", bytes, limit: deps.maxFrameBytes, ...(requestId ? { requestId } : {}) });
@@ -47,7 +48,7 @@ export function handleInboundFrame(deps: InboundDeps, text: string): void {
   if (!parsed.ok) {
     if (parsed.reason === "unknown-action") deps.counters.unknownActions++;
     else deps.counters.malformedFrames++;
-    deps.logger.log("warn", "transport.frame-dropped", { reason: parsed.reason, detail: parsed.detail, bytes, preview: text.slice(0, 120) });
+    deps.logger.log("warn", "transport.frame-dropped", { reason: parsed.reason, detail: parsed.detail, bytes: bytes ?? Buffer.byteLength(text, "utf8"), preview: text.slice(0, 120) });
     if (parsed.requestId !== undefined) {
       deps.pending.reject(parsed.requestId, (action, groupId) =>
         new TransportError("BAD_RESPONSE", `${action} response: ${parsed.detail}`, { action, ...(groupId ? { groupId } : {}), requestId: parsed.requestId }),

@@ -9,7 +9,7 @@ import { msgIdValue } from "../wire/msg-id.ts";
 import { isPlain, type Plain } from "../wire/plain.ts";
 import { parseSendData } from "../wire/responses.ts";
 import { RESULT_CODES } from "../wire/result-codes.ts";
-import type { ConnectionCounters } from "./connection-types.ts";
+import type { ConnectionCounters } from "./connection.ts";
 import { TransportError } from "./errors.ts";
 import type { GroupFeed } from "./group-feed.ts";
 import type { ResponseFrame } from "./pending-requests.ts";

@@ -6,7 +6,7 @@
 import type { GroupMessage } from "../types.ts";
 import { equalsLower } from "../util/equals-lower.ts";
 import { msgIdValue } from "../wire/msg-id.ts";
-import type { GroupConnection } from "./connection-types.ts";
+import type { GroupConnection } from "./connection.ts";
 import { TransportError } from "./errors.ts";
 import { parsePullData } from "../wire/responses.ts";
 

@@ -67,6 +67,7 @@ describe("defaults", () => {
           "24h": { messages: 1440, tokens: 17280000 },
         },
         unaddressed: { "5m": { messages: 2, tokens: 24000 }, "3h": { messages: 12, tokens: 144000 }, "24h": { messages: 48, tokens: 576000 } },
+        unaddressedEvery: 40,
         orphan: { "5m": { messages: 2, tokens: 24000 }, "3h": { messages: 12, tokens: 144000 }, "24h": { messages: 48, tokens: 576000 } },
       },
       orphans: { enabled: true, graceMs: 60000, spreadMs: 30000, freshMs: 180000, maxAgentShare: 0.05 },
@@ -176,6 +177,7 @@ describe("layered merge: defaults ← groups[*] ← groups[id] ← identity.grou
       enabled: true,
       addressed: DEFAULT_GROUP_SETTINGS.budget.addressed,
       unaddressed: { "5m": { messages: 1, tokens: 100 }, "3h": { messages: 12, tokens: 144000 }, "24h": { messages: 48, tokens: 576000 } },
+      unaddressedEvery: 40,
       orphan: DEFAULT_GROUP_SETTINGS.budget.orphan,
     });
   });

@@ -242,6 +242,7 @@ describe("follow-ups keep a reserve of the addressed allowance for mentions", ()
       enabled: true,
       addressed: { "5m": { messages: 5, tokens: 1_000_000 }, "3h": { messages: 100, tokens: 10_000_000 }, "24h": { messages: 100, tokens: 10_000_000 } },
       unaddressed: { "5m": { messages: 2, tokens: 1_000_000 }, "3h": { messages: 12, tokens: 10_000_000 }, "24h": { messages: 48, tokens: 10_000_000 } },
+      unaddressedEvery: 40,
       orphan: { "5m": { messages: 2, tokens: 1_000_000 }, "3h": { messages: 12, tokens: 10_000_000 }, "24h": { messages: 48, tokens: 10_000_000 } },
     };
     const t = setup({ settings: { budget } });

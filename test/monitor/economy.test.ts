@@ -67,3 +67,62 @@ describe("addressed-first economy (default settings, scripted model)", () => {
     expect(unaddressedCalls).toBeLessThanOrEqual(HOURS * 12 * 2);
   });
 });
+
+describe("unaddressed talk follows the channel's pace (budget.unaddressedEvery, default 40)", () => {
+  async function slowChannel(ours: ReadonlyArray<{ atMs: number; content: string }>) {
+    const settings = DEFAULT_GROUP_SETTINGS;
+    const backend = createScriptedBackend({ mode: "mention", latencyMs: 2000 });
+    const decisions: DispatchDecision[] = [];
+    const monitor = createGroupMonitor({
+      identityId: "alice",
+      identity: ALICE,
+      groupId: "g1",
+      settings,
+      humans: ["erin.agentcp.io"],
+      backend,
+      sender: recordingSender(() => Date.now()),
+      logger: createMemoryLogger(),
+      random: () => 0.5,
+      onDecision: (d) => decisions.push(d),
+    });
+    const client = initGroupClientForIdentity({ identityId: "alice", groupId: "g1", identity: ALICE, settings, dispatch: monitor.handle });
+    // A slow channel: erin says a line every 10 minutes for a day (144 lines, ids 1…144), nobody
+    // addresses the agent. The windows alone would allow 48 unaddressed calls in that day.
+    const feed: Array<{ atMs: number; m: GroupMessage }> = [];
+    for (let i = 0; i < 144; i++) feed.push({ atMs: i * 600_000, m: gm(i + 1, i * 600_000, `remark ${i}`, "erin.agentcp.io") });
+    ours.forEach((o, k) => feed.push({ atMs: o.atMs, m: gm(1000 + k, o.atMs, o.content, ALICE.aid) }));
+    feed.sort((a, b) => a.atMs - b.atMs);
+    for (const f of feed) {
+      await vi.advanceTimersByTimeAsync(T0 + f.atMs - Date.now());
+      client.feedBufferGate([f.m]);
+    }
+    await vi.advanceTimersByTimeAsync(120_000);
+    await client.close();
+    monitor.close();
+    const unaddressed = decisions.filter((d) => d.budgetPool === "unaddressed");
+    return {
+      called: unaddressed.filter((d) => d.modelCalls > 0).map((d) => d.messageIds.join(",")),
+      paced: unaddressed.filter((d) => d.modelCalls === 0).map((d) => `${reasonOf(d.outcome)} ${d.detail}`),
+    };
+  }
+
+  it("one call per 40 lines of others: a look at the first line, then at lines 41, 81 and 121", async () => {
+    // T+0      line 1     → a look (a fresh agent may look at once)
+    // T+10m…   lines 2–40 → skipped before the model: over-budget, unaddressed:pace (1/40 … 39/40)
+    // T+6h40m  line 41    → 40 lines since the look: a look; and so at T+13h20m (81), T+20h (121)
+    const { called, paced } = await slowChannel([]);
+    expect(called).toEqual(["1", "41", "81", "121"]);
+    expect(paced).toHaveLength(140);
+    expect(paced[0]).toBe("over-budget unaddressed:pace:messages 1/40 +39");
+    expect(paced[38]).toBe("over-budget unaddressed:pace:messages 39/40 +1");
+  });
+
+  it("after a line of ours, the next batch gets a look: how the room took it is not joining in unprompted", async () => {
+    // T+0      line 1     → a look
+    // T+55m    we say something to the room
+    // T+1h     line 7     → a look (we spoke since the last one); the 40 lines count from here
+    // T+7h40m  line 47    → a look, then lines 87 and 127
+    const { called } = await slowChannel([{ atMs: 55 * 60_000, content: "by the way, the mirror is back" }]);
+    expect(called).toEqual(["1", "7", "47", "87", "127"]);
+  });
+});

@@ -18,8 +18,14 @@ let lineNo = 0;
 const line = (id: string, ms: number, sender: string, content: string): LogLine => ({ id, ts: at(ms), sender, content, line: ++lineNo });
 
 // The floor as the normal path uses it, claiming an open question at once: orphans off (with the
-// defaults, an open question is first left to people; test/monitor/orphans.timeline.test.ts).
-const FLOOR_ONLY = { ...DEFAULT_GROUP_SETTINGS, orphans: { ...DEFAULT_GROUP_SETTINGS.orphans, enabled: false } };
+// defaults, an open question is first left to people; test/monitor/orphans.timeline.test.ts), and
+// the unaddressed allowance's pace off (budget.unaddressedEvery): every agent looks at every
+// open question of these short timelines.
+const FLOOR_ONLY = {
+  ...DEFAULT_GROUP_SETTINGS,
+  orphans: { ...DEFAULT_GROUP_SETTINGS.orphans, enabled: false },
+  budget: { ...DEFAULT_GROUP_SETTINGS.budget, unaddressedEvery: 0 },
+};
 
 function room(lines: LogLine[], agents: string[] = [], deliveryMs = 0, strangers: string[] = []): Promise<RoomReport> {
   return runRoomReplay(

@@ -408,8 +408,10 @@ describe("monitor: failures never reach the group", () => {
     const outcome = await monitor.handle(batch({ dispatchId: 1, now: T0, messages: [msg("1", OWNER, "Alice?", T0, { isMention: true })] }));
     expect(outcome).toMatchObject({ kind: "retry", reason: "backend-failed", error: { message: "upstream 500" } });
     expect(outcome.kind === "retry" && outcome.carry).toBeFalsy();
-    // The group client's warn line (with its retry) is the one line for it: no decision record here.
-    expect(decisions).toEqual([]);
+    // One decision record, like every dispatch: the call was made (and failed), the batch goes again.
+    expect(decisions).toHaveLength(1);
+    expect(decisions[0]).toMatchObject({ dispatchId: 1, modelCalls: 1, outcome: { kind: "retry", reason: "backend-failed" }, detail: "retry-with-batch" });
+    expect(logger.entries.filter((e) => e.event === "monitor.dispatch").map((e) => [e.level, e.fields.skipReason, e.fields.detail])).toEqual([["info", "backend-failed", "retry-with-batch"]]);
     expect(sender.sent).toEqual([]);
     expect(monitor.snapshot().budgetEvents).toEqual([]);
     expect(logger.entries.find((e) => e.event === "monitor.backend-failed")!.fields).toMatchObject({ error: "upstream 500", dispatchId: 1, retryable: true });

@@ -21,12 +21,12 @@ describe("identity and network settings", () => {
       },
       network: { caFile: "/state/ca/ca.crt", seedPassword: "pw" },
     });
-    expect(config.network).toEqual({ caFile: "/state/ca/ca.crt", insecureTls: false, seedPassword: "pw" });
+    expect(config.network).toEqual({ caFile: "/state/ca/ca.crt", insecureTls: false, presence: true, seedPassword: "pw" });
     expect(config.identities.b!.keyFile).toBe("/k/b.key");
   });
 
   it("defaults: TLS verified, no CA file", () => {
-    expect(parseChannelConfig({}).network).toEqual({ insecureTls: false });
+    expect(parseChannelConfig({}).network).toEqual({ insecureTls: false, presence: true });
   });
 
   it.each([

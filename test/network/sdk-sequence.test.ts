@@ -21,7 +21,7 @@ describe("an SDK-shaped client against the local network (TLS, real sockets)", (
   beforeAll(async () => {
     tmp = tempDir();
     group = echoAgent("group.acp.sdk");
-    net = await startLocalNetwork({ domain: "acp.sdk", stateDir: tmp.dir, tls: true, serviceAgents: [group] });
+    net = await startLocalNetwork({ domain: "acp.sdk", stateDir: tmp.dir, tls: true, serviceAgents: [group], presence: true });
     // What `new AgentCP("acp.sdk:<port>")` builds.
     base = `https://acp3.${net.sdkDomain}`;
   });

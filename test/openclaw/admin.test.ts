@@ -99,10 +99,22 @@ describe("security warnings (security.collectWarnings)", () => {
     expect(collectAcpGroupSecurityWarnings({ cfg, accountId: "bot" })).toEqual([
       expect.stringContaining("identities.bot: no owner set"),
       expect.stringContaining("insecureTls is on"),
+      expect.stringContaining("commands.ownerAllowFrom is empty"),
       expect.stringContaining("channels.acp-group.groups.lab: open group (no allowFrom) whose tools allow exec"),
     ]);
-    const safe = cfgWith({ identities: { bot: { aid: "bot.acp.local", owner: "me.acp.local" } }, groups: { lab: {} } });
+    const safe = { ...cfgWith({ identities: { bot: { aid: "bot.acp.local", owner: "me.acp.local" } }, groups: { lab: {} } }), commands: { ownerAllowFrom: ["acp-group:me.acp.local"] } };
     expect(collectAcpGroupSecurityWarnings({ cfg: safe, accountId: "bot" })).toEqual([]);
+  });
+
+  it("direct messages: an open policy is named; under the host's pairing, an empty commands.ownerAllowFrom is named with the command that fixes it", () => {
+    const open = cfgWith({ identities: { bot: { aid: "bot.acp.local", owner: "me.acp.local", dmPolicy: "open" } }, groups: { lab: {} } });
+    expect(collectAcpGroupSecurityWarnings({ cfg: open, accountId: "bot" })).toEqual([expect.stringContaining("identities.bot.dmPolicy is open: anyone on the network may message the agent directly")]);
+    const pairing = cfgWith({ identities: { bot: { aid: "bot.acp.local", owner: "me.acp.local" } }, groups: { lab: {} } });
+    expect(collectAcpGroupSecurityWarnings({ cfg: pairing, accountId: "bot" })).toEqual([
+      "commands.ownerAllowFrom is empty: the first sender approved with `openclaw pairing approve acp-group` becomes the host's command owner; openclaw config set commands.ownerAllowFrom '[\"acp-group:me.acp.local\"]'.",
+    ]);
+    const allowlist = cfgWith({ identities: { bot: { aid: "bot.acp.local", owner: "me.acp.local", dmPolicy: "allowlist" } }, groups: { lab: {} } });
+    expect(collectAcpGroupSecurityWarnings({ cfg: allowlist, accountId: "bot" })).toEqual([]);
   });
 });
 

@@ -140,6 +140,54 @@ describe("createOpenClawBackend", () => {
     expect(calls.dispatch[0]!.replyOptions).toEqual({ disableBlockStreaming: true });
   });
 
+  it("runs a direct turn: the route's peer is the peer's aid, ChatType direct, the owner's lines authorised as the owner's", async () => {
+    const direct = (peer: string) => {
+      const messages = [message("m1", peer, "/status", 1_767_623_500_000)];
+      return request({ groupId: `dm:${peer}`, conversation: { kind: "direct", peer }, messages, body: `${peer}: /status`, systemPrompt: "STABLE PREFIX\n\n## Direct Conversation Context" });
+    };
+    const { runtime, calls } = fakeRuntime({ deliveries: [[{ text: "All good." }, { kind: "final" }]] });
+    const backend = createOpenClawBackend({ runtime, cfg, accountId: "bot", owner: "Olga.agentcp.io", resolveGroupSubject: () => "never for a DM", logger: createMemoryLogger() });
+    expect(await backend.generate(direct("olga.agentcp.io"))).toEqual({ text: "All good." });
+    await backend.generate(direct("sam.agentcp.io"));
+    expect(calls.route).toEqual([
+      { cfg, channel: "acp-group", accountId: "bot", peer: { kind: "direct", id: "olga.agentcp.io" } },
+      { cfg, channel: "acp-group", accountId: "bot", peer: { kind: "direct", id: "sam.agentcp.io" } },
+    ]);
+    expect(calls.finalize[0]).toEqual({
+      Body: "olga.agentcp.io: /status",
+      BodyForAgent: "olga.agentcp.io: /status",
+      From: "acp-group:olga.agentcp.io",
+      To: "acp-group:olga.agentcp.io",
+      SessionKey: "agent:main:acp-group:group:g1",
+      AccountId: "bot",
+      MessageSid: "m1",
+      ChatType: "direct",
+      ConversationLabel: "olga.agentcp.io",
+      GroupSystemPrompt: "STABLE PREFIX\n\n## Direct Conversation Context",
+      SenderId: "olga.agentcp.io",
+      SenderName: "olga.agentcp.io",
+      SenderIsSelf: false,
+      Timestamp: 1_767_623_500_000,
+      Provider: "acp-group",
+      Surface: "acp-group",
+      WasMentioned: true,
+      CommandBody: "/status",
+      CommandAuthorized: true,
+      OwnerAllowFrom: ["Olga.agentcp.io"],
+      OriginatingChannel: "acp-group",
+      OriginatingTo: "acp-group:olga.agentcp.io",
+    });
+    // Anyone else admitted talks to the agent, never to the host's commands.
+    expect(calls.finalize[1]).toMatchObject({ ChatType: "direct", SenderId: "sam.agentcp.io", CommandAuthorized: false, OwnerAllowFrom: ["Olga.agentcp.io"] });
+  });
+
+  it("a direct turn without a configured owner authorises nobody", async () => {
+    const { runtime, calls } = fakeRuntime();
+    const backend = createOpenClawBackend({ runtime, cfg, accountId: "bot", logger: createMemoryLogger() });
+    await backend.generate(request({ conversation: { kind: "direct", peer: "bob.agentcp.io" } }));
+    expect(calls.finalize[0]).toMatchObject({ ChatType: "direct", CommandAuthorized: false, OwnerAllowFrom: [] });
+  });
+
   it("uses the group id as subject when none is configured, and WasMentioned follows the mention info", async () => {
     const { runtime, calls } = fakeRuntime();
     const backend = createOpenClawBackend({ runtime, cfg, accountId: "bot", logger: createMemoryLogger() });

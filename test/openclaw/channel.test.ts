@@ -79,6 +79,7 @@ describe("accounts = identities", () => {
 function fakeRuntime() {
   const started: StartIdentityParams[] = [];
   const sent: Array<[string, string, string]> = [];
+  const direct: Array<[string, string, string]> = [];
   let failStart: Error | undefined;
   const startIdentity = (params: StartIdentityParams) => {
     if (failStart) throw failStart;
@@ -90,9 +91,13 @@ function fakeRuntime() {
         sent.push([params.identityId, groupId, text]);
         return { msgId: String(100 + sent.length), timestamp: 1_767_623_400_000 + sent.length };
       },
+      sendDirect: async (peer: string, text: string) => {
+        direct.push([params.identityId, peer, text]);
+        return { sessionId: `session-${peer}` };
+      },
     };
   };
-  return { startIdentity, started, sent, failWith: (err: Error) => (failStart = err) };
+  return { startIdentity, started, sent, direct, failWith: (err: Error) => (failStart = err) };
 }
 
 function gatewayContext(account: AcpGroupAccount, abort: AbortController) {
@@ -267,6 +272,25 @@ describe("outbound.sendText", () => {
     const err = await a.outbound.sendText({ to: "room-1", text: "\u001b[2J\u0007", accountId: "bot" }).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: "EMPTY_TEXT" });
     expect(rt.sent).toHaveLength(1);
+    abort.abort();
+    await running;
+  });
+
+  it("an agent id as target (`acp-group:<aid>`, `user:<aid>`) is a direct message to that aid; `group:` stays a group", async () => {
+    const { a, rt } = adapters();
+    const abort = new AbortController();
+    const running = a.gateway.startAccount(gatewayContext(resolveAcpGroupAccount(hostCfg(), "bot"), abort).ctx);
+    await settle();
+    expect(await a.outbound.sendText({ to: "acp-group:alice.agentcp.io", text: "ping", accountId: "bot" })).toMatchObject({ channel: "acp-group", messageId: "session-alice.agentcp.io" });
+    await a.outbound.sendText({ to: "user:alice.agentcp.io", text: "\u001b[31mpong\u001b[0m", accountId: "bot" });
+    await a.outbound.sendText({ to: "acp-group:group:room-1", text: "to the room", accountId: "bot" });
+    expect(rt.direct).toEqual([
+      ["bot", "alice.agentcp.io", "ping"],
+      ["bot", "alice.agentcp.io", "pong"],
+    ]);
+    expect(rt.sent).toEqual([["bot", "room-1", "to the room"]]);
+    await expect(a.outbound.sendText({ to: "user:not an aid", text: "x", accountId: "bot" })).rejects.toMatchObject({ code: "INVALID_TARGET" });
+    await expect(a.outbound.sendText({ to: "dm:room-1", text: "x", accountId: "bot" })).rejects.toMatchObject({ code: "INVALID_TARGET" });
     abort.abort();
     await running;
   });

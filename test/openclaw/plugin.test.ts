@@ -8,9 +8,23 @@ const hoisted = vi.hoisted(() => ({ started: [] as Array<{ params: unknown; abor
 
 vi.mock("openclaw/plugin-sdk/channel-core", () => ({
   createChannelPluginBase: (p: Record<string, unknown>) => ({ ...p, meta: { ...(p.meta as object), id: p.id } }),
-  createChatChannelPlugin: (p: { base: Record<string, unknown>; outbound?: unknown }) => ({
+  // As 2026.9.6's helper does: `pairing.text` becomes the host's pairing adapter (createInlineTextPairingAdapter).
+  createChatChannelPlugin: (p: {
+    base: Record<string, unknown>;
+    outbound?: unknown;
+    pairing?: { text: { idLabel: string; message: string; normalizeAllowEntry?: unknown; notify: (x: Record<string, unknown>) => unknown } };
+  }) => ({
     ...p.base,
     capabilities: p.base.capabilities ?? { chatTypes: ["direct"] },
+    ...(p.pairing
+      ? {
+          pairing: {
+            idLabel: p.pairing.text.idLabel,
+            normalizeAllowEntry: p.pairing.text.normalizeAllowEntry,
+            notifyApproval: async (ctx: Record<string, unknown>) => p.pairing!.text.notify({ ...ctx, message: p.pairing!.text.message }),
+          },
+        }
+      : {}),
     ...(p.outbound ? { outbound: p.outbound } : {}),
   }),
   defineChannelPluginEntry: (o: { id: string; name: string; description: string; plugin: unknown; setRuntime?: (r: unknown) => void }) => ({
@@ -96,7 +110,7 @@ describe("src/plugin.ts", () => {
     expect(acpGroupChannelPlugin).toMatchObject({
       id: "acp-group",
       meta: { id: "acp-group", label: "ACP Group", docsPath: "/channels/acp-group" },
-      capabilities: { chatTypes: ["group"] },
+      capabilities: { chatTypes: ["direct", "group"] },
       reload: { configPrefixes: ["channels.acp-group"] },
       outbound: { deliveryMode: "gateway" },
     });
@@ -140,6 +154,9 @@ describe("src/plugin.ts", () => {
     expect(params.identityId).toBe("bot");
     expect(params.config.stateDir).toBe("/oc/acp-group/state");
     expect(params.backend.name).toBe("openclaw");
+    // Direct messages follow the host: its default policy, its pairing store.
+    expect(params.direct?.defaultPolicy).toBe("pairing");
+    expect(typeof params.direct?.pairing?.isApproved).toBe("function");
     const messages = [{ msgId: "5", groupId: "room-1", sender: "alice.agentcp.io", content: "hi Echo", contentType: "text", timestamp: 1, metadata: null, isMention: true, engaged: false }];
     const result = await params.backend.generate({
       identityId: "bot",
@@ -175,11 +192,42 @@ describe("the host-facing adapters of src/plugin.ts", () => {
     expect(resolveToolPolicy({ cfg, groupId: "room-1", accountId: "bot" })).toEqual({ deny: ["*"] });
     const normalizeTarget = p.messaging!.normalizeTarget as (raw: string) => string | undefined;
     expect(normalizeTarget("acp-group:room-1")).toBe("group:room-1");
+    expect(normalizeTarget("acp-group:alice.agentcp.io")).toBe("user:alice.agentcp.io");
+    // The host's resolver takes an aid as given (a direct chat), and looks names up in the directory.
+    const messaging = p.messaging as unknown as { inferTargetChatType: (x: { to: string }) => unknown; targetResolver: { looksLikeId: (raw: string) => boolean } };
+    expect(["acp-group:alice.agentcp.io", "user:alice.agentcp.io", "acp-group:group:room-1", "group:room-1", "room-1", "Room one"].map((raw) => messaging.targetResolver.looksLikeId(raw))).toEqual([true, true, true, true, false, false]);
+    expect(["acp-group:alice.agentcp.io", "room-1", "group:alice.agentcp.io"].map((to) => messaging.inferTargetChatType({ to }))).toEqual(["direct", undefined, undefined]);
     const listGroups = p.directory!.listGroups as (x: unknown) => Promise<unknown>;
     await expect(listGroups({ cfg, accountId: "bot" })).resolves.toEqual([{ kind: "group", id: "group:room-1", name: "Room one" }]);
     // Not started in this process: the probe says why it is not signed in, and the key is missing.
     const probe = (await (p.status!.probeAccount as (x: unknown) => Promise<Record<string, unknown>>)({ account: acpGroupChannelPlugin.config.resolveAccount(cfg, "bot"), timeoutMs: 1000, cfg })) as Record<string, unknown>;
     expect(probe).toMatchObject({ ok: false, aid: "bot.agentcp.io", signedIn: false, key: "missing" });
+  });
+});
+
+describe("direct messages: the host's pairing and security audit", () => {
+  it("offers the host's pairing adapter (`openclaw pairing approve acp-group <code>`), normalising entries to aids", async () => {
+    const pairing = (acpGroupChannelPlugin as unknown as { pairing?: { idLabel: string; normalizeAllowEntry?: (e: string) => string; notifyApproval?: (x: unknown) => Promise<void> } }).pairing;
+    expect(pairing?.idLabel).toBe("ACP agent id");
+    expect(pairing?.normalizeAllowEntry?.("acp-group:Alice.AgentCP.io")).toBe("alice.agentcp.io");
+    const logged: string[] = [];
+    await pairing?.notifyApproval?.({ cfg, id: "alice.agentcp.io", runtime: { log: (l: string) => logged.push(l), error: () => {} } });
+    expect(logged).toEqual([expect.stringContaining("alice.agentcp.io is approved and will be answered from their next message")]);
+  });
+
+  it("gives the host's security audit each identity's DM policy: the host's pairing by default, open flagged with `*`", () => {
+    const security = acpGroupChannelPlugin.security as unknown as { resolveDmPolicy: (x: unknown) => Record<string, unknown> | null };
+    const account = acpGroupChannelPlugin.config.resolveAccount(cfg as never, "bot");
+    expect(security.resolveDmPolicy({ cfg, accountId: "bot", account })).toMatchObject({
+      policy: "pairing",
+      allowFrom: [],
+      policyPath: "channels.acp-group.identities.bot.dmPolicy",
+      allowFromPath: "channels.acp-group.identities.bot.",
+      approveHint: expect.stringContaining("openclaw pairing approve acp-group <code>"),
+    });
+    const open = { channels: { "acp-group": { ...cfg.channels["acp-group"], humans: ["hank.agentcp.io"], identities: { bot: { aid: "bot.agentcp.io", owner: "olga.agentcp.io", dmPolicy: "open", allowFrom: ["*.friends.io"] } } } } };
+    const openAccount = acpGroupChannelPlugin.config.resolveAccount(open as never, "bot");
+    expect(security.resolveDmPolicy({ cfg: open, accountId: "bot", account: openAccount })).toMatchObject({ policy: "open", allowFrom: ["olga.agentcp.io", "hank.agentcp.io", "*.friends.io", "*"] });
   });
 });
 

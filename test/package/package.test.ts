@@ -8,7 +8,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { delimiter, dirname, join, resolve } from "node:path";
+import { delimiter, dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeFloor, ok, run } from "./run.ts";
@@ -24,7 +24,7 @@ const PKG = JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as {
   dependencies: Record<string, string>;
   openclaw: { extensions: string[] };
 };
-/** Files besides dist/ and config/ (npm always adds package.json, README and LICENSE); bin/acp-group.mjs is the command, in a checkout and installed alike. */
+/** Files besides dist/, config/ and docs/ (npm always adds package.json, README and LICENSE); bin/acp-group.mjs is the command, in a checkout and installed alike. */
 const SHIPPED_TOP = ["CHANGELOG.md", "LICENSE", "README.md", "bin/acp-group.mjs", "openclaw.plugin.json", "package.json"];
 
 type PackResult = { filename: string; entryCount: number; size: number; files: Array<{ path: string }> };
@@ -72,10 +72,13 @@ beforeAll(async () => {
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 describe("npm pack: only what users need", () => {
-  it("ships dist/, config/, the manifest, README, CHANGELOG, LICENSE and package.json — nothing else", () => {
-    const outside = dryPaths.filter((p) => !p.startsWith("dist/") && !/^config\/[^/]+\.json$/.test(p));
+  it("ships dist/, config/, docs/, the manifest, README, CHANGELOG, LICENSE and package.json — nothing else", () => {
+    const outside = dryPaths.filter((p) => !p.startsWith("dist/") && !p.startsWith("docs/") && !/^config\/[^/]+\.json$/.test(p));
     expect(outside).toEqual(SHIPPED_TOP);
     expect(dryPaths).toContain("config/demo.json");
+    // The README links into docs/: every page of it ships, and nothing else goes in there.
+    const docs = readdirSync(join(REPO, "docs"), { recursive: true, encoding: "utf8" }).map((f) => f.replaceAll("\\", "/"));
+    expect(dryPaths.filter((p) => p.startsWith("docs/"))).toEqual(docs.filter((f) => /\.(md|png)$/.test(f)).map((f) => `docs/${f}`).sort());
     expect(dryPaths.filter((p) => /^(src|test|scripts|bench|\.ci|node_modules|coverage)\//.test(p))).toEqual([]);
     expect(dryPaths.filter((p) => p.startsWith("bin/"))).toEqual(["bin/acp-group.mjs"]);
   });
@@ -126,6 +129,24 @@ describe("installed from the tarball into a fresh folder", () => {
     const r = ok("node -e require", await run({ cmd: process.execPath, args: ["-e", script], cwd: consumer, node: process.execPath, timeoutMs: 60_000 }));
     expect(r.stdout.trim()).toBe(`required ${targets.length}`);
   }, 70_000);
+
+  it("every relative link of the README and of the pages it links to resolves to a file inside the installed package", () => {
+    // From the README, page to linked page: every target is a file of the package.
+    const pages = ["README.md"];
+    const broken: string[] = [];
+    for (let i = 0; i < pages.length; i++) {
+      const page = pages[i]!;
+      for (const target of relativeLinks(readFileSync(join(installed, page), "utf8"))) {
+        const file = resolve(installed, dirname(page), decodeURIComponent(target));
+        const inside = relative(installed, file).replaceAll("\\", "/");
+        if (inside.startsWith("../") || !existsSync(file)) broken.push(`${page} -> ${target}`);
+        else if (inside.endsWith(".md") && !pages.includes(inside)) pages.push(inside);
+      }
+    }
+    expect(broken).toEqual([]);
+    // The walk is not vacuous: it read the README's docs pages and what they link to.
+    expect(pages.filter((p) => p.startsWith("docs/")).length).toBeGreaterThan(5);
+  });
 
   it("the emitted JavaScript imports no .ts file, and the command has a shebang", () => {
     const js = readdirSync(join(installed, "dist"), { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".js"));
@@ -235,6 +256,19 @@ describe("installed from the tarball into a fresh folder", () => {
     },
   );
 });
+
+/**
+ * The relative targets of a Markdown page's links and images (`[text](target)`, `[label]: target`),
+ * without their `#anchor`; absolute URLs, `mailto:` and links inside code are left out.
+ */
+function relativeLinks(markdown: string): string[] {
+  const prose = markdown.replace(/^```[\s\S]*?^```/gm, "").replace(/`[^`\n]*`/g, "");
+  const targets = [
+    ...[...prose.matchAll(/\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)].map((m) => m[1]!),
+    ...[...prose.matchAll(/^\s*\[[^\]]+\]:\s*<?(\S+?)>?(?:\s|$)/gm)].map((m) => m[1]!),
+  ];
+  return targets.filter((t) => !/^[a-z][a-z0-9+.-]*:/i.test(t) && !t.startsWith("#")).map((t) => t.replace(/[#?].*$/, ""));
+}
 
 function readVersion(node: string): string {
   const r = spawnSync(node, ["-v"], { encoding: "utf8" });

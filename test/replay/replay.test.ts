@@ -157,12 +157,14 @@ describe("replay --responder", () => {
     expect(report.dispatches.map((d) => [d.at, d.outcome.sent, d.outcome.skipReason, d.outcome.text, d.outcome.modelCalled])).toEqual([
       [T0 + 3000, false, "silent", null, true],
       [T0 + 60_000, false, "silent", null, true],
-      [T0 + 123_000, false, "silent", null, true],
-      // Silent calls are paid for too: the unaddressed allowance of the 5-minute window is used up.
+      // We said nothing since the first look: unaddressed talk waits for the channel's pace (one
+      // call per 40 lines of others), and the silent calls were paid for too.
+      [T0 + 123_000, false, "over-budget", null, false],
       [T0 + 183_000, false, "over-budget", null, false],
     ]);
+    expect(report.dispatches.slice(2).map((d) => d.outcome.detail)).toEqual(["unaddressed:pace:messages 2/40 +38", "unaddressed:pace:messages 3/40 +37"]);
     expect(report.summary.sent).toBe(0);
-    expect(report.summary.skipped).toEqual({ silent: 3, "over-budget": 1 });
+    expect(report.summary.skipped).toEqual({ silent: 2, "over-budget": 2 });
     expect(report.summary.replyTypes).toEqual({});
   });
 

@@ -9,7 +9,7 @@ import { createGroupService, type GroupService, type GroupServiceOptions } from 
 import { createMemoryAgentMdStore, memberTypeFromStore } from "../../src/server/agent-md-store.ts";
 import { createMemoryHistoryStore } from "../../src/server/history-store.ts";
 import { createLoopback, type Loopback } from "../support/loopback.ts";
-import { ioSettle, rawClient, waitFor } from "../transport/helpers.ts";
+import { drain, rawClient, waitFor } from "../transport/helpers.ts";
 
 const ALICE = "alice.acp.local";
 const BOB = "bob.acp.local";
@@ -122,7 +122,7 @@ describe("createGroupService", () => {
     // Three messages stored in one turn: one batch per receiver.
     for (const c of ["a", "b", "c"]) server!.post({ groupId: "g1", sender: CAROL, content: c });
     await waitFor(() => bob.frames.length === 3, "one batch");
-    await ioSettle(10);
+    await drain();
     expect(bob.frames[2]).toMatchObject({ action: "message_batch_push", data: { start_msg_id: 3, latest_msg_id: 5, count: 3 } });
     expect(bob.frames).toHaveLength(3);
     expect(carol.frames).toEqual([]);
@@ -137,7 +137,7 @@ describe("createGroupService", () => {
     net!.drop(BOB, { reconnect: false });
     expect(server!.onlineAids()).toEqual([]);
     server!.post({ groupId: "g1", sender: CAROL, content: "anyone?" });
-    await ioSettle(10);
+    await drain();
     expect(alice.frames).toEqual([]);
     expect(bob.frames).toEqual([]);
   });
@@ -155,7 +155,7 @@ describe("createGroupService", () => {
     t = 300_001;
     server!.post({ groupId: "g1", sender: CAROL, content: "anyone?" });
     await waitFor(() => alice.frames.length === 2, "alice pushed");
-    await ioSettle(10);
+    await drain();
     expect(bob.frames).toHaveLength(1);
     expect(server!.onlineAids()).toEqual([ALICE]);
     // A heartbeat does not bring an expired registration back; register_online does.

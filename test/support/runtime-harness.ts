@@ -33,7 +33,8 @@ const GENEROUS_WINDOWS = {
   "3h": { messages: 10_000, tokens: 1_000_000_000 },
   "24h": { messages: 100_000, tokens: 1_000_000_000 },
 };
-export const GENEROUS_BUDGET = { addressed: GENEROUS_WINDOWS, unaddressed: GENEROUS_WINDOWS, orphan: GENEROUS_WINDOWS };
+// Generous: no window and no pace (budget.unaddressedEvery) holds a test back.
+export const GENEROUS_BUDGET = { addressed: GENEROUS_WINDOWS, unaddressed: GENEROUS_WINDOWS, orphan: GENEROUS_WINDOWS, unaddressedEvery: 0 };
 
 export function tempDir(prefix: string): { dir: string; remove(): void } {
   const dir = mkdtempSync(join(tmpdir(), `acp-${prefix}-`));

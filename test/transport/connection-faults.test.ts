@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { createMemoryLogger } from "../../src/log.ts";
 import { createGroupConnection, type GroupConnection, type GroupConnectionParams } from "../../src/transport/connection.ts";
 import { createLoopback, type Loopback } from "../support/loopback.ts";
-import { FAKE_TIMERS_WITH_REAL_IO, ioSettle, scriptedService, waitFor, wireMessage, type Frame, type Reply } from "./helpers.ts";
+import { FAKE_TIMERS_WITH_REAL_IO, drain, scriptedService, waitFor, wireMessage, type Frame, type Reply } from "./helpers.ts";
 
 let conn: GroupConnection | undefined;
 let net: Loopback | undefined;
@@ -136,7 +136,7 @@ describe("timing", () => {
     await waitFor(() => t.server.requests.some((r) => r.action === "get_group_info"), "request on the wire");
     const before = t.server.requests.length;
     await vi.advanceTimersByTimeAsync(9_999);
-    await ioSettle();
+    await drain();
     expect(t.channel.renewals).toEqual([]);
     deaf = false;
     await vi.advanceTimersByTimeAsync(1);
@@ -224,17 +224,17 @@ describe("timing", () => {
     // T+5s: a push shows the service is there (the register frame alone was lost).
     await vi.advanceTimersByTimeAsync(5_000);
     server.send(JSON.stringify({ action: "group_notify", group_id: "g1", event: "new_message", data: { latest_msg_id: 0 } }));
-    await ioSettle();
+    await drain();
     // T+9.999s: still waiting; T+10s: timed out, the pull goes ahead unregistered.
     await vi.advanceTimersByTimeAsync(4_999);
-    await ioSettle();
+    await drain();
     expect(server.requests.some((r) => r.action === "pull_messages")).toBe(false);
     await vi.advanceTimersByTimeAsync(1);
     await started;
     expect(conn.counters()).toMatchObject({ registerFailures: 1, requestTimeouts: 1, silentSessions: 0 });
     // T+10.999s: not yet; T+11s: asked again (backoff 1 s), answered.
     await vi.advanceTimersByTimeAsync(999);
-    await ioSettle();
+    await drain();
     expect(registerTimes).toEqual([0]);
     await vi.advanceTimersByTimeAsync(1);
     await waitFor(() => registerTimes.length === 2, "register retried");
@@ -261,7 +261,7 @@ describe("timing", () => {
     await vi.advanceTimersByTimeAsync(100);
     await waitFor(() => sendTimes.length === 2, "second try");
     await vi.advanceTimersByTimeAsync(199);
-    await ioSettle();
+    await drain();
     expect(sendTimes).toEqual([0, 100]);
     await vi.advanceTimersByTimeAsync(1);
     await expect(sent).resolves.toEqual({ msgId: "9", timestamp: 300 });

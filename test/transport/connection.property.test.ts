@@ -9,7 +9,7 @@ import { createMemoryHistoryStore } from "../../src/server/history-store.ts";
 import { createGroupConnection } from "../../src/transport/connection.ts";
 import { TransportError } from "../../src/transport/errors.ts";
 import { createLoopback } from "../support/loopback.ts";
-import { ioSettle, waitFor } from "./helpers.ts";
+import { drain, waitFor } from "./helpers.ts";
 
 const AGENT = "agent.acp.local";
 const BOB = "bob.acp.local";
@@ -76,7 +76,7 @@ describe("group connection invariants over dropping sessions (fast-check)", () =
               down = false;
               break;
             case "tick":
-              await ioSettle(1);
+              await drain();
               break;
           }
         }
@@ -84,7 +84,7 @@ describe("group connection invariants over dropping sessions (fast-check)", () =
         const all = service.history("g1").map((m) => Number(m.msgId));
         const mustFeed = all.filter((id) => mode.echo || !own.has(id));
         await waitFor(() => mustFeed.every((id) => fed.includes(id)) && conn.status === "open", "everything fed");
-        await ioSettle(5);
+        await drain();
         await conn.close();
         // Each at most once, in increasing order, nothing the service never stored.
         expect(fed).toEqual([...new Set(fed)].sort((a, b) => a - b));

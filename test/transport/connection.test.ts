@@ -11,7 +11,7 @@ import { createGroupConnection, type GroupConnection, type GroupConnectionParams
 import { createGroupService, type GroupService, type GroupServiceOptions } from "../../src/server/group-service.ts";
 import { createMemoryHistoryStore } from "../../src/server/history-store.ts";
 import { createLoopback, type Loopback } from "../support/loopback.ts";
-import { FAKE_TIMERS_WITH_REAL_IO, ioSettle, waitFor } from "./helpers.ts";
+import { FAKE_TIMERS_WITH_REAL_IO, drain, waitFor } from "./helpers.ts";
 
 const AGENT = "agent.acp.local";
 const BOB = "bob.acp.local";
@@ -121,7 +121,7 @@ describe("createGroupConnection over a session with the group service", () => {
     await first.conn.start();
     await waitFor(() => first.conn.lastFed("g1") === 4, "first run fed");
     await waitFor(() => service!.counters().requests >= 4, "ack");
-    await ioSettle(10);
+    await drain();
     await first.conn.close();
     post("g1", 5, 6);
     const second = connect({ getCursor: () => 0 });
@@ -145,7 +145,7 @@ describe("createGroupConnection over a session with the group service", () => {
     await waitFor(() => t.conn.status === "open", "open again");
     post("g1", 21, 25);
     await waitFor(() => t.fed.g1!.length >= 25, "all 25");
-    await ioSettle(20);
+    await drain();
     expect(t.fed.g1).toEqual(range(1, 25));
     expect(t.conn.counters().reconnects).toBe(1);
     expect(t.sent().filter((f) => f.action === "register_online")).toHaveLength(2);
@@ -193,7 +193,7 @@ describe("createGroupConnection over a session with the group service", () => {
     await waitFor(() => fed.g2!.length === 4, "g2 still live");
     g1Broken = false;
     await waitFor(() => fed.g1!.length === 3, "g1 caught up");
-    await ioSettle(50);
+    await drain();
     expect(fed).toEqual({ g1: ["1", "2", "3"], g2: ["1", "2", "3", "4"] });
     expect(t.conn.status).toBe("open");
     expect(t.logger.entries.some((e) => e.event === "transport.handler-failed" && e.fields.groupId === "g1")).toBe(true);
@@ -205,7 +205,7 @@ describe("createGroupConnection over a session with the group service", () => {
     await t.conn.start();
     post("g1", 1, 4);
     await waitFor(() => t.fed.g1!.length === 4, "notified messages");
-    await ioSettle(30);
+    await drain();
     expect(t.fed.g1).toEqual(range(1, 4));
     await t.conn.close();
     serve({ delivery: { push: "message" } });
@@ -267,7 +267,7 @@ describe("createGroupConnection over a session with the group service", () => {
     await waitFor(() => t.conn.counters().rateLimitedRetries === 1, "1010 seen");
     expect(service!.history("g1").map((m) => m.content)).toEqual(["a", "b"]);
     await vi.advanceTimersByTimeAsync(999);
-    await ioSettle();
+    await drain();
     expect(service!.history("g1").map((m) => m.content)).toEqual(["a", "b"]);
     await vi.advanceTimersByTimeAsync(1);
     await waitFor(() => service!.history("g1").length === 3, "retried send");
@@ -316,7 +316,7 @@ describe("createGroupConnection over a session with the group service", () => {
     expect(t.conn.status).toBe("closed");
     expect(service!.onlineAids()).toEqual([]);
     post("g1", 1, 2);
-    await ioSettle(30);
+    await drain();
     expect(t.fed.g1).toEqual([]);
   });
 

@@ -73,6 +73,44 @@ describe("GroupFeed", () => {
     vi.useRealTimers();
   });
 
+  it("a live feed hands each push to a handler that returns no promise at once, in the same call; one that returns a promise gets the next batch only after it settles", async () => {
+    const t = setup();
+    await t.feed.connect(0);
+    t.feed.push([m(1)]);
+    t.feed.push([m(2), m(3)]);
+    // No turn has passed: delivered and acked inside push().
+    expect(t.fed).toEqual([[1], [2, 3]]);
+    expect(t.acks).toEqual([1, 3]);
+    expect(t.feed.lastFed).toBe(3);
+
+    // An async handler: batches wait for the one before them, in wire order.
+    const order: string[] = [];
+    let release!: () => void;
+    const slow = new GroupFeed({
+      groupId: "g1",
+      onMessages: (_g, messages) => {
+        order.push(`start ${ids(messages).join(",")}`);
+        if (messages[0]!.msgId !== "1") return;
+        return new Promise<void>((r) => (release = () => (order.push("end 1"), r())));
+      },
+      pull: async () => ({ messages: [], hasMore: false, latestMsgId: 0, invalid: [] }),
+      ack: () => {},
+      retryDelay: () => 100,
+      counters: counters(),
+      logger: createMemoryLogger(),
+      pageSize: 50,
+      maxHeld: 100,
+    });
+    await slow.connect(0);
+    slow.push([m(1)]);
+    slow.push([m(2)]);
+    expect(order).toEqual(["start 1"]);
+    release();
+    await turns();
+    expect(order).toEqual(["start 1", "end 1", "start 2"]);
+    expect(slow.lastFed).toBe(2);
+  });
+
   it("pulls every page after the cursor on connect and acks each accepted page", async () => {
     const t = setup({ history: [1, 2, 3, 4, 5, 6, 7], pageSize: 3 });
     await t.feed.connect(2);
@@ -270,5 +308,23 @@ describe("GroupFeed", () => {
 describe("freshMessages", () => {
   it("keeps ids above the cursor, once each, in id order", () => {
     expect(ids(freshMessages([m(5), m(3), m(9), m(3), m(2)], 2))).toEqual([3, 5, 9]);
+  });
+
+  it("the same messages whether they come in order (taken as they are) or not (sorted): a property over pushes, pages and replays", () => {
+    const batch = fc.oneof(
+      // In order from somewhere around the cursor: the path almost every push and page takes.
+      fc.tuple(fc.integer({ min: 0, max: 40 }), fc.integer({ min: 0, max: 12 })).map(([from, n]) => Array.from({ length: n }, (_, i) => from + i)),
+      fc.array(fc.integer({ min: 0, max: 40 }), { maxLength: 12 }),
+    );
+    fc.assert(
+      fc.property(batch, fc.integer({ min: 0, max: 40 }), (list, after) => {
+        const expected = [...new Set(list.filter((id) => id > after))].sort((a, b) => a - b);
+        const input = list.map(m);
+        const out = freshMessages(input, after);
+        expect(ids(out)).toEqual(expected);
+        // A new array: the caller's batch is never handed on to be changed.
+        expect(out).not.toBe(input);
+      }),
+    );
   });
 });

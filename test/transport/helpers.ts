@@ -22,10 +22,14 @@ export async function waitFor(cond: () => boolean, what: string, timeoutMs = 400
   }
 }
 
-/** Lets real I/O run for `ms` of real time without touching (possibly fake) timers. */
-export async function ioSettle(ms = 40): Promise<void> {
-  const start = performance.now();
-  while (performance.now() - start < ms) await tick();
+/**
+ * Runs the event loop until the in-memory network is quiet. Its deliveries are microtasks (as are
+ * the group service's fan-out and the transport's acks), and a setImmediate turn comes only after
+ * every microtask queued meanwhile: after it, everything sent has arrived and been handled. Not a
+ * wait for time — a check after it that nothing arrived is a check that nothing was sent.
+ */
+export async function drain(): Promise<void> {
+  await tick();
 }
 
 export type Frame = Record<string, unknown>;

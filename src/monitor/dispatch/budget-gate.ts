@@ -1,6 +1,7 @@
 // The budget of one dispatch: the allowance it draws from (addressed or unaddressed talk), who pays
 // for an addressed call (one sender's share is bounded), the check before the first model call —
-// the prompt's own size must fit — and the bookkeeping of every call it makes.
+// the prompt's own size must fit, and unaddressed talk keeps to the channel's pace — and the
+// bookkeeping of every call it makes.
 import type { DispatchBatch } from "../../types.ts";
 import type { PromptParts } from "../assemble.ts";
 import { estimateTokens } from "../token-estimate.ts";
@@ -99,5 +100,15 @@ export function checkDispatchBudget(run: DispatchRun, parts: PromptParts, pool: 
   const check = budget.check(batch.now, nextCallTokens);
   record.budgetRatio = check.ratio;
   if (!check.ok) return { skip: "over-budget", detail: describeOverBudget(check) };
+  const every = settings.budget.unaddressedEvery;
+  if (pool === "unaddressed" && settings.budget.enabled && every > 0) {
+    // Joining in follows the channel's pace: one unaddressed call per `every` lines of others —
+    // or one after each line of ours: how the room took it is no longer joining in unprompted.
+    const seen = state.traffic(every);
+    if (seen < every && !state.spokeSinceLook(run.group.memory.lastSelfSpeakAt)) {
+      return { skip: "over-budget", detail: `unaddressed:pace:messages ${seen}/${every} +${every - seen}` };
+    }
+    state.spendTraffic(every, batch.now);
+  }
   return { budget };
 }

@@ -56,7 +56,7 @@ async function callModel(run: DispatchRun, budget: DispatchBudget, prompt: Promp
   } catch (err) {
     if (m.lifetime.aborted) return undefined;
     const retryable = (err as { retryable?: unknown } | null)?.retryable !== false;
-    // One warn line per failure: a retried one is logged by the group client with its retry.
+    // A retried one is at debug: the dispatch's record and the group client's retry line say it.
     m.log.log(retryable ? "debug" : "warn", "monitor.backend-failed", { dispatchId: batch.dispatchId, phase: phase ?? "reply", retryable, ...errorFields(err) });
     // A transient failure (timeout, 5xx, a busy host) goes back to the group client, which
     // re-queues the batch with backoff; one that a retry cannot fix (bad request, auth) ends here.

@@ -38,6 +38,8 @@ export async function runDispatch(m: MonitorContext, batch: DispatchBatch, group
   const again = redelivery(run);
   if (again) return deliver(run, again.reply, again.notHandled);
 
+  // Every group batch is traffic the unaddressed allowance's pace counts (budget.unaddressedEvery).
+  if (steps.gate && m.settings.budget.unaddressedEvery > 0) m.state.countTraffic(run.others.length, m.settings.budget.unaddressedEvery);
   const gated = steps.gate ? gate(run) : directGate(run);
   if (isStop(gated)) return run.stop(gated);
   const { parts, pool } = prompt(run, batch.orphan !== undefined ? orphanContext(run, gated.recentBefore) : undefined);

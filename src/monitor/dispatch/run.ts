@@ -158,7 +158,10 @@ export class DispatchRun {
     record.outcome = outcome;
     if (detail) record.detail = detail;
     record.agentChain = m.state.agentChain;
-    const level = outcome.kind !== "sent" && (outcome.reason === "send-failed" || outcome.reason === "backend-failed") ? "warn" : "info";
+    // A back-end failure that is retried is at info: the group client's warn line, with the error
+    // and when the batch goes again, is the one loud line of the attempt.
+    const failed = outcome.kind === "skipped" || (outcome.kind === "retry" && outcome.reason === "send-failed");
+    const level = failed && (outcome.reason === "send-failed" || outcome.reason === "backend-failed") ? "warn" : "info";
     m.log.log(level, "monitor.dispatch", decisionLogFields(record));
     m.safeCall(() => m.hooks.onDecision?.(record), "monitor.on-decision-failed");
     return outcome;
@@ -171,14 +174,14 @@ export class DispatchRun {
   }
 
   /**
-   * Ends the dispatch early: a skip, or a back-end failure handed back for a retry. The retry
-   * leaves no record here: the model wrote nothing, and the group client's warn line (with its
-   * retry) is the one line for it.
+   * Ends the dispatch early: a skip, or a back-end failure handed back for a retry. A retry is
+   * recorded like every other end (`retry-with-batch`): the call was made and may have cost; the
+   * group client then logs when the batch goes again.
    */
   stop(s: Stop): Ended {
     if ("skip" in s) return this.skip(s);
     const { record } = this;
     const outcome: RetryOutcome = { kind: "retry", reason: s.again, error: s.error, budgetRatio: record.budgetRatio, ...(s.carry ? { carry: s.carry } : {}), ...(record.replyType ? { replyType: record.replyType } : {}) };
-    return outcome;
+    return this.finish(outcome, "retry-with-batch");
   }
 }

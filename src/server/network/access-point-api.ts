@@ -33,6 +33,10 @@ export interface ApiContext {
   secure: boolean;
   /** Records each sign-in's `client_info` (who signed in with which program). */
   clients?: ClientDeclarations;
+  /** The presence server: `heartbeat_server` in the config and its sign-in; absent → the network has no presence. */
+  presence?: { host: string; port: number; issueCookie(aid: string): bigint };
+  /** Tokens of the heartbeat server's sign-in. */
+  heartbeatTokens?: TokenStore;
 }
 
 const MAX_BODY = 64 * 1024;
@@ -247,14 +251,17 @@ export function createApiHandler(ctx: ApiContext): ApiHandler {
     const { token, expiresAt } = tokens.issue(aid, now);
     if (where === "message") ctx.clients?.signedIn(aid, requestId, "message");
     ctx.logger.log("debug", "access-point.sign-in-ok", { where, aid });
-    send(res, 200, { signature: token, agent_id: aid, expires_at: expiresAt });
+    // The heartbeat server's sign-in also says where to beat and with which cookie (numbers: the
+    // Python SDK packs the cookie as it comes).
+    const presence = where === "heartbeat" && ctx.presence ? { server_ip: ctx.presence.host, port: ctx.presence.port, sign_cookie: Number(ctx.presence.issueCookie(aid)) } : {};
+    send(res, 200, { signature: token, agent_id: aid, expires_at: expiresAt, ...presence });
   }
 
   function config(req: IncomingMessage, body: Record<string, unknown>, res: ServerResponse): void {
     if (!str(body.agent_id)) return send(res, 400, { error: "expected agent_id" });
     // Built from the Host the client used, so `acp3.<domain>:P` and `127.0.0.1:P` both work.
     const base = `${ctx.secure ? "https" : "http"}://${req.headers.host ?? "127.0.0.1"}`;
-    send(res, 200, { config: JSON.stringify({ message_server: `${base}/api/message`, heartbeat_server: `${base}/api/heartbeat` }) });
+    send(res, 200, { config: JSON.stringify({ message_server: `${base}/api/message`, ...(ctx.presence ? { heartbeat_server: `${base}/api/heartbeat` } : {}) }) });
   }
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -271,6 +278,9 @@ export function createApiHandler(ctx: ApiContext): ApiHandler {
           return signIn(req, body, res, ctx.accessPointTokens, "accesspoint");
         case "/api/accesspoint/get_accesspoint_config":
           return config(req, body, res);
+        case "/api/heartbeat/sign_in":
+          if (!ctx.presence || !ctx.heartbeatTokens) return send(res, 404, { error: "not found" });
+          return signIn(req, body, res, ctx.heartbeatTokens, "heartbeat");
         case "/api/message/sign_in":
           return signIn(req, body, res, ctx.messageTokens, "message");
         default:

@@ -13,6 +13,7 @@ import { openLocalCa } from "./local-ca.ts";
 import { createApiHandler, type ApiContext, type CertifyResult } from "./access-point-api.ts";
 import { AidRegistry } from "./aid-registry.ts";
 import { ClientDeclarations } from "./client-declarations.ts";
+import { startPresenceServer, type PresenceServer } from "./presence-server.ts";
 import { MessageService, type MessageServiceCounters, type MessageServiceQuirks } from "./message-service.ts";
 import { DEFAULT_SOCKET_LIMITS, SESSION_PATHS, type SocketLimits } from "./socket-limits.ts";
 import { NonceStore, TokenStore } from "./tokens.ts";
@@ -48,6 +49,12 @@ export interface LocalNetworkOptions {
   socketLimits?: Partial<SocketLimits>;
   /** How often sockets are pinged; one missed pong drops a socket. Default 30000; 0 disables. */
   pingIntervalMs?: number;
+  /**
+   * Serve presence as the real network does: `heartbeat_server` in the access point config, its
+   * sign-in, and UDP heartbeats (on the port of the same number, else `port`, else any). Default
+   * false: the config names no heartbeat server and clients run none.
+   */
+  presence?: boolean | { port?: number; nextBeatMs?: number };
   /**
    * Play a strict real service: an invited member (the group service too) joins the session this
    * many ms after `invite_agent_req` — and only then is `invite_agent_ack` sent — and session
@@ -104,6 +111,8 @@ export interface LocalNetwork {
   signedInAsPerson(aid: string): boolean;
   /** Switches that make this network behave as another may (see MessageServiceQuirks). */
   readonly quirks: MessageServiceQuirks;
+  /** The presence server, when the network serves presence. */
+  readonly presence: PresenceServer | undefined;
   connectedAids(): string[];
   counters(): Readonly<LocalNetworkCounters>;
   close(): Promise<void>;
@@ -131,6 +140,7 @@ export async function startLocalNetwork(options: LocalNetworkOptions): Promise<L
   registry.reserve(options.reservedMembers ?? []);
   const messageTokens = new TokenStore(ttl);
   const accessPointTokens = new TokenStore(ttl);
+  const heartbeatTokens = new TokenStore(ttl);
   const messages = new MessageService({
     kindOf: (aid) => registry.kindOf(aid),
     tokens: messageTokens,
@@ -162,6 +172,7 @@ export async function startLocalNetwork(options: LocalNetworkOptions): Promise<L
     counters: apiCounters,
     secure: tls,
     clients,
+    heartbeatTokens,
   };
   const handler = createApiHandler(ctx);
   const agentMd = {
@@ -232,6 +243,20 @@ export async function startLocalNetwork(options: LocalNetworkOptions): Promise<L
   });
   const port = (server.address() as AddressInfo).port;
   const scheme = tls ? "https" : "http";
+  let presence: PresenceServer | undefined;
+  if (options.presence) {
+    const o = options.presence === true ? {} : options.presence;
+    try {
+      presence = await startPresenceServer({ host, port: o.port ?? port, anyPortIfTaken: o.port === undefined, ...(o.nextBeatMs !== undefined ? { nextBeatMs: o.nextBeatMs } : {}), now, logger });
+    } catch (err) {
+      await new Promise<void>((r) => server.close(() => r()));
+      await messages.close();
+      throw err;
+    }
+    const p = presence;
+    ctx.presence = { host, port: p.port, issueCookie: (aid) => p.issueCookie(aid) };
+    messages.presenceInvite = (to, invite) => p.invite(to, { ...invite, expires: 0n, messageServer: `${scheme}://${host}:${port}/api/message` });
+  }
   logger.log("info", "network.started", { domain, port, tls });
   return {
     domain,
@@ -253,9 +278,11 @@ export async function startLocalNetwork(options: LocalNetworkOptions): Promise<L
     dropSockets: (aid) => messages.drop(aid),
     signedInAsPerson: (aid) => clients.signedInAsPerson(aid),
     quirks: messages.quirks,
+    presence,
     connectedAids: () => messages.connectedAids(),
     counters: () => ({ ...messages.counters, ...apiCounters, refusedConnections }),
     async close() {
+      await presence?.close();
       await messages.close();
       server.closeAllConnections?.();
       await new Promise<void>((r) => server.close(() => r()));

@@ -42,6 +42,8 @@ export class MessageService {
   #lastMessageId = 0;
   readonly #limits: SocketLimits;
   readonly #kindOf: (aid: string) => AidKind;
+  /** Sends an invite over the presence channel (set by the local network when it serves presence); false when `to` is not there. */
+  presenceInvite: ((to: string, invite: { inviter: string; inviteCode: string; sessionId: string }) => boolean) | undefined;
   /** How this service may differ from the usual (tests play a real network's behaviour with it). */
   readonly quirks: MessageServiceQuirks = { omitInviteAck: false, strictInviteDelayMs: undefined };
   readonly counters: MessageServiceCounters = {
@@ -102,7 +104,10 @@ export class MessageService {
     this.#agents.set(aid, agent);
     const host: ServiceAgentHost = {
       send: (p) => this.#deliver({ sessionId: p.sessionId, from: agent.aid, to: p.to, payload: p.payload }),
-      invite: ({ to }) => this.#sessions.openFromService(agent.aid, to),
+      invite: ({ to, via }) =>
+        via === "presence"
+          ? this.#sessions.openFromService(agent.aid, to, (s) => this.presenceInvite?.(to, { inviter: agent.aid, inviteCode: s.identifyingCode, sessionId: s.id }) ?? false)
+          : this.#sessions.openFromService(agent.aid, to),
     };
     agent.attach(host);
   }

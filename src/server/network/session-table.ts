@@ -70,14 +70,25 @@ export class SessionTable {
     return this.#sessions.get(id);
   }
 
-  /** A service agent opens a session with `to` and invites it; undefined when `to` has no socket. */
-  openFromService(agentAid: string, to: string): string | undefined {
+  /**
+   * A service agent opens a session with `to` and invites it: over `to`'s socket, or through
+   * `notify` (the presence channel) when given. Undefined when `to` has no socket or the invite
+   * could not be sent.
+   */
+  openFromService(agentAid: string, to: string, notify?: (session: Session) => boolean): string | undefined {
     const conn = this.#p.sockets.get(to);
     if (!conn) return undefined;
     const session = newSession([agentAid, to]);
     this.#sessions.set(session.id, session);
+    if (notify) {
+      if (!notify(session)) {
+        this.#sessions.delete(session.id);
+        return undefined;
+      }
+    } else {
+      this.#p.send(conn, "invite_agent_req", { request_id: randomBytes(16).toString("hex"), session_id: session.id, inviter_id: agentAid, acceptor_id: to, invite_code: session.identifyingCode });
+    }
     this.#p.counters.sessionsCreated++;
-    this.#p.send(conn, "invite_agent_req", { request_id: randomBytes(16).toString("hex"), session_id: session.id, inviter_id: agentAid, acceptor_id: to, invite_code: session.identifyingCode });
     return session.id;
   }
 
