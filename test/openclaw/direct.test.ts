@@ -75,8 +75,8 @@ async function setUp() {
   const stateDir = fx.stateDir();
   const dev = await startDevNetwork({ stateDir, tls: true, groups: { lobby: { members: { [DAVE]: {} } } }, rateLimit: null });
   const identity = await dev.identity(DAVE);
-  // No dmPolicy: the host's default applies.
-  const cfg = { channels: { "acp-group": { stateDir: join(stateDir, "dave"), identities: { dave: { aid: DAVE, owner: OWNER } }, groups: { lobby: {} } } } };
+  // No dmPolicy: the host's default applies. Debug: a sender's refusals after the first of the hour are logged there.
+  const cfg = { channels: { "acp-group": { logLevel: "debug" as const, stateDir: join(stateDir, "dave"), identities: { dave: { aid: DAVE, owner: OWNER } }, groups: { lobby: {} } } } };
   const pairing = hostPairing();
   const agent = hostAgent((ctx) => (ctx.SenderId === OWNER ? "Loud and clear." : "Hello, welcome."));
   const lines: string[] = [];
