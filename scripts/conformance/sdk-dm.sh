@@ -50,9 +50,11 @@ wait_line() {
 lock="$(dirname "$(mktemp -u)")/acp-ts-build.lock"
 if command -v flock >/dev/null 2>&1; then dist="$(flock "$lock" bash "$kit/build.sh")"; else dist="$(bash "$kit/build.sh")"; fi
 say "official SDK built at $dist"
+say "work dir $work (removed at exit, with the server and the agent started here)"
 
 # 1. The local network: TLS from its own CA, the lobby of config/demo.json, any free port.
-acp server --tls --domain "$domain" --state-dir "$work/server" --config "$here/config/demo.json" >"$work/server.out" 2>"$work/server.err" &
+# Started as the command itself (not through a function), so $! is the process and the cleanup's kill stops it.
+"$node_bin" "$here/bin/acp-group.mjs" server --tls --domain "$domain" --state-dir "$work/server" --config "$here/config/demo.json" >"$work/server.out" 2>"$work/server.err" &
 server_pid=$!
 wait_line "$work/server.out" 60 '^join lobby: ' >/dev/null || fail "the server printed no join link" "$work/server.out" "$work/server.err"
 port="$(grep -m1 '^access point: ' "$work/server.out")"
@@ -76,7 +78,7 @@ acp join "$link" --identity "$dave" --config "$work/dave.json" --state-dir "$wor
 ' "$work/dave.json" "$dave" "$owner.$domain"
 say "$dave joined the lobby; its config names $owner.$domain as owner (no dmPolicy: the standalone default, allowlist):"
 "$node_bin" -e 'const c = require(process.argv[1]); console.log(JSON.stringify(c.identities, null, 2))' "$work/dave.json"
-acp run --config "$work/dave.json" --no-stdin --log-level info >"$work/dave.out" 2>"$work/dave.log" &
+"$node_bin" "$here/bin/acp-group.mjs" run --config "$work/dave.json" --no-stdin --log-level info >"$work/dave.out" 2>"$work/dave.log" &
 dave_pid=$!
 wait_line "$work/dave.out" 60 '^agents online: ' >/dev/null || fail "dave did not come online" "$work/dave.out" "$work/dave.log"
 say "dave online: $(grep -m1 '^agents online: ' "$work/dave.out")"

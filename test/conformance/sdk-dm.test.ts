@@ -43,6 +43,12 @@ describe("the official SDK DMs an agent run by `acp-group run` (../shared/confor
       expect(output).toMatch(/PASS: owner\.acp\.local \(official SDK\) DMed dave\.acp\.local and got its answer in the same session, \d+ ms after the send/);
       expect(output).toContain("dave's log: one dispatch for owner.acp.local, none for stranger.acp.local");
       expect(output).toContain("[dm stranger.acp.local] refused: not-allowed (nothing reaches the model)");
+      // It leaves nothing behind: no process of its network or its agent (they hold a key's directory).
+      const work = /sdk-dm\.sh: work dir (\S+)/.exec(output)?.[1];
+      expect(work, "the script names its work dir").toBeDefined();
+      const ps = spawnSync("ps", ["-eo", "pid,args"], { encoding: "utf8" });
+      expect(ps.stdout.split("\n").filter((l) => l.includes(work!))).toEqual([]);
+      expect(existsSync(work!)).toBe(false);
     },
     300_000,
   );
