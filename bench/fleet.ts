@@ -6,7 +6,7 @@
 // traffic and the mention latency, then restarts the network: time until every identity is back
 // and the mention latency in the 30 s right after and the 30 s after those. Asserts nothing.
 import { fork, spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,7 +15,7 @@ import { fileURLToPath } from "node:url";
 import { openLiveSession } from "../src/cli/live-session.ts";
 import { createCliBackend } from "../src/cli/live.ts";
 import { loadConfigFile } from "../src/config/load.ts";
-import { silentLogger } from "../src/log.ts";
+import { createJsonLogger, silentLogger } from "../src/log.ts";
 import { createHttpClient, createIdentity } from "../src/network/index.ts";
 import { createFileStateStore } from "../src/state/file-store.ts";
 
@@ -59,7 +59,17 @@ function startServer(args: string[]): Promise<{ child: ChildProcess; accessPoint
   });
 }
 
-const stopChild = (child: ChildProcess) => new Promise<void>((resolve) => (child.exitCode !== null ? resolve() : (child.once("exit", () => resolve()), child.kill("SIGTERM"))));
+/** SIGTERM, and SIGKILL after 5 s: a server still closing its sockets is a network that went away all the same. */
+const stopChild = (child: ChildProcess) =>
+  new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    const kill = setTimeout(() => child.kill("SIGKILL"), 5000);
+    child.once("exit", () => {
+      clearTimeout(kill);
+      resolve();
+    });
+    child.kill("SIGTERM");
+  });
 
 function ask<T>(child: ChildProcess, msg: unknown, pick: (m: Record<string, unknown>) => boolean): Promise<T> {
   return new Promise((resolve) => {
@@ -121,10 +131,13 @@ export async function benchFleet(fmt: Fmt): Promise<void> {
     const t0 = performance.now();
     // As `acp-group run` does: the config loaded, the identities started in slices on one session.
     const config = loadConfigFile(configFile);
+    // `--log FILE`: the fleet's warnings and errors as JSON lines (why an identity is not back).
+    const logAt = process.argv.indexOf("--log");
+    const logger = logAt >= 0 ? createJsonLogger({ level: "warn", write: (line) => appendFileSync(process.argv[logAt + 1]!, line + "\n") }) : silentLogger;
     const store = createFileStateStore({ dir: stateDir, logger: silentLogger });
     const { backend } = createCliBackend({ config, logger: silentLogger, store, out: () => {}, showPrompts: false });
     const session = openLiveSession({ io: { out: () => {}, err: () => {} }, afterStop: async () => void (await backend.close?.()), onStopFailed: () => {} });
-    await session.startIdentities(Object.keys(config.identities), () => ({ config, backend, logger: silentLogger, store }));
+    await session.startIdentities(Object.keys(config.identities), () => ({ config, backend, logger, store }));
     const running = session.running;
     const progress: string[] = [];
     const sample = setInterval(() => progress.push(`${fmt((performance.now() - t0) / 1000, 1)}s:${running.filter((r) => r.connection.status === "open").length}`), 1000);
@@ -186,6 +199,8 @@ export async function benchFleet(fmt: Fmt): Promise<void> {
     const allBack = () => running.every((r) => [...r.connections.values()].every((c) => c.status === "open"));
     while (!allBack() && performance.now() - upAt < 120_000) await sleep(100);
     const backS = (performance.now() - upAt) / 1000;
+    const out = running.filter((r) => ![...r.connections.values()].every((c) => c.status === "open"));
+    if (out.length > 0) console.log(`  not back: ${out.length}, e.g. ${out.slice(0, 5).map((r) => `${r.aid} (${[...r.connections.values()].map((c) => c.status).join(",")})`).join(", ")}`);
     console.log(`network restart: down ${fmt((upAt - down) / 1000, 1)} s; ${allBack() ? "all" : "NOT all"} ${N} identities back ${fmt(backS, 1)} s after it listened again · ${load()}`);
     await sleep(Math.max(0, upAt + 60_000 - performance.now()));
     crowd.send({ cmd: "quiet" } as unknown as string);
