@@ -13,6 +13,8 @@ export type NetworkErrorCode =
   | "PASSPHRASE_REQUIRED"
   /** `sign_cert` refused the request. */
   | "CERT_REFUSED"
+  /** The network replaced our socket with a newer one of the same aid: it runs somewhere else too. */
+  | "SIGNED_IN_ELSEWHERE"
   /** The access point could not be reached at all on the first try (name, port, scheme, certificate). */
   | "UNREACHABLE"
   /** A sign-in step failed for a reason that may pass (server error, refused token, network). */

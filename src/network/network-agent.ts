@@ -10,7 +10,8 @@ import type { AgentLink } from "./peer-channel.ts";
 import { NetworkError } from "./errors.ts";
 import { createHttpClient, type HttpClient, type HttpReply, type HttpRequestInit, type TlsOptions } from "./http-client.ts";
 import { sessionSocketUrl } from "./access-point.ts";
-import { signInToNetwork } from "./sign-in.ts";
+import { signInAgain, type NetworkRoute } from "./sign-in.ts";
+import { CLOSE_REPLACED, CLOSE_TOKEN_EXPIRED } from "../wire/close-codes.ts";
 import { diagnoseUnreachable } from "./unreachable.ts";
 import { certificateProblemOf, closeMessageSocket, dialMessageSocket } from "./dial.ts";
 import { computeBackoffDelay } from "../util/backoff.ts";
@@ -46,6 +47,8 @@ export class NetworkAgent implements AgentLink, DirectLink {
   #status: NetworkAgentStatus = "signing-in";
   #ws: WebSocket | undefined;
   #token: string | undefined;
+  /** The servers of the last sign-in whose socket opened: the next one goes to the message service alone. Cleared by any failure. */
+  #route: NetworkRoute | undefined;
   #openedAt: number | undefined;
   #failures = 0;
   #lastMessageId = 0;
@@ -183,12 +186,17 @@ export class NetworkAgent implements AgentLink, DirectLink {
     // A turn among the process's sign-ins (sign-in-pace.ts), held until the socket opens or fails.
     const release = await this.#pace.take(this.#o.signInPriority, this.#stop.signal);
     let url: string;
+    let nextRoute: NetworkRoute;
     try {
       this.#counters.signIns++;
-      const signedIn = await signInToNetwork({ accessPointUrl: this.#o.accessPointUrl, identity: this.#o.identity, http: this.#http, clientInfo: this.#o.clientInfo });
+      // Taken, not kept: should this attempt fail anywhere, the next one asks the access point again.
+      const route = this.#route;
+      this.#route = undefined;
+      const signedIn = await signInAgain({ accessPointUrl: this.#o.accessPointUrl, identity: this.#o.identity, http: this.#http, clientInfo: this.#o.clientInfo, route });
       this.#token = signedIn.messageToken;
       this.#presence?.update(signedIn.heartbeatServer);
       url = sessionSocketUrl({ messageServer: signedIn.messageServer, aid: this.aid, token: signedIn.messageToken });
+      nextRoute = { messageServer: signedIn.messageServer, heartbeatServer: signedIn.heartbeatServer };
     } catch (err) {
       release();
       this.#counters.signInFailures++;
@@ -201,14 +209,14 @@ export class NetworkAgent implements AgentLink, DirectLink {
     }
     if ((this.#status as NetworkAgentStatus) === "closed") return release();
     try {
-      this.#dial(url, release);
+      this.#dial(url, release, nextRoute);
     } catch (err) {
       release();
       throw err;
     }
   }
 
-  #dial(url: string, release: SignInRelease): void {
+  #dial(url: string, release: SignInRelease, route: NetworkRoute): void {
     const ws = dialMessageSocket(url, this.#o.tls, this.#o.dialTimeoutMs);
     this.#ws = ws;
     ws.once("close", release);
@@ -222,6 +230,7 @@ export class NetworkAgent implements AgentLink, DirectLink {
     ws.on("open", () => {
       if (this.#ws !== ws || this.#status === "closed") return void ws.close();
       opened = true;
+      this.#route = route;
       release();
       // The network takes us back: whoever of this process waits out a backoff for it tries now.
       this.#pace.recovered(this.#o.accessPointUrl);
@@ -242,13 +251,20 @@ export class NetworkAgent implements AgentLink, DirectLink {
       this.#ws = undefined;
       this.#ping.clear();
       this.#control.failAll(new NetworkError("CLOSED", "socket closed", { aid: this.aid }));
-      const reason = code === 4001 ? "token-expired" : opened ? "socket-closed" : "dial-failed";
+      const reason = code === CLOSE_TOKEN_EXPIRED ? "token-expired" : opened ? "socket-closed" : "dial-failed";
       for (const ch of this.#channels.values()) ch.socketDown(reason);
       this.#direct.socketDown();
       if (this.#status === "closed" || this.#status === "rejected") return;
       // A message server whose certificate does not verify will not start to: stopped with the fix, said once.
       const certificate = opened ? undefined : certificateProblemOf(ws);
       if (certificate !== undefined) return this.#reject(new NetworkError("UNREACHABLE", certificate, { aid: this.aid }), "network.message-server-untrusted");
+      // Our own aid signed in on a newer socket, from another process or host (a lock file sees
+      // only this machine's): signing in again would take it back, and the other would take it
+      // back in turn, for ever. This one stops, with the line that says why.
+      if (opened && code === CLOSE_REPLACED) {
+        const why = `${this.aid} is signed in from another process or host: the network replaced this connection with the newer one. Stopped here so the two do not take the connection from each other in turn; one identity runs in one process — stop the other, then start this one again`;
+        return this.#reject(new NetworkError("SIGNED_IN_ELSEWHERE", why, { aid: this.aid }), "network.signed-in-elsewhere");
+      }
       const stable = opened && this.#openedAt !== undefined && this.#now() - this.#openedAt >= (this.#o.stableMs ?? 30_000);
       if (stable) this.#failures = 0;
       this.#logger.log(opened ? "info" : "warn", "network.socket-closed", { aid: this.aid, code, reason: reasonBuf.toString() || reason });

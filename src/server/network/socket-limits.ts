@@ -10,10 +10,7 @@
 import { MAX_SOCKET_FRAME_BYTES } from "../../wire/limits.ts";
 
 export const SESSION_PATHS = new Set(["/api/message/session", "/session"]);
-/** Close code when the token behind a socket expires: the client must sign in again. */
-export const CLOSE_TOKEN_EXPIRED = 4001;
-/** Close code when the same aid opened a newer socket. */
-export const CLOSE_REPLACED = 4002;
+export { CLOSE_REPLACED, CLOSE_TOKEN_EXPIRED } from "../../wire/close-codes.ts";
 /** Close code of a socket that stopped reading what it is sent. */
 export const CLOSE_TOO_SLOW = 4008;
 
