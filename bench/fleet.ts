@@ -140,7 +140,7 @@ export async function benchFleet(fmt: Fmt): Promise<void> {
     await session.startIdentities(Object.keys(config.identities), () => ({ config, backend, logger, store }));
     const running = session.running;
     const progress: string[] = [];
-    const sample = setInterval(() => progress.push(`${fmt((performance.now() - t0) / 1000, 1)}s:${running.filter((r) => r.connection.status === "open").length}`), 1000);
+    const sample = setInterval(() => progress.push(`${fmt((performance.now() - t0) / 1000, 1)}s:${running.filter((r) => r.connection!.status === "open").length}`), 1000);
     await Promise.all(running.map((r) => r.ready));
     clearInterval(sample);
     if (process.argv.includes("--progress")) console.log(`  online over time: ${progress.join(" ")}`);
