@@ -18,6 +18,7 @@ import { loadConfigFile } from "../src/config/load.ts";
 import { createJsonLogger, silentLogger } from "../src/log.ts";
 import { createHttpClient, createIdentity } from "../src/network/index.ts";
 import { createFileStateStore } from "../src/state/file-store.ts";
+import { ask } from "./child.ts";
 
 type Fmt = (n: number, digits?: number) => string;
 const gc = (globalThis as { gc?: () => void }).gc;
@@ -70,18 +71,6 @@ const stopChild = (child: ChildProcess) =>
     });
     child.kill("SIGTERM");
   });
-
-function ask<T>(child: ChildProcess, msg: unknown, pick: (m: Record<string, unknown>) => boolean): Promise<T> {
-  return new Promise((resolve) => {
-    const on = (m: Record<string, unknown>) => {
-      if (!pick(m)) return;
-      child.off("message", on);
-      resolve(m as T);
-    };
-    child.on("message", on);
-    if (msg !== undefined) child.send(msg as string);
-  });
-}
 
 export async function benchFleet(fmt: Fmt): Promise<void> {
   const N = argOf("n", 100);
