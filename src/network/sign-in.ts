@@ -14,14 +14,6 @@ import { AGENT_CLIENT_INFO } from "../wire/client-info.ts";
 /** Hex of the DER ECDSA-SHA256 signature over the nonce string. */
 export const signNonce = (identity: Identity, nonce: string): string => sign("sha256", Buffer.from(nonce, "utf8"), identity.privateKey).toString("hex");
 
-/**
- * The same signature made on libuv's thread pool: a P-384 signature costs 1–4 ms of CPU, and a
- * thousand identities signing in at once (three nonces each) would otherwise spend seconds of
- * them on the event loop every other identity needs.
- */
-export const signNonceOffLoop = (identity: Identity, nonce: string): Promise<string> =>
-  new Promise((resolve, reject) => sign("sha256", Buffer.from(nonce, "utf8"), identity.privateKey, (err, signature) => (err ? reject(err) : resolve(signature.toString("hex")))));
-
 const REFUSES_IDENTITY = /certificate|cert\b|public.?key|signature|identity|reserved|not registered|unknown agent|revoked|banned|forbidden agent/i;
 /** Error codes (the C++ SDK's numbers and names) that refuse the identity itself, whatever the status. */
 const IDENTITY_CODES = new Set(["1001", "1003", "4000", "4002", "INVALID_SIGNATURE", "CERT_ERROR", "AID_NOT_FOUND", "AID_INVALID"]);
@@ -79,14 +71,13 @@ export async function signInReply(params: { url: string; identity: Identity; htt
   const first = await http.postJson(url, { agent_id: identity.aid, request_id: requestId, client_info: params.clientInfo ?? AGENT_CLIENT_INFO });
   if (first.status !== 200) throw refusal(identity, url, first, "nonce");
   const nonce = field(first, "nonce", identity, url);
-  const signature = await signNonceOffLoop(identity, nonce);
   const second = await http.postJson(url, {
     agent_id: identity.aid,
     request_id: requestId,
     nonce,
     public_key: identity.publicKeyPem,
     cert: identity.certPem,
-    signature,
+    signature: signNonce(identity, nonce),
   });
   if (second.status !== 200) throw refusal(identity, url, second, "signature");
   return second;
