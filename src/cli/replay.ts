@@ -1,11 +1,11 @@
 // `acp-group replay`: options, the replay, and its text, JSON or HTML report.
 import { writeFileSync } from "node:fs";
 import { intOption, list, parse, UsageError, type CommandSpec, type Io } from "./args.ts";
-import { configuredGroups, loadOptionalConfig, readLogFile, requireGroup, settingsFor, warnSilentPersona } from "./checks.ts";
+import { configuredGroups, loadOptionalConfig, openLogFile, readLogFile, requireGroup, settingsFor, warnSilentPersona } from "./checks.ts";
 import { renderHtmlReport } from "../report/html.ts";
 import type { ChannelConfig, IdentityConfig } from "../types.ts";
-import type { ParsedLog } from "../replay/log.ts";
-import { runReplay } from "../replay/replay.ts";
+import { arraySource, type LineSource } from "../replay/log-source.ts";
+import { replayLog, type ReplayMessage, type ReplayReport } from "../replay/replay.ts";
 import { renderRoomText, runRoomReplay } from "../replay/room.ts";
 import { renderSuiteTable, runSuite } from "../replay/suite.ts";
 import { ONLY_FILTERS, renderTextReport, type OnlyFilter } from "../replay/text-report.ts";
@@ -63,7 +63,49 @@ function findIdentity(config: ChannelConfig | undefined, persona: string, aid: s
 }
 
 /** `skipped N bad line(s): line 3 (not valid JSON); …` — the first five named. */
-const skippedLine = (parsed: ParsedLog): string => `skipped ${parsed.skippedCount} bad line(s): ${parsed.skipped.slice(0, 5).map((s) => `line ${s.line} (${s.reason})`).join("; ")}`;
+const skippedLine = (parsed: Pick<LineSource, "skipped" | "skippedCount">): string => `skipped ${parsed.skippedCount} bad line(s): ${parsed.skipped.slice(0, 5).map((s) => `line ${s.line} (${s.reason})`).join("; ")}`;
+
+/**
+ * The log to replay: walked from its file as the replay goes (its memory does not grow with the
+ * log), or held whole for `--html` (the page shows every line).
+ */
+function openLog(file: string, skipBad: boolean, whole: boolean): LineSource {
+  if (!whole) return openLogFile(file, skipBad);
+  const parsed = readLogFile(file, skipBad);
+  return arraySource(parsed.lines, parsed);
+}
+
+/**
+ * `--json` of one agent: the report as one JSON object, `messages` written line by line as the
+ * replay walks the log (a piece at a time where the output can take pieces, else built whole).
+ */
+function jsonReport(io: Io): { message: (m: ReplayMessage) => void; end: (report: ReplayReport, skippedLines: number) => void } {
+  let pending: string[] = [];
+  let size = 0;
+  let first = true;
+  const put = (s: string) => {
+    pending.push(s);
+    size += s.length;
+    if (io.write && size >= 64 * 1024) {
+      io.write(pending.join(""));
+      pending = [];
+      size = 0;
+    }
+  };
+  put('{"messages":[');
+  return {
+    message(m) {
+      put(first ? JSON.stringify(m) : `,${JSON.stringify(m)}`);
+      first = false;
+    },
+    end(report, skippedLines) {
+      const { messages: _, ...rest } = report;
+      put(`],${JSON.stringify(skippedLines ? { ...rest, skippedLines } : rest).slice(1)}`);
+      if (io.write) io.write(`${pending.join("")}\n`);
+      else io.out(pending.join(""));
+    },
+  };
+}
 
 function parseOnly(v: string | undefined): OnlyFilter[] {
   const items = list(v);
@@ -120,13 +162,17 @@ async function replayCommand(args: string[], io: Io): Promise<number> {
   const persona = personas[0]!;
   const identity = findIdentity(config, persona, values.aid);
   if (values.group !== undefined) requireGroup(values.group, config ? configuredGroups(config, identity) : [], values.config);
-  const parsed = readLogFile(file, values["skip-bad"] === true);
-  if (parsed.lines.length === 0) throw new Error(`${file}: no messages`);
+  const parsed = openLog(file, values["skip-bad"] === true, values.html !== undefined);
+  if (parsed.count === 0) throw new Error(`${file}: no messages`);
   const aid = values.aid ?? identity?.aid;
   const aliases = [...(identity?.aliases ?? []), ...list(values.alias)];
-  warnSilentPersona(parsed.lines, [persona, ...(aid ? [aid] : []), ...aliases], io);
-  const progress = io.progress && parsed.lines.length >= PROGRESS_MIN_LINES ? io.progress : undefined;
-  const report = await runReplay(parsed.lines, {
+  warnSilentPersona(parsed.lines(), [persona, ...(aid ? [aid] : []), ...aliases], io);
+  const progress = io.progress && parsed.count >= PROGRESS_MIN_LINES ? io.progress : undefined;
+  // Each line's fate as it comes: written out with --json, kept only for the page.
+  const json = values.json ? jsonReport(io) : undefined;
+  const messages: ReplayMessage[] = [];
+  const onMessage = json ? json.message : values.html !== undefined ? (m: ReplayMessage) => void messages.push(m) : () => {};
+  const { report, view } = await replayLog(parsed, {
     persona,
     ...(aid ? { aid } : {}),
     aliases,
@@ -140,15 +186,15 @@ async function replayCommand(args: string[], io: Io): Promise<number> {
     strangers: list(values.strangers),
     seed,
     ...(progress ? { onProgress: (done: number, total: number) => progress(`replay: ${done.toLocaleString("en")}/${total.toLocaleString("en")} lines`) } : {}),
-  });
+  }, onMessage);
   progress?.("");
   if (values.html !== undefined) {
-    writeFileSync(values.html, renderHtmlReport({ report, lines: parsed.lines, persona, aid, source: file }));
+    writeFileSync(values.html, renderHtmlReport({ report: { ...report, messages }, lines: [...parsed.lines()], persona, aid, source: file }));
   }
-  if (values.json) {
-    io.out(JSON.stringify(parsed.skippedCount ? { ...report, skippedLines: parsed.skippedCount } : report));
+  if (json) {
+    json.end(report, parsed.skippedCount);
   } else {
-    for (const l of renderTextReport(report, parsed.lines, only)) io.out(l);
+    for (const l of renderTextReport(report, view, only)) io.out(l);
     if (values.html !== undefined) io.out(`report: ${values.html}`);
     if (parsed.skippedCount) io.out(skippedLine(parsed));
   }
@@ -172,11 +218,11 @@ async function replayRoom(p: {
   if (new Set(keys).size !== keys.length) throw new UsageError("each `--persona` must name a different agent");
   const identities = p.personas.map((name) => findIdentity(config, name, undefined));
   if (values.group !== undefined) requireGroup(values.group, config ? [...new Set(identities.flatMap((i) => configuredGroups(config, i)))] : [], values.config);
-  const parsed = readLogFile(p.file, values["skip-bad"] === true);
-  if (parsed.lines.length === 0) throw new Error(`${p.file}: no messages`);
-  const progress = io.progress && parsed.lines.length >= PROGRESS_MIN_LINES ? io.progress : undefined;
+  const parsed = openLog(p.file, values["skip-bad"] === true, values.html !== undefined);
+  if (parsed.count === 0) throw new Error(`${p.file}: no messages`);
+  const progress = io.progress && parsed.count >= PROGRESS_MIN_LINES ? io.progress : undefined;
   const room = await runRoomReplay(
-    parsed.lines,
+    parsed,
     p.personas.map((persona, i) => {
       const identity = identities[i];
       return {
@@ -198,7 +244,7 @@ async function replayRoom(p: {
   progress?.("");
   if (values.html !== undefined) {
     const first = room.agents[0]!;
-    writeFileSync(values.html, renderHtmlReport({ report: first.report, lines: parsed.lines, persona: first.persona, aid: first.aid, source: p.file, room: room.room }));
+    writeFileSync(values.html, renderHtmlReport({ report: first.report, lines: [...parsed.lines()], persona: first.persona, aid: first.aid, source: p.file, room: room.room }));
   }
   if (values.json) {
     const agents = room.agents.map((a) => ({ persona: a.persona, dispatches: a.report.dispatches, drops: a.report.drops, summary: a.report.summary }));
@@ -207,7 +253,7 @@ async function replayRoom(p: {
   }
   for (const a of room.agents) {
     io.out(`── agent ${a.persona}${a.aid !== a.persona ? ` (${a.aid})` : ""} ──`);
-    for (const l of renderTextReport(a.report, parsed.lines, p.only)) io.out(l);
+    for (const l of renderTextReport(a.report, a.view, p.only)) io.out(l);
     io.out("");
   }
   for (const l of renderRoomText(room.room)) io.out(l);
