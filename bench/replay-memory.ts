@@ -3,8 +3,9 @@
 // fresh id and a time one second after the last): about 10, 100 and 500 MB (`BENCH_REPLAY_MB=10,100`
 // to choose). Each replay runs in a child process (bench/replay-memory-child.ts) as the CLI runs it,
 // single persona with `--json` and a room of three with the text report, output thrown away; prints
-// the peak RSS, its ratio to the log and the time. `BENCH_REPLAY_BEFORE=DIR` also runs the
-// checkout DIR (e.g. an older commit's worktree) on the same logs. The files are removed at the end.
+// the peak RSS, its ratio to the log and the time (`BENCH_REPLAY_RUNS=single` or `room` for one).
+// `BENCH_REPLAY_BEFORE=DIR` also runs the checkout DIR (e.g. an older commit's worktree) on the
+// same logs, up to `BENCH_REPLAY_BEFORE_MB` (100). The files are removed at the end.
 import { spawnSync } from "node:child_process";
 import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -58,6 +59,9 @@ function run(checkout: string, args: string[]): { code: number; peakMb: number; 
 
 export function benchReplayMemory(fmt: (n: number, digits?: number) => string): void {
   const sizes = (process.env.BENCH_REPLAY_MB ?? "10,100,500").split(",").map(Number);
+  const kinds = (process.env.BENCH_REPLAY_RUNS ?? "single,room").split(",");
+  // The old replay holds ~8× the log: past this size it is left out (BENCH_REPLAY_BEFORE_MB).
+  const beforeUpTo = Number(process.env.BENCH_REPLAY_BEFORE_MB ?? 100);
   const checkouts: Array<[string, string]> = [["now", HERE]];
   if (process.env.BENCH_REPLAY_BEFORE) checkouts.push(["before", process.env.BENCH_REPLAY_BEFORE]);
   const dir = mkdtempSync(join(tmpdir(), "acp-bench-replay-"));
@@ -65,12 +69,14 @@ export function benchReplayMemory(fmt: (n: number, digits?: number) => string): 
     for (const mb of sizes) {
       const file = join(dir, `log-${mb}.jsonl`);
       const { bytes, lines } = writeLog(file, mb);
-      const runs: Array<[string, string[]]> = [
-        ["single --json", ["replay", file, "--persona", "ubottu", "--json"]],
-        ["room of 3, text", ["replay", file, "--persona", "room-agent-a", "--persona", "room-agent-b", "--persona", "room-agent-c", "--responder", "helpful"]],
+      const runs: Array<[string, string, string[]]> = [
+        ["single", "single --json", ["replay", file, "--persona", "ubottu", "--json"]],
+        ["room", "room of 3, text", ["replay", file, "--persona", "room-agent-a", "--persona", "room-agent-b", "--persona", "room-agent-c", "--responder", "helpful"]],
       ];
-      for (const [label, args] of runs) {
+      for (const [key, label, args] of runs) {
+        if (!kinds.includes(key)) continue;
         for (const [which, checkout] of checkouts) {
+          if (which === "before" && mb > beforeUpTo) continue;
           const r = run(checkout, args);
           console.log(
             `replay-memory: ${fmt(bytes / MB)} MB, ${fmt(lines)} lines, ${label} (${which}): peak rss ${fmt(r.peakMb)} MB ` +

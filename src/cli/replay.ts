@@ -5,8 +5,8 @@ import { configuredGroups, loadOptionalConfig, openLogFile, readLogFile, require
 import { renderHtmlReport } from "../report/html.ts";
 import type { ChannelConfig, IdentityConfig } from "../types.ts";
 import { arraySource, type LineSource } from "../replay/log-source.ts";
-import { replayLog, type ReplayMessage, type ReplayReport } from "../replay/replay.ts";
-import { renderRoomText, runRoomReplay } from "../replay/room.ts";
+import { replayLog, type ReplayMessage, type ReplayReport, type ReplayView } from "../replay/replay.ts";
+import { renderRoomText, runRoomReplay, type RoomReport } from "../replay/room.ts";
 import { renderSuiteTable, runSuite } from "../replay/suite.ts";
 import { ONLY_FILTERS, renderTextReport, type OnlyFilter } from "../replay/text-report.ts";
 
@@ -76,14 +76,13 @@ function openLog(file: string, skipBad: boolean, whole: boolean): LineSource {
 }
 
 /**
- * `--json` of one agent: the report as one JSON object, `messages` written line by line as the
- * replay walks the log (a piece at a time where the output can take pieces, else built whole).
+ * A JSON object written a piece at a time where the output takes pieces (else built whole and
+ * given to `out`): `raw` text, `array(items)` one item at a time, `end` the last piece and the line.
  */
-function jsonReport(io: Io): { message: (m: ReplayMessage) => void; end: (report: ReplayReport, skippedLines: number) => void } {
+function jsonOut(io: Io) {
   let pending: string[] = [];
   let size = 0;
-  let first = true;
-  const put = (s: string) => {
+  const raw = (s: string) => {
     pending.push(s);
     size += s.length;
     if (io.write && size >= 64 * 1024) {
@@ -92,19 +91,62 @@ function jsonReport(io: Io): { message: (m: ReplayMessage) => void; end: (report
       size = 0;
     }
   };
-  put('{"messages":[');
   return {
-    message(m) {
-      put(first ? JSON.stringify(m) : `,${JSON.stringify(m)}`);
-      first = false;
+    raw,
+    /** `[a,b,…]`, each item as JSON.stringify writes it. */
+    array(items: Iterable<unknown>) {
+      let first = true;
+      raw("[");
+      for (const item of items) {
+        raw(first ? JSON.stringify(item) : `,${JSON.stringify(item)}`);
+        first = false;
+      }
+      raw("]");
     },
-    end(report, skippedLines) {
-      const { messages: _, ...rest } = report;
-      put(`],${JSON.stringify(skippedLines ? { ...rest, skippedLines } : rest).slice(1)}`);
+    /** Closes with `rest`'s fields (JSON.stringify's text without its `{`), and ends the line. */
+    end(rest: Record<string, unknown>) {
+      const tail = JSON.stringify(rest);
+      raw(tail === "{}" ? "}" : `,${tail.slice(1)}`);
       if (io.write) io.write(`${pending.join("")}\n`);
       else io.out(pending.join(""));
     },
   };
+}
+
+/** `--json` of one agent: the report as JSON.stringify writes it, `messages` as the replay walks the log. */
+function jsonReport(io: Io): { message: (m: ReplayMessage) => void; end: (report: ReplayReport, view: ReplayView, skippedLines: number) => void } {
+  const out = jsonOut(io);
+  let first = true;
+  out.raw('{"messages":[');
+  return {
+    message(m) {
+      out.raw(first ? JSON.stringify(m) : `,${JSON.stringify(m)}`);
+      first = false;
+    },
+    end(report, view, skippedLines) {
+      out.raw('],"dispatches":');
+      out.array(view.dispatches());
+      out.raw(',"drops":');
+      out.array(view.drops());
+      const { payers, summary, addressed } = report;
+      out.end({ payers, summary, addressed, ...(skippedLines ? { skippedLines } : {}) });
+    },
+  };
+}
+
+/** `--json` of a room: each agent's dispatches, drops and totals, then the room's figures. */
+function jsonRoom(io: Io, room: RoomReport, skippedLines: number): void {
+  const out = jsonOut(io);
+  out.raw('{"agents":[');
+  room.agents.forEach((a, i) => {
+    out.raw(`${i ? "," : ""}{"persona":${JSON.stringify(a.persona)},"dispatches":`);
+    out.array(a.view.dispatches());
+    out.raw(',"drops":');
+    out.array(a.view.drops());
+    out.raw(`,"summary":${JSON.stringify(a.report.summary)}}`);
+  });
+  out.raw("]");
+  out.end({ room: room.room, ...(skippedLines ? { skippedLines } : {}) });
 }
 
 function parseOnly(v: string | undefined): OnlyFilter[] {
@@ -171,7 +213,10 @@ async function replayCommand(args: string[], io: Io): Promise<number> {
   // Each line's fate as it comes: written out with --json, kept only for the page.
   const json = values.json ? jsonReport(io) : undefined;
   const messages: ReplayMessage[] = [];
-  const onMessage = json ? json.message : values.html !== undefined ? (m: ReplayMessage) => void messages.push(m) : () => {};
+  const onMessage = (m: ReplayMessage) => {
+    json?.message(m);
+    if (values.html !== undefined) messages.push(m);
+  };
   const { report, view } = await replayLog(parsed, {
     persona,
     ...(aid ? { aid } : {}),
@@ -188,15 +233,19 @@ async function replayCommand(args: string[], io: Io): Promise<number> {
     ...(progress ? { onProgress: (done: number, total: number) => progress(`replay: ${done.toLocaleString("en")}/${total.toLocaleString("en")} lines`) } : {}),
   }, onMessage);
   progress?.("");
-  if (values.html !== undefined) {
-    writeFileSync(values.html, renderHtmlReport({ report: { ...report, messages }, lines: [...parsed.lines()], persona, aid, source: file }));
-  }
-  if (json) {
-    json.end(report, parsed.skippedCount);
-  } else {
-    for (const l of renderTextReport(report, view, only)) io.out(l);
-    if (values.html !== undefined) io.out(`report: ${values.html}`);
-    if (parsed.skippedCount) io.out(skippedLine(parsed));
+  try {
+    if (values.html !== undefined) {
+      writeFileSync(values.html, renderHtmlReport({ report: { ...report, messages }, lines: [...parsed.lines()], persona, aid, source: file }));
+    }
+    if (json) {
+      json.end(report, view, parsed.skippedCount);
+    } else {
+      for (const l of renderTextReport(report, view, only)) io.out(l);
+      if (values.html !== undefined) io.out(`report: ${values.html}`);
+      if (parsed.skippedCount) io.out(skippedLine(parsed));
+    }
+  } finally {
+    view.close();
   }
   return 0;
 }
@@ -242,24 +291,27 @@ async function replayRoom(p: {
     progress ? (done, total) => progress(`replay: ${done.toLocaleString("en")}/${total.toLocaleString("en")} lines`) : undefined,
   );
   progress?.("");
-  if (values.html !== undefined) {
-    const first = room.agents[0]!;
-    writeFileSync(values.html, renderHtmlReport({ report: first.report, lines: [...parsed.lines()], persona: first.persona, aid: first.aid, source: p.file, room: room.room }));
-  }
-  if (values.json) {
-    const agents = room.agents.map((a) => ({ persona: a.persona, dispatches: a.report.dispatches, drops: a.report.drops, summary: a.report.summary }));
-    io.out(JSON.stringify({ agents, room: room.room, ...(parsed.skippedCount ? { skippedLines: parsed.skippedCount } : {}) }));
+  try {
+    if (values.html !== undefined) {
+      const first = room.agents[0]!;
+      writeFileSync(values.html, renderHtmlReport({ report: first.report, lines: [...parsed.lines()], persona: first.persona, aid: first.aid, source: p.file, room: room.room }));
+    }
+    if (values.json) {
+      jsonRoom(io, room, parsed.skippedCount);
+      return 0;
+    }
+    for (const a of room.agents) {
+      io.out(`── agent ${a.persona}${a.aid !== a.persona ? ` (${a.aid})` : ""} ──`);
+      for (const l of renderTextReport(a.report, a.view, p.only)) io.out(l);
+      io.out("");
+    }
+    for (const l of renderRoomText(room.room)) io.out(l);
+    if (values.html !== undefined) io.out(`report: ${values.html}`);
+    if (parsed.skippedCount) io.out(skippedLine(parsed));
     return 0;
+  } finally {
+    for (const a of room.agents) a.view.close();
   }
-  for (const a of room.agents) {
-    io.out(`── agent ${a.persona}${a.aid !== a.persona ? ` (${a.aid})` : ""} ──`);
-    for (const l of renderTextReport(a.report, a.view, p.only)) io.out(l);
-    io.out("");
-  }
-  for (const l of renderRoomText(room.room)) io.out(l);
-  if (values.html !== undefined) io.out(`report: ${values.html}`);
-  if (parsed.skippedCount) io.out(skippedLine(parsed));
-  return 0;
 }
 
 const SUITE_ONLY_WITH = new Set(["suite", "personas", "config", "group", "responder", "agent-latency-ms", "seed", "json"]);

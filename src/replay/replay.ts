@@ -136,7 +136,7 @@ export function startReplayAgent(p: {
 }): ReplayAgent {
   const { source, opts } = p;
   const { aid, isPersona, identity, humans, agents, senderOf } = rosterOf(source.senders, opts, p.peers);
-  const recorder = createReplayRecorder({ count: source.count, persona: opts.persona, isPersona });
+  const recorder = createReplayRecorder({ count: source.count, persona: opts.persona, isPersona, spill: !source.inMemory });
   let replySeq = 0;
   const backend = createScriptedBackend({
     mode: opts.responder ?? "silent",

@@ -1,5 +1,5 @@
 // The text form of a replay report: the dispatch timeline (optionally filtered), the totals and a
-// per-hour table, from the report and what the replay kept of the lines (never the lines).
+// per-hour table, from the report and what the replay kept or wrote out (never the lines), a line at a time.
 import type { ReplayDispatch, ReplayReport, ReplayView } from "./replay.ts";
 import type { LogLine } from "./log.ts";
 
@@ -17,23 +17,18 @@ const clock = (ts: number) => new Date(ts).toISOString().slice(11, 19);
 const secs = (ms: number) => (ms / 1000).toFixed(1);
 
 /** Lines of the text report; `only` keeps the dispatches matching any of the filters. */
-export function renderTextReport(report: ReplayReport, view: ReplayView, only: readonly OnlyFilter[] = []): string[] {
-  const out: string[] = [];
+export function* renderTextReport(report: ReplayReport, view: ReplayView, only: readonly OnlyFilter[] = []): Generator<string> {
   const keep = only.length ? (d: ReplayDispatch) => only.some((f) => KEEP[f](d)) : () => true;
-  for (const d of report.dispatches) {
+  for (const d of view.dispatches()) {
     if (!keep(d)) continue;
     const o = d.outcome;
     const verdict = o.sent ? `sent ${o.replyType}: ${JSON.stringify(o.text)}` : `skipped (${o.skipReason ?? "?"})`;
-    out.push(
-      `${clock(d.at)}  dispatch ${d.trigger.padEnd(7)} ${String(d.messageIds.length).padStart(3)} msg(s), ` +
-        `${d.batchesMerged} batch(es), mentions=${d.mentionCount}, ${d.vitality.state} ` +
-        `(${d.vitality.messagesIn5m} msgs/${d.vitality.uniqueSpeakersIn5m} speakers in 5m) → ${verdict}`,
-    );
-    for (const id of d.messageIds) {
-      const m = view.shown(id);
-      if (m) out.push(`            ${m.isMention ? "[mentioned]" : "[engaged]  "} ${m.sender}: ${m.text}`);
-    }
+    yield `${clock(d.at)}  dispatch ${d.trigger.padEnd(7)} ${String(d.messageIds.length).padStart(3)} msg(s), ` +
+      `${d.batchesMerged} batch(es), mentions=${d.mentionCount}, ${d.vitality.state} ` +
+      `(${d.vitality.messagesIn5m} msgs/${d.vitality.uniqueSpeakersIn5m} speakers in 5m) → ${verdict}`;
+    for (const m of view.shown(d)) yield `            ${m.isMention ? "[mentioned]" : "[engaged]  "} ${m.sender}: ${m.text}`;
   }
+  const out: string[] = [];
   const s = report.summary;
   out.push("");
   out.push(
@@ -44,7 +39,7 @@ export function renderTextReport(report: ReplayReport, view: ReplayView, only: r
   const skipped = Object.entries(s.skipped).map(([k, v]) => `${k}=${v}`).join(", ");
   if (skipped) out.push(`skipped: ${skipped}`);
   const drops = new Map<string, number>();
-  for (const d of report.drops) drops.set(d.reason, (drops.get(d.reason) ?? 0) + 1);
+  for (const d of view.drops()) drops.set(d.reason, (drops.get(d.reason) ?? 0) + 1);
   if (drops.size) out.push(`drops: ${[...drops].map(([k, v]) => `${k}=${v}`).join(", ")}`);
   // Who paid for the model calls, shown when someone was held to their share or refused.
   if (s.skipped["sender-over-share"] || s.skipped["strangers-over-share"] || drops.has("refused-sender")) out.push(`paid by: ${report.payers.map((p) => `${p.sender}=${p.dispatches}`).join(", ")}`);
@@ -57,8 +52,8 @@ export function renderTextReport(report: ReplayReport, view: ReplayView, only: r
     );
   }
   out.push("");
-  out.push(...renderHourTable(hourRows(view.lineHours, report.dispatches)));
-  return out;
+  out.push(...renderHourTable(hourRows(view.lineHours, view.dispatches())));
+  yield* out;
 }
 
 export interface HourRow {
@@ -88,7 +83,7 @@ export function hourlySummary(report: ReplayReport, lines: readonly LogLine[]): 
 }
 
 /** The hour rows from the lines counted per hour and the dispatches. */
-export function hourRows(lineHours: ReadonlyMap<number, { messages: number; mentions: number }>, dispatches: readonly ReplayDispatch[]): HourRow[] {
+export function hourRows(lineHours: ReadonlyMap<number, { messages: number; mentions: number }>, dispatches: Iterable<ReplayDispatch>): HourRow[] {
   const rows = new Map<number, HourRow>();
   const row = (ts: number) => {
     const hour = Math.floor(ts / HOUR) * HOUR;
