@@ -3,7 +3,7 @@
 // the same error for the same line), whether it walks the file (in time order, no id twice) or
 // falls back to reading it whole (out of order, an id on two lines). Real files. The memory
 // figures are in `npm run bench -- replay-memory` (peak RSS against the log's size).
-import { writeFileSync } from "node:fs";
+import { readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
@@ -83,13 +83,25 @@ describe("openLogSource", () => {
 });
 
 describe("replay --json written as it goes", () => {
-  it("is byte for byte the report built whole", async () => {
+  it("is byte for byte the report built whole, and leaves no temp file behind", async () => {
     const f = file([ok("a", 1_000, "ann"), JSON.stringify({ id: "b", ts: 2_000, sender: "bob", content: "dave: are you there?" }), ok("c", 9_000, "ann")].join("\n"));
     const whole: string[] = [];
     const pieces: string[] = [];
     const args = ["replay", f, "--persona", "dave", "--responder", "mention", "--json"];
-    expect(await main(args, { out: (s) => void whole.push(s), err: () => {} })).toBe(0);
-    expect(await main(args, { out: () => {}, write: (s) => void pieces.push(s), err: () => {} })).toBe(0);
+    // The dispatches and drops go to a temp file while the replay runs: a folder of its own here.
+    const tmp = tempDir("replay-tmp");
+    dirs.push(tmp);
+    const saved = process.env.TMPDIR;
+    process.env.TMPDIR = tmp.dir;
+    try {
+      expect(await main(args, { out: (s) => void whole.push(s), err: () => {} })).toBe(0);
+      expect(await main(args, { out: () => {}, write: (s) => void pieces.push(s), err: () => {} })).toBe(0);
+      expect(await main(["replay", f, "--persona", "dave", "--persona", "erin", "--responder", "mention"], { out: () => {}, err: () => {} })).toBe(0);
+    } finally {
+      if (saved === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = saved;
+    }
+    expect(readdirSync(tmp.dir)).toEqual([]);
     expect(pieces.join("")).toBe(`${whole.join("\n")}\n`);
     const report = JSON.parse(whole[0]!) as { messages: Array<{ id: string; isMention: boolean }>; dispatches: unknown[] };
     expect(report.messages.map((m) => [m.id, m.isMention])).toEqual([
