@@ -6,13 +6,18 @@ import { readFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { join } from "node:path";
 import { AGENT_MD_MAX_BYTES, checkAgentMd } from "../profile/agent-md.ts";
-import { writeFileAtomicSync } from "../state/atomic-file.ts";
+import { writeFileAtomic } from "../state/atomic-file.ts";
 import { encodeSafeName } from "../state/safe-name.ts";
+import { BoundedMap } from "../util/bounded-map.ts";
 
 export interface AgentMdStore {
   get(aid: string): string | undefined;
-  put(aid: string, text: string): void;
+  /** Settles once the profile is stored (a file store: written and synced off the event loop). */
+  put(aid: string, text: string): void | Promise<void>;
 }
+
+/** Profiles a file store keeps in memory (4 KB at most each): a network's members, and then some. */
+const CACHED_PROFILES = 20_000;
 
 /** Profiles in memory, keyed by lower-cased aid (host names are case-insensitive). */
 export function createMemoryAgentMdStore(): AgentMdStore & { readonly size: number } {
@@ -26,19 +31,65 @@ export function createMemoryAgentMdStore(): AgentMdStore & { readonly size: numb
   };
 }
 
-/** Profiles as `<dir>/<aid>.agent.md` files, written atomically; they survive a restart. */
+/**
+ * Profiles as `<dir>/<aid>.agent.md` files, written atomically; they survive a restart. This
+ * process is the directory's only writer, so what it read or wrote is kept in memory (bounded):
+ * `get_members` asks for every member's type and must not read a file each time. Writes run off
+ * the event loop (a thousand agents publishing at start-up would otherwise wait on a thousand
+ * fsyncs in a row), one at a time per aid so the last put is the one on disk, and a put of the
+ * text already stored writes nothing.
+ */
 export function createFileAgentMdStore(dir: string): AgentMdStore {
-  const file = (aid: string) => join(dir, `${encodeSafeName(aid.toLowerCase())}.agent.md`);
+  const file = (key: string) => join(dir, `${encodeSafeName(key)}.agent.md`);
+  /** Lower-cased aid → its stored text, or null when it has none. */
+  const known = new BoundedMap<string, string | null>(CACHED_PROFILES);
+  /** The write running or queued per aid (the last one queued). */
+  const writing = new Map<string, Promise<void>>();
+  const read = (key: string): string | undefined => {
+    const hit = known.get(key);
+    if (hit !== undefined) return hit ?? undefined;
+    let text: string | null;
+    try {
+      text = readFileSync(file(key), "utf8");
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+      text = null;
+    }
+    // A read that raced a write must not hide it: only remember what no write is changing.
+    if (!writing.has(key)) known.set(key, text);
+    return text ?? undefined;
+  };
+  /** What `read` gives, or undefined when the file cannot be read (the write then says why). */
+  const storedText = (key: string): string | undefined => {
+    try {
+      return read(key);
+    } catch {
+      return undefined;
+    }
+  };
   return {
-    get(aid) {
-      try {
-        return readFileSync(file(aid), "utf8");
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-        throw err;
-      }
+    get: (aid) => read(aid.toLowerCase()),
+    put(aid, text) {
+      const key = aid.toLowerCase();
+      const before = writing.get(key);
+      if (before === undefined && storedText(key) === text) return Promise.resolve();
+      const write = (before ?? Promise.resolve())
+        .catch(() => {})
+        .then(() => writeFileAtomic(file(key), text))
+        .then(
+          () => void known.set(key, text),
+          (err: unknown) => {
+            // What is on disk is unknown now: read it again next time.
+            known.delete(key);
+            throw err;
+          },
+        )
+        .finally(() => {
+          if (writing.get(key) === write) writing.delete(key);
+        });
+      writing.set(key, write);
+      return write;
     },
-    put: (aid, text) => writeFileAtomicSync(file(aid), text),
   };
 }
 
@@ -136,7 +187,7 @@ export async function handleAgentMdRequest(req: IncomingMessage, res: ServerResp
     return true;
   }
   try {
-    opts.store.put(aid, body.toString("utf8"));
+    await opts.store.put(aid, body.toString("utf8"));
   } catch {
     // A storage failure (disk full, permissions) is the server's problem, not the caller's input.
     reply(res, 500, "could not store agent.md\n");

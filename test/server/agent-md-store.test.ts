@@ -2,7 +2,7 @@
 // requests with an explicit Host header (the aid is the host name on the ACP network).
 import { createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -139,6 +139,47 @@ describe("createFileAgentMdStore (real files)", () => {
     const second = createFileAgentMdStore(dir);
     expect(second.get("ALICE.agentcp.io")).toBe(PROFILE);
     expect(second.get("bob.agentcp.io")).toBeUndefined();
+  });
+
+  it("a put of the text already stored writes nothing; a new text replaces the file", async () => {
+    const store = createFileAgentMdStore(dir);
+    await store.put("alice.agentcp.io", PROFILE);
+    const [name] = readdirSync(dir);
+    const first = statSync(join(dir, name!)).ino;
+    await store.put("Alice.agentcp.io", PROFILE);
+    // An agent republishing the same profile at every start-up costs no write (seen failing: a new inode).
+    expect(statSync(join(dir, name!)).ino).toBe(first);
+    await store.put("alice.agentcp.io", PROFILE.replace("Alice", "Alicia"));
+    expect(statSync(join(dir, name!)).ino).not.toBe(first);
+    expect(readFileSync(join(dir, name!), "utf8")).toContain("Alicia");
+  });
+
+  it("puts racing for one aid settle in order: the last one is on disk and served", async () => {
+    const store = createFileAgentMdStore(dir);
+    const texts = Array.from({ length: 8 }, (_, i) => PROFILE.replace("Alice", `Alice ${i}`));
+    await Promise.all(texts.map((t) => store.put("alice.agentcp.io", t)));
+    expect(store.get("alice.agentcp.io")).toBe(texts.at(-1));
+    expect(createFileAgentMdStore(dir).get("alice.agentcp.io")).toBe(texts.at(-1));
+    expect(readdirSync(dir)).toHaveLength(1);
+  });
+
+  it("serves what it read or wrote from memory: get_members does not read a file per member", async () => {
+    const store = createFileAgentMdStore(dir);
+    await store.put("alice.agentcp.io", PROFILE);
+    const [name] = readdirSync(dir);
+    // This process is the directory's only writer; a change behind its back is not read again (seen failing: read again).
+    writeFileSync(join(dir, name!), "changed behind the store's back");
+    expect(store.get("alice.agentcp.io")).toBe(PROFILE);
+    expect(store.get("nobody.agentcp.io")).toBeUndefined();
+    writeFileSync(join(dir, "nobody.agentcp.io.agent.md"), PROFILE);
+    expect(store.get("nobody.agentcp.io")).toBeUndefined();
+  });
+
+  it("a write that fails rejects (the handler answers 500) and the stored text stays what is on disk", async () => {
+    const store = createFileAgentMdStore(join(dir, "file-not-dir"));
+    writeFileSync(join(dir, "file-not-dir"), "a file where the folder should be");
+    await expect(store.put("alice.agentcp.io", PROFILE)).rejects.toThrow();
+    expect(() => store.get("alice.agentcp.io")).toThrow();
   });
 });
 

@@ -80,6 +80,20 @@ async function readJson(req: IncomingMessage): Promise<Record<string, unknown> |
 
 const str = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
 
+/**
+ * Is `pem` the key whose SPKI DER is `spkiDer`? An SPKI PEM (what every client sends) is its DER
+ * in base64, compared as it is; anything else is parsed as a key first.
+ */
+function samePublicKey(pem: string, spkiDer: Buffer): boolean {
+  const body = /^\s*-----BEGIN PUBLIC KEY-----([A-Za-z0-9+/=\s]+)-----END PUBLIC KEY-----\s*$/.exec(pem)?.[1];
+  if (body !== undefined && Buffer.from(body.replace(/\s+/g, ""), "base64").equals(spkiDer)) return true;
+  try {
+    return createPublicKey(normalizePem(pem)).export({ type: "spki", format: "der" }).equals(spkiDer);
+  } catch {
+    return false;
+  }
+}
+
 /** Values a CSR subject may hold: what the SDKs put there, and nothing that changes meaning when printed. */
 const SUBJECT_VALUE = /^[A-Za-z0-9 .'()\/:@_-]{0,64}$/;
 
@@ -151,7 +165,7 @@ export function createApiHandler(ctx: ApiContext): ApiHandler {
     }
     // The CN is the validated aid; the CSR's other (checked) attributes are kept as parsed values, never re-read from a string.
     const certificate = await ctx.ca.issue({ aid, publicKey: csr.publicKey, attributes: subject, now: ctx.now() });
-    if (owner !== keyId) registry.register(aid, keyId);
+    if (owner !== keyId) await registry.register(aid, keyId);
     return { status: 200, certificate };
   }
 
@@ -221,21 +235,13 @@ export function createApiHandler(ctx: ApiContext): ApiHandler {
     const check = ctx.ca.check(certPem, now);
     if (!check.ok) return refuse(401, `certificate refused: ${check.reason}`);
     if (check.aid !== aid) return refuse(401, `certificate is for ${check.aid}, not ${aid}`);
-    const keyRefusal = registry.keyRefusal(aid, keyIdOf(check.cert.publicKey.export({ type: "spki", format: "der" })));
+    const keyRefusal = registry.keyRefusal(aid, keyIdOf(check.spkiDer));
     if (keyRefusal !== undefined) return refuse(401, keyRefusal);
     const publicKeyPem = str(body.public_key);
-    if (publicKeyPem !== undefined) {
-      let same = false;
-      try {
-        same = createPublicKey(normalizePem(publicKeyPem)).export({ type: "spki", format: "der" }).equals(check.cert.publicKey.export({ type: "spki", format: "der" }));
-      } catch {
-        same = false;
-      }
-      if (!same) return refuse(401, "public_key does not match the certificate");
-    }
+    if (publicKeyPem !== undefined && !samePublicKey(publicKeyPem, check.spkiDer)) return refuse(401, "public_key does not match the certificate");
     let good = false;
     try {
-      good = /^[0-9a-f]+$/i.test(signature) && verify("sha256", Buffer.from(nonce, "utf8"), check.cert.publicKey, Buffer.from(signature, "hex"));
+      good = /^[0-9a-f]+$/i.test(signature) && verify("sha256", Buffer.from(nonce, "utf8"), check.publicKey, Buffer.from(signature, "hex"));
     } catch {
       good = false;
     }
