@@ -6,14 +6,14 @@ import { readFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { join } from "node:path";
 import { AGENT_MD_MAX_BYTES, checkAgentMd } from "../profile/agent-md.ts";
-import { writeFileAtomic } from "../state/atomic-file.ts";
+import { writeFileAtomicSync } from "../state/atomic-file.ts";
 import { encodeSafeName } from "../state/safe-name.ts";
 import { BoundedMap } from "../util/bounded-map.ts";
 
 export interface AgentMdStore {
   get(aid: string): string | undefined;
-  /** Settles once the profile is stored (a file store: written and synced off the event loop). */
-  put(aid: string, text: string): void | Promise<void>;
+  /** Stores the profile; a file store has it on disk when this returns. */
+  put(aid: string, text: string): void;
 }
 
 /** Profiles a file store keeps in memory (4 KB at most each): a network's members, and then some. */
@@ -34,17 +34,16 @@ export function createMemoryAgentMdStore(): AgentMdStore & { readonly size: numb
 /**
  * Profiles as `<dir>/<aid>.agent.md` files, written atomically; they survive a restart. This
  * process is the directory's only writer, so what it read or wrote is kept in memory (bounded):
- * `get_members` asks for every member's type and must not read a file each time. Writes run off
- * the event loop (a thousand agents publishing at start-up would otherwise wait on a thousand
- * fsyncs in a row), one at a time per aid so the last put is the one on disk, and a put of the
- * text already stored writes nothing.
+ * `get_members` asks for every member's type and must not read a file each time, and a put of
+ * the text already stored writes nothing. A put is on disk when it returns: the publisher records
+ * a 204 as published and does not send the same profile again. (Written off the event loop, a
+ * publish outlived `acp-group start`'s quick stops under a loaded disk; measured, the fsyncs were
+ * not what held a thousand agents' start-up back.)
  */
 export function createFileAgentMdStore(dir: string): AgentMdStore {
   const file = (key: string) => join(dir, `${encodeSafeName(key)}.agent.md`);
   /** Lower-cased aid → its stored text, or null when it has none. */
   const known = new BoundedMap<string, string | null>(CACHED_PROFILES);
-  /** The write running or queued per aid (the last one queued). */
-  const writing = new Map<string, Promise<void>>();
   const read = (key: string): string | undefined => {
     const hit = known.get(key);
     if (hit !== undefined) return hit ?? undefined;
@@ -55,40 +54,22 @@ export function createFileAgentMdStore(dir: string): AgentMdStore {
       if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
       text = null;
     }
-    // A read that raced a write must not hide it: only remember what no write is changing.
-    if (!writing.has(key)) known.set(key, text);
+    known.set(key, text);
     return text ?? undefined;
-  };
-  /** What `read` gives, or undefined when the file cannot be read (the write then says why). */
-  const storedText = (key: string): string | undefined => {
-    try {
-      return read(key);
-    } catch {
-      return undefined;
-    }
   };
   return {
     get: (aid) => read(aid.toLowerCase()),
     put(aid, text) {
       const key = aid.toLowerCase();
-      const before = writing.get(key);
-      if (before === undefined && storedText(key) === text) return Promise.resolve();
-      const write = (before ?? Promise.resolve())
-        .catch(() => {})
-        .then(() => writeFileAtomic(file(key), text))
-        .then(
-          () => void known.set(key, text),
-          (err: unknown) => {
-            // What is on disk is unknown now: read it again next time.
-            known.delete(key);
-            throw err;
-          },
-        )
-        .finally(() => {
-          if (writing.get(key) === write) writing.delete(key);
-        });
-      writing.set(key, write);
-      return write;
+      if (known.get(key) === text) return;
+      try {
+        writeFileAtomicSync(file(key), text);
+      } catch (err) {
+        // What is on disk is unknown now: read it again next time.
+        known.delete(key);
+        throw err;
+      }
+      known.set(key, text);
     },
   };
 }
@@ -187,7 +168,7 @@ export async function handleAgentMdRequest(req: IncomingMessage, res: ServerResp
     return true;
   }
   try {
-    await opts.store.put(aid, body.toString("utf8"));
+    opts.store.put(aid, body.toString("utf8"));
   } catch {
     // A storage failure (disk full, permissions) is the server's problem, not the caller's input.
     reply(res, 500, "could not store agent.md\n");
