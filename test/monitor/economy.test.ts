@@ -99,10 +99,10 @@ describe("unaddressed talk follows the channel's pace (budget.unaddressedEvery, 
     await vi.advanceTimersByTimeAsync(120_000);
     await client.close();
     monitor.close();
-    const unaddressed = decisions.filter((d) => d.budgetPool === "unaddressed");
+    const plain = decisions.filter((d) => d.trigger === "normal");
     return {
-      called: unaddressed.filter((d) => d.modelCalls > 0).map((d) => d.messageIds.join(",")),
-      paced: unaddressed.filter((d) => d.modelCalls === 0).map((d) => `${reasonOf(d.outcome)} ${d.detail}`),
+      called: plain.filter((d) => d.modelCalls > 0).map((d) => `${d.messageIds.join(",")} ${d.budgetPool}`),
+      paced: plain.filter((d) => d.modelCalls === 0).map((d) => `${reasonOf(d.outcome)} ${d.detail}`),
     };
   }
 
@@ -111,18 +111,21 @@ describe("unaddressed talk follows the channel's pace (budget.unaddressedEvery, 
     // T+10m…   lines 2–40 → skipped before the model: over-budget, unaddressed:pace (1/40 … 39/40)
     // T+6h40m  line 41    → 40 lines since the look: a look; and so at T+13h20m (81), T+20h (121)
     const { called, paced } = await slowChannel([]);
-    expect(called).toEqual(["1", "41", "81", "121"]);
+    expect(called).toEqual(["1 unaddressed", "41 unaddressed", "81 unaddressed", "121 unaddressed"]);
     expect(paced).toHaveLength(140);
     expect(paced[0]).toBe("over-budget unaddressed:pace:messages 1/40 +39");
     expect(paced[38]).toBe("over-budget unaddressed:pace:messages 39/40 +1");
   });
 
-  it("after a line of ours, the next batch gets a look: how the room took it is not joining in unprompted", async () => {
-    // T+0      line 1     → a look
+  it("after a line of ours, the next batch is the room's reaction: a look on the addressed allowance", async () => {
+    // T+0      line 1     → a look (unaddressed)
     // T+55m    we say something to the room
-    // T+1h     line 7     → a look (we spoke since the last one); the 40 lines count from here
-    // T+7h40m  line 47    → a look, then lines 87 and 127
-    const { called } = await slowChannel([{ atMs: 55 * 60_000, content: "by the way, the mirror is back" }]);
-    expect(called).toEqual(["1", "7", "47", "87", "127"]);
+    // T+1h     line 7     → a look on the addressed allowance (we spoke since the last look); the
+    //                       40 lines count from here
+    // T+1h10m  line 8     → no look: once per line of ours
+    // T+7h40m  line 47    → an unaddressed look, then lines 87 and 127
+    const { called, paced } = await slowChannel([{ atMs: 55 * 60_000, content: "by the way, the mirror is back" }]);
+    expect(called).toEqual(["1 unaddressed", "7 addressed", "47 unaddressed", "87 unaddressed", "127 unaddressed"]);
+    expect(paced[5]).toBe("over-budget unaddressed:pace:messages 1/40 +39");
   });
 });
