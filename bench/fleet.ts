@@ -18,6 +18,7 @@ import { loadConfigFile } from "../src/config/load.ts";
 import { createJsonLogger, silentLogger } from "../src/log.ts";
 import { createHttpClient, createIdentity } from "../src/network/index.ts";
 import { createFileStateStore } from "../src/state/file-store.ts";
+import { ask } from "./child.ts";
 
 type Fmt = (n: number, digits?: number) => string;
 const gc = (globalThis as { gc?: () => void }).gc;
@@ -70,18 +71,6 @@ const stopChild = (child: ChildProcess) =>
     });
     child.kill("SIGTERM");
   });
-
-function ask<T>(child: ChildProcess, msg: unknown, pick: (m: Record<string, unknown>) => boolean): Promise<T> {
-  return new Promise((resolve) => {
-    const on = (m: Record<string, unknown>) => {
-      if (!pick(m)) return;
-      child.off("message", on);
-      resolve(m as T);
-    };
-    child.on("message", on);
-    if (msg !== undefined) child.send(msg as string);
-  });
-}
 
 export async function benchFleet(fmt: Fmt): Promise<void> {
   const N = argOf("n", 100);
@@ -140,7 +129,7 @@ export async function benchFleet(fmt: Fmt): Promise<void> {
     await session.startIdentities(Object.keys(config.identities), () => ({ config, backend, logger, store }));
     const running = session.running;
     const progress: string[] = [];
-    const sample = setInterval(() => progress.push(`${fmt((performance.now() - t0) / 1000, 1)}s:${running.filter((r) => r.connection.status === "open").length}`), 1000);
+    const sample = setInterval(() => progress.push(`${fmt((performance.now() - t0) / 1000, 1)}s:${running.filter((r) => r.connection!.status === "open").length}`), 1000);
     await Promise.all(running.map((r) => r.ready));
     clearInterval(sample);
     if (process.argv.includes("--progress")) console.log(`  online over time: ${progress.join(" ")}`);

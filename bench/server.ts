@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createHttpClient, createIdentity, signIn } from "../src/network/index.ts";
 import { openRawSession, type RawSession } from "./raw-session.ts";
+import { ask } from "./child.ts";
 
 const ROUNDS = process.env.BENCH_FLOODERS ? [Number(process.env.BENCH_FLOODERS)] : [100, 300];
 const progress = (what: string) => process.env.BENCH_DEBUG && console.error(`[${new Date().toISOString()}] ${what}`);
@@ -17,18 +18,6 @@ const FLOOD_MS = 8000;
 const MB = 1024 * 1024;
 
 type Stats = { rss: number; heapUsed: number; external: number; requests: number; counters: Record<string, number> };
-
-function ask<T>(child: ChildProcess, msg: string, pick: (m: Record<string, unknown>) => boolean): Promise<T> {
-  return new Promise((resolve) => {
-    const on = (m: Record<string, unknown>) => {
-      if (!pick(m)) return;
-      child.off("message", on);
-      resolve(m as T);
-    };
-    child.on("message", on);
-    child.send(msg);
-  });
-}
 
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length - 1) * p))]!;
 

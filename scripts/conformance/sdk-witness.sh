@@ -20,57 +20,16 @@
 #   bash scripts/conformance/sdk-witness.sh   → exit 0: every step held; 1: one did not (named); 2: no kit
 # ACP_GROUP="npx acp-group" runs an installed package's command instead of this checkout's.
 set -euo pipefail
-here="$(cd "$(dirname "$0")/../.." && pwd)"
-kit="${ACP_CONFORMANCE_DIR:-$here/../shared/conformance}"
-loud() { printf '\n%s\n%s\n%s\n\n' "==================== CONFORMANCE NOT RUN ====================" "$1" "============================================================" >&2; }
-for f in build.sh dns-shim.mjs sdk-dm.mjs sdk-member.mjs sdk-events.mjs; do
-  if [ ! -f "$kit/$f" ]; then
-    loud "sdk-witness: the official SDK conformance kit is missing or incomplete (no $f in $kit): NOTHING WAS CHECKED. Put it at ../shared/conformance or set ACP_CONFORMANCE_DIR."
-    exit 2
-  fi
-done
-node_bin="${NODE:-node}"
-domain="${CONFORMANCE_DOMAIN:-acp.local}"
-work="$(mktemp -d "${TMPDIR:-/tmp}/acp-witness-XXXXXX")"
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-say() { echo "sdk-witness: $*"; }
-# Our command line: this checkout's, or the one named in $ACP_GROUP (an installed package).
-acp() { if [ -n "${ACP_GROUP:-}" ]; then $ACP_GROUP "$@"; else "$node_bin" "$here/bin/acp-group.mjs" "$@"; fi; }
+name=sdk-witness needs="build.sh dns-shim.mjs sdk-dm.mjs sdk-member.mjs sdk-events.mjs"
+source "$(dirname "$0")/lib.sh"
 # The kit's scripts, as an SDK user runs them: the dns shim, and the server's CA trusted.
 sdk() { SHIM_DOMAIN="$domain" NODE_EXTRA_CA_CERTS="$ca" "$node_bin" --import "$kit/dns-shim.mjs" "$kit/$1" --dist "$dist" --ap "$sdk_ap" --domain "$domain" "${@:2}"; }
-# The same in the background: the backgrounded subshell becomes the process (exec), so $! is the
-# process itself and the cleanup's kill stops it (a function run with & would leave it behind).
-bg() { if [ "$1" = sdk ]; then shift; SHIM_DOMAIN="$domain" NODE_EXTRA_CA_CERTS="$ca" exec "$node_bin" --import "$kit/dns-shim.mjs" "$kit/$1" --dist "$dist" --ap "$sdk_ap" --domain "$domain" "${@:2}";
-  elif [ -n "${ACP_GROUP:-}" ]; then shift; exec $ACP_GROUP "$@"; else shift; exec "$node_bin" "$here/bin/acp-group.mjs" "$@"; fi; }
-# Waits up to $2 seconds for a line matching $3 in file $1; prints the first match.
-wait_line() {
-  local file="$1" secs="$2" pattern="$3" i
-  for ((i = 0; i < secs * 10; i++)); do
-    if grep -m1 -E "$pattern" "$file" 2>/dev/null; then return 0; fi
-    sleep 0.1
-  done
-  return 1
-}
-fail() { say "FAIL: $1"; shift; for f in "$@"; do echo "--- $f" >&2; cat "$work/$f" >&2 2>/dev/null || true; done; exit 1; }
 
 # Everything the user has lives in the work dir: a HOME of its own (no evol config there), our state.
 export HOME="$work/home"
 export ACP_GROUP_STATE_DIR="$work/state"
 unset ACP_SEED_PASSWORD OPENCLAW_CONFIG_PATH
 mkdir -p "$HOME"
-
-# One build at a time: other conformance tests build the same cache folder (flock where there is one).
-lock="$(dirname "$(mktemp -u)")/acp-ts-build.lock"
-if command -v flock >/dev/null 2>&1; then dist="$(flock "$lock" bash "$kit/build.sh" | tail -1)"; else dist="$(bash "$kit/build.sh" | tail -1)"; fi
-say "official SDK built at $dist"
-say "work dir $work (removed at exit, with every process started here)"
 
 # 1. The local network.
 bg acp server --tls --domain "$domain" --port 0 --state-dir "$work/net" --config "$here/config/demo.json" >"$work/server.out" 2>"$work/server.err" &

@@ -27,7 +27,8 @@ export interface LiveSession {
   /** Stops after `ms` (none when undefined). */
   stopAfter(ms: number | undefined): void;
   /** Each non-empty line of `input` (default stdin) goes to `post`; the end of a pipe stops nothing. */
-  readLines(p: { input?: NodeJS.ReadableStream | undefined; groupId: string; as: string; post: (text: string) => void }): void;
+  /** No group: the lines can only be `/dm NAME TEXT`. */
+  readLines(p: { input?: NodeJS.ReadableStream | undefined; groupId: string | undefined; as: string; post: (text: string) => void }): void;
   /** The timer, stdin and the signal handlers off. */
   release(): void;
 }
@@ -106,7 +107,7 @@ export function openLiveSession(p: {
       if (ms !== undefined && !stopping) timer = setTimeout(() => void stop(`--duration-ms ${ms}`), ms);
     },
     readLines({ input, groupId, as, post }) {
-      if (input || process.stdin.isTTY) io.out(`type a line to post it into [${groupId}] as ${as}; Ctrl-C to stop`);
+      if (input || process.stdin.isTTY) io.out(groupId === undefined ? `type \`/dm NAME TEXT\` to message an agent as ${as}; Ctrl-C to stop` : `type a line to post it into [${groupId}] as ${as}; Ctrl-C to stop`);
       rl = createInterface({ input: input ?? process.stdin });
       rl.on("line", (line) => {
         const text = line.trim();

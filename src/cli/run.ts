@@ -71,13 +71,14 @@ export async function runCommand(args: string[], io: Io, opts: { signal?: AbortS
     const aborted = new Promise<"stopped">((resolve) => (session.signal.aborted ? resolve("stopped") : session.signal.addEventListener("abort", () => resolve("stopped"), { once: true })));
     const outcome = await Promise.race([ready, aborted]);
     if (outcome === "ready") {
-      io.out(`agents online: ${listed(running.map((r) => `${r.identityId} (${r.aid}) in ${r.groups.join(", ")}`), "; ")}`);
+      io.out(`agents online: ${listed(running.map((r) => `${r.identityId} (${r.aid})${r.groups.length > 0 ? ` in ${r.groups.join(", ")}` : ", direct messages only"}`), "; ")}`);
       reportProfiles(running, io, session.signal);
     }
-    // Typed or piped lines post as the first identity into its first group (the operator speaking
-    // for the agent); the end of a pipe does not stop the agents — Ctrl-C, SIGTERM or --duration-ms does.
-    if (outcome === "ready" && !values["no-stdin"]) {
-      const speaker = running[0]!;
+    // Typed or piped lines post as the first identity with a group into its first group (the
+    // operator speaking for the agent); the end of a pipe does not stop the agents — Ctrl-C,
+    // SIGTERM or --duration-ms does. Identities for direct messages only have nowhere to post.
+    const speaker = running.find((r) => r.groups.length > 0);
+    if (outcome === "ready" && !values["no-stdin"] && speaker) {
       const groupId = speaker.groups[0]!;
       const post = createSerialPoster({
         io,

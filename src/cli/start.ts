@@ -78,9 +78,10 @@ export async function startCommand(args: string[], io: Io, opts: { signal?: Abor
     }));
     if (session.stopping) throw new StartAborted();
     humanAgent = dev.connect(identities.get(o.human)!, logger);
-    humanConnection = connectHuman({ dev, agent: humanAgent, aid: o.human, groupId: plan.sayGroup, logger });
+    // Agents for direct messages only: the human has no group to post in, only `/dm`.
+    humanConnection = plan.sayGroup === undefined ? undefined : connectHuman({ dev, agent: humanAgent, aid: o.human, groupId: plan.sayGroup, logger });
     // Stopping while connecting ends the wait too (ready rejects once its identity closes).
-    await Promise.race([Promise.all([...session.running.map((r) => r.ready), humanConnection.start()]), session.stopped]);
+    await Promise.race([Promise.all([...session.running.map((r) => r.ready), humanAgent.ready, humanConnection?.start()]), session.stopped]);
   } catch (err) {
     if (!(err instanceof StartAborted)) {
       // A refused identity: close what already runs (and the local network) first.
@@ -96,10 +97,12 @@ export async function startCommand(args: string[], io: Io, opts: { signal?: Abor
   const post = createSerialPoster({
     io,
     as: o.human,
-    open: () => !session.stopping && humanConnection !== undefined,
-    send: (content) => {
+    open: () => !session.stopping && humanAgent !== undefined,
+    send: async (content) => {
       const dm = directLineOf(content, config, o.network.domain);
-      return dm ? humanAgent!.sendDirect({ peer: dm.to, text: dm.text }) : humanConnection!.sendMessage({ groupId: plan.sayGroup, content });
+      if (dm) return humanAgent!.sendDirect({ peer: dm.to, text: dm.text });
+      if (plan.sayGroup === undefined) throw new UsageError("no group to post in (the agents take direct messages only): type `/dm NAME TEXT`");
+      return humanConnection!.sendMessage({ groupId: plan.sayGroup, content });
     },
     onFailed: (err) => logger.log("warn", "start.post-failed", { group: plan.sayGroup, ...errorFields(err) }),
   });
@@ -199,8 +202,8 @@ interface GroupPlan {
   groupIds: string[];
   /** Each group with its members: the identities configured in it, the humans and the human of --as. */
   groups: Record<string, GroupDefinition>;
-  /** Where --say and typed lines go. */
-  sayGroup: string;
+  /** Where --say and typed lines go; none when every agent takes direct messages only. */
+  sayGroup: string | undefined;
 }
 
 /** The groups of the enabled identities and who is a member of each. */
@@ -215,9 +218,10 @@ function planGroups(o: StartOptions): GroupPlan {
     }
   }
   const groupIds = [...groupMembers.keys()].sort();
-  if (groupIds.length === 0) throw new UsageError(`${o.configFile}: no group configured (add one under \`groups\`)`);
-  const sayGroup = o.group ?? groupIds[0]!;
-  requireGroup(sayGroup, groupIds, o.configFile);
+  // No group at all: agents for direct messages only (`/dm`, `--dm`); --say and --group have nowhere to go.
+  if (groupIds.length === 0 && o.say.length > 0) throw new UsageError(`\`--say\` posts into a group and ${o.configFile} configures none: use \`--dm 'NAME TEXT'\``);
+  const sayGroup = o.group ?? groupIds[0];
+  if (sayGroup !== undefined) requireGroup(sayGroup, groupIds, o.configFile);
   const groups: Record<string, GroupDefinition> = {};
   for (const [g, ids] of groupMembers) {
     const members: GroupDefinition["members"] = {};
@@ -235,7 +239,7 @@ async function openLocalNetwork(o: StartOptions, plan: GroupPlan, io: Io): Promi
   const reserve = [...Object.values(plan.groups).flatMap((g) => Object.keys(g.members)), ...o.identityIds.flatMap((id) => config.identities[id]!.owner ?? [])];
   const dev = await startDevNetwork({ ...o.network, stateDir: o.stateDir, groups: plan.groups, logger: o.logger, reserve });
   for (const line of dev.lines) io.out(line);
-  io.out(`local network ${o.network.domain} · groups: ${plan.groupIds.join(", ")} · state: ${o.stateDir}`);
+  io.out(`local network ${o.network.domain} · groups: ${plan.groupIds.join(", ") || "none (direct messages only)"} · state: ${o.stateDir}`);
   try {
     const aids = [...o.identityIds.map((id) => config.identities[id]!.aid), o.human];
     return { dev, identities: new Map(await Promise.all(aids.map(async (aid) => [aid, await dev.identity(aid)] as const))) };

@@ -3,22 +3,14 @@
 // peer first. Reads each direct `session_message` in the SDK's format and hands it up; writes text
 // back on the peer's session, or opens one (create_session_req → invite_agent_req → its ack).
 // Sessions end with the socket: after a reconnect the next send opens a fresh one.
-import { randomBytes } from "node:crypto";
-import type { Logger } from "../types.ts";
 import { decodeDirectPayload, encodeDirectText } from "../wire/direct-message.ts";
 import type { DirectMessage } from "./direct-link.ts";
 import { BoundedMap } from "../util/bounded-map.ts";
 import { NetworkError } from "./errors.ts";
+import { createSession, invitePeer, inviteRefusal, okStatus, requestId, sendSessionMessage, str, type SessionSocket } from "./session-requests.ts";
 
 /** What direct sessions need from the identity's socket. */
-export interface DirectSessionHost {
-  readonly aid: string;
-  socketOpen(): boolean;
-  request(cmd: "create_session_req" | "invite_agent_req", data: Record<string, unknown>): Promise<Record<string, unknown>>;
-  sendFrame(cmd: string, data: Record<string, unknown>): boolean;
-  nextMessageId(): string;
-  now(): number;
-  logger: Logger;
+export interface DirectSessionHost extends SessionSocket {
   /** A direct message read off the socket. */
   deliver(message: DirectMessage): void;
 }
@@ -26,8 +18,6 @@ export interface DirectSessionHost {
 /** Direct sessions remembered per socket; past this the least recently used is forgotten. */
 const MAX_SESSIONS = 1000;
 
-const okStatus = (v: unknown): boolean => v === 200 || v === "200";
-const str = (v: unknown): string => (typeof v === "string" ? v : typeof v === "number" ? String(v) : "");
 
 export class DirectSessions {
   readonly #host: DirectSessionHost;
@@ -58,7 +48,7 @@ export class DirectSessions {
     }
     this.#host.sendFrame("join_session_req", {
       session_id: sessionId,
-      request_id: randomBytes(16).toString("hex"),
+      request_id: requestId(),
       inviter_agent_id: inviter,
       invite_code: str(data.invite_code),
       last_msg_id: "0",
@@ -90,15 +80,7 @@ export class DirectSessions {
   async send(p: { peer: string; text: string; sessionId?: string | undefined }): Promise<{ sessionId: string }> {
     if (!this.#host.socketOpen()) throw new NetworkError("NOT_CONNECTED", `${this.#host.aid}: no message socket to send to ${p.peer}`, { aid: this.#host.aid });
     const sessionId = this.#sessionWith(p.peer, p.sessionId) ?? (await this.#open(p.peer));
-    const sent = this.#host.sendFrame("session_message", {
-      message_id: this.#host.nextMessageId(),
-      session_id: sessionId,
-      ref_msg_id: "",
-      sender: this.#host.aid,
-      receiver: p.peer,
-      message: encodeDirectText(p.text, this.#host.now()),
-      timestamp: String(this.#host.now()),
-    });
+    const sent = sendSessionMessage(this.#host, { sessionId, receiver: p.peer, message: encodeDirectText(p.text, this.#host.now()) });
     if (!sent) throw new NetworkError("NOT_CONNECTED", `${this.#host.aid}: the socket closed before the message to ${p.peer} left`, { aid: this.#host.aid });
     this.#remember(sessionId, p.peer);
     return { sessionId };
@@ -130,26 +112,10 @@ export class DirectSessions {
   }
 
   async #openNow(peer: string): Promise<string> {
-    const created = await this.#host.request("create_session_req", {
-      request_id: randomBytes(16).toString("hex"),
-      type: "public",
-      group_name: "1",
-      subject: "",
-      timestamp: String(this.#host.now()),
-    });
-    const sessionId = str(created.session_id);
-    if (!sessionId) throw new NetworkError("BAD_REPLY", `create_session_ack without session_id (status ${str(created.status_code) || "?"})`, { aid: this.#host.aid });
+    const { sessionId, inviteCode } = await createSession(this.#host);
     // As the SDK's send does: the peer is written to only once its invite came back accepted.
-    const invited = await this.#host.request("invite_agent_req", {
-      request_id: randomBytes(16).toString("hex"),
-      acceptor_id: peer,
-      invite_code: str(created.identifying_code),
-      session_id: sessionId,
-      inviter_id: this.#host.aid,
-    });
-    if (!okStatus(invited.status_code)) {
-      throw new NetworkError("BAD_REPLY", `${peer} could not be invited: invite_agent_ack ${str(invited.status_code)}${typeof invited.message === "string" ? ` (${invited.message})` : ""}`, { aid: this.#host.aid });
-    }
+    const invited = await invitePeer(this.#host, { sessionId, inviteCode, peer });
+    if (!okStatus(invited.status_code)) throw new NetworkError("BAD_REPLY", `${peer} could not be invited: ${inviteRefusal(invited)}`, { aid: this.#host.aid });
     this.#remember(sessionId, peer);
     this.#host.logger.log("info", "network.direct-session-opened", { aid: this.#host.aid, peer, sessionId });
     return sessionId;

@@ -2,23 +2,14 @@
 // message socket. Builds the session (`create_session_req` → `invite_agent_req` → waits for
 // `invite_agent_ack`, bounded) every time the socket opens and when the group layer finds it
 // silent, carries payloads as `session_message`, and reports up/down to the group layer.
-import { randomBytes } from "node:crypto";
-import type { Logger } from "../types.ts";
 import type { PeerChannel, PeerChannelEvents, PeerChannelStatus } from "./peer-channel.ts";
 import { TypedEmitter } from "../emitter.ts";
 import { computeBackoffDelay, type BackoffSettings } from "../util/backoff.ts";
+import { createSession, invitePeer, inviteRefusal, okStatus, sendSessionMessage, type SessionSocket } from "./session-requests.ts";
 
 /** What a channel needs from the identity's socket. */
-export interface SessionHost {
-  readonly aid: string;
-  socketOpen(): boolean;
-  /** Sends a control request and resolves with the matching ack's `data` (rejects on timeout or close). */
-  request(cmd: "create_session_req" | "invite_agent_req", data: Record<string, unknown>): Promise<Record<string, unknown>>;
-  sendFrame(cmd: string, data: Record<string, unknown>): boolean;
-  nextMessageId(): string;
-  now(): number;
+export interface SessionHost extends SessionSocket {
   random(): number;
-  logger: Logger;
   /** The redial backoff (see redialBackoff in network-agent.ts). */
   backoff: BackoffSettings;
   /**
@@ -31,9 +22,6 @@ export interface SessionHost {
 
 type InviteOutcome = { kind: "acked" } | { kind: "refused"; why: string } | { kind: "no-ack"; why: string };
 
-const okStatus = (v: unknown): boolean => v === 200 || v === "200";
-const refusal = (data: Record<string, unknown>): string =>
-  `invite_agent_ack ${String(data.status_code)}${typeof data.message === "string" ? `: ${data.message}` : ""}`;
 
 export class SessionChannel implements PeerChannel {
   readonly peer: string;
@@ -96,28 +84,14 @@ export class SessionChannel implements PeerChannel {
   async #buildSession(generation: number): Promise<void> {
     this.#setStatus("connecting");
     try {
-      const created = await this.#host.request("create_session_req", {
-        request_id: randomBytes(16).toString("hex"),
-        type: "public",
-        group_name: "1",
-        subject: "",
-        timestamp: String(this.#host.now()),
-      });
-      const sessionId = typeof created.session_id === "string" ? created.session_id : "";
+      const { sessionId, inviteCode } = await createSession(this.#host);
       if (generation !== this.#generation) return;
-      if (!sessionId) throw new Error("create_session_ack without session_id");
       this.#sessionId = sessionId;
       this.#early = [];
       // As evol does (and a strict service needs): the session is used only once the peer joined
       // it — invite_agent_ack — so nothing we send first is dropped. A network that never acks
       // gets the session after `inviteAckWaitMs`, with a warning; a refusal ends it (retried).
-      const invited = this.#host.request("invite_agent_req", {
-        request_id: randomBytes(16).toString("hex"),
-        acceptor_id: this.peer,
-        invite_code: typeof created.identifying_code === "string" ? created.identifying_code : "",
-        session_id: sessionId,
-        inviter_id: this.#host.aid,
-      });
+      const invited = invitePeer(this.#host, { sessionId, inviteCode, peer: this.peer });
       const outcome = await this.#awaitInvite(invited);
       if (generation !== this.#generation) return;
       if (outcome.kind === "refused") return this.#sessionFailed(generation, new Error(outcome.why));
@@ -126,7 +100,7 @@ export class SessionChannel implements PeerChannel {
         // A late answer still counts: a refusal ends the session then.
         void invited.then(
           (data) => {
-            if (generation === this.#generation && !okStatus(data.status_code)) this.#sessionFailed(generation, new Error(refusal(data)));
+            if (generation === this.#generation && !okStatus(data.status_code)) this.#sessionFailed(generation, new Error(inviteRefusal(data)));
           },
           () => {},
         );
@@ -153,7 +127,7 @@ export class SessionChannel implements PeerChannel {
       }, this.#host.inviteAckWaitMs);
       this.#inviteWaitTimer.unref?.();
       invited.then(
-        (data) => resolve(okStatus(data.status_code) ? { kind: "acked" } : { kind: "refused", why: refusal(data) }),
+        (data) => resolve(okStatus(data.status_code) ? { kind: "acked" } : { kind: "refused", why: inviteRefusal(data) }),
         (err: unknown) => resolve({ kind: "no-ack", why: (err as Error).message }),
       );
     }).finally(() => this.#clearInviteWait());
@@ -215,16 +189,7 @@ export class SessionChannel implements PeerChannel {
 
   send(payload: string): boolean {
     if (this.#status !== "up" || this.#sessionId === undefined || !this.#host.socketOpen()) return false;
-    const now = this.#host.now();
-    return this.#host.sendFrame("session_message", {
-      message_id: this.#host.nextMessageId(),
-      session_id: this.#sessionId,
-      ref_msg_id: "",
-      sender: this.#host.aid,
-      receiver: this.peer,
-      message: payload,
-      timestamp: String(now),
-    });
+    return sendSessionMessage(this.#host, { sessionId: this.#sessionId, receiver: this.peer, message: payload });
   }
 
   close(): void {

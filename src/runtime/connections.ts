@@ -19,8 +19,8 @@ export interface GroupConnections {
   readonly byService: ReadonlyMap<string, GroupConnection>;
   /** The groups each group service serves. */
   readonly groupsOf: ReadonlyMap<string, string[]>;
-  /** The connection to the identity's own access point's group service (else the first). */
-  readonly home: GroupConnection;
+  /** The connection to the identity's own access point's group service (else the first); none without groups. */
+  readonly home: GroupConnection | undefined;
   /** The connection that carries `groupId` (a configured group). */
   connectionOf(groupId: string): GroupConnection;
 }
@@ -98,5 +98,5 @@ export function openGroupConnections(p: {
       },
     }));
   }
-  return { byService, groupsOf, home: byService.get(homeService) ?? [...byService.values()][0]!, connectionOf };
+  return { byService, groupsOf, home: byService.get(homeService) ?? [...byService.values()][0], connectionOf };
 }

@@ -20,6 +20,7 @@ import { createGroupRuntimes, type GroupRuntimes } from "./groups.ts";
 import { connectConfiguredIdentity } from "./link.ts";
 import { createDirectRuntime, type DirectOptions, type DirectRuntime } from "./direct.ts";
 import { directLinkOf } from "../network/direct-link.ts";
+import { resolveDmPolicy } from "../direct/access.ts";
 import { createIdentityProfile, resolveProfileFetch, type IdentityProfile, type ProfilePublishState } from "./profile.ts";
 import { reportMemberships, sendWhenConnected } from "./sender.ts";
 import type { GroupConnection, GroupConnectionParams, GroupEvent } from "../transport/connection.ts";
@@ -81,8 +82,8 @@ export interface RunningIdentity {
   readonly ready: Promise<void>;
   /** Resolves after close (abort or close()) finished and state was saved. Never rejects. */
   readonly done: Promise<void>;
-  /** The connection to the identity's own access point's group service (`group.<its domain>`). */
-  readonly connection: GroupConnection;
+  /** The connection to the identity's own access point's group service (`group.<its domain>`); none for an identity with no group (direct messages only). */
+  readonly connection: GroupConnection | undefined;
   /** Every group connection, by group service aid. */
   readonly connections: ReadonlyMap<string, GroupConnection>;
   /** The connection that carries `groupId`. */
@@ -113,7 +114,7 @@ type OwnedLink = AgentLink & { close(): Promise<void> | void };
  */
 export function startIdentity(p: StartIdentityParams): RunningIdentity {
   const { config, identityId } = p;
-  const { identity, groups, settings } = checkIdentity(config, identityId);
+  const { identity, groups, settings } = checkIdentity(config, identityId, p.direct);
   // One identity runs in one process: a second process on this state dir is refused here, before
   // anything connects (IdentityInUseError names the first). Released when the identity closes.
   const lock = acquireIdentityLock({ stateDir: config.stateDir ?? defaultStateDir(), aid: identity.aid });
@@ -166,6 +167,11 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
   }
   const { link, owned } = linked;
   const directLink = directLinkOf(link);
+  if (!directLink && groups.length === 0) {
+    lock.release();
+    void Promise.resolve(owned?.close()).catch(() => {});
+    throw new RuntimeError("NO_GROUPS", identityId, `identities.${identityId}: no enabled group, and this link carries no direct messages`);
+  }
   const direct = directLink
     ? createDirectRuntime({
         config,
@@ -248,16 +254,20 @@ export function startIdentity(p: StartIdentityParams): RunningIdentity {
   };
 }
 
-/** The identity as configured and its enabled groups; a RuntimeError naming what is missing. */
-function checkIdentity(config: ChannelConfig, identityId: string): { identity: IdentityConfig; groups: string[]; settings: ReadonlyMap<string, GroupSettings> } {
+/**
+ * The identity as configured and its enabled groups; a RuntimeError naming what is missing. No
+ * group is fine while it takes direct messages (an identity for DMs only); with neither it would
+ * run for nothing.
+ */
+function checkIdentity(config: ChannelConfig, identityId: string, direct: DirectOptions | undefined): { identity: IdentityConfig; groups: string[]; settings: ReadonlyMap<string, GroupSettings> } {
   const identity = config.identities[identityId];
   if (!identity) throw new RuntimeError("IDENTITY_UNKNOWN", identityId, `identities.${identityId}: no such identity in the configuration`);
   if (!identity.enabled) throw new RuntimeError("IDENTITY_DISABLED", identityId, `identities.${identityId}: identity is disabled`);
   // Each group's settings resolved once, here; the group runtimes take them as they are.
   const settings = resolveIdentityGroups(config, identity);
   const groups = [...settings.keys()];
-  if (groups.length === 0) {
-    throw new RuntimeError("NO_GROUPS", identityId, `identities.${identityId}: no enabled group (add one under groups or identities.${identityId}.groups)`);
+  if (groups.length === 0 && resolveDmPolicy(identity.dmPolicy, direct?.defaultPolicy) === "disabled") {
+    throw new RuntimeError("NO_GROUPS", identityId, `identities.${identityId}: no enabled group and direct messages disabled (add a group under groups or identities.${identityId}.groups, or set dmPolicy)`);
   }
   return { identity, groups, settings };
 }

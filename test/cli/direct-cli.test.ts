@@ -7,6 +7,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createScriptedBackend } from "../../src/backends/deterministic.ts";
 import { chatCommand } from "../../src/cli/chat.ts";
 import { main } from "../../src/cli/index.ts";
+import { runCommand } from "../../src/cli/run.ts";
+import { startIdentity } from "../../src/runtime/identity.ts";
 import { parseChannelConfig } from "../../src/config/load.ts";
 import { createMemoryLogger } from "../../src/log.ts";
 import { startDevNetwork } from "../../src/runtime/dev-network.ts";
@@ -107,4 +109,53 @@ describe("acp-group pairing", () => {
     expect(await run("revoke", "erin.acp.local")).toMatchObject({ code: 1 });
     expect(await run("frobnicate")).toMatchObject({ code: 2 });
   });
+});
+
+describe("an identity for direct messages only (no group)", () => {
+  it("with direct messages disabled too it has nothing to do: refused naming both, before anything connects", () => {
+    const d = tempDir("dm-only-disabled");
+    dirs.push(d);
+    const config = parseChannelConfig({ stateDir: d.dir, identities: { dave: { aid: "dave.acp.local", dmPolicy: "disabled" } } });
+    const connect = () => {
+      throw new Error("must not connect");
+    };
+    expect(() => startIdentity({ config, identityId: "dave", backend: createScriptedBackend({ mode: "mention", replyText: "-" }), connect })).toThrow(
+      expect.objectContaining({ name: "RuntimeError", code: "NO_GROUPS", message: "identities.dave: no enabled group and direct messages disabled (add a group under groups or identities.dave.groups, or set dmPolicy)" }),
+    );
+  });
+
+  it("`run` starts it, says it takes direct messages only, and it answers its owner's DM", async () => {
+    const d = tempDir("cli-dm-only");
+    dirs.push(d);
+    const dev = await startDevNetwork({ stateDir: d.dir, groups: { lobby: { members: {} } }, rateLimit: null });
+    try {
+      await dev.identity("dave.acp.local");
+      await dev.identity("owner.acp.local");
+      const file = (who: string, body: object) => {
+        const f = join(d.dir, `${who}.json`);
+        writeFileSync(f, JSON.stringify({ stateDir: join(d.dir, "local-network"), ...body }));
+        return f;
+      };
+      // No `groups` at all, and none under the identity.
+      const daveConfig = file("dave", { identities: { dave: { aid: "dave.acp.local", accessPointUrl: dev.net.localUrl, owner: "owner.acp.local" } } });
+      const dave = io();
+      const stopDave = new AbortController();
+      const run = runCommand(["--config", daveConfig, "--no-stdin"], dave.io, { signal: stopDave.signal });
+      await waitFor(() => dave.out.includes("agents online: dave (dave.acp.local), direct messages only"), "dave online", 15_000);
+
+      const owner = io();
+      const stopOwner = new AbortController();
+      const chat = chatCommand(["--to", "dave.acp.local", "--identity", "owner", "--config", file("owner", { identities: { owner: { aid: "owner.acp.local", accessPointUrl: dev.net.localUrl } } }), "--say", "Dave, can you hear me?", "--no-stdin"], owner.io, { signal: stopOwner.signal });
+      await waitFor(() => owner.out.some((l) => l.includes("[dm] dave.acp.local → owner.acp.local: ")), "dave's answer", 15_000);
+      stopOwner.abort();
+      expect(await chat).toBe(0);
+      stopDave.abort();
+      expect(await run).toBe(0);
+      expect(dave.out.slice(-2)).toEqual(["stopping (aborted) — saving state", "stopped"]);
+      expect(dave.out.filter((l) => l.includes("dispatch #")).map((l) => l.trim())).toEqual(["↳ dave [dm owner.acp.local] dispatch #1 direct · 1 msg(s) · reply_type normal · budget 0.00 → sent normal"]);
+      expect(dev.service.history("lobby")).toEqual([]);
+    } finally {
+      await dev.close();
+    }
+  }, 60_000);
 });

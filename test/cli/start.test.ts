@@ -132,6 +132,41 @@ describe("start", () => {
     expect(usage.err[0]).toBe("acp-group: expected `--dm 'NAME TEXT'` (an agent's name, a space, the message), got `alice`\nrun 'acp-group start --help'");
   }, 30_000);
 
+  it("agents for direct messages only (no group anywhere): start runs them, --dm and /dm are answered, a plain line says to use /dm, --say is a usage error", async () => {
+    const d = tempDir("start-dm-only");
+    dirs.push(d);
+    const configFile = join(d.dir, "config.json");
+    writeFileSync(configFile, JSON.stringify({ humans: ["you"], identities: { alice: { aid: "alice.agentcp.io", name: "Alice" } } }));
+    const c = capture();
+    const stop = new AbortController();
+    const stdin = new PassThrough();
+    const run = startCommand(["--config", configFile, "--state-dir", join(d.dir, "state"), "--dm", "alice Alice, can you hear me?", "--duration-ms", "20000"], c.io, { signal: stop.signal, stdin });
+    await waitFor(() => c.out.some((l) => l.includes("[dm] alice.acp.local (agent) → you.acp.local:")), "Alice's direct answer", 10_000);
+    stdin.write("hello room\n");
+    await waitFor(() => c.err.length > 0, "the plain line refused");
+    stdin.write("/dm alice And again?\n");
+    await waitFor(() => c.out.filter((l) => l.includes("[dm] alice.acp.local (agent) → you.acp.local:")).length === 2, "Alice's second answer", 10_000);
+    stop.abort();
+    expect(await run).toBe(0);
+    expect(c.out).toContain("agents online: alice (alice.acp.local)");
+    expect(c.out.filter((l) => l.startsWith("local network "))).toEqual([expect.stringMatching(/^local network acp\.local · groups: none \(direct messages only\) · state: /)]);
+    expect(c.out).toContain("type `/dm NAME TEXT` to message an agent as you.acp.local; Ctrl-C to stop");
+    expect(c.err[0]).toBe("could not post as you.acp.local: no group to post in (the agents take direct messages only): type `/dm NAME TEXT`");
+    expect(c.err.slice(1).map((l) => JSON.parse(l) as Record<string, unknown>)).toEqual([expect.objectContaining({ level: "warn", event: "start.post-failed", code: "USAGE" })]);
+    const dm = c.out.filter((l) => l.includes("[dm")).map((l) => l.replace(/^\d\d:\d\d:\d\d /, "").replace(/ · ref [0-9a-f-]+$/, "").replace(/budget \d+\.\d+/, "budget …"));
+    expect(dm).toEqual([
+      "[dm] you.acp.local → alice.acp.local: Alice, can you hear me?",
+      '[dm] alice.acp.local (agent) → you.acp.local: [offline responder] heard you.acp.local: "Alice, can you hear me?"',
+      "    ↳ alice [dm you.acp.local] dispatch #1 direct · 1 msg(s) · reply_type normal · budget … → sent normal",
+      "[dm] you.acp.local → alice.acp.local: And again?",
+      '[dm] alice.acp.local (agent) → you.acp.local: [offline responder] heard you.acp.local: "And again?"',
+      "    ↳ alice [dm you.acp.local] dispatch #2 direct · 1 msg(s) · reply_type normal · budget … → sent normal",
+    ]);
+    const usage = capture();
+    expect(await main(["start", "--config", configFile, "--say", "hi"], usage.io)).toBe(2);
+    expect(usage.err[0]).toBe(`acp-group: \`--say\` posts into a group and ${configFile} configures none: use \`--dm 'NAME TEXT'\`\nrun 'acp-group start --help'`);
+  }, 30_000);
+
   it("the offline responder answers two different questions to Bob, each with its own answer (judgement, not dedup)", async () => {
     const { configFile, stateDir } = setup();
     const c = capture();

@@ -30,7 +30,7 @@ describe("startIdentity with groups on two access points", () => {
     await alice.ready;
     expect([...alice.connections.keys()].sort()).toEqual(["group.acp.local", "group.other.test"]);
     expect(alice.connectionFor("far")!.peer).toBe("group.other.test");
-    expect(alice.connection.peer).toBe("group.acp.local");
+    expect(alice.connection!.peer).toBe("group.acp.local");
     expect([...link.channels.keys()].sort()).toEqual(["group.acp.local", "group.other.test"]);
     // The backlog of the far group came from the far service.
     await waitFor(() => alice.groupClient("far")!.stats().received === 1, "far backlog");

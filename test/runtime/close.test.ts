@@ -63,7 +63,7 @@ describe("startIdentity close: a dispatch still working is not counted as handle
     fx.server!.post({ groupId: GROUP, sender: HUMAN, content: "Alice, status?" });
     await waitFor(() => backend.calls.length === 1, "the model call");
     // The answer arrives just as the transport starts closing.
-    run1.connection.on("status", ({ status }) => {
+    run1.connection!.on("status", ({ status }) => {
       if (status === "closed") backend.release("All green.");
     });
     await run1.close();

@@ -70,7 +70,7 @@ describe("startIdentity: agents in one group over real sockets", () => {
     expect(alice.groupClient(GROUP)!.stats()).toMatchObject({ received: 2, accepted: 1, dispatched: 1, dropped: { self: 1, duplicate: 0 } });
     for (const other of [bob, carol]) {
       expect(other.groupClient(GROUP)!.stats()).toMatchObject({ received: 2, accepted: 2, dispatched: 2, dropped: { self: 0, duplicate: 0 } });
-      expect(other.connection.counters().messagesFed).toBe(2);
+      expect(other.connection!.counters().messagesFed).toBe(2);
     }
 
     // Now Bob is named: Bob answers once; Alice (whose reply engaged the human) and Carol do not.
@@ -304,7 +304,7 @@ describe("startIdentity: process restart on the same state directory", () => {
     await waitFor(() => run1.events.some((e) => e.type === "accepted"), "#1 accepted");
     // #1 is buffered, not settled: the server's cursor for Alice must stay before it.
     const serverCursor = async () =>
-      ((await run1.connection.request("get_cursor", { groupId: GROUP })) as { msg_cursor: { current_msg_id: number } }).msg_cursor.current_msg_id;
+      ((await run1.connection!.request("get_cursor", { groupId: GROUP })) as { msg_cursor: { current_msg_id: number } }).msg_cursor.current_msg_id;
     expect(await serverCursor()).toBe(0);
     await run1.close();
     expect(savedState(dir, "alice").cursor).toBe(0);
@@ -356,7 +356,7 @@ describe("startIdentity: close leaves nothing running", () => {
     await waitFor(() => done, "done after abort", 3000);
 
     await waitFor(() => fx.server!.onlineAids().length === 0, "the service to see the session end", 2000);
-    expect(alice.connection.status).toBe("closed");
+    expect(alice.connection!.status).toBe("closed");
     expect(alice.groupClient(GROUP)!.closed).toBe(true);
     // Every timer the identity armed is gone (a destroy is reported a turn after the clear).
     const armed = [...live];

@@ -82,7 +82,7 @@ describe("the runtime on the local network (real sockets, real keys)", () => {
       const alice = await l.start("alice", createScriptedBackend({ mode: "mention", replyText: "Loud and clear." }));
       const bob = await l.start("bob", createScriptedBackend({ mode: "mention", replyText: "Bob here." }));
       expect(l.dev.service.onlineAids(GROUP)).toEqual([AGENTS.alice.aid, AGENTS.bob.aid, HUMAN].sort());
-      expect(alice.connection.peer).toBe("group.acp.local");
+      expect(alice.connection!.peer).toBe("group.acp.local");
       await l.say("Alice, can you hear me?");
       await waitFor(() => l.dev.service.history(GROUP).length === 2, "alice's reply");
       await settle(l.dev.service, [alice, bob]);
@@ -112,7 +112,7 @@ describe("the runtime on the local network (real sockets, real keys)", () => {
       await l.say("Bob, still with us?");
       await waitFor(() => l.dev.service.history(GROUP).length === 2, "bob's reply");
       expect(l.dev.service.history(GROUP)[1]).toMatchObject({ sender: AGENTS.bob.aid, content: "Bob here." });
-      expect(bob.connection.status).toBe("open");
+      expect(bob.connection!.status).toBe("open");
       expect(l.dev.service.onlineAids(GROUP)).not.toContain(AGENTS.alice.aid);
     } finally {
       await l.close();
@@ -167,7 +167,7 @@ describe("the runtime on the local network (real sockets, real keys)", () => {
       await settle(l.dev.service, [alice]);
       expect(accepted(alice)).toEqual(range(1, 15));
       expect(dispatchedIds(alice).map(Number).sort((a, b) => a - b).map(String)).toEqual(range(1, 15));
-      expect(alice.connection.counters().reconnects).toBeGreaterThanOrEqual(1);
+      expect(alice.connection!.counters().reconnects).toBeGreaterThanOrEqual(1);
       expect(l.dev.net.counters().sessionsCreated).toBeGreaterThan(sessions);
       expect(l.dev.service.onlineAids(GROUP)).toContain(AGENTS.alice.aid);
     } finally {
@@ -183,11 +183,11 @@ describe("the runtime on the local network (real sockets, real keys)", () => {
       await waitFor(() => accepted(alice).length === 1, "before");
       l.dev.net.expireTokens(AGENTS.alice.aid);
       await l.say("while signing in again");
-      await waitFor(() => alice.connection.status === "open" && accepted(alice).length === 2, "after re-sign-in", 8000);
+      await waitFor(() => alice.connection!.status === "open" && accepted(alice).length === 2, "after re-sign-in", 8000);
       await l.say("after");
       await waitFor(() => accepted(alice).length === 3, "after");
       expect(accepted(alice)).toEqual(["1", "2", "3"]);
-      expect(alice.connection.counters().reconnects).toBeGreaterThanOrEqual(1);
+      expect(alice.connection!.counters().reconnects).toBeGreaterThanOrEqual(1);
     } finally {
       await l.close();
     }

@@ -67,6 +67,6 @@ describe("startIdentity onMessages", () => {
     expect([...dispatchedIds(alice)].sort()).toEqual(["1", "2", "3"]);
     expect(printed.map((line) => line.slice(25))).toEqual(["first", "third"]);
     expect(logger.entries.filter((e) => e.event === "runtime.on-messages-failed")).toHaveLength(1);
-    expect(alice.connection.counters().handlerErrors).toBe(0);
+    expect(alice.connection!.counters().handlerErrors).toBe(0);
   });
 });

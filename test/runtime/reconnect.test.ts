@@ -71,11 +71,11 @@ describe("startIdentity: the sessions drop mid-stream and the group service rest
     // Mid-stream: these pushes race the kill; whichever are lost must come back by pull.
     post(11, 15);
     crash();
-    await waitFor(() => alice.connection.status === "reconnecting", "reconnecting");
+    await waitFor(() => alice.connection!.status === "reconnecting", "reconnecting");
     fx.server = lobby(history);
     // Posted while Alice is away: only a pull can deliver these.
     post(16, 20);
-    await waitFor(() => alice.connection.status === "open", "open again");
+    await waitFor(() => alice.connection!.status === "open", "open again");
     post(21, 25);
     await waitFor(() => accepted(alice).length >= 25, "all 25 accepted");
     await settle(fx.server!, [alice]);
@@ -85,7 +85,7 @@ describe("startIdentity: the sessions drop mid-stream and the group service rest
     expect(accepted(alice)).toEqual(range(1, 25));
     expect(client.stats()).toMatchObject({ received: 25, accepted: 25, dispatched: 25, held: 0, dropped: { duplicate: 0, self: 0 } });
     expect(dispatchedIds(alice).map(Number).sort((a, b) => a - b).map(String)).toEqual(range(1, 25));
-    expect(alice.connection.counters().reconnects).toBeGreaterThanOrEqual(1);
+    expect(alice.connection!.counters().reconnects).toBeGreaterThanOrEqual(1);
   });
 
   it("own replies and mentions around the crash: each message (ours included) reaches the group client once, each mention is answered once", async () => {
@@ -101,7 +101,7 @@ describe("startIdentity: the sessions drop mid-stream and the group service rest
     await waitFor(() => alice.groupClient(GROUP)!.stats().dropped.self === 1, "the echo of alice's first reply");
     post(7, 11);
     crash();
-    await waitFor(() => alice.connection.status !== "open", "the drop noticed");
+    await waitFor(() => alice.connection!.status !== "open", "the drop noticed");
     fx.server = lobby(history);
     // While Alice is away: #12–#14 chatter, #15 names her.
     post(12, 14);

@@ -73,7 +73,7 @@ const stateFile = (id: string) => join(stateDir, encodeSafeName(id), `${encodeSa
 process.stdout.write(
   JSON.stringify({
     clientCount: server.onlineAids().length,
-    status: [alice.connection.status, bob.connection.status],
+    status: [alice.connection!.status, bob.connection!.status],
     stateFiles: [existsSync(stateFile("alice")), existsSync(stateFile("bob"))],
     aliceOutcome: alice.decisions.map((d) => (d.outcome.kind === "sent" ? "sent" : d.outcome.reason)),
     history: server.history(GROUP).length,
