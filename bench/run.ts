@@ -1,8 +1,8 @@
 // Benchmarks. Prints figures and ratios against the targets in docs/benchmarks.md; asserts nothing.
 //   npm run bench                 all but scale
-//   npm run bench -- ingest       one of: ingest, inbound, memory, replay, room, suite, prompt, saves, scale, server, logs, fleet
+//   npm run bench -- ingest       one of: ingest, inbound, memory, replay, room, suite, prompt, saves, scale, server, logs, replay-memory, fleet
 //   npm run bench -- fleet --n 1000 --groups 5   (bench/fleet.ts: N identities × G groups in one process)
-//   (scale, server, logs and fleet run only when named: they take tens of seconds)
+//   (scale, server, logs, replay-memory and fleet run only when named: they take tens of seconds)
 // Run on the project's Node (npm puts it first on PATH); `--expose-gc` is added by the script.
 import FakeTimers from "@sinonjs/fake-timers";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -22,7 +22,7 @@ import type { DispatchBatch, GroupMessage, InboundMessage } from "../src/types.t
 import { benchRuntimeGroupMemory, benchSaves } from "./safety.ts";
 
 const which = new Set(process.argv.slice(2));
-const HEAVY = ["scale", "server", "logs", "fleet"];
+const HEAVY = ["scale", "server", "logs", "replay-memory", "fleet"];
 const want = (name: string) => (which.size === 0 && !HEAVY.includes(name)) || which.has(name);
 const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
 const gc = (globalThis as { gc?: () => void }).gc;
@@ -347,4 +347,5 @@ if (want("saves")) await benchSaves();
 if (want("scale")) await benchScale();
 if (want("server")) await (await import("./server.ts")).benchServer(fmt);
 if (want("logs")) (await import("./logs.ts")).benchLogs(fmt);
+if (want("replay-memory")) (await import("./replay-memory.ts")).benchReplayMemory(fmt);
 if (want("fleet")) await (await import("./fleet.ts")).benchFleet(fmt);

@@ -16,9 +16,12 @@ export interface ScriptedBackendParams {
   replyText?: string | ((request: GenerateRequest) => string);
   /** Simulated model latency (driven by timers, so fake timers control it). Default 0. */
   latencyMs?: number;
+  /** Keep every request in `calls` (default true); a long replay only counts them. */
+  keepCalls?: boolean;
 }
 
-export type ScriptedBackend = AgentBackend & { readonly calls: GenerateRequest[] };
+/** `calls`: the requests received (empty with `keepCalls: false`); `callCount`: how many. */
+export type ScriptedBackend = AgentBackend & { readonly calls: GenerateRequest[]; readonly callCount: number };
 
 export class BackendAbortedError extends Error {
   readonly code = "BACKEND_ABORTED";
@@ -30,6 +33,7 @@ export class BackendAbortedError extends Error {
 
 export function createScriptedBackend(p: ScriptedBackendParams): ScriptedBackend {
   const calls: GenerateRequest[] = [];
+  let callCount = 0;
   const wants = (req: GenerateRequest) =>
     p.mode === "always" || ((p.mode === "mention" || p.mode === "helpful") && req.mentionInfo.mentioned) || (p.mode === "helpful" && holdsQuestion(req));
   const replyFor = (req: GenerateRequest) =>
@@ -38,8 +42,12 @@ export function createScriptedBackend(p: ScriptedBackendParams): ScriptedBackend
   return {
     name: `scripted:${p.mode}`,
     calls,
+    get callCount() {
+      return callCount;
+    },
     async generate(request) {
-      calls.push(request);
+      callCount++;
+      if (p.keepCalls !== false) calls.push(request);
       try {
         await wait(p.latencyMs ?? 0, request.signal);
       } catch {

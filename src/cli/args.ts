@@ -13,6 +13,8 @@ export class CommandError extends Error {}
 
 export type Io = {
   out: (s: string) => void;
+  /** Writes a piece of a long output without ending the line (absent: the command builds the line for `out`). */
+  write?: (s: string) => void;
   err: (s: string) => void;
   /** Replaces the previous status line ("" clears it); only present when stderr is a terminal. */
   progress?: (line: string) => void;

@@ -2,6 +2,7 @@
 import { DEFAULT_GROUP_SETTINGS, listGroupsForIdentity, loadConfigFile, resolveGroupSettings } from "../config/load.ts";
 import { UsageError, type Io } from "./args.ts";
 import { LogParseError, readLog, type LogLine, type ParsedLog } from "../replay/log.ts";
+import { openLogSource, type LineSource } from "../replay/log-source.ts";
 import type { ChannelConfig, GroupSettings, IdentityConfig } from "../types.ts";
 
 /** Groups an identity takes part in (all configured groups when there is no identity). */
@@ -36,17 +37,25 @@ export function settingsFor(config: ChannelConfig | undefined, identity: Identit
  * A persona that never speaks in the log and is never named in it is most often a typo: say so
  * on stderr, then carry on (one that is only addressed is a fair thing to replay).
  */
-export function warnSilentPersona(lines: readonly LogLine[], names: readonly string[], io: Io): void {
+export function warnSilentPersona(lines: Iterable<LogLine>, names: readonly string[], io: Io): void {
   const keys = names.map((n) => n.toLowerCase());
-  if (lines.some((l) => keys.includes(l.sender.toLowerCase()))) return;
-  if (lines.some((l) => keys.some((k) => l.content.toLowerCase().includes(k)))) return;
+  for (const l of lines) if (keys.includes(l.sender.toLowerCase()) || keys.some((k) => l.content.toLowerCase().includes(k))) return;
   io.err(`acp-group: warning: \`${names[0]}\` never speaks in the log and is never named in it (check \`--persona\`)`);
 }
 
 /** Reads and parses a log a line at a time; a bad line's error names the file as well as the line. */
 export function readLogFile(file: string, skipBad: boolean): ParsedLog {
+  return namingFile(file, () => readLog(file, { skipBad }));
+}
+
+/** Opens a log to be walked from its file (checked whole first); errors as {@link readLogFile}'s. */
+export function openLogFile(file: string, skipBad: boolean): LineSource {
+  return namingFile(file, () => openLogSource(file, { skipBad }));
+}
+
+function namingFile<T>(file: string, read: () => T): T {
   try {
-    return readLog(file, { skipBad });
+    return read();
   } catch (err) {
     if (err instanceof LogParseError) throw new LogParseError(err.line, err.reason, file);
     const code = (err as NodeJS.ErrnoException).code;

@@ -193,6 +193,7 @@ const terminalProgress = (line: string) => process.stderr.write(line ? `\r${line
 
 const defaultIo: Io = {
   out: (s) => process.stdout.write(s + "\n"),
+  write: (s) => process.stdout.write(s),
   err: (s) => process.stderr.write(s + "\n"),
   ...(process.stderr.isTTY ? { progress: terminalProgress } : {}),
 };

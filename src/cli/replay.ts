@@ -1,12 +1,12 @@
 // `acp-group replay`: options, the replay, and its text, JSON or HTML report.
 import { writeFileSync } from "node:fs";
 import { intOption, list, parse, UsageError, type CommandSpec, type Io } from "./args.ts";
-import { configuredGroups, loadOptionalConfig, readLogFile, requireGroup, settingsFor, warnSilentPersona } from "./checks.ts";
+import { configuredGroups, loadOptionalConfig, openLogFile, readLogFile, requireGroup, settingsFor, warnSilentPersona } from "./checks.ts";
 import { renderHtmlReport } from "../report/html.ts";
 import type { ChannelConfig, IdentityConfig } from "../types.ts";
-import type { ParsedLog } from "../replay/log.ts";
-import { runReplay } from "../replay/replay.ts";
-import { renderRoomText, runRoomReplay } from "../replay/room.ts";
+import { arraySource, type LineSource } from "../replay/log-source.ts";
+import { replayLog, type ReplayMessage, type ReplayReport, type ReplayView } from "../replay/replay.ts";
+import { renderRoomText, runRoomReplay, type RoomReport } from "../replay/room.ts";
 import { renderSuiteTable, runSuite } from "../replay/suite.ts";
 import { ONLY_FILTERS, renderTextReport, type OnlyFilter } from "../replay/text-report.ts";
 
@@ -63,7 +63,91 @@ function findIdentity(config: ChannelConfig | undefined, persona: string, aid: s
 }
 
 /** `skipped N bad line(s): line 3 (not valid JSON); …` — the first five named. */
-const skippedLine = (parsed: ParsedLog): string => `skipped ${parsed.skippedCount} bad line(s): ${parsed.skipped.slice(0, 5).map((s) => `line ${s.line} (${s.reason})`).join("; ")}`;
+const skippedLine = (parsed: Pick<LineSource, "skipped" | "skippedCount">): string => `skipped ${parsed.skippedCount} bad line(s): ${parsed.skipped.slice(0, 5).map((s) => `line ${s.line} (${s.reason})`).join("; ")}`;
+
+/**
+ * The log to replay: walked from its file as the replay goes (its memory does not grow with the
+ * log), or held whole for `--html` (the page shows every line).
+ */
+function openLog(file: string, skipBad: boolean, whole: boolean): LineSource {
+  if (!whole) return openLogFile(file, skipBad);
+  const parsed = readLogFile(file, skipBad);
+  return arraySource(parsed.lines, parsed);
+}
+
+/**
+ * A JSON object written a piece at a time where the output takes pieces (else built whole and
+ * given to `out`): `raw` text, `array(items)` one item at a time, `end` the last piece and the line.
+ */
+function jsonOut(io: Io) {
+  let pending: string[] = [];
+  let size = 0;
+  const raw = (s: string) => {
+    pending.push(s);
+    size += s.length;
+    if (io.write && size >= 64 * 1024) {
+      io.write(pending.join(""));
+      pending = [];
+      size = 0;
+    }
+  };
+  return {
+    raw,
+    /** `[a,b,…]`, each item as JSON.stringify writes it. */
+    array(items: Iterable<unknown>) {
+      let first = true;
+      raw("[");
+      for (const item of items) {
+        raw(first ? JSON.stringify(item) : `,${JSON.stringify(item)}`);
+        first = false;
+      }
+      raw("]");
+    },
+    /** Closes with `rest`'s fields (JSON.stringify's text without its `{`), and ends the line. */
+    end(rest: Record<string, unknown>) {
+      const tail = JSON.stringify(rest);
+      raw(tail === "{}" ? "}" : `,${tail.slice(1)}`);
+      if (io.write) io.write(`${pending.join("")}\n`);
+      else io.out(pending.join(""));
+    },
+  };
+}
+
+/** `--json` of one agent: the report as JSON.stringify writes it, `messages` as the replay walks the log. */
+function jsonReport(io: Io): { message: (m: ReplayMessage) => void; end: (report: ReplayReport, view: ReplayView, skippedLines: number) => void } {
+  const out = jsonOut(io);
+  let first = true;
+  out.raw('{"messages":[');
+  return {
+    message(m) {
+      out.raw(first ? JSON.stringify(m) : `,${JSON.stringify(m)}`);
+      first = false;
+    },
+    end(report, view, skippedLines) {
+      out.raw('],"dispatches":');
+      out.array(view.dispatches());
+      out.raw(',"drops":');
+      out.array(view.drops());
+      const { payers, summary, addressed } = report;
+      out.end({ payers, summary, addressed, ...(skippedLines ? { skippedLines } : {}) });
+    },
+  };
+}
+
+/** `--json` of a room: each agent's dispatches, drops and totals, then the room's figures. */
+function jsonRoom(io: Io, room: RoomReport, skippedLines: number): void {
+  const out = jsonOut(io);
+  out.raw('{"agents":[');
+  room.agents.forEach((a, i) => {
+    out.raw(`${i ? "," : ""}{"persona":${JSON.stringify(a.persona)},"dispatches":`);
+    out.array(a.view.dispatches());
+    out.raw(',"drops":');
+    out.array(a.view.drops());
+    out.raw(`,"summary":${JSON.stringify(a.report.summary)}}`);
+  });
+  out.raw("]");
+  out.end({ room: room.room, ...(skippedLines ? { skippedLines } : {}) });
+}
 
 function parseOnly(v: string | undefined): OnlyFilter[] {
   const items = list(v);
@@ -120,13 +204,20 @@ async function replayCommand(args: string[], io: Io): Promise<number> {
   const persona = personas[0]!;
   const identity = findIdentity(config, persona, values.aid);
   if (values.group !== undefined) requireGroup(values.group, config ? configuredGroups(config, identity) : [], values.config);
-  const parsed = readLogFile(file, values["skip-bad"] === true);
-  if (parsed.lines.length === 0) throw new Error(`${file}: no messages`);
+  const parsed = openLog(file, values["skip-bad"] === true, values.html !== undefined);
+  if (parsed.count === 0) throw new Error(`${file}: no messages`);
   const aid = values.aid ?? identity?.aid;
   const aliases = [...(identity?.aliases ?? []), ...list(values.alias)];
-  warnSilentPersona(parsed.lines, [persona, ...(aid ? [aid] : []), ...aliases], io);
-  const progress = io.progress && parsed.lines.length >= PROGRESS_MIN_LINES ? io.progress : undefined;
-  const report = await runReplay(parsed.lines, {
+  warnSilentPersona(parsed.lines(), [persona, ...(aid ? [aid] : []), ...aliases], io);
+  const progress = io.progress && parsed.count >= PROGRESS_MIN_LINES ? io.progress : undefined;
+  // Each line's fate as it comes: written out with --json, kept only for the page.
+  const json = values.json ? jsonReport(io) : undefined;
+  const messages: ReplayMessage[] = [];
+  const onMessage = (m: ReplayMessage) => {
+    json?.message(m);
+    if (values.html !== undefined) messages.push(m);
+  };
+  const { report, view } = await replayLog(parsed, {
     persona,
     ...(aid ? { aid } : {}),
     aliases,
@@ -140,17 +231,21 @@ async function replayCommand(args: string[], io: Io): Promise<number> {
     strangers: list(values.strangers),
     seed,
     ...(progress ? { onProgress: (done: number, total: number) => progress(`replay: ${done.toLocaleString("en")}/${total.toLocaleString("en")} lines`) } : {}),
-  });
+  }, onMessage);
   progress?.("");
-  if (values.html !== undefined) {
-    writeFileSync(values.html, renderHtmlReport({ report, lines: parsed.lines, persona, aid, source: file }));
-  }
-  if (values.json) {
-    io.out(JSON.stringify(parsed.skippedCount ? { ...report, skippedLines: parsed.skippedCount } : report));
-  } else {
-    for (const l of renderTextReport(report, parsed.lines, only)) io.out(l);
-    if (values.html !== undefined) io.out(`report: ${values.html}`);
-    if (parsed.skippedCount) io.out(skippedLine(parsed));
+  try {
+    if (values.html !== undefined) {
+      writeFileSync(values.html, renderHtmlReport({ report: { ...report, messages }, lines: [...parsed.lines()], persona, aid, source: file }));
+    }
+    if (json) {
+      json.end(report, view, parsed.skippedCount);
+    } else {
+      for (const l of renderTextReport(report, view, only)) io.out(l);
+      if (values.html !== undefined) io.out(`report: ${values.html}`);
+      if (parsed.skippedCount) io.out(skippedLine(parsed));
+    }
+  } finally {
+    view.close();
   }
   return 0;
 }
@@ -172,11 +267,11 @@ async function replayRoom(p: {
   if (new Set(keys).size !== keys.length) throw new UsageError("each `--persona` must name a different agent");
   const identities = p.personas.map((name) => findIdentity(config, name, undefined));
   if (values.group !== undefined) requireGroup(values.group, config ? [...new Set(identities.flatMap((i) => configuredGroups(config, i)))] : [], values.config);
-  const parsed = readLogFile(p.file, values["skip-bad"] === true);
-  if (parsed.lines.length === 0) throw new Error(`${p.file}: no messages`);
-  const progress = io.progress && parsed.lines.length >= PROGRESS_MIN_LINES ? io.progress : undefined;
+  const parsed = openLog(p.file, values["skip-bad"] === true, values.html !== undefined);
+  if (parsed.count === 0) throw new Error(`${p.file}: no messages`);
+  const progress = io.progress && parsed.count >= PROGRESS_MIN_LINES ? io.progress : undefined;
   const room = await runRoomReplay(
-    parsed.lines,
+    parsed,
     p.personas.map((persona, i) => {
       const identity = identities[i];
       return {
@@ -196,24 +291,27 @@ async function replayRoom(p: {
     progress ? (done, total) => progress(`replay: ${done.toLocaleString("en")}/${total.toLocaleString("en")} lines`) : undefined,
   );
   progress?.("");
-  if (values.html !== undefined) {
-    const first = room.agents[0]!;
-    writeFileSync(values.html, renderHtmlReport({ report: first.report, lines: parsed.lines, persona: first.persona, aid: first.aid, source: p.file, room: room.room }));
-  }
-  if (values.json) {
-    const agents = room.agents.map((a) => ({ persona: a.persona, dispatches: a.report.dispatches, drops: a.report.drops, summary: a.report.summary }));
-    io.out(JSON.stringify({ agents, room: room.room, ...(parsed.skippedCount ? { skippedLines: parsed.skippedCount } : {}) }));
+  try {
+    if (values.html !== undefined) {
+      const first = room.agents[0]!;
+      writeFileSync(values.html, renderHtmlReport({ report: first.report, lines: [...parsed.lines()], persona: first.persona, aid: first.aid, source: p.file, room: room.room }));
+    }
+    if (values.json) {
+      jsonRoom(io, room, parsed.skippedCount);
+      return 0;
+    }
+    for (const a of room.agents) {
+      io.out(`── agent ${a.persona}${a.aid !== a.persona ? ` (${a.aid})` : ""} ──`);
+      for (const l of renderTextReport(a.report, a.view, p.only)) io.out(l);
+      io.out("");
+    }
+    for (const l of renderRoomText(room.room)) io.out(l);
+    if (values.html !== undefined) io.out(`report: ${values.html}`);
+    if (parsed.skippedCount) io.out(skippedLine(parsed));
     return 0;
+  } finally {
+    for (const a of room.agents) a.view.close();
   }
-  for (const a of room.agents) {
-    io.out(`── agent ${a.persona}${a.aid !== a.persona ? ` (${a.aid})` : ""} ──`);
-    for (const l of renderTextReport(a.report, parsed.lines, p.only)) io.out(l);
-    io.out("");
-  }
-  for (const l of renderRoomText(room.room)) io.out(l);
-  if (values.html !== undefined) io.out(`report: ${values.html}`);
-  if (parsed.skippedCount) io.out(skippedLine(parsed));
-  return 0;
 }
 
 const SUITE_ONLY_WITH = new Set(["suite", "personas", "config", "group", "responder", "agent-latency-ms", "seed", "json"]);

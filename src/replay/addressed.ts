@@ -38,41 +38,83 @@ export function isDirectedAt(line: LogLine, persona: string): boolean | null {
 
 /** null when the log carries no annotations at all. */
 export function measureAddressed(p: AddressedInput): AddressedReport | null {
-  let annotated = 0;
-  let gold = 0;
-  let reached = 0;
-  let flagged = 0;
-  let flaggedGold = 0;
-  const waits: number[] = [];
+  const count = new AddressedCount();
   for (const l of p.lines) {
     if (p.isPersona(l.sender)) continue;
     const directed = isDirectedAt(l, p.persona);
     if (directed === null) continue;
-    annotated++;
     const f = p.flags.get(l.id);
-    const isFlagged = f !== undefined && (f.isMention || f.engaged);
-    if (isFlagged) flagged++;
-    if (!directed) continue;
-    gold++;
-    if (isFlagged) flaggedGold++;
     const at = p.modelCallAt.get(l.id);
-    if (at !== undefined) {
-      reached++;
-      waits.push(Math.max(0, at - l.ts));
-    }
+    count.add({ directed, flagged: f !== undefined && (f.isMention || f.engaged), reached: at !== undefined });
+    if (directed && at !== undefined) count.waits.add(Math.max(0, at - l.ts));
   }
-  if (annotated === 0) return null;
-  waits.sort((a, b) => a - b);
-  const ratio = (a: number, b: number) => (b === 0 ? 1 : Math.round((a / b) * 1000) / 1000);
-  return {
-    gold,
-    reached,
-    reachRate: ratio(reached, gold),
-    waitP50Ms: percentile(waits, 50),
-    waitP95Ms: percentile(waits, 95),
-    precision: ratio(flaggedGold, flagged),
-    recall: ratio(flaggedGold, gold),
-  };
+  return count.report();
+}
+
+/** {@link measureAddressed} a line at a time: the annotated lines' facts, and the gold lines' waits. */
+export class AddressedCount {
+  #annotated = 0;
+  #gold = 0;
+  #reached = 0;
+  #flagged = 0;
+  #flaggedGold = 0;
+  /** Wait of each reached gold line for the dispatch that called the model. */
+  readonly waits = new Waits();
+
+  /** One annotated line (not the persona's own). */
+  add(l: { directed: boolean; flagged: boolean; reached: boolean }): void {
+    this.#annotated++;
+    if (l.flagged) this.#flagged++;
+    if (!l.directed) return;
+    this.#gold++;
+    if (l.flagged) this.#flaggedGold++;
+    if (l.reached) this.#reached++;
+  }
+
+  /** null when no line was annotated. */
+  report(): AddressedReport | null {
+    if (this.#annotated === 0) return null;
+    const ratio = (a: number, b: number) => (b === 0 ? 1 : Math.round((a / b) * 1000) / 1000);
+    return {
+      gold: this.#gold,
+      reached: this.#reached,
+      reachRate: ratio(this.#reached, this.#gold),
+      waitP50Ms: this.waits.percentile(50),
+      waitP95Ms: this.waits.percentile(95),
+      precision: ratio(this.#flaggedGold, this.#flagged),
+      recall: ratio(this.#flaggedGold, this.#gold),
+    };
+  }
+}
+
+/** Waits in ms, counted by value (as many entries as different values): max and nearest-rank percentiles. */
+export class Waits {
+  readonly #counts = new Map<number, number>();
+  #n = 0;
+  #max = 0;
+
+  add(ms: number): void {
+    this.#counts.set(ms, (this.#counts.get(ms) ?? 0) + 1);
+    if (this.#n === 0 || ms > this.#max) this.#max = ms;
+    this.#n++;
+  }
+
+  /** The largest; 0 when none. */
+  get max(): number {
+    return this.#n === 0 ? 0 : this.#max;
+  }
+
+  /** As {@link percentile} of the sorted waits. */
+  percentile(p: number): number {
+    if (this.#n === 0) return 0;
+    const idx = Math.min(this.#n - 1, Math.max(0, Math.ceil((p / 100) * this.#n) - 1));
+    let seen = 0;
+    for (const v of [...this.#counts.keys()].sort((a, b) => a - b)) {
+      seen += this.#counts.get(v)!;
+      if (seen > idx) return v;
+    }
+    return this.#max;
+  }
 }
 
 /** Nearest-rank percentile of an ascending array; 0 for an empty one. */

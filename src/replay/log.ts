@@ -59,7 +59,8 @@ const shown = (v: unknown): string => {
   return text.length > 60 ? `${text.slice(0, 60)}…` : text;
 };
 
-function parseLine(text: string, line: number): LogLine {
+/** One line's message, or a {@link LogParseError} saying what is wrong with it. */
+export function parseLine(text: string, line: number): LogLine {
   let obj: unknown;
   try {
     obj = JSON.parse(text);
@@ -148,30 +149,27 @@ export function parseLog(text: string, opts: { skipBad?: boolean } = {}): Parsed
   return log.finish();
 }
 
+/** Why a line past the length limit is refused. */
+export const tooLongReason = (max: number): string => `longer than ${max.toLocaleString("en")} bytes: not a chat message (is this a JSON Lines log, one message a line?)`;
+
+/** A raw line of a log file: its text (not trimmed), or null when it is longer than the limit. */
+export interface RawLine {
+  text: string | null;
+  line: number;
+}
+
 /**
- * Reads a JSON Lines log file a chunk at a time: only the current line is held as text, and no
- * line longer than `maxLineBytes` is held at all (it is refused naming its number, or skipped
- * with `skipBad`). What stays in memory is the parsed messages, not the file, its text or its
- * lines. Throws what readSync throws for a file that cannot be read.
+ * The lines of a file a chunk at a time: only the current line is held as text, and no line
+ * longer than `max` bytes is held at all (it comes as `text: null`). Throws what readSync throws.
  */
-export function readLog(file: string, opts: { skipBad?: boolean; maxLineBytes?: number; chunkBytes?: number } = {}): ParsedLog {
-  const max = opts.maxLineBytes ?? MAX_LOG_LINE_BYTES;
-  const log = new LogLines(opts.skipBad === true);
-  const chunk = Buffer.allocUnsafe(opts.chunkBytes ?? 256 * 1024);
+export function* rawLines(file: string, max: number, chunkBytes = 256 * 1024): Generator<RawLine> {
+  const chunk = Buffer.allocUnsafe(chunkBytes);
   const fd = openSync(file, "r");
   try {
     let parts: Buffer[] = [];
     let held = 0;
     let tooLong = false;
     let line = 1;
-    const endLine = () => {
-      if (tooLong) log.bad(line, `longer than ${max.toLocaleString("en")} bytes: not a chat message (is this a JSON Lines log, one message a line?)`);
-      else if (held > 0) log.add(Buffer.concat(parts, held).toString("utf8"), line);
-      parts = [];
-      held = 0;
-      tooLong = false;
-      line++;
-    };
     const take = (piece: Buffer) => {
       if (tooLong || piece.length === 0) return;
       if (held + piece.length > max) {
@@ -184,37 +182,66 @@ export function readLog(file: string, opts: { skipBad?: boolean; maxLineBytes?: 
       parts.push(Buffer.from(piece));
       held += piece.length;
     };
+    const pending = (): RawLine => {
+      const out = { text: tooLong ? null : Buffer.concat(parts, held).toString("utf8"), line: line++ };
+      parts = [];
+      held = 0;
+      tooLong = false;
+      return out;
+    };
     for (;;) {
       const n = readSync(fd, chunk, 0, chunk.length, null);
       if (n === 0) break;
       const data = chunk.subarray(0, n);
       let start = 0;
       for (let nl = data.indexOf(0x0a, start); nl !== -1; nl = data.indexOf(0x0a, start)) {
-        if (held === 0 && !tooLong && nl - start <= max) {
-          // The whole line is in this chunk (most are): decoded from it, nothing copied.
-          log.add(data.toString("utf8", start, nl), line++);
-        } else {
+        // The whole line is in this chunk (most are): decoded from it, nothing copied.
+        if (held === 0 && !tooLong && nl - start <= max) yield { text: data.toString("utf8", start, nl), line: line++ };
+        else {
           take(data.subarray(start, nl));
-          endLine();
+          yield pending();
         }
         start = nl + 1;
       }
       take(data.subarray(start));
     }
-    if (held > 0 || tooLong) endLine();
+    if (held > 0 || tooLong) yield pending();
   } finally {
     closeSync(fd);
+  }
+}
+
+/**
+ * Reads a JSON Lines log file a chunk at a time: only the current line is held as text, and no
+ * line longer than `maxLineBytes` is held at all (it is refused naming its number, or skipped
+ * with `skipBad`). What stays in memory is the parsed messages, not the file, its text or its
+ * lines (see log-source.ts for a replay that keeps not even those). Throws what readSync throws
+ * for a file that cannot be read.
+ */
+export function readLog(file: string, opts: { skipBad?: boolean; maxLineBytes?: number; chunkBytes?: number } = {}): ParsedLog {
+  const max = opts.maxLineBytes ?? MAX_LOG_LINE_BYTES;
+  const log = new LogLines(opts.skipBad === true);
+  for (const raw of rawLines(file, max, opts.chunkBytes)) {
+    if (raw.text === null) log.bad(raw.line, tooLongReason(max));
+    else log.add(raw.text, raw.line);
   }
   return log.finish();
 }
 
 /** Consecutive lines with the same `ts` arrive as one batch. */
 export function batchByTimestamp(lines: readonly LogLine[]): LogLine[][] {
-  const batches: LogLine[][] = [];
+  return [...batchesOf(lines)];
+}
+
+/** {@link batchByTimestamp} a batch at a time, for lines read as they come. */
+export function* batchesOf(lines: Iterable<LogLine>): Generator<LogLine[]> {
+  let batch: LogLine[] = [];
   for (const l of lines) {
-    const last = batches[batches.length - 1];
-    if (last && last[0]!.ts === l.ts) last.push(l);
-    else batches.push([l]);
+    if (batch.length && batch[0]!.ts !== l.ts) {
+      yield batch;
+      batch = [];
+    }
+    batch.push(l);
   }
-  return batches;
+  if (batch.length) yield batch;
 }

@@ -5,8 +5,9 @@ import { addressingLabel } from "../group/addressing/reason.ts";
 import type { GroupClientEvent } from "../group/group-client.ts";
 import type { DispatchDecision } from "../monitor/monitor.ts";
 import type { DropReason, ReplyType, SkipReason, TriggerType, VitalityState } from "../types.ts";
-import { isDirectedAt, measureAddressed, percentile, type AddressedReport } from "./addressed.ts";
+import { AddressedCount, isDirectedAt, Waits, type AddressedReport } from "./addressed.ts";
 import type { LogLine } from "./log.ts";
+import { fileStore, memoryStore, type RecordStore } from "./spill.ts";
 
 export interface ReplayDispatch {
   at: number;
@@ -64,66 +65,187 @@ export interface ReplayReport {
   addressed: AddressedReport | null;
 }
 
-type LineFlags = { isMention: boolean; engaged: boolean; why: string | null };
+/** What the text report shows of a line flagged as a mention or engaged. */
+export interface ShownLine {
+  sender: string;
+  /** The content's first 100 characters. */
+  text: string;
+  isMention: boolean;
+  engaged: boolean;
+}
+
+/** What the report's readers need beyond the report's totals: kept (or written out) while the replay runs. */
+export interface ReplayView {
+  /** The dispatches, in the order they started (the report's `dispatches` when the log is in memory). */
+  dispatches(): Iterable<ReplayDispatch>;
+  /** The drops, in order (the report's `drops` when the log is in memory). */
+  drops(): Iterable<{ id: string; reason: DropReason }>;
+  /** The flagged lines a dispatch (as a walk of `dispatches()` gave it) carried, in its order. */
+  shown(dispatch: ReplayDispatch): Iterable<ShownLine>;
+  /** Lines and mentions per UTC hour (start of the hour, epoch ms). */
+  lineHours: ReadonlyMap<number, { messages: number; mentions: number }>;
+  /** Whether the line at this position (in time order) mentioned the agent. */
+  isMention(ordinal: number): boolean;
+  /** Removes what was written out (a temp file); the view is not read after. */
+  close(): void;
+}
 
 export interface ReplayRecorder {
+  /** A log line about to be fed, at its position in time order. */
+  onLine(l: LogLine, ordinal: number): void;
+  /** The batch is in: its lines' accepted events have come (the group client takes a batch at once). */
+  endBatch(): void;
   /** The group client's events: a line accepted with its flags, a drop, a dispatch starting. */
   onEvent(e: GroupClientEvent): void;
   /** The monitor's decision on a dispatch: its outcome, and who paid for a model call. */
   onDecision(d: DispatchDecision): void;
   /** The msg ids of the newest dispatch: one dispatch runs at a time per agent, so the one sending. */
   newestDispatchIds(): readonly string[];
-  /** The report, once the client and monitor are closed; `modelCalls` as the stand-in model counted them. */
-  finish(modelCalls: number): ReplayReport;
+  /**
+   * The report, once the client and monitor are closed; `modelCalls` as the stand-in model counted
+   * them. Walks the lines once more, in the order fed; each line's fate goes to `onMessage`.
+   */
+  finish(modelCalls: number, lines: Iterable<LogLine>, onMessage: (m: ReplayMessage) => void): { report: ReplayReport; view: ReplayView };
 }
 
-export function createReplayRecorder(p: { lines: readonly LogLine[]; persona: string; isPersona: (sender: string) => boolean }): ReplayRecorder {
-  const { lines } = p;
+// Per line, by position, only what its fate needs once the replay is over: these bits and the
+// addressing label's index (1–2 bytes a line). The rest of a line lives on the message the group
+// client holds (a mark in a WeakMap), and goes with it.
+const MENTION = 1;
+const ENGAGED = 2;
+const DISPATCHED = 4;
+const REACHED = 8;
+const HOUR = 3_600_000;
+
+/** What a held message is in the log: its position and time, whether it is gold, and what the text report shows of it. */
+interface LineMark {
+  ordinal: number;
+  ts: number;
+  gold: boolean;
+  shown: ShownLine | undefined;
+}
+
+/** A dispatch that started and has no outcome yet, with the marks of its log lines. */
+interface Pending {
+  id: number;
+  rec: ReplayDispatch;
+  marks: LineMark[];
+  decided: boolean;
+}
+
+/**
+ * `spill`: write the dispatches and drops to temp files as they settle (a log walked from its
+ * file); else keep them in the report.
+ */
+export function createReplayRecorder(p: { count: number; persona: string; isPersona: (sender: string) => boolean; spill: boolean }): ReplayRecorder {
   const report: ReplayReport = {
     messages: [],
     dispatches: [],
     drops: [],
     payers: [],
-    summary: { messages: lines.length, dispatches: 0, mentions: 0, maxWaitMs: 0, p95WaitMs: 0, maxMentionWaitMs: 0, modelCalls: 0, sent: 0, skipped: {}, replyTypes: {} },
+    summary: { messages: p.count, dispatches: 0, mentions: 0, maxWaitMs: 0, p95WaitMs: 0, maxMentionWaitMs: 0, modelCalls: 0, sent: 0, skipped: {}, replyTypes: {} },
     addressed: null,
   };
-  const flags = new Map<string, LineFlags>();
-  const firstDispatchAt = new Map<string, number>();
-  const byDispatch = new Map<number, ReplayDispatch>();
+  const dispatches: RecordStore<{ rec: ReplayDispatch; shown: ShownLine[] }> = p.spill ? fileStore("dispatches") : memoryStore();
+  const drops: RecordStore<{ id: string; reason: DropReason }> = p.spill ? fileStore("drops") : memoryStore();
+  const bits = new Uint8Array(p.count);
+  const why = new LabelColumn(p.count);
+  // The lines of the batch being fed (accepted events come while it is fed), then each accepted
+  // message's mark for as long as the group client holds it.
+  let feeding = new Map<string, { l: LogLine; ordinal: number }>();
+  const marks = new WeakMap<object, LineMark>();
+  const pending: Pending[] = [];
+  let newest: readonly string[] = [];
   const paid = new Map<string, number>();
+  const waits = new Waits();
+  const addressed = new AddressedCount();
+  let maxMentionWait = 0;
+
+  const onDispatch = (e: Extract<GroupClientEvent, { type: "dispatch-start" }>) => {
+    const b = e.batch;
+    const rec: ReplayDispatch = {
+      at: b.now,
+      trigger: b.mentionInfo.triggerType,
+      messageIds: b.messages.map((m) => m.msgId),
+      batchesMerged: b.mentionInfo.batchesMerged,
+      mentionCount: b.mentionInfo.mentionCount,
+      vitality: {
+        state: b.vitality.state,
+        messagesIn5m: b.vitality.messagesIn5m,
+        uniqueSpeakersIn5m: b.vitality.uniqueSpeakersIn5m,
+        myMessagesIn5m: b.vitality.myMessagesIn5m,
+      },
+      outcome: { replyType: null, sent: false, skipReason: null, text: null, budgetRatio: 0, modelCalled: false, detail: null },
+    };
+    newest = rec.messageIds;
+    const carried: LineMark[] = [];
+    for (const m of b.messages) {
+      const mark = marks.get(m);
+      // Not a log line: another agent's reply in a room.
+      if (mark === undefined) continue;
+      carried.push(mark);
+      const i = mark.ordinal;
+      if (bits[i]! & DISPATCHED) continue;
+      bits[i]! |= DISPATCHED;
+      const wait = Math.max(0, b.now - mark.ts);
+      waits.add(wait);
+      if (bits[i]! & MENTION && wait > maxMentionWait) maxMentionWait = wait;
+    }
+    pending.push({ id: b.dispatchId, rec, marks: carried, decided: false });
+  };
+
+  /** Dispatches leave in the order they started, each once it has its outcome (or at the end). */
+  const settle = (all: boolean) => {
+    while (pending.length && (all || pending[0]!.decided)) {
+      const { rec, marks: carried } = pending.shift()!;
+      const s = report.summary;
+      s.dispatches++;
+      if (rec.outcome.sent) s.sent++;
+      else if (rec.outcome.skipReason) s.skipped[rec.outcome.skipReason] = (s.skipped[rec.outcome.skipReason] ?? 0) + 1;
+      if (rec.outcome.sent && rec.outcome.replyType) s.replyTypes[rec.outcome.replyType] = (s.replyTypes[rec.outcome.replyType] ?? 0) + 1;
+      // A message is reached by the first dispatch that carried it and called the model.
+      if (rec.outcome.modelCalled) {
+        for (const mark of carried) {
+          if (bits[mark.ordinal]! & REACHED) continue;
+          bits[mark.ordinal]! |= REACHED;
+          if (mark.gold) addressed.waits.add(Math.max(0, rec.at - mark.ts));
+        }
+      }
+      const shown = carried.flatMap((mark) => (mark.shown ? [mark.shown] : []));
+      dispatches.push({ rec, shown });
+    }
+  };
 
   return {
+    onLine(l, ordinal) {
+      feeding.set(l.id, { l, ordinal });
+    },
+    endBatch() {
+      feeding = new Map();
+    },
     onEvent(e) {
       if (e.type === "accepted") {
-        flags.set(e.message.msgId, { isMention: e.message.isMention, engaged: e.message.engaged, why: addressingLabel(e.message.addressing) });
+        const fed = feeding.get(e.message.msgId);
+        if (fed === undefined) return;
+        const { l, ordinal: i } = fed;
+        why.set(i, addressingLabel(e.message.addressing));
+        const { isMention, engaged } = e.message;
+        bits[i] = (bits[i]! & ~(MENTION | ENGAGED)) | (isMention ? MENTION : 0) | (engaged ? ENGAGED : 0);
+        marks.set(e.message, {
+          ordinal: i,
+          ts: l.ts,
+          gold: !p.isPersona(l.sender) && isDirectedAt(l, p.persona) === true,
+          shown: isMention || engaged ? { sender: l.sender, text: l.content.slice(0, 100), isMention, engaged } : undefined,
+        });
       } else if (e.type === "dropped") {
-        report.drops.push({ id: e.msgId, reason: e.reason });
-      } else if (e.type === "dispatch-start") {
-        const b = e.batch;
-        const rec: ReplayDispatch = {
-          at: b.now,
-          trigger: b.mentionInfo.triggerType,
-          messageIds: b.messages.map((m) => m.msgId),
-          batchesMerged: b.mentionInfo.batchesMerged,
-          mentionCount: b.mentionInfo.mentionCount,
-          vitality: {
-            state: b.vitality.state,
-            messagesIn5m: b.vitality.messagesIn5m,
-            uniqueSpeakersIn5m: b.vitality.uniqueSpeakersIn5m,
-            myMessagesIn5m: b.vitality.myMessagesIn5m,
-          },
-          outcome: { replyType: null, sent: false, skipReason: null, text: null, budgetRatio: 0, modelCalled: false, detail: null },
-        };
-        byDispatch.set(b.dispatchId, rec);
-        report.dispatches.push(rec);
-        for (const id of rec.messageIds) if (!firstDispatchAt.has(id)) firstDispatchAt.set(id, b.now);
-      }
+        drops.push({ id: e.msgId, reason: e.reason });
+      } else if (e.type === "dispatch-start") onDispatch(e);
     },
     onDecision(d) {
       if (d.payer !== undefined && d.modelCalls > 0) paid.set(d.payer, (paid.get(d.payer) ?? 0) + 1);
-      const rec = byDispatch.get(d.dispatchId);
-      if (!rec) return;
-      rec.outcome = {
+      const at = pending.find((x) => x.id === d.dispatchId);
+      if (!at) return;
+      at.rec.outcome = {
         replyType: d.replyType,
         sent: d.outcome.kind === "sent",
         skipReason: d.outcome.kind === "sent" ? null : d.outcome.reason,
@@ -132,77 +254,84 @@ export function createReplayRecorder(p: { lines: readonly LogLine[]; persona: st
         modelCalled: d.modelCalls > 0,
         detail: d.detail ?? null,
       };
+      at.decided = true;
+      settle(false);
     },
-    newestDispatchIds: () => report.dispatches.at(-1)?.messageIds ?? [],
-    finish(modelCalls) {
+    newestDispatchIds: () => newest,
+    finish(modelCalls, lines, onMessage) {
+      settle(true);
       report.summary.modelCalls = modelCalls;
-      const modelCallAt = firstModelCallAt(report.dispatches);
-      recordLines({ report, lines, flags, firstDispatchAt, modelCallAt, persona: p.persona, isPersona: p.isPersona });
-      report.addressed = measureAddressed({ lines, isPersona: p.isPersona, persona: p.persona, flags, modelCallAt });
+      const lineHours = new Map<number, { messages: number; mentions: number }>();
+      let i = 0;
+      for (const l of lines) {
+        const b = bits[i]!;
+        const isMention = (b & MENTION) !== 0;
+        const engaged = (b & ENGAGED) !== 0;
+        const directed = p.isPersona(l.sender) ? null : isDirectedAt(l, p.persona);
+        onMessage({ id: l.id, isMention, engaged, why: why.get(i), reached: (b & REACHED) !== 0, directed });
+        if (isMention) report.summary.mentions++;
+        if (directed !== null) addressed.add({ directed, flagged: isMention || engaged, reached: (b & REACHED) !== 0 });
+        const hour = Math.floor(l.ts / HOUR) * HOUR;
+        const row = lineHours.get(hour) ?? lineHours.set(hour, { messages: 0, mentions: 0 }).get(hour)!;
+        row.messages++;
+        if (isMention) row.mentions++;
+        i++;
+      }
+      const s = report.summary;
+      s.maxWaitMs = waits.max;
+      s.p95WaitMs = waits.percentile(95);
+      s.maxMentionWaitMs = maxMentionWait;
+      report.addressed = addressed.report();
       report.payers = [...paid].map(([sender, dispatches]) => ({ sender, dispatches })).sort((a, b) => b.dispatches - a.dispatches || a.sender.localeCompare(b.sender));
-      countOutcomes(report);
-      return report;
+      if (!p.spill) {
+        report.dispatches = [...dispatches.records()].map((d) => d.rec);
+        report.drops = [...drops.records()];
+      }
+      // The shown lines travel with their dispatch's record: found by the record a walk gave.
+      const shownOf = new WeakMap<ReplayDispatch, ShownLine[]>();
+      const view: ReplayView = {
+        *dispatches() {
+          for (const d of dispatches.records()) {
+            shownOf.set(d.rec, d.shown);
+            yield d.rec;
+          }
+        },
+        drops: () => drops.records(),
+        shown: (d) => shownOf.get(d) ?? [],
+        lineHours,
+        isMention: (ordinal) => ((bits[ordinal] ?? 0) & MENTION) !== 0,
+        close() {
+          dispatches.remove();
+          drops.remove();
+        },
+      };
+      return { report, view };
     },
   };
 }
 
-/** A message is reached by the first dispatch that carried it and called the model. */
-function firstModelCallAt(dispatches: readonly ReplayDispatch[]): Map<string, number> {
-  const modelCallAt = new Map<string, number>();
-  for (const d of dispatches) {
-    if (!d.outcome.modelCalled) continue;
-    for (const id of d.messageIds) if (!modelCallAt.has(id)) modelCallAt.set(id, d.at);
-  }
-  return modelCallAt;
-}
+/** Each line's addressing label as an index into the labels seen: one byte a line while there are few labels, two or four past that. */
+class LabelColumn {
+  #index: Uint8Array | Uint16Array | Uint32Array;
+  readonly #labels: Array<string | null> = [null];
+  readonly #byLabel = new Map<string, number>();
 
-/** Each line's fate (flags, reached, annotation) into `messages`, and the mention count and waits into the summary. */
-function recordLines(p: {
-  report: ReplayReport;
-  lines: readonly LogLine[];
-  flags: ReadonlyMap<string, LineFlags>;
-  firstDispatchAt: ReadonlyMap<string, number>;
-  modelCallAt: ReadonlyMap<string, number>;
-  persona: string;
-  isPersona: (sender: string) => boolean;
-}): void {
-  const { report, lines } = p;
-  // By id, as the dispatches name lines: with a repeated id the last line's time counts.
-  const tsOf = new Map(lines.map((l) => [l.id, l.ts] as const));
-  const waits: number[] = [];
-  let maxMentionWait = 0;
-  for (const l of lines) {
-    const f = p.flags.get(l.id) ?? { isMention: false, engaged: false, why: null };
-    report.messages.push({
-      id: l.id,
-      isMention: f.isMention,
-      engaged: f.engaged,
-      why: f.why,
-      reached: p.modelCallAt.has(l.id),
-      directed: p.isPersona(l.sender) ? null : isDirectedAt(l, p.persona),
-    });
-    if (f.isMention) report.summary.mentions++;
-    const at = p.firstDispatchAt.get(l.id);
-    if (at !== undefined) {
-      const wait = Math.max(0, at - (tsOf.get(l.id) ?? at));
-      waits.push(wait);
-      if (f.isMention && wait > maxMentionWait) maxMentionWait = wait;
+  constructor(count: number) {
+    this.#index = new Uint8Array(count);
+  }
+
+  set(i: number, label: string | null): void {
+    let k = 0;
+    if (label !== null) {
+      k = this.#byLabel.get(label) ?? this.#labels.push(label) - 1;
+      this.#byLabel.set(label, k);
+      if (k > 0xff && this.#index instanceof Uint8Array) this.#index = Uint16Array.from(this.#index);
+      if (k > 0xffff && !(this.#index instanceof Uint32Array)) this.#index = Uint32Array.from(this.#index);
     }
+    this.#index[i] = k;
   }
-  waits.sort((a, b) => a - b);
-  const s = report.summary;
-  s.dispatches = report.dispatches.length;
-  s.maxWaitMs = waits.at(-1) ?? 0;
-  s.p95WaitMs = percentile(waits, 95);
-  s.maxMentionWaitMs = maxMentionWait;
-}
 
-/** Sent replies by type and skips by reason. */
-function countOutcomes(report: ReplayReport): void {
-  const s = report.summary;
-  for (const d of report.dispatches) {
-    if (d.outcome.sent) s.sent++;
-    else if (d.outcome.skipReason) s.skipped[d.outcome.skipReason] = (s.skipped[d.outcome.skipReason] ?? 0) + 1;
-    if (d.outcome.sent && d.outcome.replyType) s.replyTypes[d.outcome.replyType] = (s.replyTypes[d.outcome.replyType] ?? 0) + 1;
+  get(i: number): string | null {
+    return this.#labels[this.#index[i]!]!;
   }
 }

@@ -3,15 +3,16 @@
 // model latency, send delay) while the log's own timestamps are the server clock.
 import FakeTimers from "@sinonjs/fake-timers";
 import { closeGroupClientForIdentity, initGroupClientForIdentity, type GroupClientEvent } from "../group/group-client.ts";
-import { createMemoryLogger } from "../log.ts";
+import { silentLogger } from "../log.ts";
 import { createGroupMonitor } from "../monitor/monitor.ts";
 import { createScriptedBackend, type ScriptedMode } from "../backends/deterministic.ts";
 import type { GroupMessage, GroupSettings, IdentityConfig } from "../types.ts";
-import { batchByTimestamp, type LogLine } from "./log.ts";
-import { createReplayRecorder, type ReplayReport } from "./replay-report.ts";
+import { batchesOf, type LogLine } from "./log.ts";
+import { arraySource, type LineSource } from "./log-source.ts";
+import { createReplayRecorder, type ReplayMessage, type ReplayReport, type ReplayView } from "./replay-report.ts";
 
 // The report is what runReplay returns: its types are part of this module's surface.
-export type { ReplayDispatch, ReplayMessage, ReplayReport } from "./replay-report.ts";
+export type { ReplayDispatch, ReplayMessage, ReplayReport, ReplayView, ShownLine } from "./replay-report.ts";
 
 export const REPLAY_GROUP_ID = "replay";
 
@@ -64,12 +65,25 @@ export function personaMatcher(persona: string, aid?: string): (sender: string) 
   };
 }
 
+/** Replays lines held in memory: the report with every line's fate in `messages`. */
 export async function runReplay(lines: readonly LogLine[], opts: ReplayOptions): Promise<ReplayReport> {
-  const clock = installReplayClock(lines);
+  const messages: ReplayMessage[] = [];
+  const { report } = await replayLog(arraySource(lines), opts, (m) => messages.push(m));
+  report.messages = messages;
+  return report;
+}
+
+/**
+ * Replays a log walked from its source (a file is read as it goes, not held): the report without
+ * `messages` (each line's fate goes to `onMessage`, in time order, once every timer has played
+ * out), and what the text report needs of the lines.
+ */
+export async function replayLog(source: LineSource, opts: ReplayOptions, onMessage: (m: ReplayMessage) => void = () => {}): Promise<{ report: ReplayReport; view: ReplayView }> {
+  const clock = installReplayClock(source.firstTs);
   try {
-    const agent = startReplayAgent({ lines, opts, peers: [] });
-    await feedReplay({ lines, clock, agents: [agent], ...(opts.onProgress ? { onProgress: opts.onProgress } : {}) });
-    return await agent.finish();
+    const agent = startReplayAgent({ source, opts, peers: [] });
+    await feedReplay({ source, clock, agents: [agent], ...(opts.onProgress ? { onProgress: opts.onProgress } : {}) });
+    return await agent.finish(onMessage);
   } finally {
     clock.uninstall();
   }
@@ -77,10 +91,10 @@ export async function runReplay(lines: readonly LogLine[], opts: ReplayOptions):
 
 export type ReplayClock = ReturnType<typeof FakeTimers.install>;
 
-/** One simulated clock for a whole replay: every timer of every agent, and `Date`. */
-export function installReplayClock(lines: readonly LogLine[]): ReplayClock {
+/** One simulated clock for a whole replay, from the first line's time: every timer of every agent, and `Date`. */
+export function installReplayClock(firstTs: number | undefined): ReplayClock {
   return FakeTimers.install({
-    now: lines[0]?.ts ?? 0,
+    now: firstTs ?? 0,
     toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date", "performance"],
     loopLimit: 1_000_000,
   });
@@ -102,12 +116,12 @@ export interface ReplayAgent {
   persona: string;
   aid: string;
   isPersona: (sender: string) => boolean;
-  /** Feeds one timestamp's lines, the agent's own under its aid. */
-  feed(batch: readonly LogLine[]): void;
+  /** Feeds one timestamp's lines, the agent's own under its aid; `first`: the first one's position in the log. */
+  feed(batch: readonly LogLine[], first: number): void;
   /** Another agent's reply arrives. */
   receive(m: ReplaySent): void;
-  /** Closes the agent's client and monitor and computes its report. */
-  finish(): Promise<ReplayReport>;
+  /** Closes the agent's client and monitor and computes its report, walking the log once more. */
+  finish(onMessage: (m: ReplayMessage) => void): Promise<{ report: ReplayReport; view: ReplayView }>;
 }
 
 /**
@@ -115,21 +129,23 @@ export interface ReplayAgent {
  * who are agents to this one; their lines in the log are theirs. `onSent` hears every reply sent.
  */
 export function startReplayAgent(p: {
-  lines: readonly LogLine[];
+  source: LineSource;
   opts: ReplayOptions;
   peers: ReadonlyArray<{ persona: string; aid: string }>;
   onSent?: (m: ReplaySent) => void;
 }): ReplayAgent {
-  const { lines, opts } = p;
-  const { aid, isPersona, identity, humans, agents, senderOf } = rosterOf(lines, opts, p.peers);
-  const recorder = createReplayRecorder({ lines, persona: opts.persona, isPersona });
+  const { source, opts } = p;
+  const { aid, isPersona, identity, humans, agents, senderOf } = rosterOf(source.senders, opts, p.peers);
+  const recorder = createReplayRecorder({ count: source.count, persona: opts.persona, isPersona, spill: !source.inMemory });
   let replySeq = 0;
   const backend = createScriptedBackend({
     mode: opts.responder ?? "silent",
     latencyMs: opts.agentLatencyMs ?? 2000,
+    keepCalls: false,
     ...(opts.replyText !== undefined ? { replyText: opts.replyText } : {}),
   });
-  const logger = createMemoryLogger();
+  // Nothing reads the engine's log lines in a replay: kept, they would grow with the log.
+  const logger = silentLogger;
   const monitor = createGroupMonitor({
     identityId: aid,
     identity,
@@ -175,13 +191,17 @@ export function startReplayAgent(p: {
     persona: opts.persona,
     aid,
     isPersona,
-    feed: (batch) => client.feedBufferGate(batch.map((l) => toGroupMessage(l, senderOf(l.sender)))),
+    feed: (batch, first) => {
+      batch.forEach((l, i) => recorder.onLine(l, first + i));
+      client.feedBufferGate(batch.map((l) => toGroupMessage(l, senderOf(l.sender))));
+      recorder.endBatch();
+    },
     receive: (m) =>
       client.feedBufferGate([{ msgId: m.msgId, groupId: REPLAY_GROUP_ID, sender: m.aid, content: m.content, contentType: "text", timestamp: m.timestamp, metadata: m.metadata }]),
-    async finish() {
+    async finish(onMessage) {
       await closeGroupClientForIdentity(client);
       monitor.close();
-      return recorder.finish(backend.calls.length);
+      return recorder.finish(backend.callCount, source.lines(), onMessage);
     },
   };
 }
@@ -191,14 +211,14 @@ export function startReplayAgent(p: {
  * (`--agents` and the room's other agents), everyone else in the log as a person, and the
  * sender each log line is fed under (the persona's and the peers' lines under their aids).
  */
-function rosterOf(lines: readonly LogLine[], opts: ReplayOptions, peers: ReadonlyArray<{ persona: string; aid: string }>) {
+function rosterOf(senders: readonly string[], opts: ReplayOptions, peers: ReadonlyArray<{ persona: string; aid: string }>) {
   const aid = opts.aid ?? opts.persona;
   const isPersona = personaMatcher(opts.persona, aid);
   const peerMatchers = peers.map((peer) => ({ aid: peer.aid, is: personaMatcher(peer.persona, peer.aid) }));
   const peerOf = (sender: string) => peerMatchers.find((m) => m.is(sender));
   const agents = new Set([...(opts.agents ?? []), ...peers.map((peer) => peer.aid)].map((a) => a.toLowerCase()));
   const strangers = new Set((opts.strangers ?? []).map((s) => s.toLowerCase()));
-  const humans = [...new Set(lines.map((l) => l.sender))].filter((s) => !isPersona(s) && !agents.has(s.toLowerCase()) && !strangers.has(s.toLowerCase()) && peerOf(s) === undefined);
+  const humans = senders.filter((s) => !isPersona(s) && !agents.has(s.toLowerCase()) && !strangers.has(s.toLowerCase()) && peerOf(s) === undefined);
   const identity: IdentityConfig = {
     aid,
     name: opts.persona,
@@ -213,25 +233,25 @@ function rosterOf(lines: readonly LogLine[], opts: ReplayOptions, peers: Readonl
 
 /** Feeds the log on the clock to every agent, then lets every timer play out. */
 export async function feedReplay(p: {
-  lines: readonly LogLine[];
+  source: LineSource;
   clock: ReplayClock;
   agents: readonly ReplayAgent[];
   onProgress?: (linesDone: number, linesTotal: number) => void;
 }): Promise<void> {
-  const { clock, lines } = p;
+  const { clock, source } = p;
   let fed = 0;
   let nextProgress = PROGRESS_EVERY;
-  for (const batch of batchByTimestamp(lines)) {
+  for (const batch of batchesOf(source.lines())) {
     const ts = batch[0]!.ts;
     if (ts > clock.now) await clock.tickAsync(ts - clock.now);
-    for (const a of p.agents) a.feed(batch);
+    for (const a of p.agents) a.feed(batch, fed);
     fed += batch.length;
     if (fed >= nextProgress) {
       nextProgress = fed + PROGRESS_EVERY;
-      p.onProgress?.(fed, lines.length);
+      p.onProgress?.(fed, source.count);
     }
   }
-  p.onProgress?.(fed, lines.length);
+  p.onProgress?.(fed, source.count);
   // Let the buffer gate, cooldowns and the last dispatch play out.
   await clock.runAllAsync();
 }

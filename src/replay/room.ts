@@ -7,7 +7,8 @@
 import { memberKeys } from "../group/addressee.ts";
 import { isOpenQuestion, isQuestion, replyToOf } from "../monitor/floor.ts";
 import type { LogLine } from "./log.ts";
-import { feedReplay, installReplayClock, startReplayAgent, type ReplayAgent, type ReplayOptions, type ReplayReport, type ReplaySent } from "./replay.ts";
+import { arraySource, type LineSource } from "./log-source.ts";
+import { feedReplay, installReplayClock, startReplayAgent, type ReplayAgent, type ReplayMessage, type ReplayOptions, type ReplayReport, type ReplaySent, type ReplayView } from "./replay.ts";
 
 export interface RoomMetrics {
   agents: number;
@@ -53,7 +54,9 @@ export interface OrphanMetrics {
 export interface RoomAgentReport {
   persona: string;
   aid: string;
+  /** `messages` is filled when the lines were in memory (empty for a log read from its file). */
   report: ReplayReport;
+  view: ReplayView;
 }
 
 export interface RoomReport {
@@ -63,23 +66,24 @@ export interface RoomReport {
   room: RoomMetrics;
 }
 
-/** Runs several agents of ours over one log. Each entry of `agents` is one agent's options. */
+/** Runs several agents of ours over one log (lines in memory, or a source walking a file). Each entry of `agents` is one agent's options. */
 export async function runRoomReplay(
-  lines: readonly LogLine[],
+  log: readonly LogLine[] | LineSource,
   agents: readonly ReplayOptions[],
   onProgress?: (linesDone: number, linesTotal: number) => void,
   /** Simulated network time from one agent's send to the others' receipt (default 0). */
   deliveryMs = 0,
 ): Promise<RoomReport> {
+  const source = Array.isArray(log) ? arraySource(log as readonly LogLine[]) : (log as LineSource);
   const ids = agents.map((o) => ({ persona: o.persona, aid: o.aid ?? o.persona }));
-  const clock = installReplayClock(lines);
+  const clock = installReplayClock(source.firstTs);
   try {
     const sent: ReplaySent[] = [];
     const running: ReplayAgent[] = [];
     agents.forEach((opts, i) => {
       running.push(
         startReplayAgent({
-          lines,
+          source,
           opts,
           peers: ids.filter((_, j) => j !== i),
           onSent: (m) => {
@@ -92,11 +96,17 @@ export async function runRoomReplay(
         }),
       );
     });
-    await feedReplay({ lines, clock, agents: running, ...(onProgress ? { onProgress } : {}) });
+    await feedReplay({ source, clock, agents: running, ...(onProgress ? { onProgress } : {}) });
     const reports: RoomAgentReport[] = [];
-    for (const a of running) reports.push({ persona: a.persona, aid: a.aid, report: await a.finish() });
+    for (const a of running) {
+      const messages: ReplayMessage[] = [];
+      const { report, view } = await a.finish(source.inMemory ? (m) => messages.push(m) : () => {});
+      report.messages = messages;
+      reports.push({ persona: a.persona, aid: a.aid, report, view });
+    }
     const isAgentLine = (l: LogLine) => running.some((a) => a.isPersona(l.sender));
-    return { agents: reports, sent, room: measureRoom({ lines, isAgentLine, agentNames: ids, sent, reports }) };
+    const mentioned = (ordinal: number) => reports.some((r) => r.view.isMention(ordinal));
+    return { agents: reports, sent, room: measureRoom({ lines: { [Symbol.iterator]: () => source.lines()[Symbol.iterator]() }, senders: source.senders, isAgentLine, agentNames: ids, sent, mentioned }) };
   } finally {
     clock.uninstall();
   }
@@ -104,32 +114,53 @@ export async function runRoomReplay(
 
 /**
  * The room's figures. Who a reply answers: the open question its `reply_to` names, or, with no
- * `reply_to`, every open question in the batch it was written for.
+ * `reply_to`, every open question in the batch it was written for. Walks the lines twice (time
+ * order), keeping only the open questions.
  */
 export function measureRoom(p: {
-  lines: readonly LogLine[];
+  lines: Iterable<LogLine>;
+  /** Each sender of the log (default: walked from the lines). */
+  senders?: readonly string[];
   isAgentLine: (l: LogLine) => boolean;
   agentNames: ReadonlyArray<{ persona: string; aid: string }>;
   sent: readonly ReplaySent[];
-  reports: readonly RoomAgentReport[];
+  /** Whether an agent took the line at this position as a mention (default: from `reports`' messages). */
+  mentioned?: (ordinal: number, id: string) => boolean;
+  reports?: readonly RoomAgentReport[];
 }): RoomMetrics {
   const keys = new Set<string>();
-  for (const l of p.lines) for (const k of memberKeys(l.sender)) keys.add(k);
+  for (const s of p.senders ?? senderList(p.lines)) for (const k of memberKeys(s)) keys.add(k);
   for (const a of p.agentNames) for (const k of [...memberKeys(a.persona), ...memberKeys(a.aid)]) keys.add(k);
-  const mentioned = new Set<string>();
-  for (const a of p.reports) for (const m of a.report.messages) if (m.isMention) mentioned.add(m.id);
+  const mentioned = p.mentioned ?? mentionedIn(p.reports ?? []);
 
   const open = new Map<string, Set<string>>();
   let personMessages = 0;
   let agentLines = 0;
+  let ordinal = 0;
+  // The longest agent run: log lines and sent replies by time, a log line first at a tie.
+  let next = 0;
+  let run = 0;
+  let longest = 0;
+  const step = (agent: boolean) => {
+    run = agent ? run + 1 : 0;
+    if (run > longest) longest = run;
+  };
   for (const l of p.lines) {
-    if (p.isAgentLine(l)) {
+    const i = ordinal++;
+    while (next < p.sent.length && p.sent[next]!.timestamp < l.ts) {
+      step(true);
+      next++;
+    }
+    const agent = p.isAgentLine(l);
+    step(agent);
+    if (agent) {
       agentLines++;
       continue;
     }
     personMessages++;
-    if (!mentioned.has(l.id) && isOpenQuestion(l.content, (k) => keys.has(k), l.sender)) open.set(l.id, new Set());
+    if (!mentioned(i, l.id) && isOpenQuestion(l.content, (k) => keys.has(k), l.sender)) open.set(l.id, new Set());
   }
+  for (; next < p.sent.length; next++) step(true);
   for (const m of p.sent) {
     const replyTo = replyToOf(m.metadata);
     const targets = replyTo !== undefined ? [replyTo] : m.answers;
@@ -152,22 +183,43 @@ export function measureRoom(p: {
     openQuestions: open.size,
     answeredBy,
     multiAnswerRate: answered === 0 ? 0 : answeredBy.twoOrMore / answered,
-    longestAgentChain: longestChain(p.lines, p.isAgentLine, p.sent),
+    longestAgentChain: longest,
     orphans,
   };
 }
 
-/** {@link OrphanMetrics} of a log and the replies the agents sent. */
-export function measureOrphans(p: { lines: readonly LogLine[]; isAgentLine: (l: LogLine) => boolean; sent: readonly ReplaySent[] }): OrphanMetrics {
-  const byId = new Map<string, LogLine>();
-  for (const l of p.lines) byId.set(l.id, l);
+const senderList = (lines: Iterable<LogLine>): string[] => {
+  const senders = new Set<string>();
+  for (const l of lines) senders.add(l.sender);
+  return [...senders];
+};
+
+/** Mentions by the agents' reports (lines in memory): by id. */
+const mentionedIn = (reports: readonly RoomAgentReport[]) => {
+  const ids = new Set<string>();
+  for (const a of reports) for (const m of a.report.messages) if (m.isMention) ids.add(m.id);
+  return (_ordinal: number, id: string) => ids.has(id);
+};
+
+/** The annotated open questions: a person's question the annotators direct at nobody but its asker. */
+function isAnnotatedOpen(l: LogLine): boolean {
+  if (l.directedTo === undefined || !isQuestion(l.content)) return false;
+  const asker = l.sender.toLowerCase();
+  return !l.directedTo.some((d) => d.toLowerCase() !== asker);
+}
+
+/** {@link OrphanMetrics} of a log and the replies the agents sent; walks the lines twice, keeping the open questions. */
+export function measureOrphans(p: { lines: Iterable<LogLine>; isAgentLine: (l: LogLine) => boolean; sent: readonly ReplaySent[] }): OrphanMetrics {
+  // The annotated open questions, in log order, by id: asker and time.
+  const questions = new Map<string, { sender: string; ts: number }>();
+  for (const l of p.lines) if (!p.isAgentLine(l) && isAnnotatedOpen(l)) questions.set(l.id, { sender: l.sender.toLowerCase(), ts: l.ts });
   // Questions another person replied to.
   const personAnswered = new Set<string>();
   for (const l of p.lines) {
     if (p.isAgentLine(l)) continue;
     for (const id of l.replyTo ?? []) {
-      const q = byId.get(id);
-      if (q !== undefined && q.sender.toLowerCase() !== l.sender.toLowerCase()) personAnswered.add(id);
+      const q = questions.get(id);
+      if (q !== undefined && q.sender !== l.sender.toLowerCase()) personAnswered.add(id);
     }
   }
   // Each agent's first answer to each question: who, and when.
@@ -181,13 +233,10 @@ export function measureOrphans(p: { lines: readonly LogLine[]; isAgentLine: (l: 
   }
   const out: OrphanMetrics = { open: 0, orphaned: 0, orphanedAnsweredBy: { none: 0, one: 0, twoOrMore: 0 }, orphanedOnceInTime: 0, orphanedOnceInTimeRate: 0, personAnsweredAlsoByAgent: 0, timeToAnswerMs: { p50: null, p90: null } };
   const waits: number[] = [];
-  for (const l of p.lines) {
-    if (l.directedTo === undefined || p.isAgentLine(l) || !isQuestion(l.content)) continue;
-    const asker = l.sender.toLowerCase();
-    if (l.directedTo.some((d) => d.toLowerCase() !== asker)) continue;
+  for (const [id, q] of questions) {
     out.open++;
-    const by = answers.get(l.id);
-    if (personAnswered.has(l.id)) {
+    const by = answers.get(id);
+    if (personAnswered.has(id)) {
       if (by !== undefined) out.personAnsweredAlsoByAgent++;
       continue;
     }
@@ -197,7 +246,7 @@ export function measureOrphans(p: { lines: readonly LogLine[]; isAgentLine: (l: 
     else if (n === 1) out.orphanedAnsweredBy.one++;
     else out.orphanedAnsweredBy.twoOrMore++;
     if (by === undefined) continue;
-    const first = Math.min(...by.values()) - l.ts;
+    const first = Math.min(...by.values()) - q.ts;
     waits.push(first);
     if (n === 1 && first <= ORPHAN_ANSWER_WITHIN_MS) out.orphanedOnceInTime++;
   }
@@ -206,21 +255,6 @@ export function measureOrphans(p: { lines: readonly LogLine[]; isAgentLine: (l: 
   const at = (q: number) => (waits.length === 0 ? null : waits[Math.min(waits.length - 1, Math.floor(q * waits.length))]!);
   out.timeToAnswerMs = { p50: at(0.5), p90: at(0.9) };
   return out;
-}
-
-/** The timeline of log lines and sent replies by time (a log line first at a tie): the longest agent run. */
-function longestChain(lines: readonly LogLine[], isAgentLine: (l: LogLine) => boolean, sent: readonly ReplaySent[]): number {
-  const events = [
-    ...lines.map((l, i) => ({ ts: l.ts, order: i, agent: isAgentLine(l) })),
-    ...sent.map((m, i) => ({ ts: m.timestamp, order: lines.length + i, agent: true })),
-  ].sort((a, b) => a.ts - b.ts || a.order - b.order);
-  let run = 0;
-  let longest = 0;
-  for (const e of events) {
-    run = e.agent ? run + 1 : 0;
-    if (run > longest) longest = run;
-  }
-  return longest;
 }
 
 /** The room's text lines (after each agent's own report). */

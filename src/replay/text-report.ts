@@ -1,6 +1,6 @@
 // The text form of a replay report: the dispatch timeline (optionally filtered), the totals and a
-// per-hour table. One pass over the dispatches and one over the lines: linear in the log size.
-import type { ReplayDispatch, ReplayReport } from "./replay.ts";
+// per-hour table, from the report and what the replay kept or wrote out (never the lines), a line at a time.
+import type { ReplayDispatch, ReplayReport, ReplayView } from "./replay.ts";
 import type { LogLine } from "./log.ts";
 
 export const ONLY_FILTERS = ["mentions", "engaged", "skips", "sent"] as const;
@@ -17,26 +17,18 @@ const clock = (ts: number) => new Date(ts).toISOString().slice(11, 19);
 const secs = (ms: number) => (ms / 1000).toFixed(1);
 
 /** Lines of the text report; `only` keeps the dispatches matching any of the filters. */
-export function renderTextReport(report: ReplayReport, lines: readonly LogLine[], only: readonly OnlyFilter[] = []): string[] {
-  const out: string[] = [];
-  const byId = new Map(lines.map((l) => [l.id, l]));
-  const flagsById = new Map(report.messages.map((m) => [m.id, m]));
+export function* renderTextReport(report: ReplayReport, view: ReplayView, only: readonly OnlyFilter[] = []): Generator<string> {
   const keep = only.length ? (d: ReplayDispatch) => only.some((f) => KEEP[f](d)) : () => true;
-  for (const d of report.dispatches) {
+  for (const d of view.dispatches()) {
     if (!keep(d)) continue;
     const o = d.outcome;
     const verdict = o.sent ? `sent ${o.replyType}: ${JSON.stringify(o.text)}` : `skipped (${o.skipReason ?? "?"})`;
-    out.push(
-      `${clock(d.at)}  dispatch ${d.trigger.padEnd(7)} ${String(d.messageIds.length).padStart(3)} msg(s), ` +
-        `${d.batchesMerged} batch(es), mentions=${d.mentionCount}, ${d.vitality.state} ` +
-        `(${d.vitality.messagesIn5m} msgs/${d.vitality.uniqueSpeakersIn5m} speakers in 5m) → ${verdict}`,
-    );
-    for (const id of d.messageIds) {
-      const l = byId.get(id);
-      const m = flagsById.get(id);
-      if (l && m && (m.isMention || m.engaged)) out.push(`            ${m.isMention ? "[mentioned]" : "[engaged]  "} ${l.sender}: ${l.content.slice(0, 100)}`);
-    }
+    yield `${clock(d.at)}  dispatch ${d.trigger.padEnd(7)} ${String(d.messageIds.length).padStart(3)} msg(s), ` +
+      `${d.batchesMerged} batch(es), mentions=${d.mentionCount}, ${d.vitality.state} ` +
+      `(${d.vitality.messagesIn5m} msgs/${d.vitality.uniqueSpeakersIn5m} speakers in 5m) → ${verdict}`;
+    for (const m of view.shown(d)) yield `            ${m.isMention ? "[mentioned]" : "[engaged]  "} ${m.sender}: ${m.text}`;
   }
+  const out: string[] = [];
   const s = report.summary;
   out.push("");
   out.push(
@@ -47,7 +39,7 @@ export function renderTextReport(report: ReplayReport, lines: readonly LogLine[]
   const skipped = Object.entries(s.skipped).map(([k, v]) => `${k}=${v}`).join(", ");
   if (skipped) out.push(`skipped: ${skipped}`);
   const drops = new Map<string, number>();
-  for (const d of report.drops) drops.set(d.reason, (drops.get(d.reason) ?? 0) + 1);
+  for (const d of view.drops()) drops.set(d.reason, (drops.get(d.reason) ?? 0) + 1);
   if (drops.size) out.push(`drops: ${[...drops].map(([k, v]) => `${k}=${v}`).join(", ")}`);
   // Who paid for the model calls, shown when someone was held to their share or refused.
   if (s.skipped["sender-over-share"] || s.skipped["strangers-over-share"] || drops.has("refused-sender")) out.push(`paid by: ${report.payers.map((p) => `${p.sender}=${p.dispatches}`).join(", ")}`);
@@ -60,8 +52,8 @@ export function renderTextReport(report: ReplayReport, lines: readonly LogLine[]
     );
   }
   out.push("");
-  out.push(...renderHourTable(hourlySummary(report, lines)));
-  return out;
+  out.push(...renderHourTable(hourRows(view.lineHours, view.dispatches())));
+  yield* out;
 }
 
 export interface HourRow {
@@ -79,6 +71,19 @@ const HOUR = 3_600_000;
 
 /** Per UTC hour: messages by their `ts`, dispatches by their start. Hours with nothing are left out. */
 export function hourlySummary(report: ReplayReport, lines: readonly LogLine[]): HourRow[] {
+  const lineHours = new Map<number, { messages: number; mentions: number }>();
+  const mention = new Set(report.messages.filter((m) => m.isMention).map((m) => m.id));
+  for (const l of lines) {
+    const hour = Math.floor(l.ts / HOUR) * HOUR;
+    const r = lineHours.get(hour) ?? lineHours.set(hour, { messages: 0, mentions: 0 }).get(hour)!;
+    r.messages++;
+    if (mention.has(l.id)) r.mentions++;
+  }
+  return hourRows(lineHours, report.dispatches);
+}
+
+/** The hour rows from the lines counted per hour and the dispatches. */
+export function hourRows(lineHours: ReadonlyMap<number, { messages: number; mentions: number }>, dispatches: Iterable<ReplayDispatch>): HourRow[] {
   const rows = new Map<number, HourRow>();
   const row = (ts: number) => {
     const hour = Math.floor(ts / HOUR) * HOUR;
@@ -86,13 +91,12 @@ export function hourlySummary(report: ReplayReport, lines: readonly LogLine[]): 
     if (!r) rows.set(hour, (r = { hour, messages: 0, mentions: 0, dispatches: 0, modelCalls: 0, sent: 0, skipped: 0 }));
     return r;
   };
-  const mention = new Set(report.messages.filter((m) => m.isMention).map((m) => m.id));
-  for (const l of lines) {
-    const r = row(l.ts);
-    r.messages++;
-    if (mention.has(l.id)) r.mentions++;
+  for (const [hour, n] of lineHours) {
+    const r = row(hour);
+    r.messages += n.messages;
+    r.mentions += n.mentions;
   }
-  for (const d of report.dispatches) {
+  for (const d of dispatches) {
     const r = row(d.at);
     r.dispatches++;
     if (d.outcome.modelCalled) r.modelCalls++;

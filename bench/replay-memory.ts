@@ -1,0 +1,92 @@
+// `npm run bench -- replay-memory`: peak memory of `replay` against the log's size. Logs of ordinary
+// lines are generated in a temp folder from the bundled IRC logs (their lines in turn, each with a
+// fresh id and a time one second after the last): about 10, 100 and 500 MB (`BENCH_REPLAY_MB=10,100`
+// to choose). Each replay runs in a child process (bench/replay-memory-child.ts) as the CLI runs it,
+// single persona with `--json` and a room of three with the text report, output thrown away; prints
+// the peak RSS, its ratio to the log and the time (`BENCH_REPLAY_RUNS=single` or `room` for one).
+// `BENCH_REPLAY_BEFORE=DIR` also runs the checkout DIR (e.g. an older commit's worktree) on the
+// same logs, up to `BENCH_REPLAY_BEFORE_MB` (100). The files are removed at the end.
+import { spawnSync } from "node:child_process";
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const MB = 1024 * 1024;
+const CHILD = fileURLToPath(new URL("./replay-memory-child.ts", import.meta.url));
+const HERE = fileURLToPath(new URL("..", import.meta.url));
+const DEV = join(HERE, "test/fixtures/irc-dev");
+
+/** Writes ordinary lines from the bundled logs until the file holds `mb` MB; returns its size and line count. */
+function writeLog(file: string, mb: number): { bytes: number; lines: number } {
+  const source = readdirSync(DEV)
+    .filter((f) => f.endsWith(".jsonl"))
+    .sort()
+    .flatMap((f) => readFileSync(join(DEV, f), "utf8").split("\n").filter((l) => l.trim() !== ""))
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+  const fd = openSync(file, "w");
+  let bytes = 0;
+  let lines = 0;
+  let pending: string[] = [];
+  let size = 0;
+  while (bytes + size < mb * MB) {
+    const o = source[lines % source.length]!;
+    const text = `${JSON.stringify({ ...o, id: `g${lines}`, ts: 1_767_600_000_000 + lines * 1000 })}\n`;
+    pending.push(text);
+    size += Buffer.byteLength(text);
+    lines++;
+    if (size > MB) {
+      writeSync(fd, pending.join(""));
+      bytes += size;
+      pending = [];
+      size = 0;
+    }
+  }
+  writeSync(fd, pending.join(""));
+  closeSync(fd);
+  return { bytes: statSync(file).size, lines };
+}
+
+function run(checkout: string, args: string[]): { code: number; peakMb: number; ms: number } {
+  const r = spawnSync(process.execPath, [CHILD, checkout, ...args], { stdio: ["ignore", "ignore", "pipe"], encoding: "utf8", maxBuffer: 64 * MB });
+  const last = r.stderr.trim().split("\n").at(-1) ?? "";
+  try {
+    return JSON.parse(last) as { code: number; peakMb: number; ms: number };
+  } catch {
+    throw new Error(`replay child failed (${r.status ?? r.signal}): ${r.stderr.slice(-500)}`);
+  }
+}
+
+export function benchReplayMemory(fmt: (n: number, digits?: number) => string): void {
+  const sizes = (process.env.BENCH_REPLAY_MB ?? "10,100,500").split(",").map(Number);
+  const kinds = (process.env.BENCH_REPLAY_RUNS ?? "single,room").split(",");
+  // The old replay holds ~8× the log: past this size it is left out (BENCH_REPLAY_BEFORE_MB).
+  const beforeUpTo = Number(process.env.BENCH_REPLAY_BEFORE_MB ?? 100);
+  const checkouts: Array<[string, string]> = [["now", HERE]];
+  if (process.env.BENCH_REPLAY_BEFORE) checkouts.push(["before", process.env.BENCH_REPLAY_BEFORE]);
+  const dir = mkdtempSync(join(tmpdir(), "acp-bench-replay-"));
+  try {
+    for (const mb of sizes) {
+      const file = join(dir, `log-${mb}.jsonl`);
+      const { bytes, lines } = writeLog(file, mb);
+      const runs: Array<[string, string, string[]]> = [
+        ["single", "single --json", ["replay", file, "--persona", "ubottu", "--json"]],
+        ["room", "room of 3, text", ["replay", file, "--persona", "room-agent-a", "--persona", "room-agent-b", "--persona", "room-agent-c", "--responder", "helpful"]],
+      ];
+      for (const [key, label, args] of runs) {
+        if (!kinds.includes(key)) continue;
+        for (const [which, checkout] of checkouts) {
+          if (which === "before" && mb > beforeUpTo) continue;
+          const r = run(checkout, args);
+          console.log(
+            `replay-memory: ${fmt(bytes / MB)} MB, ${fmt(lines)} lines, ${label} (${which}): peak rss ${fmt(r.peakMb)} MB ` +
+              `(${fmt(r.peakMb / (bytes / MB), 2)}× the log), ${fmt(r.ms / 1000, 1)} s${r.code !== 0 ? `, exit ${r.code}` : ""}`,
+          );
+        }
+      }
+      rmSync(file, { force: true });
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,176 @@
+// The lines a replay walks, without holding the log: a file in time order is scanned once (every
+// line checked as `readLog` checks it, the senders and the line count noted) and then read again
+// from the disk each time the replay walks it. Only a log that must be sorted (out of time order)
+// or may repeat an id is read whole into memory, as `readLog` reads it.
+import { statSync } from "node:fs";
+import { LogParseError, MAX_LOG_LINE_BYTES, parseLine, rawLines, readLog, tooLongReason, type LogLine } from "./log.ts";
+
+/** A log in time order that can be walked as often as needed. */
+export interface LineSource {
+  /** Good lines. */
+  readonly count: number;
+  /** Each sender once, in order of first appearance. */
+  readonly senders: readonly string[];
+  /** The first line's time (undefined: no lines). */
+  readonly firstTs: number | undefined;
+  /** The first bad lines skipped with `skipBad`, with why, and how many in all. */
+  readonly skipped: ReadonlyArray<{ line: number; reason: string }>;
+  readonly skippedCount: number;
+  /** Whether the lines are held in memory (a log that had to be sorted or may repeat an id). */
+  readonly inMemory: boolean;
+  /** A fresh walk over the good lines, in time order. */
+  lines(): Iterable<LogLine>;
+}
+
+/** A source over lines already in memory (sorted by `ts`). */
+export function arraySource(lines: readonly LogLine[], skipped: { skipped: ReadonlyArray<{ line: number; reason: string }>; skippedCount: number } = { skipped: [], skippedCount: 0 }): LineSource {
+  return {
+    count: lines.length,
+    senders: [...new Set(lines.map((l) => l.sender))],
+    firstTs: lines[0]?.ts,
+    skipped: skipped.skipped,
+    skippedCount: skipped.skippedCount,
+    inMemory: true,
+    lines: () => lines,
+  };
+}
+
+const MAX_SKIPPED_KEPT = 1000;
+/** Ids the filter may have seen before, checked by a second walk; past this many, the log is read whole. */
+const MAX_SUSPECTS = 100_000;
+
+/**
+ * Opens a log file for a replay. Errors are `readLog`'s, for the same line. Memory: the senders,
+ * and a fixed-size filter (at most 32 MB) that finds ids seen before; a line whose id may have been
+ * seen is checked by a second walk, and a repeated id sends the log to `readLog`, which names it.
+ */
+export function openLogSource(file: string, opts: { skipBad?: boolean; maxLineBytes?: number } = {}): LineSource {
+  const skipBad = opts.skipBad === true;
+  const max = opts.maxLineBytes ?? MAX_LOG_LINE_BYTES;
+  const whole = (): LineSource => {
+    const parsed = readLog(file, { skipBad, maxLineBytes: max });
+    return arraySource(parsed.lines, parsed);
+  };
+  const seen = new IdFilter(statSync(file).size);
+  const senders = new Map<string, string>();
+  const skipped: Array<{ line: number; reason: string }> = [];
+  let skippedCount = 0;
+  let count = 0;
+  let firstTs: number | undefined;
+  let lastTs = -Infinity;
+  let sorted = true;
+  const suspects = new Set<string>();
+  for (const raw of rawLines(file, max)) {
+    let reason: string;
+    if (raw.text === null) reason = tooLongReason(max);
+    else {
+      const t = raw.text.trim();
+      if (t === "") continue;
+      try {
+        const l = parseLine(t, raw.line);
+        // Maybe a repeated id: checked once the scan is done.
+        if (!seen.add(l.id)) {
+          suspects.add(l.id);
+          if (suspects.size > MAX_SUSPECTS) return whole();
+        }
+        if (l.ts < lastTs) sorted = false;
+        lastTs = l.ts;
+        firstTs ??= l.ts;
+        if (!senders.has(l.sender)) senders.set(l.sender, l.sender);
+        count++;
+        continue;
+      } catch (err) {
+        if (!(err instanceof LogParseError)) throw err;
+        reason = err.reason;
+      }
+    }
+    // An earlier line may repeat an id: that error would come first.
+    if (!skipBad) {
+      if (suspects.size) return whole();
+      throw new LogParseError(raw.line, reason);
+    }
+    skippedCount++;
+    if (skipped.length < MAX_SKIPPED_KEPT) skipped.push({ line: raw.line, reason });
+  }
+  // Out of time order, or an id on two lines: readLog sorts, and names (or skips) the repeat.
+  if (!sorted) return whole();
+  const source: LineSource = {
+    count,
+    senders: [...senders.keys()],
+    firstTs,
+    skipped,
+    skippedCount,
+    inMemory: false,
+    *lines() {
+      for (const raw of rawLines(file, max)) {
+        if (raw.text === null) continue;
+        const t = raw.text.trim();
+        if (t === "") continue;
+        let l: LogLine;
+        try {
+          l = parseLine(t, raw.line);
+        } catch (err) {
+          if (err instanceof LogParseError) continue;
+          throw err;
+        }
+        l.sender = senders.get(l.sender) ?? l.sender;
+        yield l;
+      }
+    },
+  };
+  /** Whether one of the ids the filter was unsure of is on two lines. */
+  function repeats(ids: ReadonlySet<string>): boolean {
+    if (ids.size === 0) return false;
+    const once = new Set<string>();
+    for (const l of source.lines()) {
+      if (!ids.has(l.id)) continue;
+      if (once.has(l.id)) return true;
+      once.add(l.id);
+    }
+    return false;
+  }
+  return repeats(suspects) ? whole() : source;
+}
+
+/**
+ * Ids seen so far, as a Bloom filter of fixed size: `add` says false when the id may have been
+ * seen (certainly, when it was; by chance, rarely: about one line in ten million for ordinary logs
+ * up to the 32 MB cap). Sized from the file: ~0.6 bit per byte of log, 64 KB to 32 MB.
+ */
+class IdFilter {
+  readonly #bits: Uint32Array;
+  readonly #size: number;
+  static readonly K = 7;
+
+  constructor(fileBytes: number) {
+    const bytes = Math.min(32 * 1024 * 1024, Math.max(64 * 1024, Math.ceil(fileBytes / 12)));
+    this.#bits = new Uint32Array(Math.ceil(bytes / 4));
+    this.#size = this.#bits.length * 32;
+  }
+
+  /** Adds the id; false when it may have been added before. */
+  add(id: string): boolean {
+    let h1 = 0x811c9dc5;
+    let h2 = 0x9747b28c;
+    for (let i = 0; i < id.length; i++) {
+      const c = id.charCodeAt(i);
+      h1 = Math.imul(h1 ^ c, 0x01000193);
+      h2 = Math.imul(h2 ^ c, 0x5bd1e995);
+      h2 ^= h2 >>> 15;
+    }
+    h1 >>>= 0;
+    h2 = (h2 | 1) >>> 0;
+    let fresh = false;
+    for (let k = 0; k < IdFilter.K; k++) {
+      const bit = (h1 + Math.imul(k, h2)) >>> 0;
+      const idx = bit % this.#size;
+      const word = idx >>> 5;
+      const mask = 1 << (idx & 31);
+      if ((this.#bits[word]! & mask) === 0) {
+        fresh = true;
+        this.#bits[word] = this.#bits[word]! | mask;
+      }
+    }
+    return fresh;
+  }
+}
