@@ -75,7 +75,13 @@ export const budgetSchema = z
 export const orphansSchema = z
   .object({
     enabled: z.boolean().default(true).describe("In a room of agents, one agent answers an open question nobody answered after graceMs"),
-    graceMs: ms(3600_000).default(60_000).describe("How long people have to answer an open question before it is orphaned"),
+    graceMs: ms(3600_000)
+      .default(60_000)
+      .describe("How long people have to answer an open question before it is orphaned (with adaptiveGrace: until the room's pace is known, and the middle of the range it may scale over)"),
+    adaptiveGrace: z
+      .boolean()
+      .default(true)
+      .describe("Scale the grace with how fast the room's people answer each other: 1.5 × their median reply time, within half and twice graceMs"),
     spreadMs: ms(3600_000).default(30_000).describe("The agents of a room take an orphaned question in turn over this span (each at its own rank), so one answers and the others see it"),
     freshMs: ms(24 * 3600_000).default(180_000).describe("No agent answers an orphaned question later than this after it was asked"),
     // Agents help a room of people; they do not take it over. Counted in lines, not time, so it

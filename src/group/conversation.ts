@@ -9,7 +9,7 @@
 import type { GroupMessage } from "../types.ts";
 import { classifyLeadingAddress, memberKeys, nickKey, type LeadingAddress } from "./addressee.ts";
 import { KnownMembers } from "./addressing/members.ts";
-import { decideAddressing } from "./addressing/rules.ts";
+import { decideAddressing, PRIVATE_EXCHANGE_LINES } from "./addressing/rules.ts";
 import type { AddressedLine, ConversationSettings, ConversationView, PendingCommand, SenderTarget, Target, Verdict } from "./addressing/view.ts";
 import { parseBotCommand } from "./command.ts";
 import { buildMentionKeywords, checkMention, compileMentionMatcher, type MentionMatcher } from "./mention.ts";
@@ -79,6 +79,8 @@ export class ConversationTracker implements ConversationView {
   #members: KnownMembers | null = null;
   /** Who spoke the group's previous line (lower-cased; ours too). */
   #lastSpeaker: string | null = null;
+  /** Who spoke the group's last {@link PRIVATE_EXCHANGE_LINES} lines, newest last (lower-cased; ours too). */
+  readonly #recentSpeakers: string[] = [];
   #lead: LeadingAddress | null = null;
   readonly #traffic: TrafficRecord;
   /** The latest line that mentioned us: our next line naming nobody most likely answers it. */
@@ -129,7 +131,8 @@ export class ConversationTracker implements ConversationView {
     // the line only rides along).
     const senderLower = m.sender.toLowerCase();
     this.#openLine?.spoken.add(senderLower);
-    if (passive === undefined) this.#lastSpeaker = senderLower;
+    this.#engaged?.spoke(senderLower);
+    if (passive === undefined) this.#spoke(senderLower);
     return v;
   }
 
@@ -164,7 +167,7 @@ export class ConversationTracker implements ConversationView {
    */
   ownLine(ts: number, content: string, repliedTo: string | undefined): void {
     const latest = this.#openLine === null || ts >= this.#openLine.ts;
-    if (latest) this.#lastSpeaker = this.#aidLower;
+    if (latest) this.#spoke(this.#aidLower);
     const until = ts + this.#settings.engagedWindowMs;
     let toSomeone = false;
     if (repliedTo !== undefined && repliedTo.toLowerCase() !== this.#aidLower) {
@@ -232,6 +235,19 @@ export class ConversationTracker implements ConversationView {
   get lastSpeaker(): string | null {
     return this.#lastSpeaker;
   }
+  privateExchange(sender: string): boolean {
+    const recent = this.#recentSpeakers;
+    if (recent.length < PRIVATE_EXCHANGE_LINES) return false;
+    const them = sender.toLowerCase();
+    let ours = false;
+    let theirs = false;
+    for (const s of recent) {
+      if (s === this.#aidLower) ours = true;
+      else if (s === them) theirs = true;
+      else return false;
+    }
+    return ours && theirs;
+  }
   get engaged(): Pick<EngagedSpeakers, "size" | "stateOf" | "lastDirect"> | null {
     return this.#engaged;
   }
@@ -244,6 +260,13 @@ export class ConversationTracker implements ConversationView {
   }
   targetOf(sender: string): SenderTarget | undefined {
     return this.#targets?.get(sender);
+  }
+
+  #spoke(speaker: string): void {
+    this.#lastSpeaker = speaker;
+    const recent = this.#recentSpeakers;
+    recent.push(speaker);
+    if (recent.length > PRIVATE_EXCHANGE_LINES) recent.shift();
   }
 
   #engage(sender: string, until: number, now: number, owesAnswer: boolean, direct: boolean): void {

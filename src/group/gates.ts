@@ -23,6 +23,10 @@ export interface OrphanPath {
   inRoom(): boolean;
   /** Starts an `orphan` dispatch of `question`; false when the lock is held or the client closed. */
   start(question: InboundMessage, now: number): boolean;
+  /** The grace the room's pace gives a question asked now (orphans.ts orphanGraceMs). */
+  graceMs(): number;
+  /** At its due time: the question is still the room's (its asker has not turned to an exchange meanwhile). */
+  stillOpen(question: InboundMessage): boolean;
 }
 
 export class DispatchGates {
@@ -109,7 +113,7 @@ export class DispatchGates {
     const path = this.#orphanPath;
     const settings = this.#s.settings.orphans;
     if (path === undefined || !settings.enabled || !path.inRoom()) return;
-    (this.#orphans ??= new OrphanWatch()).add(message, orphanDue({ askedLocal: now, aid: path.aid, msgId: message.msgId, settings }));
+    (this.#orphans ??= new OrphanWatch()).add(message, orphanDue({ askedLocal: now, aid: path.aid, msgId: message.msgId, settings, graceMs: path.graceMs() }));
     this.#armOrphanTimer(now);
   }
 
@@ -342,7 +346,9 @@ export class DispatchGates {
     const watch = this.#orphans;
     const path = this.#orphanPath;
     if (watch === null || path === undefined || this.#s.closed || this.#s.dispatching || this.#mentionWaiting || this.#retryTimer !== undefined) return false;
-    const due = watch.takeDue(now);
+    let due = watch.takeDue(now);
+    // A question whose asker turned to an exchange meanwhile is nobody's to take: it goes.
+    while (due !== undefined && !path.stillOpen(due)) due = watch.takeDue(now);
     if (due === undefined) return false;
     if (path.start(due, now)) return true;
     watch.add(due, now);

@@ -16,7 +16,8 @@ import { GroupIngest } from "./ingest.ts";
 import { monotonicNow } from "./local-clock.ts";
 import { GroupMemory } from "./memory.ts";
 import { compileMentionMatcher, sharedMentionKeywords } from "./mention.ts";
-import { mayBeOrphaned } from "./orphans.ts";
+import { RoomTalk } from "./exchanges.ts";
+import { askerInExchange, mayBeOrphaned, orphanGraceMs } from "./orphans.ts";
 import { Overload } from "./overload.ts";
 import { compileSenderAccess } from "./sender-access.ts";
 
@@ -121,6 +122,10 @@ class GroupClientImpl implements GroupClient {
   readonly #humans: ReadonlySet<string> | null;
   readonly #memberTypes: GroupClientParams["memberTypes"];
   #closing: Promise<void> | null = null;
+  /** A room's agents contend for its open questions: absent, never. */
+  readonly #inRoom: (() => boolean) | undefined;
+  /** Who talks with whom, and the room's pace (exchanges.ts); made on the first line seen in a room. */
+  #talk: RoomTalk | null = null;
   /** Senders whose refusal was logged already (lower-cased, the last 256); made on the first refusal. */
   #refusedLogged: BoundedSet<string> | null = null;
 
@@ -154,10 +159,19 @@ class GroupClientImpl implements GroupClient {
     this.#memberTypes = p.memberTypes;
     this.#humans = p.humans ? new Set([...p.humans, ...(p.identity.owner ? [p.identity.owner] : [])].map((h) => h.toLowerCase())) : null;
     const inRoom = p.inRoom;
+    this.#inRoom = inRoom;
     this.#gates = new DispatchGates(
       s,
       (now) => this.#dispatcher.start(now),
-      inRoom ? { aid: p.identity.aid, inRoom, start: (question, now) => this.#dispatcher.startOrphan(question, now) } : undefined,
+      inRoom
+        ? {
+            aid: p.identity.aid,
+            inRoom,
+            start: (question, now) => this.#dispatcher.startOrphan(question, now),
+            graceMs: () => orphanGraceMs(p.settings.orphans, this.#talk?.answerLatencyMs()),
+            stillOpen: (question) => this.#talk === null || !askerInExchange(question, this.#talk, p.settings.orphans),
+          }
+        : undefined,
     );
     this.#overload = new Overload(s);
     this.#dispatcher = new Dispatcher({ state: s, gates: this.#gates, overload: this.#overload, handler: p.dispatch, memory: this.#memory });
@@ -222,7 +236,12 @@ class GroupClientImpl implements GroupClient {
       } else if (inbound.maybeOurs) engagedSeen = true;
       held.add(inbound);
       added++;
-      if (mayBeOrphaned(inbound) && this.#isHuman(inbound.sender)) this.#gates.questionArrived(inbound, now);
+      const talk = this.#roomTalk();
+      if (talk !== null) {
+        const human = this.#isHuman(inbound.sender);
+        talk.observe(inbound.sender, inbound.content, inbound.timestamp, human);
+        if (human && mayBeOrphaned(inbound, talk, s.settings.orphans)) this.#gates.questionArrived(inbound, now);
+      }
       if (observed) s.emit({ type: "accepted", message: inbound, batchSeq, atLocal: now });
     }
     ingest.endBatch(now);
@@ -278,6 +297,15 @@ class GroupClientImpl implements GroupClient {
     if (this.#held.length <= this.#s.settings.maxPendingMessages || !this.#overload.enforce()) return false;
     this.#gates.afterCapacityDrop();
     return true;
+  }
+
+  /** The room's talk, while the orphan path serves this group (orphans on, another agent known). */
+  #roomTalk(): RoomTalk | null {
+    if (this.#talk !== null) return this.#talk;
+    if (this.#inRoom === undefined || !this.#s.settings.orphans.enabled || !this.#inRoom()) return null;
+    const memberTypes = this.#memberTypes;
+    const groupId = this.#s.groupId;
+    return (this.#talk = new RoomTalk(memberTypes?.memberKeysOf ? () => memberTypes.memberKeysOf!(groupId) : undefined));
   }
 
   #isHuman(sender: string): boolean {

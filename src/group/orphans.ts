@@ -7,6 +7,7 @@
 // detection is the floor's. Pure: the watch list and its decisions; the timer is in gates.ts.
 import type { GroupSettings, InboundMessage } from "../types.ts";
 import { floorRank } from "../util/rank.ts";
+import type { RoomTalk } from "./exchanges.ts";
 
 /** A line that asks: it ends in `?` or the fullwidth `？` (trailing spaces aside). */
 export function isQuestion(content: string): boolean {
@@ -15,18 +16,53 @@ export function isQuestion(content: string): boolean {
 }
 
 /**
- * A line the watch takes: a question that is neither ours to answer now (a mention) nor put to
- * another member by name, nor passive. The asker's type is the caller's: only a person's counts.
+ * A line the watch takes: a question to the room — not ours to answer now (a mention), not passive,
+ * not opening with an address to another member, from an asker in no exchange with anyone
+ * (exchanges.ts) since `freshMs` before it. Whether a line is an open question is read off the
+ * room's lines alone (never off this agent's own conversation state or names), so every agent of a
+ * room watches the same questions. The asker's type is the caller's: only a person's counts.
  */
-export function mayBeOrphaned(m: Pick<InboundMessage, "content" | "isMention" | "passive" | "addressing">): boolean {
-  if (m.isMention || m.passive !== undefined) return false;
-  if (m.addressing?.rule === "addressed-other" || m.addressing?.rule === "continues-addressed-other") return false;
-  return isQuestion(m.content);
+export function mayBeOrphaned(m: Pick<InboundMessage, "sender" | "content" | "timestamp" | "isMention" | "passive">, talk: Pick<RoomTalk, "addressesSomeone" | "inExchangeSince">, settings: GroupSettings["orphans"]): boolean {
+  if (m.isMention || m.passive !== undefined || !isQuestion(m.content)) return false;
+  return !talk.addressesSomeone(m.sender, m.content) && !askerInExchange(m, talk, settings);
 }
 
+/**
+ * The asker addressed someone, or someone addressed them, within `freshMs` before the question or
+ * at any time since: the question most likely belongs to that exchange (a follow-up to whoever is
+ * helping them), or has been taken up in it — either way it is not the room's to answer. `freshMs`
+ * is the horizon of a question's own life: chat that recent is the conversation it is asked in.
+ */
+export function askerInExchange(q: Pick<InboundMessage, "sender" | "timestamp">, talk: Pick<RoomTalk, "inExchangeSince">, settings: GroupSettings["orphans"]): boolean {
+  return talk.inExchangeSince(q.sender, q.timestamp - settings.freshMs);
+}
+
+/**
+ * How long people have to answer a question first. Once the room has shown how fast its people
+ * answer each other (exchanges.ts: the median time from a member's line to a person's reply that
+ * addresses them), {@link GRACE_PER_LATENCY} times that — a slow channel waits longer than a busy
+ * one — kept within half and twice `graceMs` and early enough that the last agent of the spread
+ * still answers while the question is fresh. Until then, `graceMs`.
+ */
+export function orphanGraceMs(settings: GroupSettings["orphans"], answerLatencyMs: number | undefined): number {
+  if (answerLatencyMs === undefined || !settings.adaptiveGrace) return settings.graceMs;
+  const high = Math.max(settings.graceMs / 2, Math.min(2 * settings.graceMs, settings.freshMs - settings.spreadMs - LATEST_ANSWER_SLACK_MS));
+  return Math.round(Math.min(high, Math.max(settings.graceMs / 2, GRACE_PER_LATENCY * answerLatencyMs)));
+}
+
+/**
+ * The grace as a multiple of the room's median answer latency. That median is how long a reply to
+ * someone already in a conversation takes; a question to the room must first be noticed and
+ * thought about by someone who was not in it, so people get half as long again before an agent
+ * steps in. Not fitted to a log: it is a property of how the latency is measured.
+ */
+export const GRACE_PER_LATENCY = 1.5;
+/** Room left after the spread for the model's answer and its send delay before the question goes stale. */
+export const LATEST_ANSWER_SLACK_MS = 20_000;
+
 /** When this agent takes the question, local time: asked + grace + its rank of the spread. */
-export function orphanDue(p: { askedLocal: number; aid: string; msgId: string; settings: GroupSettings["orphans"] }): number {
-  return p.askedLocal + p.settings.graceMs + Math.floor(floorRank(p.aid, p.msgId) * p.settings.spreadMs);
+export function orphanDue(p: { askedLocal: number; aid: string; msgId: string; settings: GroupSettings["orphans"]; graceMs?: number }): number {
+  return p.askedLocal + (p.graceMs ?? p.settings.graceMs) + Math.floor(floorRank(p.aid, p.msgId) * p.settings.spreadMs);
 }
 
 /** At most this many questions are watched at once; past it the oldest goes (a flood of questions cannot grow memory). */

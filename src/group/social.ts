@@ -14,6 +14,11 @@ export class EngagedSpeakers {
   #owed: Set<string> | null = null;
   /** Engaged speakers someone else has addressed since: talking with us and with them. */
   #shared: Set<string> | null = null;
+  /**
+   * Engaged speakers who owed us an answer when someone else addressed them: their next line more
+   * likely answers that someone (a reply goes to whoever spoke to you last). Until they speak.
+   */
+  #contested: Set<string> | null = null;
   /** When each engaged speaker last talked with us directly: their mention of us, or our line to them. */
   #direct: Map<string, number> | null = null;
 
@@ -34,18 +39,22 @@ export class EngagedSpeakers {
     if (owesAnswer) (this.#owed ??= new Set()).add(key);
     else this.#owed?.delete(key);
     this.#shared?.delete(key);
+    this.#contested?.delete(key);
     const cur = map.get(key);
     if (cur === undefined || cur < until) map.set(key, until);
     if (map.size > ENGAGED_PRUNE_AT) this.prune(now);
   }
 
-  /** `engaged`: inside an engagement of ours alone; `shared`: one someone else joined; else null. */
-  stateOf(sender: string, ts: number): "engaged" | "shared" | null {
+  /**
+   * `engaged`: inside an engagement of ours alone; `shared`: one someone else joined; `contested`:
+   * ours alone, but someone else addressed them after we did and they have not spoken since; else null.
+   */
+  stateOf(sender: string, ts: number): "engaged" | "shared" | "contested" | null {
     if (this.#until === null) return null;
     const key = sender.toLowerCase();
     const until = this.#until.get(key);
     if (until === undefined || ts > until) return null;
-    return this.#shared?.has(key) ? "shared" : "engaged";
+    return this.#shared?.has(key) ? "shared" : this.#contested?.has(key) ? "contested" : "engaged";
   }
 
   /** Server time of the last direct exchange with an engaged `sender` (see {@link engage}). */
@@ -61,17 +70,28 @@ export class EngagedSpeakers {
       this.#until.delete(k);
       this.#owed?.delete(k);
       this.#shared?.delete(k);
+      this.#contested?.delete(k);
       this.#direct?.delete(k);
     }
   }
 
   /**
    * Someone else addressed these speakers: the conversation is shared until they talk to us
-   * again. One we addressed last who has not answered yet stays fully engaged.
+   * again. One we addressed last who has not answered yet stays engaged, but contested until
+   * they next speak.
    */
   share(matches: (speaker: string) => boolean): void {
     if (this.#until === null) return;
-    for (const k of this.#until.keys()) if (matches(k) && !this.#owed?.has(k)) (this.#shared ??= new Set()).add(k);
+    for (const k of this.#until.keys()) {
+      if (!matches(k)) continue;
+      if (this.#owed?.has(k)) (this.#contested ??= new Set()).add(k);
+      else (this.#shared ??= new Set()).add(k);
+    }
+  }
+
+  /** The speaker has spoken: whatever they answered, they are no longer contested. */
+  spoke(sender: string): void {
+    this.#contested?.delete(sender.toLowerCase());
   }
 
   /** Forgets engagements that ended before `now`. */
@@ -82,6 +102,7 @@ export class EngagedSpeakers {
       this.#until.delete(k);
       this.#owed?.delete(k);
       this.#shared?.delete(k);
+      this.#contested?.delete(k);
       this.#direct?.delete(k);
     }
   }

@@ -30,6 +30,11 @@ export class MonitorState {
   #traffic: number | null = null;
   /** Server time of our last unaddressed call, or null. */
   #lookedAt: number | null = null;
+  /**
+   * Our latest reply was joining in unprompted (an unaddressed call, or a look at the room's
+   * reaction): the room's reaction to it is no conversation of ours, and stays unaddressed talk.
+   */
+  #lastReplyUnprompted = false;
   /** Whether each of the room's latest lines (others' and ours, as seen) was an agent's, oldest first. */
   #roomLines: boolean[] = [];
   /** Questions a reply of ours answered (the claim, or every line of its batch): never taken again as orphans. */
@@ -87,6 +92,20 @@ export class MonitorState {
   /** Whether we have spoken (server time `lastSelfSpeakAt`) since our last unaddressed call. */
   spokeSinceLook(lastSelfSpeakAt: number | null): boolean {
     return lastSelfSpeakAt !== null && (this.#lookedAt === null || lastSelfSpeakAt > this.#lookedAt);
+  }
+
+  /**
+   * Whether the first plain batch after our latest line is the room's reaction to a conversation
+   * we are in: we have spoken since our last unaddressed call, and that line answered talk
+   * addressed to us (or was sent by other means), not talk we joined unprompted.
+   */
+  reactionDue(lastSelfSpeakAt: number | null): boolean {
+    return this.spokeSinceLook(lastSelfSpeakAt) && !this.#lastReplyUnprompted;
+  }
+
+  /** A reply of ours was sent: `unprompted` when its dispatch was joining in unprompted. */
+  replySent(unprompted: boolean): void {
+    this.#lastReplyUnprompted = unprompted;
   }
 
   /** An unaddressed call at server time `now`: the traffic it looked at is spent. */

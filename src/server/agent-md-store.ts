@@ -8,11 +8,16 @@ import { join } from "node:path";
 import { AGENT_MD_MAX_BYTES, checkAgentMd } from "../profile/agent-md.ts";
 import { writeFileAtomicSync } from "../state/atomic-file.ts";
 import { encodeSafeName } from "../state/safe-name.ts";
+import { BoundedMap } from "../util/bounded-map.ts";
 
 export interface AgentMdStore {
   get(aid: string): string | undefined;
+  /** Stores the profile; a file store has it on disk when this returns. */
   put(aid: string, text: string): void;
 }
+
+/** Profiles a file store keeps in memory (4 KB at most each): a network's members, and then some. */
+const CACHED_PROFILES = 20_000;
 
 /** Profiles in memory, keyed by lower-cased aid (host names are case-insensitive). */
 export function createMemoryAgentMdStore(): AgentMdStore & { readonly size: number } {
@@ -26,19 +31,46 @@ export function createMemoryAgentMdStore(): AgentMdStore & { readonly size: numb
   };
 }
 
-/** Profiles as `<dir>/<aid>.agent.md` files, written atomically; they survive a restart. */
+/**
+ * Profiles as `<dir>/<aid>.agent.md` files, written atomically; they survive a restart. This
+ * process is the directory's only writer, so what it read or wrote is kept in memory (bounded):
+ * `get_members` asks for every member's type and must not read a file each time, and a put of
+ * the text already stored writes nothing. A put is on disk when it returns: the publisher records
+ * a 204 as published and does not send the same profile again. (Written off the event loop, a
+ * publish outlived `acp-group start`'s quick stops under a loaded disk; measured, the fsyncs were
+ * not what held a thousand agents' start-up back.)
+ */
 export function createFileAgentMdStore(dir: string): AgentMdStore {
-  const file = (aid: string) => join(dir, `${encodeSafeName(aid.toLowerCase())}.agent.md`);
+  const file = (key: string) => join(dir, `${encodeSafeName(key)}.agent.md`);
+  /** Lower-cased aid → its stored text, or null when it has none. */
+  const known = new BoundedMap<string, string | null>(CACHED_PROFILES);
+  const read = (key: string): string | undefined => {
+    const hit = known.get(key);
+    if (hit !== undefined) return hit ?? undefined;
+    let text: string | null;
+    try {
+      text = readFileSync(file(key), "utf8");
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+      text = null;
+    }
+    known.set(key, text);
+    return text ?? undefined;
+  };
   return {
-    get(aid) {
+    get: (aid) => read(aid.toLowerCase()),
+    put(aid, text) {
+      const key = aid.toLowerCase();
+      if (known.get(key) === text) return;
       try {
-        return readFileSync(file(aid), "utf8");
+        writeFileAtomicSync(file(key), text);
       } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+        // What is on disk is unknown now: read it again next time.
+        known.delete(key);
         throw err;
       }
+      known.set(key, text);
     },
-    put: (aid, text) => writeFileAtomicSync(file(aid), text),
   };
 }
 

@@ -70,7 +70,7 @@ describe("defaults", () => {
         unaddressedEvery: 40,
         orphan: { "5m": { messages: 2, tokens: 24000 }, "3h": { messages: 12, tokens: 144000 }, "24h": { messages: 48, tokens: 576000 } },
       },
-      orphans: { enabled: true, graceMs: 60000, spreadMs: 30000, freshMs: 180000, maxAgentShare: 0.05 },
+      orphans: { enabled: true, graceMs: 60000, adaptiveGrace: true, spreadMs: 30000, freshMs: 180000, maxAgentShare: 0.05 },
       dedup: { historySize: 10, othersHistorySize: 20, similarityThreshold: 0.8, action: "skip" },
       delay: { enabled: true, fastMs: [2000, 6000], normalMs: [8000, 20000], slowMs: [20000, 60000], onMention: false },
     });

@@ -124,15 +124,34 @@ describe("an answer to our line that goes on line after line", () => {
       [0, WE, "100", "is there anything special for the read whitelist?"], // names nobody
       [10_000, BOB, "1", "restricting the read permission"], // after-our-line
       [25_000, BOB, "2", "okay"], // continues-after-our-line
-      [38_000, BOB, "3", "right"], // continues-after-our-line (28 s after T+10s)
-      [46_000, BOB, "4", "can you paste your line?"], // 8 s after bob's previous line (was plain: 36 s after his first)
+      [38_000, BOB, "3", "right"], // the group's last three lines are ours and bob's alone: private-exchange, ours
+      [46_000, BOB, "4", "can you paste your line?"], // 8 s after bob's previous line: continues it (was plain: 36 s after his first)
     ]);
     await at(120_000);
     expect(accepted(t)).toEqual([
       ["1", false, false, true, "after-our-line"],
       ["2", false, false, true, "continues-after-our-line"],
+      ["3", false, true, false, "private-exchange"],
+      ["4", false, true, false, "continues"],
+    ]);
+  });
+});
+
+describe("a private exchange: the group's last three lines are ours and the sender's alone", () => {
+  it("another speaker among the last three lines: no private exchange, the answer stays maybe ours", async () => {
+    const t = setup();
+    await play(t, [
+      [0, WE, "100", "is there anything special for the read whitelist?"], // names nobody
+      [10_000, BOB, "1", "restricting the read permission"], // after-our-line
+      [15_000, CAROL, "c1", "anyone seen the new release notes"], // carol, on her own
+      [20_000, BOB, "2", "okay"], // last three: ours, bob's, carol's → continues-after-our-line
+      [25_000, BOB, "3", "right"], // last three: bob's, carol's, bob's → continues-after-our-line
+    ]);
+    await at(120_000);
+    expect(accepted(t).filter(([id]) => id !== "c1")).toEqual([
+      ["1", false, false, true, "after-our-line"],
+      ["2", false, false, true, "continues-after-our-line"],
       ["3", false, false, true, "continues-after-our-line"],
-      ["4", false, false, true, "continues-after-our-line"],
     ]);
   });
 });
@@ -353,7 +372,8 @@ describe("a bot's answer to a command of ours is for us", () => {
     //                                                                       (names puff, not us): [engaged]
     // T+7s    ubottu: "puff: see also …"                                    not the next line: addressed to puff
     //                                                                       (ubottu did not become engaged)
-    // T+20s   puff:   "thanks"                                              puff was named by us: engaged
+    // T+20s   puff:   "thanks"                                              puff was named by us, then addressed by
+    //                                                                       ubottu: maybe ours (addressed-by-another)
     t.client.feedBufferGate([msg(1, 0, "can somebody help me with my disappearing sound?", PUFF)]);
     await at(5000);
     t.client.recordOwnMessage({ msgId: "100", timestamp: T0 + 5000, content: "!sound | puff" });
@@ -368,7 +388,7 @@ describe("a bot's answer to a command of ours is for us", () => {
       ["1", false, false, false, null],
       ["2", false, true, false, "answers-our-command"],
       ["3", false, false, false, "addressed-other:puff"],
-      ["4", false, true, false, "engaged"],
+      ["4", false, false, true, "addressed-by-another"],
     ]);
     // The answer reached the model.
     expect(t.calls.some((c) => c.ids.includes("2"))).toBe(true);

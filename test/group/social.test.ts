@@ -21,7 +21,7 @@ describe("EngagedSpeakers", () => {
   it.each([
     // someone else addressed them; did they owe us an answer → state after
     [false, "shared"],
-    [true, "engaged"],
+    [true, "contested"],
   ] as const)("shared by another member (they owed us an answer: %s) → %s, until they talk to us again", (owes, state) => {
     const e = new EngagedSpeakers();
     e.engage("bob", T0 + 60 * S, T0, owes);
@@ -30,6 +30,15 @@ describe("EngagedSpeakers", () => {
     // Talking to us again (a new engagement) clears the sharing.
     e.engage("bob", T0 + 90 * S, T0 + 2 * S);
     expect(e.stateOf("bob", T0 + 3 * S)).toBe("engaged");
+  });
+
+  it("contested (we addressed bob last, then someone else did) lasts until bob speaks, whatever he says", () => {
+    const e = new EngagedSpeakers();
+    e.engage("bob", T0 + 60 * S, T0, true);
+    e.share((k) => k === "bob");
+    expect(e.stateOf("bob", T0 + S)).toBe("contested");
+    e.spoke("Bob");
+    expect(e.stateOf("bob", T0 + 2 * S)).toBe("engaged");
   });
 
   it("direct exchanges are remembered; disengage and prune forget everything about a speaker", () => {

@@ -24,6 +24,7 @@ const SCRIPT: Record<number, string> = {
   1: "😂 that is wild. Anyway, moving on to the next topic now.",
   2: "Yes, I looked at it. The fix is in the config. Restart the service after.",
   3: "Yes, I looked at it. The fix is in the config. Restart the service after.",
+  4: "NO_REPLY",
   5: "Still here. Ask me again after lunch. I will have numbers.",
 };
 
@@ -35,7 +36,7 @@ afterEach(() => {
 });
 
 describe("monitor end to end with the group client", () => {
-  it("HEATED group: reaction, short reply to a mention, repeat suppressed, unaddressed talk over its allowance without a model call, mentions on their own", async () => {
+  it("HEATED group: reaction, short reply to a mention, repeat suppressed, the room's reaction to our answer on the addressed allowance though the unaddressed one is spent, mentions on their own", async () => {
     const settings = settingsWith({ budget: { unaddressed: { "5m": { messages: 1, tokens: 1_000_000 } } } });
     const sender = recordingSender(() => Date.now());
     const backend = createScriptedBackend({ mode: "always", replyText: (r: GenerateRequest) => SCRIPT[r.dispatchId] ?? "unexpected call" });
@@ -85,21 +86,23 @@ describe("monitor end to end with the group client", () => {
     await at(30_001);
     expect(sender.sent).toHaveLength(2);
 
-    // T+40s: unaddressed chatter; cooldown (30 s × 2 for HEATED) from T+30s → dispatch 4 at T+90s,
-    // over budget (3 calls in 5 min) → no model call.
+    // T+40s: unaddressed chatter; cooldown (30 s × 2 for HEATED) from T+30s → dispatch 4 at T+90s.
+    // The unaddressed allowance (1 call in 5 min) is spent, but this is the first plain batch since
+    // our answer at T+20s: the room's reaction to it, a look on the addressed allowance (the model
+    // stays silent).
     await at(40_000);
     client.feedBufferGate([gm(19, 40_000, "more chatter", SPEAKERS[2]!)]);
     await at(89_999);
     expect(decisions).toHaveLength(3);
     await at(90_000);
     expect(decisions).toHaveLength(4);
-    expect(backend.calls.map((c) => c.dispatchId)).toEqual([1, 2, 3]);
+    expect(backend.calls.map((c) => c.dispatchId)).toEqual([1, 2, 3, 4]);
 
     // T+100s: a mention → dispatch 5 on the mention reserve.
     await at(100_000);
     client.feedBufferGate([gm(20, 100_000, "Alice, are you still there?", SPEAKERS[3]!)]);
     await at(100_001);
-    expect(backend.calls.map((c) => c.dispatchId)).toEqual([1, 2, 3, 5]);
+    expect(backend.calls.map((c) => c.dispatchId)).toEqual([1, 2, 3, 4, 5]);
 
     expect(
       decisions.map((d) => ({
@@ -117,7 +120,7 @@ describe("monitor end to end with the group client", () => {
       { id: 1, at: 4500, trigger: "normal", vitality: "HEATED", replyType: "reaction", calls: 1, sent: true, skip: null, pool: "unaddressed" },
       { id: 2, at: 20_000, trigger: "mention", vitality: "HEATED", replyType: "short", calls: 1, sent: true, skip: null, pool: "addressed" },
       { id: 3, at: 30_000, trigger: "mention", vitality: "HEATED", replyType: "short", calls: 1, sent: false, skip: "duplicate-of-recent-reply", pool: "addressed" },
-      { id: 4, at: 90_000, trigger: "normal", vitality: "HEATED", replyType: null, calls: 0, sent: false, skip: "over-budget", pool: "unaddressed" },
+      { id: 4, at: 90_000, trigger: "normal", vitality: "HEATED", replyType: "reaction", calls: 1, sent: false, skip: "silent", pool: "addressed" },
       { id: 5, at: 100_000, trigger: "mention", vitality: "HEATED", replyType: "short", calls: 1, sent: true, skip: null, pool: "addressed" },
     ]);
     expect(sender.sent.map((s) => [s.at - T0, s.content])).toEqual([

@@ -99,10 +99,10 @@ describe("unaddressed talk follows the channel's pace (budget.unaddressedEvery, 
     await vi.advanceTimersByTimeAsync(120_000);
     await client.close();
     monitor.close();
-    const unaddressed = decisions.filter((d) => d.budgetPool === "unaddressed");
+    const plain = decisions.filter((d) => d.trigger === "normal");
     return {
-      called: unaddressed.filter((d) => d.modelCalls > 0).map((d) => d.messageIds.join(",")),
-      paced: unaddressed.filter((d) => d.modelCalls === 0).map((d) => `${reasonOf(d.outcome)} ${d.detail}`),
+      called: plain.filter((d) => d.modelCalls > 0).map((d) => `${d.messageIds.join(",")} ${d.budgetPool}`),
+      paced: plain.filter((d) => d.modelCalls === 0).map((d) => `${reasonOf(d.outcome)} ${d.detail}`),
     };
   }
 
@@ -111,18 +111,66 @@ describe("unaddressed talk follows the channel's pace (budget.unaddressedEvery, 
     // T+10m…   lines 2–40 → skipped before the model: over-budget, unaddressed:pace (1/40 … 39/40)
     // T+6h40m  line 41    → 40 lines since the look: a look; and so at T+13h20m (81), T+20h (121)
     const { called, paced } = await slowChannel([]);
-    expect(called).toEqual(["1", "41", "81", "121"]);
+    expect(called).toEqual(["1 unaddressed", "41 unaddressed", "81 unaddressed", "121 unaddressed"]);
     expect(paced).toHaveLength(140);
     expect(paced[0]).toBe("over-budget unaddressed:pace:messages 1/40 +39");
     expect(paced[38]).toBe("over-budget unaddressed:pace:messages 39/40 +1");
   });
 
-  it("after a line of ours, the next batch gets a look: how the room took it is not joining in unprompted", async () => {
-    // T+0      line 1     → a look
+  it("after a line of ours, the next batch is the room's reaction: a look on the addressed allowance", async () => {
+    // T+0      line 1     → a look (unaddressed)
     // T+55m    we say something to the room
-    // T+1h     line 7     → a look (we spoke since the last one); the 40 lines count from here
-    // T+7h40m  line 47    → a look, then lines 87 and 127
-    const { called } = await slowChannel([{ atMs: 55 * 60_000, content: "by the way, the mirror is back" }]);
-    expect(called).toEqual(["1", "7", "47", "87", "127"]);
+    // T+1h     line 7     → a look on the addressed allowance (we spoke since the last look); the
+    //                       40 lines count from here
+    // T+1h10m  line 8     → no look: once per line of ours
+    // T+7h40m  line 47    → an unaddressed look, then lines 87 and 127
+    const { called, paced } = await slowChannel([{ atMs: 55 * 60_000, content: "by the way, the mirror is back" }]);
+    expect(called).toEqual(["1 unaddressed", "7 addressed", "47 unaddressed", "87 unaddressed", "127 unaddressed"]);
+    expect(paced[5]).toBe("over-budget unaddressed:pace:messages 1/40 +39");
+  });
+});
+
+describe("the room's reaction is a look on the addressed allowance only after an answer of ours", () => {
+  it("an agent that replies to every plain batch stays on the unaddressed allowance: 2 calls per 5 minutes, none addressed", async () => {
+    const settings = DEFAULT_GROUP_SETTINGS;
+    // The stand-in model replies to everything, each reply unlike the others (no duplicate suppression).
+    const REPLIES = ["the ferry leaves at noon", "quantum dots glow green", "my violin needs new strings", "glaciers carve fjords slowly", "try the lentil soup", "chess openings bore me", "rain again in Lisbon", "kites need steady wind", "owls hunt at dusk", "copper turns green"];
+    const backend = createScriptedBackend({ mode: "always", latencyMs: 2000, replyText: (r) => REPLIES[r.dispatchId % REPLIES.length]! });
+    const decisions: DispatchDecision[] = [];
+    const sender = recordingSender(() => Date.now());
+    const monitor = createGroupMonitor({
+      identityId: "alice",
+      identity: ALICE,
+      groupId: "g1",
+      settings,
+      humans: ["erin.agentcp.io"],
+      backend,
+      sender,
+      logger: createMemoryLogger(),
+      random: () => 0.5,
+      onDecision: (d) => decisions.push(d),
+    });
+    const client = initGroupClientForIdentity({ identityId: "alice", groupId: "g1", identity: ALICE, settings, dispatch: monitor.handle });
+    // T+0, T+90s, … T+13m30s: erin says a line every 90 s (ids 1…10); nobody addresses the agent.
+    // Every plain batch after the first comes after a reply of ours said unprompted: no reaction
+    // look on the addressed allowance; the unaddressed windows (2 calls per 5 minutes) hold it.
+    // (erin's first line within 60 s of a line of ours may answer it — maybe ours, a follow-up;
+    // at 90 s apart none is.)
+    // T+3s     line 1  → a look (a fresh agent), the agent replies
+    // T+93s    line 2  → a look at once after our line, unaddressed; the agent replies
+    // T+183s   line 3  → over-budget (unaddressed:5m 2/2), and so line 4 at T+273s
+    // T+363s   line 5  → a look (the T+3s call has left the 5-minute window); T+453s line 6 too
+    // T+543s…  lines 7, 8 over-budget; lines 9, 10 (T+723s, T+813s) looks
+    for (let i = 0; i < 10; i++) {
+      await vi.advanceTimersByTimeAsync(T0 + i * 90_000 - Date.now());
+      client.feedBufferGate([gm(i + 1, i * 90_000, `remark ${i}`, "erin.agentcp.io")]);
+    }
+    await vi.advanceTimersByTimeAsync(120_000);
+    await client.close();
+    monitor.close();
+    const called = decisions.filter((d) => d.modelCalls > 0).map((d) => `${d.messageIds.join(",")} T+${Math.round((d.at - T0) / 1000)}s ${d.budgetPool}`);
+    expect(called).toEqual(["1 T+3s unaddressed", "2 T+93s unaddressed", "5 T+363s unaddressed", "6 T+453s unaddressed", "9 T+723s unaddressed", "10 T+813s unaddressed"]);
+    const skipped = decisions.filter((d) => d.modelCalls === 0).map((d) => `${d.messageIds.join(",")} ${reasonOf(d.outcome)} ${d.detail}`);
+    expect(skipped).toEqual(["3 over-budget unaddressed:5m:messages 2/2 +1", "4 over-budget unaddressed:5m:messages 2/2 +1", "7 over-budget unaddressed:5m:messages 2/2 +1", "8 over-budget unaddressed:5m:messages 2/2 +1"]);
   });
 });

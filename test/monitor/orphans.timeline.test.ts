@@ -53,26 +53,38 @@ function orphanDecisions(r: RoomReport): Record<string, unknown[]> {
 const Q1 = "anyone know why apt hangs on update?";
 
 describe("orphaned questions in a room of three agents", () => {
-  it("a question a person answers at T+20s → no agent speaks; the orphan dispatches find the answer and make no model call", async () => {
+  it("a question a person answers at T+20s, naming the asker → no agent speaks; no orphan dispatch starts (the asker is in an exchange)", async () => {
     // T+0        sam asks the room (q1)
     // T+3s       three buffer gates fire: [q1] is left to people (left-to-people, no model call)
-    // T+20s      dan answers: "sam: try another mirror…"
+    // T+20s      dan answers: "sam: try another mirror…" — sam and dan are in an exchange
     // T+33s      three dispatches of [a1]: no question in it, the stand-in stays silent
-    // T+64.061s  carol's orphan turn: dan answered q1 → yields, no model call
-    // T+69.659s  bob's · T+83.883s alice's: the same
+    // T+64.061s  carol's orphan turn · T+69.659s bob's · T+83.883s alice's: q1's asker is in an
+    //            exchange since it was asked → the question is dropped, no dispatch, no model call
     const r = await room([line("q1", 0, "sam", Q1), line("a1", 20_000, "dan", "sam: try another mirror, the main one is slow today")]);
     expect(sends(r)).toEqual([]);
     expect(decisions(r)["carol"]).toEqual([
       [3000, "normal", ["q1"], false, "left-to-people", "q1"],
       [33_000, "normal", ["a1"], false, "silent", "no-reply-token"],
-      [64_061, "orphan", ["q1"], false, "answered-by-other", "q1:by:dan"],
     ]);
+    expect(orphanDecisions(r)).toEqual({ alice: [], bob: [], carol: [] });
+    // One call each, for dan's line; none for the orphan.
+    expect(modelCalls(r)).toEqual({ alice: 1, bob: 1, carol: 1 });
+  });
+
+  it("a question a person answers at T+20s by reply_to, naming nobody → no agent speaks; the orphan dispatches find the answer and make no model call", async () => {
+    // T+0        sam asks the room (q1) · T+3s left to people by all three
+    // T+20s      dan answers with reply_to q1 and no name: no exchange, but a linked answer
+    // T+33s      three dispatches of [a1]: no question in it, the stand-in stays silent
+    // T+64.061s  carol's orphan turn: dan answered q1 → yields, no model call
+    // T+69.659s  bob's · T+83.883s alice's: the same
+    const answer = { ...line("a1", 20_000, "dan", "try another mirror, the main one is slow today"), metadata: { reply_to: "q1" } };
+    const r = await room([line("q1", 0, "sam", Q1), answer]);
+    expect(sends(r)).toEqual([]);
     expect(orphanDecisions(r)).toEqual({
       alice: [[83_883, false, "answered-by-other", "q1:by:dan"]],
       bob: [[69_659, false, "answered-by-other", "q1:by:dan"]],
       carol: [[64_061, false, "answered-by-other", "q1:by:dan"]],
     });
-    // One call each, for dan's line; none for the orphan.
     expect(modelCalls(r)).toEqual({ alice: 1, bob: 1, carol: 1 });
   });
 
@@ -177,5 +189,59 @@ describe("orphaned questions in a room of three agents", () => {
       ],
     });
     expect(modelCalls(r)).toEqual({ alice: 0, bob: 1, carol: 0 });
+  });
+
+  it("a follow-up question inside an exchange → no agent takes it, engaged with anyone or not; a newcomer's question beside it is answered once", async () => {
+    // T−60s      dan: "sam: did you try switching the mirror?" — sam and dan are in an exchange
+    // T+0        sam: "how do I change it?" (q1) — inside that exchange, not the room's question
+    // T+1s       ann asks the room (q2), in no exchange
+    // T+61.705s  carol's q2 turn → answers q2 (sent T+65.799s); bob and alice yield to her claim
+    // q1: never watched by any agent (no orphan dispatch, no model call). Before, an agent engaged
+    // with nobody did not work out addressees, so it watched q1 and answered it.
+    const r = await room([
+      line("x1", -60_000, "dan", "sam: did you try switching the mirror?"),
+      line("q1", 0, "sam", "how do I change it?"),
+      line("q2", 1000, "ann", "is there a way to see which package owns a file?"),
+    ]);
+    expect(sends(r)).toEqual([[65_799, "carol", "q2"]]);
+    for (const a of r.agents) expect(a.report.dispatches.filter((d) => d.trigger === "orphan" && d.messageIds.includes("q1"))).toEqual([]);
+  });
+
+  it("the asker turns to someone during the grace period → the question is dropped at its due time, no agent speaks", async () => {
+    // T+0        sam asks the room (q1)
+    // T+30s      sam: "dan: any idea?" — sam turned to dan: q1 is now theirs
+    // T+64.061s, T+69.659s, T+83.883s  the agents' turns: q1's asker is in an exchange → dropped
+    const r = await room([line("q1", 0, "sam", Q1), line("d1", 25_000, "dan", "hm"), line("t1", 30_000, "sam", "dan: any idea?")]);
+    expect(sends(r)).toEqual([]);
+    expect(orphanDecisions(r)).toEqual({ alice: [], bob: [], carol: [] });
+  });
+
+  /** Eight people's lines, each answered by name `latencyMs` later by another person (the room's pace), ending before T−`gapMs`. */
+  const pace = (latencyMs: number, gapMs: number): LogLine[] =>
+    Array.from({ length: 8 }, (_, i) => {
+      const t = -gapMs - (8 - i) * 2 * latencyMs;
+      return [line(`w${i}`, t, `p${i}`, "the build is green again"), line(`r${i}`, t + latencyMs, `h${i}`, `p${i}: nice, thanks`)];
+    }).flat();
+
+  it("a room whose people answer each other in 10 s → the grace is 30 s (1.5 × 10 s, at least half of graceMs): carol answers at T+34.061s", async () => {
+    // T−∞ … T−60s  eight lines each answered by name 10 s later: median answer latency 10 s
+    // T+0          sam asks (q1) · grace = max(30 s, 1.5 × 10 s) = 30 s
+    // T+34.061s    carol's turn (30 s + 0.1354 × 30 s) → model 2 s → sent T+38.603s
+    const r = await room([...pace(10_000, 60_000), line("q1", 0, "sam", Q1)]);
+    expect(sends(r)).toEqual([[38_603, "carol", "q1"]]);
+    expect(orphanDecisions(r)["carol"]).toEqual([[34_061, true, null, null]]);
+  });
+
+  it("a room whose people answer each other in 60 s → the grace is 90 s: carol answers at T+94.061s; in 100 s → capped at 120 s (T+124.061s)", async () => {
+    const slow = await room([...pace(60_000, 60_000), line("q1", 0, "sam", Q1)]);
+    expect(sends(slow)).toEqual([[98_603, "carol", "q1"]]);
+    const slower = await room([...pace(100_000, 60_000), line("q1", 0, "sam", Q1)]);
+    expect(sends(slower)).toEqual([[128_603, "carol", "q1"]]);
+  });
+
+  it("adaptiveGrace off → the configured grace whatever the room's pace", async () => {
+    const settings = { ...DEFAULT_GROUP_SETTINGS, orphans: { ...DEFAULT_GROUP_SETTINGS.orphans, adaptiveGrace: false } };
+    const r = await room([...pace(10_000, 60_000), line("q1", 0, "sam", Q1)], settings);
+    expect(sends(r)).toEqual([[68_603, "carol", "q1"]]);
   });
 });

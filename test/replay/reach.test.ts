@@ -24,13 +24,16 @@ describe("reach of addressed lines on the #ubuntu dev log (default settings, --r
     }
   }, 60_000);
 
-  it.each(PERSONAS.map((p) => p.persona))("%s: ≥ 95% of the lines meant for it reach a model call, p95 wait ≤ 10 s, ≤ 8 calls per 100 messages", (persona) => {
+  it.each(PERSONAS.map((p) => p.persona))("%s: ≥ 95% of the lines meant for it reach a model call, p95 wait ≤ 10 s, ≤ 9 calls per 100 messages", (persona) => {
     const r = reports.get(persona)!;
     const a = r.addressed!;
     expect(a.gold).toBeGreaterThanOrEqual(30);
     expect(a.reachRate).toBeGreaterThanOrEqual(0.95);
     expect(a.waitP95Ms).toBeLessThanOrEqual(10_000);
-    expect(r.summary.modelCalls / r.summary.messages).toBeLessThanOrEqual(0.08);
+    // ≤ 0.09: issue 28's target for model calls per message (it was 0.08 before the room's
+    // reaction to our answers got its look on the addressed allowance: jacob_ 0.073 → 0.083, its
+    // reach 48 → 50 of 50).
+    expect(r.summary.modelCalls / r.summary.messages).toBeLessThanOrEqual(0.09);
   });
 
   it("pooled over the three, the mention-or-engaged flags have precision ≥ 0.85 at recall ≥ 0.80", () => {

@@ -142,8 +142,11 @@ describe("replay --responder", () => {
       [T0 + 3000, "normal", ["n1"], { replyType: "short", sent: false, skipReason: "silent", text: null, budgetRatio: 0, modelCalled: true, detail: "no-reply-token" }],
       // The mention draws from the addressed allowance: its ratio does not see the unaddressed call.
       [T0 + 60_000, "mention", ["m1"], { replyType: "short", sent: true, skipReason: null, text: "ok", budgetRatio: 0, modelCalled: true, detail: null }],
-      [T0 + 123_000, "normal", ["n2"], { replyType: "normal", sent: false, skipReason: "silent", text: null, budgetRatio: 0.5, modelCalled: true, detail: "no-reply-token" }],
-      [T0 + 183_000, "normal", ["n3"], overBudget],
+      // The first plain batch after our answer is the room's reaction to it: a look on the
+      // addressed allowance (1 call of its 30 in 5 minutes so far) …
+      [T0 + 123_000, "normal", ["n2"], { replyType: "normal", sent: false, skipReason: "silent", text: null, budgetRatio: 0.033, modelCalled: true, detail: "no-reply-token" }],
+      // … and the 40 lines of the channel's pace count from there.
+      [T0 + 183_000, "normal", ["n3"], { ...overBudget, budgetRatio: 0.5, detail: "unaddressed:pace:messages 1/40 +39" }],
     ]);
     // Our reply at T+60s is ours in the window of the next dispatch.
     expect(report.dispatches[2]!.vitality).toEqual({ state: "ACTIVE", messagesIn5m: 4, uniqueSpeakersIn5m: 3, myMessagesIn5m: 1 });

@@ -123,7 +123,9 @@ const isHuman = (history: readonly GroupMessage[], id: string) => history.find((
 describe("startIdentity: bot-loop guard across real sockets", () => {
   it("two always-answering agents stop after maxAgentChain agent-only exchanges, stay quiet, and a human resets the chain", async () => {
     fx.server = await startLobbyServer(["alice", "bob"]);
-    const config = lobbyConfig({ stateDir: fx.stateDir(), agents: ["alice", "bob"], lobby: { ...FAST, maxAgentChain: 2 } });
+    // agentMentionGapMs short: once their exchange is private (private-exchange), each agent's
+    // reply carries reply_to and reaches the other as a mention, which from an agent waits the gap.
+    const config = lobbyConfig({ stateDir: fx.stateDir(), agents: ["alice", "bob"], lobby: { ...FAST, maxAgentChain: 2, agentMentionGapMs: 50 } });
     const alice = fx.track(startRecorded({ config, identityId: "alice", backend: chattyBackend("alice") }));
     const bob = fx.track(startRecorded({ config, identityId: "bob", backend: chattyBackend("bob") }));
     await Promise.all([alice.ready, bob.ready]);

@@ -2,7 +2,7 @@
 // requests with an explicit Host header (the aid is the host name on the ACP network).
 import { createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -139,6 +139,47 @@ describe("createFileAgentMdStore (real files)", () => {
     const second = createFileAgentMdStore(dir);
     expect(second.get("ALICE.agentcp.io")).toBe(PROFILE);
     expect(second.get("bob.agentcp.io")).toBeUndefined();
+  });
+
+  it("a put of the text already stored writes nothing; a new text replaces the file", async () => {
+    const store = createFileAgentMdStore(dir);
+    await store.put("alice.agentcp.io", PROFILE);
+    const [name] = readdirSync(dir);
+    const first = statSync(join(dir, name!)).ino;
+    await store.put("Alice.agentcp.io", PROFILE);
+    // An agent republishing the same profile at every start-up costs no write (seen failing: a new inode).
+    expect(statSync(join(dir, name!)).ino).toBe(first);
+    await store.put("alice.agentcp.io", PROFILE.replace("Alice", "Alicia"));
+    expect(statSync(join(dir, name!)).ino).not.toBe(first);
+    expect(readFileSync(join(dir, name!), "utf8")).toContain("Alicia");
+  });
+
+  it("a put is on disk and served when it returns, also after a get that found nothing", () => {
+    const store = createFileAgentMdStore(dir);
+    expect(store.get("alice.agentcp.io")).toBeUndefined();
+    store.put("alice.agentcp.io", PROFILE);
+    expect(store.get("alice.agentcp.io")).toBe(PROFILE);
+    expect(memberTypeFromStore(store, "alice.agentcp.io")).toMatchObject({ type: "agent", code: 0 });
+    expect(createFileAgentMdStore(dir).get("alice.agentcp.io")).toBe(PROFILE);
+  });
+
+  it("serves what it read or wrote from memory: get_members does not read a file per member", async () => {
+    const store = createFileAgentMdStore(dir);
+    await store.put("alice.agentcp.io", PROFILE);
+    const [name] = readdirSync(dir);
+    // This process is the directory's only writer; a change behind its back is not read again (seen failing: read again).
+    writeFileSync(join(dir, name!), "changed behind the store's back");
+    expect(store.get("alice.agentcp.io")).toBe(PROFILE);
+    expect(store.get("nobody.agentcp.io")).toBeUndefined();
+    writeFileSync(join(dir, "nobody.agentcp.io.agent.md"), PROFILE);
+    expect(store.get("nobody.agentcp.io")).toBeUndefined();
+  });
+
+  it("a write that fails throws (the handler answers 500) and nothing unsaved is served", () => {
+    const store = createFileAgentMdStore(join(dir, "file-not-dir"));
+    writeFileSync(join(dir, "file-not-dir"), "a file where the folder should be");
+    expect(() => store.put("alice.agentcp.io", PROFILE)).toThrow();
+    expect(() => store.get("alice.agentcp.io")).toThrow();
   });
 });
 

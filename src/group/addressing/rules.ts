@@ -34,6 +34,14 @@ export const ANSWER_SPEAKERS = 2;
  */
 export const DIRECT_FRESH_MS = 120_000;
 
+/**
+ * How many of the group's last lines must be ours and one sender's alone for their exchange with
+ * us to be private: three — their line, ours, theirs (or ours, theirs, ours) — the least that
+ * holds a turn each way. Not a time: on a busy channel other people's lines break an exchange
+ * within seconds, on a quiet one it can last minutes, so it follows the channel's pace.
+ */
+export const PRIVATE_EXCHANGE_LINES = 3;
+
 // Verdicts without data are built once: no allocation for them on the per-message path.
 const PLAIN = verdict({ to: "nobody" });
 const TO_US = {
@@ -47,6 +55,8 @@ const BOT_COMMAND = verdict({ to: "other", reason: { rule: "bot-command" }, spen
 // From here on the line's opening addresses nobody: it shares the conversation of every engaged speaker it names.
 const after = { shareNamed: true, spendCommand: true } as const;
 const CONTINUES_OTHER = verdict({ to: "other", reason: { rule: "continues-addressed-other" }, target: "other", ...after });
+const PRIVATE_EXCHANGE = verdict({ to: "us-engaged", reason: { rule: "private-exchange" }, target: "us", ...after });
+const ADDRESSED_BY_ANOTHER = verdict({ to: "maybe-us", reason: { rule: "addressed-by-another" }, engage: "follow-up", target: "maybe-us", ...after });
 const CONTINUES_AFTER_OUR_LINE = verdict({ to: "maybe-us", reason: { rule: "continues-after-our-line" }, target: "maybe-us", ...after });
 const AFTER_ANOTHER_SPEAKER = verdict({ to: "maybe-us", reason: { rule: "after-another-speaker" }, engage: "follow-up", target: "maybe-us", ...after });
 const CONTINUES = verdict({ to: "us-engaged", reason: { rule: "continues" }, engage: "follow-up", target: "us", ...after });
@@ -82,7 +92,7 @@ export function mayAnswerOpenLine(line: AddressedLine, v: ConversationView): boo
 }
 
 /** The sender's engagement at the line's time: inside a conversation of ours alone, a shared one, or none. */
-export function engagedState(line: AddressedLine, v: ConversationView): "engaged" | "shared" | null {
+export function engagedState(line: AddressedLine, v: ConversationView): "engaged" | "shared" | "contested" | null {
   return v.engaged !== null && v.engaged.size > 0 ? v.engaged.stateOf(line.sender, line.timestamp) : null;
 }
 
@@ -172,6 +182,15 @@ export const addressedOther = rule("addressed-other", "other", (line, _signals, 
 /** The sender's previous line addressed another member, within `continuationMs`, and we have not spoken since: this continues it. */
 export const continuesAddressedOther = rule("continues-addressed-other", "other", (line, _signals, v) => (previousTarget(line, v) === "other" ? CONTINUES_OTHER : null));
 
+/**
+ * The sender's previous line was maybe an answer to our line, and since then the group's last
+ * {@link PRIVATE_EXCHANGE_LINES} lines are theirs and ours alone: a private exchange with us. Ours,
+ * as an engaged follow-up.
+ */
+export const privateExchange = rule("private-exchange", "us-engaged", (line, _signals, v) =>
+  previousTarget(line, v) === "maybe-us" && v.privateExchange(line.sender) ? PRIVATE_EXCHANGE : null,
+);
+
 /** The sender's previous line was maybe an answer to our line: this is the rest of it (a second sentence, a paste). */
 export const continuesAfterOurLine = rule("continues-after-our-line", "maybe-us", (line, _signals, v) => (previousTarget(line, v) === "maybe-us" ? CONTINUES_AFTER_OUR_LINE : null));
 
@@ -182,11 +201,18 @@ export const continuesAfterOurLine = rule("continues-after-our-line", "maybe-us"
  * not [engaged].
  */
 export const afterAnotherSpeaker = rule("after-another-speaker", "maybe-us", (line, _signals, v) =>
-  (previousTarget(line, v) === "us" || engagedState(line, v) === "engaged") && turnedToAnother(line, v) ? AFTER_ANOTHER_SPEAKER : null,
+  (previousTarget(line, v) === "us" || engagedState(line, v) === "engaged" || engagedState(line, v) === "contested") && turnedToAnother(line, v) ? AFTER_ANOTHER_SPEAKER : null,
 );
 
 /** The sender's previous line was to us, within `continuationMs` (a paste, an "err", a second sentence): ours. */
 export const continues = rule("continues", "us-engaged", (line, _signals, v) => (previousTarget(line, v) === "us" ? CONTINUES : null));
+
+/**
+ * The sender is in a conversation with us alone and owed us an answer, but someone else addressed
+ * them after we did and they have not spoken since: a reply goes to whoever spoke to you last, so
+ * this more likely answers that member. Maybe ours; the conversation stays open.
+ */
+export const addressedByAnother = rule("addressed-by-another", "maybe-us", (line, _signals, v) => (engagedState(line, v) === "contested" ? ADDRESSED_BY_ANOTHER : null));
 
 /** The sender is in a conversation with us alone: ours, as an engaged follow-up. */
 export const engaged = rule("engaged", "us-engaged", (line, _signals, v) => (engagedState(line, v) === "engaged" ? ENGAGED : null));
@@ -213,9 +239,11 @@ export const ADDRESSING_RULES: readonly AddressingRule[] = Object.freeze([
   namedUs,
   addressedOther,
   continuesAddressedOther,
+  privateExchange,
   continuesAfterOurLine,
   afterAnotherSpeaker,
   continues,
+  addressedByAnother,
   engaged,
   sharedConversation,
   afterOurLine,
@@ -241,9 +269,11 @@ export function decideAddressing(line: AddressedLine, signals: MessageSignals, v
     namedUs.decide(line, signals, v) ??
     addressedOther.decide(line, signals, v) ??
     continuesAddressedOther.decide(line, signals, v) ??
+    privateExchange.decide(line, signals, v) ??
     continuesAfterOurLine.decide(line, signals, v) ??
     afterAnotherSpeaker.decide(line, signals, v) ??
     continues.decide(line, signals, v) ??
+    addressedByAnother.decide(line, signals, v) ??
     engaged.decide(line, signals, v) ??
     sharedConversation.decide(line, signals, v) ??
     afterOurLine.decide(line, signals, v) ??

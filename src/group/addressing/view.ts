@@ -67,6 +67,8 @@ export interface ConversationView {
   readonly openLine: OpenLine | null;
   /** Who spoke the group's previous line (lower-cased; ours too), or null. */
   readonly lastSpeaker: string | null;
+  /** The group's last few lines (PRIVATE_EXCHANGE_LINES) are ours and `sender`'s alone, both among them. */
+  privateExchange(sender: string): boolean;
   /** Speakers we are in a conversation with; null until the first engagement. */
   readonly engaged: EngagedView | null;
   /** Whom `sender`'s last addressed line was for, whenever it was (the rules judge its age). */

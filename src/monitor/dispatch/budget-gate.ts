@@ -1,7 +1,7 @@
 // The budget of one dispatch: the allowance it draws from (addressed or unaddressed talk), who pays
 // for an addressed call (one sender's share is bounded), the check before the first model call —
-// the prompt's own size must fit, and unaddressed talk keeps to the channel's pace — and the
-// bookkeeping of every call it makes.
+// the prompt's own size must fit, and unaddressed talk keeps to the channel's pace (the room's
+// reaction to a line of ours is not unaddressed) — and the bookkeeping of every call it makes.
 import type { DispatchBatch } from "../../types.ts";
 import type { PromptParts } from "../assemble.ts";
 import { estimateTokens } from "../token-estimate.ts";
@@ -75,13 +75,23 @@ export class DispatchBudget {
  * pool's windows with the next call's prompt counted in, so a window is never overrun by the call
  * that would cross it.
  */
-export function checkDispatchBudget(run: DispatchRun, parts: PromptParts, pool: BudgetPool): Step<{ budget: DispatchBudget }> {
+export function checkDispatchBudget(run: DispatchRun, parts: PromptParts, asked: BudgetPool): Step<{ budget: DispatchBudget }> {
   const { m, batch, record } = run;
   const { settings, state } = m;
+  const every = settings.budget.unaddressedEvery;
+  // The first plain batch after a line of ours that answered talk addressed to us is the room's
+  // reaction to it: part of a conversation we are in, not joining in unprompted. Once per line of
+  // ours, it draws from the addressed allowance (as a line that may be ours does), paid by nobody
+  // in particular. After a line we said unprompted it stays unaddressed talk, on its windows:
+  // replying to the room would otherwise buy the next look on the addressed allowance, for ever.
+  const reaction = asked === "unaddressed" && every > 0 && state.reactionDue(run.group.memory.lastSelfSpeakAt);
+  const pool: BudgetPool = reaction ? "addressed" : asked;
+  record.budgetPool = pool;
+  run.unprompted = pool === "unaddressed" || reaction;
   const nextCallTokens = estimateTokens(parts.systemPrompt) + estimateTokens(parts.body);
   state.pruneCharges(batch.now);
   const payer =
-    pool === "addressed"
+    pool === "addressed" && !reaction
       ? choosePayer({
           messages: run.others,
           owner: m.identity.owner,
@@ -100,14 +110,12 @@ export function checkDispatchBudget(run: DispatchRun, parts: PromptParts, pool: 
   const check = budget.check(batch.now, nextCallTokens);
   record.budgetRatio = check.ratio;
   if (!check.ok) return { skip: "over-budget", detail: describeOverBudget(check) };
-  const every = settings.budget.unaddressedEvery;
-  if (pool === "unaddressed" && settings.budget.enabled && every > 0) {
-    // Joining in follows the channel's pace: one unaddressed call per `every` lines of others —
-    // or one after each line of ours: how the room took it is no longer joining in unprompted.
-    const seen = state.traffic(every);
-    if (seen < every && !state.spokeSinceLook(run.group.memory.lastSelfSpeakAt)) {
-      return { skip: "over-budget", detail: `unaddressed:pace:messages ${seen}/${every} +${every - seen}` };
-    }
+  if (reaction) state.spendTraffic(every, batch.now);
+  else if (pool === "unaddressed" && settings.budget.enabled && every > 0) {
+    // Joining in follows the channel's pace: one unaddressed call per `every` lines of others.
+    // After a line of ours (said unprompted: see above) the next batch may look at once.
+    const seen = state.spokeSinceLook(run.group.memory.lastSelfSpeakAt) ? every : state.traffic(every);
+    if (seen < every) return { skip: "over-budget", detail: `unaddressed:pace:messages ${seen}/${every} +${every - seen}` };
     state.spendTraffic(every, batch.now);
   }
   return { budget };

@@ -94,6 +94,8 @@ export class DispatchRun {
   /** Other members' lines of the batch (ours left out). */
   readonly others: InboundMessage[];
   readonly batchIds: ReadonlySet<string>;
+  /** The budget gate found this dispatch joining in unprompted (unaddressed talk, or the room's reaction to us). */
+  unprompted = false;
   /**
    * The dispatch whose model call wrote the reply now in play (this one, or the one whose reply
    * a retry delivers): the back-end hears what the group saw of it.
@@ -155,6 +157,7 @@ export class DispatchRun {
       const s: ReplySettlement = outcome.kind === "sent" ? { ...about, sent: true, text: outcome.text } : { ...about, sent: false, reason: outcome.reason };
       m.safeCall(() => m.backend.settled?.(s), "monitor.backend-settled-failed");
     }
+    if (outcome.kind === "sent") m.state.replySent(this.unprompted);
     record.outcome = outcome;
     if (detail) record.detail = detail;
     record.agentChain = m.state.agentChain;

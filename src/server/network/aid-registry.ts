@@ -5,7 +5,7 @@
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { writeFileAtomicSync } from "../../state/atomic-file.ts";
+import { writeFileAtomic } from "../../state/atomic-file.ts";
 import type { AidKind } from "./socket-limits.ts";
 import { BoundedMap } from "../../util/bounded-map.ts";
 
@@ -47,9 +47,33 @@ export class AidRegistry {
     return Object.hasOwn(this.#owners, key) ? this.#owners[key] : this.#guests.get(key);
   }
 
-  register(aid: string, keyId: string): void {
+  /**
+   * Settles once the registry on disk holds this key (a certificate is handed out only then).
+   * Saves run off the event loop, one at a time: registrations that arrive while one runs share
+   * the next, so a thousand agents certified at once cost a handful of writes of the whole table,
+   * not a thousand.
+   */
+  register(aid: string, keyId: string): Promise<void> {
     this.#owners[aid.toLowerCase()] = keyId;
-    writeFileAtomicSync(this.#file, JSON.stringify(this.#owners, null, 2));
+    // A save still to start writes the table as it is then, this key included.
+    if (this.#queued !== undefined) return this.#queued;
+    if (this.#saving === undefined) return this.#save();
+    this.#queued ??= this.#saving.catch(() => {}).then(() => {
+      this.#queued = undefined;
+      return this.#save();
+    });
+    return this.#queued;
+  }
+
+  #saving: Promise<void> | undefined;
+  #queued: Promise<void> | undefined;
+
+  #save(): Promise<void> {
+    const saving = writeFileAtomic(this.#file, JSON.stringify(this.#owners, null, 2)).finally(() => {
+      if (this.#saving === saving) this.#saving = undefined;
+    });
+    this.#saving = saving;
+    return saving;
   }
 
   registerGuest(aid: string, keyId: string): void {

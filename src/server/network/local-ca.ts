@@ -4,13 +4,25 @@ import { createPrivateKey, createPublicKey, randomBytes, X509Certificate, type K
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { writeFileAtomicSync } from "../../state/atomic-file.ts";
+import { BoundedMap } from "../../util/bounded-map.ts";
 import { generateIdentityKey, normalizePem, SIGNING_ALGORITHM, toCryptoKeys, x509, commonName, type CryptoKey } from "../../network/x509.ts";
 
 const DAY = 86_400_000;
 /** About 13 months, like the network's own certificates. */
 export const IDENTITY_CERT_DAYS = 395;
+/** Certificates whose CA signature is remembered as checked: every agent of a large network, and then some. */
+const VERIFIED_CERTIFICATES = 20_000;
 
-export type CertificateCheck = { ok: true; aid: string; cert: X509Certificate } | { ok: false; reason: "unparsable" | "not-issued-here" | "expired" | "not-yet-valid" | "is-a-ca" | "no-aid" };
+/** A certificate this CA issued, with its key parsed once: `publicKey` to verify with, `spkiDer` to name and compare it by. */
+export interface IssuedCertificate {
+  ok: true;
+  aid: string;
+  cert: X509Certificate;
+  publicKey: KeyObject;
+  spkiDer: Buffer;
+}
+
+export type CertificateCheck = IssuedCertificate | { ok: false; reason: "unparsable" | "not-issued-here" | "expired" | "not-yet-valid" | "is-a-ca" | "no-aid" };
 
 export interface LocalCa {
   readonly certFile: string;
@@ -66,6 +78,22 @@ export async function openLocalCa(params: { dir: string; domain: string; now: nu
   const caSigningKey = toCryptoKeys(caKey).privateKey;
   const caPublic = createPublicKey(caKey);
   const caX509 = new x509.X509Certificate(certPem);
+  /** What does not change with the time: a certificate's parse and CA signature, by its PEM as sent. */
+  const verified = new BoundedMap<string, IssuedCertificate>(VERIFIED_CERTIFICATES);
+  const verifyIssued = (pem: string): CertificateCheck => {
+    let cert: X509Certificate;
+    try {
+      cert = new X509Certificate(normalizePem(pem));
+    } catch {
+      return { ok: false, reason: "unparsable" };
+    }
+    if (!cert.checkIssued(caCert) || !cert.verify(caPublic)) return { ok: false, reason: "not-issued-here" };
+    if (cert.ca) return { ok: false, reason: "is-a-ca" };
+    const aid = commonName(cert.subject);
+    if (!aid) return { ok: false, reason: "no-aid" };
+    const publicKey = cert.publicKey;
+    return { ok: true, aid, cert, publicKey, spkiDer: publicKey.export({ type: "spki", format: "der" }) };
+  };
 
   const sign = async (p: { subject: string | x509.JsonName; publicKey: CryptoKey | x509.PublicKey; now: number; days: number; extensions: x509.Extension[] }) => {
     const cert = await x509.X509CertificateGenerator.create({
@@ -120,18 +148,20 @@ export async function openLocalCa(params: { dir: string; domain: string; now: nu
       return { certPem: certPem2, keyPem: key.export({ type: "pkcs8", format: "pem" }).toString() };
     },
     check(pem, now) {
-      let cert: X509Certificate;
-      try {
-        cert = new X509Certificate(normalizePem(pem));
-      } catch {
-        return { ok: false, reason: "unparsable" };
+      // An agent signs in three times per connection (access point, message service, presence)
+      // and again after every drop, always with the same certificate: its signature is verified
+      // once, the dates at every call. Only certificates of this CA are remembered: whatever else
+      // is sent costs the sender a verification every time, never this process memory.
+      let issued = verified.get(pem);
+      if (issued === undefined) {
+        const fresh = verifyIssued(pem);
+        if (!fresh.ok) return fresh;
+        verified.set(pem, (issued = fresh));
       }
-      if (!cert.checkIssued(caCert) || !cert.verify(caPublic)) return { ok: false, reason: "not-issued-here" };
-      if (cert.ca) return { ok: false, reason: "is-a-ca" };
+      const { cert } = issued;
       if (cert.validFromDate.getTime() > now) return { ok: false, reason: "not-yet-valid" };
       if (cert.validToDate.getTime() <= now) return { ok: false, reason: "expired" };
-      const aid = commonName(cert.subject);
-      return aid ? { ok: true, aid, cert } : { ok: false, reason: "no-aid" };
+      return issued;
     },
   };
 }

@@ -125,6 +125,23 @@ table(rules.continuesAddressedOther, [
   ["their previous line was to us", hello, { targets: { bob: { to: "us", ts: T - 10 * S } } }, null],
 ]);
 
+const US = "alice.agentcp.io";
+const maybeAnswer = { targets: { bob: { to: "maybe-us" as const, ts: T - 10 * S } } };
+table(rules.privateExchange, [
+  [
+    "10 s after the sender's maybe-answer to our line; the last three lines bob's, ours, (bob's …)",
+    hello,
+    { ...maybeAnswer, recentSpeakers: ["bob", US, "bob"] },
+    verdict({ to: "us-engaged", reason: { rule: "private-exchange" }, target: "us", ...after }),
+  ],
+  ["ours, bob's, ours", hello, { ...maybeAnswer, recentSpeakers: [US, "bob", US] }, verdict({ to: "us-engaged", reason: { rule: "private-exchange" }, target: "us", ...after })],
+  ["carol spoke among the last three lines", hello, { ...maybeAnswer, recentSpeakers: ["carol", US, "bob"] }, null],
+  ["only bob's lines: no turn of ours", hello, { ...maybeAnswer, recentSpeakers: ["bob", "bob", "bob"] }, null],
+  ["two lines are not an exchange yet", hello, { ...maybeAnswer, recentSpeakers: [US, "bob"] }, null],
+  ["their previous line was not a maybe-answer to us", hello, { recentSpeakers: ["bob", US, "bob"] }, null],
+  ["31 s after their maybe-answer: past continuationMs", hello, { targets: { bob: { to: "maybe-us", ts: T - 31 * S } }, recentSpeakers: ["bob", US, "bob"] }, null],
+]);
+
 table(rules.continuesAfterOurLine, [
   [
     "10 s after the sender's maybe-answer to our line",
@@ -160,10 +177,19 @@ table(rules.continues, [
   ["their previous line was to another member", hello, { targets: { bob: { to: "other", ts: T - 10 * S } } }, null],
 ]);
 
+const ADDRESSED_BY_ANOTHER = verdict({ to: "maybe-us", reason: { rule: "addressed-by-another" }, engage: "follow-up", target: "maybe-us", ...after });
+table(rules.addressedByAnother, [
+  ["we addressed bob last, then carol did, and bob has not spoken since", hello, { engaged: [{ ...bobEngaged, contested: true }] }, ADDRESSED_BY_ANOTHER],
+  ["bob engaged with us alone", hello, { engaged: [bobEngaged] }, null],
+  ["a shared conversation is the shared rule's", hello, { engaged: [{ ...bobEngaged, shared: true }] }, null],
+  ["the engagement ended", hello, { engaged: [{ speaker: "bob", until: T - S, contested: true }] }, null],
+]);
+
 table(rules.engaged, [
   ["the sender is engaged with us alone", hello, { engaged: [bobEngaged] }, verdict({ to: "us-engaged", reason: { rule: "engaged" }, engage: "follow-up", target: "us", ...after })],
   ["the engagement ended a second ago", hello, { engaged: [{ speaker: "bob", until: T - S }] }, null],
   ["another member joined the conversation", hello, { engaged: [{ ...bobEngaged, shared: true }] }, null],
+  ["someone else addressed bob after us", hello, { engaged: [{ ...bobEngaged, contested: true }] }, null],
   ["someone else is engaged, not the sender", hello, { engaged: [{ speaker: "carol", until: T + 600 * S }] }, null],
 ]);
 

@@ -39,7 +39,8 @@ const viewArb: fc.Arbitrary<ViewSpec> = fc.record({
   command: fc.option(fc.record({ ts: ago, target: fc.constantFrom(null, "puff") }), { nil: undefined }),
   openLine: fc.option(fc.record({ ts: ago, spoken: fc.subarray([...PEOPLE]) }), { nil: undefined }),
   lastSpeaker: fc.option(fc.constantFrom(...PEOPLE, "alice.agentcp.io"), { nil: undefined }),
-  engaged: fc.array(fc.record({ speaker: person, until: fc.integer({ min: -30, max: 900 }).map((s) => T + s * S), directAt: fc.option(ago, { nil: undefined }), shared: fc.boolean() }), { maxLength: 2 }),
+  engaged: fc.array(fc.record({ speaker: person, until: fc.integer({ min: -30, max: 900 }).map((s) => T + s * S), directAt: fc.option(ago, { nil: undefined }), shared: fc.boolean(), contested: fc.boolean() }), { maxLength: 2 }),
+  recentSpeakers: fc.array(fc.constantFrom(...PEOPLE, "alice.agentcp.io"), { maxLength: 3 }),
   targets: fc.dictionary(person, fc.record({ to: fc.constantFrom("us" as const, "other" as const, "maybe-us" as const), ts: ago })),
 });
 
@@ -57,6 +58,7 @@ function snapshot(v: ConversationView, l: AddressedLine): unknown {
     command: v.command,
     openLine: v.openLine && { ts: v.openLine.ts, spoken: [...v.openLine.spoken] },
     lastSpeaker: v.lastSpeaker,
+    privateExchange: PEOPLE.map((p) => v.privateExchange(p)),
     lastSelfSpeakAt: v.lastSelfSpeakAt,
     engaged: PEOPLE.map((p) => [v.engaged?.stateOf(p, l.timestamp) ?? null, v.engaged?.lastDirect(p) ?? null]),
     targets: PEOPLE.map((p) => v.targetOf(p) ?? null),

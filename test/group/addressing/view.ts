@@ -3,6 +3,7 @@
 // the leading-address test), no tracker: each rule is tested on exactly the view it is given.
 import { classifyLeadingAddress, memberKeys, nickKey } from "../../../src/group/addressee.ts";
 import type { AddressedLine, ConversationView, PendingCommand, SenderTarget } from "../../../src/group/addressing/view.ts";
+import { PRIVATE_EXCHANGE_LINES } from "../../../src/group/addressing/rules.ts";
 import { compileMentionMatcher } from "../../../src/group/mention.ts";
 import type { MessageSignals } from "../../../src/group/signals.ts";
 import { EngagedSpeakers } from "../../../src/group/social.ts";
@@ -43,8 +44,13 @@ export interface ViewSpec {
   command?: PendingCommand;
   openLine?: { ts: number; spoken: string[] };
   lastSpeaker?: string;
-  /** Engaged speakers: engaged until `until`; `directAt` their last direct exchange with us; `shared` someone else addressed them. */
-  engaged?: Array<{ speaker: string; until: number; directAt?: number; shared?: boolean }>;
+  /**
+   * Engaged speakers: engaged until `until`; `directAt` their last direct exchange with us; `shared`
+   * someone else addressed them; `contested` we addressed them last, then someone else did.
+   */
+  engaged?: Array<{ speaker: string; until: number; directAt?: number; shared?: boolean; contested?: boolean }>;
+  /** Who spoke the group's last lines, oldest first (lower-cased; ours is `alice.agentcp.io`). */
+  recentSpeakers?: string[];
   /** Whom each sender's last addressed line was for. */
   targets?: Record<string, SenderTarget>;
 }
@@ -60,8 +66,8 @@ export function viewOf(p: ViewSpec = {}): ConversationView {
   let engaged: EngagedSpeakers | null = null;
   for (const e of p.engaged ?? []) {
     engaged ??= new EngagedSpeakers();
-    engaged.engage(e.speaker, e.until, e.directAt ?? T - 3600 * S, false, e.directAt !== undefined);
-    if (e.shared) engaged.share((s) => s === e.speaker.toLowerCase());
+    engaged.engage(e.speaker, e.until, e.directAt ?? T - 3600 * S, e.contested === true, e.directAt !== undefined);
+    if (e.shared || e.contested) engaged.share((s) => s === e.speaker.toLowerCase());
   }
   const own = new Set(p.ownIds ?? []);
   return {
@@ -77,6 +83,11 @@ export function viewOf(p: ViewSpec = {}): ConversationView {
     command: p.command ?? null,
     openLine: p.openLine ? { ts: p.openLine.ts, spoken: new Set(p.openLine.spoken) } : null,
     lastSpeaker: p.lastSpeaker ?? null,
+    privateExchange: (sender: string) => {
+      const recent = (p.recentSpeakers ?? []).slice(-PRIVATE_EXCHANGE_LINES);
+      const them = sender.toLowerCase();
+      return recent.length === PRIVATE_EXCHANGE_LINES && recent.every((r) => r === AID || r === them) && recent.includes(AID) && recent.includes(them);
+    },
     engaged,
     targetOf: (sender: string) => p.targets?.[sender],
   };

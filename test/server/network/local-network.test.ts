@@ -69,6 +69,26 @@ describe("the local network refuses what the real one refuses (real sockets, rea
     expect((await http.postJson(url, step2)).status).toBe(401);
   });
 
+  it("public_key must be the certificate's key, in whatever PEM layout; the same certificate signs in again and again", async () => {
+    const alice = await createIdentity({ aid: "alice.acp.local", stateDir: `${tmp.dir}/s`, accessPointUrl: net.localUrl, noPassphrase: true });
+    const bob = await createIdentity({ aid: "bob.acp.local", stateDir: `${tmp.dir}/s`, accessPointUrl: net.localUrl, noPassphrase: true });
+    const url = `${net.localUrl}/api/accesspoint/sign_in`;
+    const { signNonce } = await import("../../../src/network/sign-in.ts");
+    const attempt = async (publicKey: string) => {
+      const requestId = `r-${Math.random()}`;
+      const nonce = ((await http.postJson(url, { agent_id: alice.aid, request_id: requestId })).json as { nonce: string }).nonce;
+      return http.postJson(url, { agent_id: alice.aid, request_id: requestId, nonce, public_key: publicKey, cert: alice.certPem, signature: signNonce(alice, nonce) });
+    };
+    expect((await attempt(alice.publicKeyPem)).status).toBe(200);
+    const wrong = await attempt(bob.publicKeyPem);
+    expect([wrong.status, (wrong.json as { error: string }).error]).toEqual([401, "public_key does not match the certificate"]);
+    expect((await attempt("-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n")).status).toBe(401);
+    // CRLF line ends and a 76-column layout are the same key.
+    const b64 = alice.publicKeyPem.replace(/-----[A-Z ]+-----|\s/g, "");
+    expect((await attempt(`-----BEGIN PUBLIC KEY-----\r\n${b64.match(/.{1,76}/g)!.join("\r\n")}\r\n-----END PUBLIC KEY-----\r\n`)).status).toBe(200);
+    expect((await attempt(alice.publicKeyPem)).status).toBe(200);
+  });
+
   it("the socket: an unknown or expired token is refused at the upgrade; a frame outside a session is refused", async () => {
     const alice = await createIdentity({ aid: "alice.acp.local", stateDir: `${tmp.dir}/s`, accessPointUrl: net.localUrl, noPassphrase: true });
     const dial = (token: string) =>
