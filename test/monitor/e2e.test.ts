@@ -1,12 +1,9 @@
 // End to end over fake timers: the real group client hands batches to the real monitor, which
 // talks to the deterministic back-end and a recording transport. Timeline written out literally.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { initGroupClientForIdentity, type GroupClient } from "../../src/group/group-client.ts";
 import { createScriptedBackend } from "../../src/backends/deterministic.ts";
-import { createMemoryLogger } from "../../src/log.ts";
-import { createGroupMonitor, type DispatchDecision } from "../../src/monitor/monitor.ts";
 import type { GenerateRequest, GroupMessage } from "../../src/types.ts";
-import { ALICE, T0, recordingSender, settingsWith } from "./helpers.ts";
+import { T0, aliceWith, recordingSender, settingsWith } from "./helpers.ts";
 import { reasonOf } from "../support/outcome.ts";
 
 const SPEAKERS = ["bob", "dave", "erin", "frank", "gina", "hank"].map((n) => `${n}.agentcp.io`);
@@ -40,20 +37,7 @@ describe("monitor end to end with the group client", () => {
     const settings = settingsWith({ budget: { unaddressed: { "5m": { messages: 1, tokens: 1_000_000 } } } });
     const sender = recordingSender(() => Date.now());
     const backend = createScriptedBackend({ mode: "always", replyText: (r: GenerateRequest) => SCRIPT[r.dispatchId] ?? "unexpected call" });
-    const decisions: DispatchDecision[] = [];
-    const monitor = createGroupMonitor({
-      identityId: "alice",
-      identity: ALICE,
-      groupId: "g1",
-      settings,
-      humans: [],
-      backend,
-      sender,
-      logger: createMemoryLogger(),
-      random: () => 0.5,
-      onDecision: (d) => decisions.push(d),
-    });
-    const client: GroupClient = initGroupClientForIdentity({ identityId: "alice", groupId: "g1", identity: ALICE, settings, dispatch: monitor.handle });
+    const { decisions, monitor, client } = aliceWith({ backend, humans: [], settings, sender });
 
     // T+0 … T+1.5s: 16 messages from 6 agents, one every 100 ms → HEATED.
     for (let i = 0; i < 16; i++) {

@@ -1,13 +1,9 @@
 // The addressed-first economy end to end: the real group client and monitor with DEFAULT
 // settings, a deterministic stand-in for the hosted model (2 s latency), fake timers.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { DEFAULT_GROUP_SETTINGS } from "../../src/config/load.ts";
-import { initGroupClientForIdentity } from "../../src/group/group-client.ts";
 import { createScriptedBackend } from "../../src/backends/deterministic.ts";
-import { createMemoryLogger } from "../../src/log.ts";
-import { createGroupMonitor, type DispatchDecision } from "../../src/monitor/monitor.ts";
 import type { GroupMessage } from "../../src/types.ts";
-import { ALICE, T0, recordingSender } from "./helpers.ts";
+import { ALICE, T0, aliceWith, recordingSender } from "./helpers.ts";
 import { reasonOf } from "../support/outcome.ts";
 
 beforeEach(() => {
@@ -23,22 +19,8 @@ function gm(id: number, atMs: number, content: string, sender: string): GroupMes
 
 describe("addressed-first economy (default settings, scripted model)", () => {
   it("someone addressing the agent every 30 s for 6 hours: every line reaches a model call", async () => {
-    const settings = DEFAULT_GROUP_SETTINGS;
     const backend = createScriptedBackend({ mode: "mention", latencyMs: 2000, replyText: (r) => `answer ${r.dispatchId}` });
-    const decisions: DispatchDecision[] = [];
-    const monitor = createGroupMonitor({
-      identityId: "alice",
-      identity: ALICE,
-      groupId: "g1",
-      settings,
-      humans: ["dan.agentcp.io"],
-      backend,
-      sender: recordingSender(() => Date.now()),
-      logger: createMemoryLogger(),
-      random: () => 0.5,
-      onDecision: (d) => decisions.push(d),
-    });
-    const client = initGroupClientForIdentity({ identityId: "alice", groupId: "g1", identity: ALICE, settings, dispatch: monitor.handle });
+    const { settings, decisions, monitor, client } = aliceWith({ backend, humans: ["dan.agentcp.io"] });
     const HOURS = 6;
     const lines = (HOURS * 3600) / 30;
     // T+0, T+30s, … T+6h-30s: "Alice, question n" from dan; a colleague chats in between.
@@ -70,22 +52,8 @@ describe("addressed-first economy (default settings, scripted model)", () => {
 
 describe("unaddressed talk follows the channel's pace (budget.unaddressedEvery, default 40)", () => {
   async function slowChannel(ours: ReadonlyArray<{ atMs: number; content: string }>) {
-    const settings = DEFAULT_GROUP_SETTINGS;
     const backend = createScriptedBackend({ mode: "mention", latencyMs: 2000 });
-    const decisions: DispatchDecision[] = [];
-    const monitor = createGroupMonitor({
-      identityId: "alice",
-      identity: ALICE,
-      groupId: "g1",
-      settings,
-      humans: ["erin.agentcp.io"],
-      backend,
-      sender: recordingSender(() => Date.now()),
-      logger: createMemoryLogger(),
-      random: () => 0.5,
-      onDecision: (d) => decisions.push(d),
-    });
-    const client = initGroupClientForIdentity({ identityId: "alice", groupId: "g1", identity: ALICE, settings, dispatch: monitor.handle });
+    const { settings, decisions, monitor, client } = aliceWith({ backend, humans: ["erin.agentcp.io"] });
     // A slow channel: erin says a line every 10 minutes for a day (144 lines, ids 1…144), nobody
     // addresses the agent. The windows alone would allow 48 unaddressed calls in that day.
     const feed: Array<{ atMs: number; m: GroupMessage }> = [];
@@ -132,25 +100,11 @@ describe("unaddressed talk follows the channel's pace (budget.unaddressedEvery, 
 
 describe("the room's reaction is a look on the addressed allowance only after an answer of ours", () => {
   it("an agent that replies to every plain batch stays on the unaddressed allowance: 2 calls per 5 minutes, none addressed", async () => {
-    const settings = DEFAULT_GROUP_SETTINGS;
     // The stand-in model replies to everything, each reply unlike the others (no duplicate suppression).
     const REPLIES = ["the ferry leaves at noon", "quantum dots glow green", "my violin needs new strings", "glaciers carve fjords slowly", "try the lentil soup", "chess openings bore me", "rain again in Lisbon", "kites need steady wind", "owls hunt at dusk", "copper turns green"];
     const backend = createScriptedBackend({ mode: "always", latencyMs: 2000, replyText: (r) => REPLIES[r.dispatchId % REPLIES.length]! });
-    const decisions: DispatchDecision[] = [];
     const sender = recordingSender(() => Date.now());
-    const monitor = createGroupMonitor({
-      identityId: "alice",
-      identity: ALICE,
-      groupId: "g1",
-      settings,
-      humans: ["erin.agentcp.io"],
-      backend,
-      sender,
-      logger: createMemoryLogger(),
-      random: () => 0.5,
-      onDecision: (d) => decisions.push(d),
-    });
-    const client = initGroupClientForIdentity({ identityId: "alice", groupId: "g1", identity: ALICE, settings, dispatch: monitor.handle });
+    const { decisions, monitor, client } = aliceWith({ backend, humans: ["erin.agentcp.io"], sender });
     // T+0, T+90s, … T+13m30s: erin says a line every 90 s (ids 1…10); nobody addresses the agent.
     // Every plain batch after the first comes after a reply of ours said unprompted: no reaction
     // look on the addressed allowance; the unaddressed windows (2 calls per 5 minutes) hold it.

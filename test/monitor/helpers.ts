@@ -1,8 +1,12 @@
 // Shared fixtures for monitor tests: batches built by hand, the group a dispatch reads (a real
 // GroupMemory, settled as the group client settles it), a recording transport.
 import { groupSettingsSchema, identitySchema } from "../../src/config/schema.ts";
+import { DEFAULT_GROUP_SETTINGS } from "../../src/config/load.ts";
+import { initGroupClientForIdentity } from "../../src/group/group-client.ts";
 import { GroupMemory, type GroupMemoryParams } from "../../src/group/memory.ts";
-import type { DispatchBatch, DispatchOutcome, GroupContext, GroupSender, GroupSettings, InboundMessage, MentionInfo, VitalityState } from "../../src/types.ts";
+import { createMemoryLogger } from "../../src/log.ts";
+import { createGroupMonitor, type DispatchDecision } from "../../src/monitor/monitor.ts";
+import type { AgentBackend, DispatchBatch, DispatchOutcome, GroupContext, GroupSender, GroupSettings, InboundMessage, MentionInfo, VitalityState } from "../../src/types.ts";
 
 /** 2026-01-05 14:30:00 UTC, server time. */
 export const T0 = Date.UTC(2026, 0, 5, 14, 30, 0);
@@ -91,4 +95,27 @@ export function recordingSender(serverNow: () => number): RecordingSender {
     },
   };
   return s;
+}
+
+/**
+ * Alice's real group client and monitor (DEFAULT settings unless given), the model a stand-in,
+ * a recording transport unless given; every decision recorded.
+ */
+export function aliceWith(p: { backend: AgentBackend; humans: string[]; settings?: GroupSettings; sender?: RecordingSender }) {
+  const settings = p.settings ?? DEFAULT_GROUP_SETTINGS;
+  const decisions: DispatchDecision[] = [];
+  const monitor = createGroupMonitor({
+    identityId: "alice",
+    identity: ALICE,
+    groupId: "g1",
+    settings,
+    humans: p.humans,
+    backend: p.backend,
+    sender: p.sender ?? recordingSender(() => Date.now()),
+    logger: createMemoryLogger(),
+    random: () => 0.5,
+    onDecision: (d) => decisions.push(d),
+  });
+  const client = initGroupClientForIdentity({ identityId: "alice", groupId: "g1", identity: ALICE, settings, dispatch: monitor.handle });
+  return { settings, decisions, monitor, client };
 }
