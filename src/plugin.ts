@@ -126,6 +126,8 @@ async function probeAccount({ account }: { account: AcpGroupAccount }) {
     ...(why ? { why } : {}),
     key: health.key,
     ...(health.certificate ? { certificate: health.certificate } : {}),
+    // `pending`: other members cannot tell it is an agent until its agent.md is published (retried).
+    profile: live?.profile ?? null,
     groups: live?.groups ?? [],
     lastInboundAt: live?.lastInboundAt ?? null,
     lastOutboundAt: live?.lastOutboundAt ?? null,

@@ -243,7 +243,7 @@ async function main(): Promise<void> {
     lastOutput = `${st.stdout}\n${st.stderr}`;
     check("channels status --probe exits 0", st.code === 0, `code ${st.code}`);
     type ProbedGroup = { groupId?: string; session?: string };
-    type Probed = { accountId?: string; connected?: boolean; probe?: { ok?: boolean; signedIn?: boolean; why?: string; groups?: ProbedGroup[] } };
+    type Probed = { accountId?: string; connected?: boolean; probe?: { ok?: boolean; signedIn?: boolean; why?: string; profile?: string | null; groups?: ProbedGroup[] } };
     let report: { channels?: Record<string, { signedIn?: boolean }>; channelAccounts?: Record<string, Probed[]> } = {};
     try {
       report = JSON.parse(st.stdout.slice(st.stdout.indexOf("{")));
@@ -257,6 +257,7 @@ async function main(): Promise<void> {
     check("the bot account's probe (its encrypted key opened with that password): ok and signed in", bot?.probe?.ok === true && bot.probe.signedIn === true && bot.connected === true, JSON.stringify(bot?.probe && { ok: bot.probe.ok, signedIn: bot.probe.signedIn, why: bot.probe.why }));
     const sessions = Object.fromEntries((bot?.probe?.groups ?? []).map((g) => [g.groupId, g.session]));
     check("…with both groups joined and their sessions open", sessions[OPEN] === "open" && sessions[LAB] === "open", JSON.stringify(sessions));
+    check("…and where its agent.md stands (published, pending while retried, waiting or off)", ["published", "pending", "waiting", "off"].includes(bot?.probe?.profile ?? ""), JSON.stringify(bot?.probe?.profile));
     check("the expired identity's probe: not ok, saying why", old?.probe?.ok === false && old.probe.signedIn === false && /certificate expired/.test(old.probe.why ?? ""), JSON.stringify(old?.probe?.why));
 
     step("4. the per-group tool policy, as the host applies it (gateway method tools.effective)");

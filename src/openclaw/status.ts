@@ -1,6 +1,6 @@
 // An account's live status as the OpenClaw host shows it (`channels status`, `--probe`): signed in
 // or why not, and per group the connection state, the last message in and out, the last skip and
-// how many lines were refused or held to a sender's share. Fed by the runtime's observers; no timers.
+// how many lines were refused or held to a sender's share, and whether its agent.md is published yet. Fed by the runtime's observers; no timers.
 import type { GroupClientEvent } from "../group/group-client.ts";
 import type { DispatchDecision } from "../monitor/decision.ts";
 import type { GroupMessage } from "../types.ts";
@@ -26,6 +26,8 @@ export type AccountLiveSnapshot = {
   lastError: string | null;
   lastInboundAt: number | null;
   lastOutboundAt: number | null;
+  /** Where the identity's agent.md stands: `published`, `pending` (a publish is retried), `waiting` (not tried yet), `off`; null before it runs. */
+  profile: string | null;
   groups: GroupLiveStatus[];
 };
 
@@ -35,7 +37,7 @@ export type AccountLiveStatus = {
     onDecision: (d: DispatchDecision) => void;
     onGroupEvent: (groupId: string, e: GroupClientEvent) => void;
   };
-  attach(run: { connectionFor?(groupId: string): { readonly status: string } | undefined; readonly groups?: readonly string[] }): void;
+  attach(run: { connectionFor?(groupId: string): { readonly status: string } | undefined; readonly groups?: readonly string[]; readonly profileState?: string }): void;
   markSignedIn(): void;
   markError(err: unknown): void;
   snapshot(): AccountLiveSnapshot;
@@ -82,7 +84,16 @@ export function createAccountLiveStatus(p: { aid: string; now: () => number }): 
     snapshot() {
       const list = [...groups.values()].map((g) => ({ ...g, session: run?.connectionFor?.(g.groupId)?.status ?? "unknown" }));
       const latest = (k: "lastInboundAt" | "lastOutboundAt") => list.reduce<number | null>((m, g) => (g[k] !== null && (m === null || g[k]! > m) ? g[k] : m), null);
-      return { aid: p.aid, signedIn: signedInAt !== null, signedInAt, lastError, lastInboundAt: latest("lastInboundAt"), lastOutboundAt: latest("lastOutboundAt"), groups: list };
+      return {
+        aid: p.aid,
+        signedIn: signedInAt !== null,
+        signedInAt,
+        lastError,
+        lastInboundAt: latest("lastInboundAt"),
+        lastOutboundAt: latest("lastOutboundAt"),
+        profile: run?.profileState ?? null,
+        groups: list,
+      };
     },
   };
 }

@@ -26,6 +26,8 @@ describe("account live status", () => {
       lastError: null,
       lastInboundAt: 5000,
       lastOutboundAt: 6100,
+      // This run does not say where its agent.md stands.
+      profile: null,
       groups: [
         { groupId: "g1", session: "open", lastInboundAt: 5000, lastOutboundAt: 6100, lastSkip: { at: 7000, reason: "sender-over-share", detail: "m.acp.local addressed:5m:messages 10/10" }, refused: 0, overShare: 1 },
         { groupId: "g2", session: "reconnecting", lastInboundAt: null, lastOutboundAt: null, lastSkip: null, refused: 1, overShare: 0 },
@@ -38,6 +40,21 @@ describe("account live status", () => {
 
 describe("directory and targets", () => {
   const cfg = { channels: { "acp-group": { humans: ["h.acp.local"], agents: ["a.acp.local"], identities: { bot: { aid: "bot.acp.local", owner: "me.acp.local" } }, groups: { "*": {}, lobby: { subject: "The lobby" }, lab: {} } } } };
+  it("says whether the identity's agent.md is published yet, as the running identity sees it now", () => {
+    const s = createAccountLiveStatus({ aid: "bot.acp.local", now: () => 0 });
+    expect(s.snapshot().profile).toBeNull();
+    let profileState = "pending";
+    s.attach({
+      groups: ["g1"],
+      get profileState() {
+        return profileState;
+      },
+    });
+    expect(s.snapshot().profile).toBe("pending");
+    profileState = "published";
+    expect(s.snapshot().profile).toBe("published");
+  });
+
   it("groups as group:<id> targets with their subject; peers with their member type", () => {
     expect(listAcpGroupGroups({ cfg, accountId: "bot", running: ["lab", "extra"] })).toEqual([
       { kind: "group", id: "group:lobby", name: "The lobby" },
