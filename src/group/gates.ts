@@ -190,38 +190,42 @@ export class DispatchGates {
     this.#lastDispatchEndLocal = now;
   }
 
-  /** After the lock is released: a waiting mention, then a due orphan, then a follow-up go at once; else cooldown. */
-  afterDispatch(now: number): void {
-    if (this.#mentionWaiting) this.#tryMentionDispatch(now);
-    else if (this.#startDueOrphan(now)) {
-      // The orphan dispatch holds the lock; what waits goes after it.
-    } else if (this.#retryTimer !== undefined) {
-      // The retry timer takes everything held when it fires.
-    } else if (this.#engagedWaiting) {
+  /**
+   * What the lock kept waiting goes first, in order: a waiting mention, a due orphan, whatever the
+   * retry timer will take when it fires, a follow-up. False when none of them was waiting.
+   */
+  #handOnLock(now: number): boolean {
+    if (this.#mentionWaiting) {
+      this.#tryMentionDispatch(now);
+      return true;
+    }
+    // A due orphan's dispatch holds the lock; what waits goes after it.
+    if (this.#startDueOrphan(now)) return true;
+    // The retry timer takes everything held when it fires.
+    if (this.#retryTimer !== undefined) return true;
+    if (this.#engagedWaiting) {
       this.#engagedWaiting = false;
       this.#tryFollowUpDispatch(now);
-    } else {
-      this.#flushBufferGateToQueue();
-      this.#tryDispatch(now);
+      return true;
     }
+    return false;
+  }
+
+  /** After the lock is released: a waiting mention, then a due orphan, then a follow-up go at once; else cooldown. */
+  afterDispatch(now: number): void {
+    if (this.#handOnLock(now)) return;
+    this.#flushBufferGateToQueue();
+    this.#tryDispatch(now);
   }
 
   /**
    * An orphan dispatch released the lock. It took nothing held and started no cooldown: what was
-   * kept waiting by the lock goes now (a mention, another due orphan, a follow-up, flushed talk);
+   * kept waiting by the lock goes now (a mention, another due orphan, a follow-up, held talk);
    * the buffer gate keeps its own time.
    */
   afterOrphanDispatch(now: number): void {
     this.#mentionController = null;
-    if (this.#mentionWaiting) this.#tryMentionDispatch(now);
-    else if (this.#startDueOrphan(now)) {
-      // Another orphan was due meanwhile.
-    } else if (this.#retryTimer !== undefined) {
-      // The retry timer takes everything held when it fires.
-    } else if (this.#engagedWaiting) {
-      this.#engagedWaiting = false;
-      this.#tryFollowUpDispatch(now);
-    } else if (this.#s.held.pending.length > 0) this.#tryDispatch(now);
+    if (!this.#handOnLock(now) && this.#s.held.pending.length > 0) this.#tryDispatch(now);
     this.#armOrphanTimer(now);
   }
 
