@@ -177,6 +177,8 @@ export async function benchFleet(fmt: Fmt): Promise<void> {
     crowd.send({ cmd: "traffic", rate: 5 } as unknown as string);
     await sleep(30_000);
     const trafficMainCpu = cpuSeconds(process.threadCpuUsage(trafficMainCpu0));
+    // Where to cut a --cpu-prof of this process (its clock starts with the process).
+    if (process.argv.includes("--progress")) console.log(`  traffic window: ${fmt(performance.now() / 1000 - 30, 1)}–${fmt(performance.now() / 1000, 1)} s of this process`);
     crowd.send({ cmd: "quiet" } as unknown as string);
     const trafficP99 = loop.percentile(99) / 1e6;
     const trafficMax = loop.max / 1e6;
