@@ -118,8 +118,17 @@ export async function benchFleet(fmt: Fmt): Promise<void> {
     const loop = monitorEventLoopDelay({ resolution: 10 });
     loop.enable();
     const t0 = performance.now();
+    // CPU of the event-loop thread alone (signatures and file writes on libuv's pool count only in the process's):
+    // less sensitive to what else runs on the box than wall time.
+    const mainCpu0 = process.threadCpuUsage();
+    const cpuStart0 = process.cpuUsage();
     // As `acp-group run` does: the config loaded, the identities started in slices on one session.
     const config = loadConfigFile(configFile);
+    // The config is read before any identity runs (nobody waits on the loop then): its time is
+    // printed on its own, and the stalls that matter are those once identities start.
+    const configMs = performance.now() - t0;
+    const whileRunning = monitorEventLoopDelay({ resolution: 10 });
+    whileRunning.enable();
     // `--log FILE`: the fleet's warnings and errors as JSON lines (why an identity is not back).
     const logAt = process.argv.indexOf("--log");
     const logger = logAt >= 0 ? createJsonLogger({ level: "warn", write: (line) => appendFileSync(process.argv[logAt + 1]!, line + "\n") }) : silentLogger;
@@ -135,9 +144,13 @@ export async function benchFleet(fmt: Fmt): Promise<void> {
     if (process.argv.includes("--progress")) console.log(`  online over time: ${progress.join(" ")}`);
     const startupS = (performance.now() - t0) / 1000;
     const startStallMs = loop.max / 1e6;
+    const runningStallMs = whileRunning.max / 1e6;
+    whileRunning.disable();
+    const startMainCpu = cpuSeconds(process.threadCpuUsage(mainCpu0));
+    const startCpu = cpuSeconds(process.cpuUsage(cpuStart0));
     await Promise.race([Promise.all(running.map((r) => r.profilePublished)), sleep(30_000)]);
     const published = running.filter((r) => r.profileState === "published").length;
-    console.log(`start-up: all ${N} online in ${fmt(startupS, 1)} s, longest event-loop stall ${fmt(startStallMs)} ms · profiles published ${published}/${N} · ${load()}`);
+    console.log(`start-up: all ${N} online in ${fmt(startupS, 1)} s, longest event-loop stall ${fmt(runningStallMs)} ms once identities run (${fmt(startStallMs)} ms counting the config read, ${fmt(configMs)} ms), CPU ${fmt(startMainCpu, 1)} s on the event loop (${fmt(startCpu, 1)} s in the process) · profiles published ${published}/${N} · ${load()}`);
 
     await sleep(5000);
     gc?.();
@@ -167,8 +180,12 @@ export async function benchFleet(fmt: Fmt): Promise<void> {
     crowd.on("error", (err) => console.log(`people: ${err.message}`));
     await ask(crowd, undefined, (msg) => msg.ready === true);
     loop.reset();
+    const trafficMainCpu0 = process.threadCpuUsage();
     crowd.send({ cmd: "traffic", rate: 5 } as unknown as string);
     await sleep(30_000);
+    const trafficMainCpu = cpuSeconds(process.threadCpuUsage(trafficMainCpu0));
+    // Where to cut a --cpu-prof of this process (its clock starts with the process).
+    if (process.argv.includes("--progress")) console.log(`  traffic window: ${fmt(performance.now() / 1000 - 30, 1)}–${fmt(performance.now() / 1000, 1)} s of this process`);
     crowd.send({ cmd: "quiet" } as unknown as string);
     const trafficP99 = loop.percentile(99) / 1e6;
     const trafficMax = loop.max / 1e6;
@@ -176,7 +193,7 @@ export async function benchFleet(fmt: Fmt): Promise<void> {
     const traffic = await ask<{ answered: Array<{ ms: number }>; unanswered: number[] }>(crowd, { cmd: "report" }, (msg) => Array.isArray(msg.answered));
     const ms = traffic.answered.map((a) => a.ms);
     console.log(
-      `traffic (10 people, 5 msg/s, 30 s): event-loop p99 ${fmt(trafficP99, 1)} ms (max ${fmt(trafficMax)}) · mentions answered ${ms.length}/${ms.length + traffic.unanswered.length}, p50 ${fmt(quantile(ms, 0.5))} ms, p99 ${fmt(quantile(ms, 0.99))} ms · ${load()}`,
+      `traffic (10 people, 5 msg/s, 30 s): event-loop p99 ${fmt(trafficP99, 1)} ms (max ${fmt(trafficMax)}), ${fmt((trafficMainCpu / 30) * 100)} % of a core on the event loop · mentions answered ${ms.length}/${ms.length + traffic.unanswered.length}, p50 ${fmt(quantile(ms, 0.5))} ms, p99 ${fmt(quantile(ms, 0.99))} ms · ${load()}`,
     );
 
     // The network restarts: every socket drops, every identity signs in again.
@@ -210,6 +227,8 @@ export async function benchFleet(fmt: Fmt): Promise<void> {
     rmSync(dir, { recursive: true, force: true });
   }
 }
+
+const cpuSeconds = (u: { user: number; system: number }): number => (u.user + u.system) / 1e6;
 
 /** The 1-minute load average: the box is shared, every figure says what else ran. */
 const load = (): string => `load ${loadavg()[0]!.toFixed(2)}`;

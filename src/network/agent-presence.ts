@@ -11,7 +11,7 @@ import { NetworkError } from "./errors.ts";
 import type { HttpClient } from "./http-client.ts";
 import type { Identity } from "./identity-store.ts";
 import { PresenceClient, type OpenPresenceSocket, type PresenceAddress, type PresenceStatus } from "./presence.ts";
-import { signInReply } from "./sign-in.ts";
+import { signInReply, type NonceSigner } from "./sign-in.ts";
 
 export interface AgentPresenceParams {
   identity: Identity;
@@ -19,6 +19,8 @@ export interface AgentPresenceParams {
   http: HttpClient;
   logger: Logger;
   clientInfo?: string | undefined;
+  /** Signs the heartbeat sign-in's nonce (default on the thread pool). */
+  signer?: NonceSigner | undefined;
   onInvite(invite: PresenceInvite): void;
   /** The presence client's socket (tests script one). */
   openPresenceSocket?: OpenPresenceSocket | undefined;
@@ -71,7 +73,7 @@ export class AgentPresence {
   async #signIn(server: string): Promise<PresenceAddress> {
     const url = `${server.replace(/\/+$/, "")}/sign_in`;
     const { identity } = this.#p;
-    const reply = await signInReply({ url, identity, http: this.#p.http, clientInfo: this.#p.clientInfo });
+    const reply = await signInReply({ url, identity, http: this.#p.http, clientInfo: this.#p.clientInfo, signer: this.#p.signer });
     const body = (reply.json ?? {}) as Record<string, unknown>;
     const serverIp = typeof body.server_ip === "string" && body.server_ip.length <= 255 ? body.server_ip : undefined;
     const port = typeof body.port === "number" ? body.port : typeof body.port === "string" ? Number.parseInt(body.port, 10) : Number.NaN;

@@ -6,6 +6,7 @@ import type { Identity } from "./identity-store.ts";
 import type { DirectMessage } from "./direct-link.ts";
 import type { SignInPace } from "./sign-in-pace.ts";
 import type { OpenPresenceSocket } from "./presence.ts";
+import type { NonceSigner } from "./sign-in.ts";
 
 export interface ConnectAgentOptions {
   identity: Identity;
@@ -38,6 +39,8 @@ export interface ConnectAgentOptions {
   presence?: boolean;
   /** The presence client's socket (tests script one). Default: dgram udp4. */
   openPresenceSocket?: OpenPresenceSocket;
+  /** Signs the sign-in nonces (default: on libuv's thread pool, off the event loop; tests script one on their fake clock). */
+  signer?: NonceSigner;
   /** Replaces the HTTP client (a scripted access point in tests). */
   http?: HttpClient;
   now?: () => number;

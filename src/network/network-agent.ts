@@ -192,7 +192,7 @@ export class NetworkAgent implements AgentLink, DirectLink {
       // Taken, not kept: should this attempt fail anywhere, the next one asks the access point again.
       const route = this.#route;
       this.#route = undefined;
-      const signedIn = await signInAgain({ accessPointUrl: this.#o.accessPointUrl, identity: this.#o.identity, http: this.#http, clientInfo: this.#o.clientInfo, route });
+      const signedIn = await signInAgain({ accessPointUrl: this.#o.accessPointUrl, identity: this.#o.identity, http: this.#http, clientInfo: this.#o.clientInfo, signer: this.#o.signer, route });
       this.#token = signedIn.messageToken;
       this.#presence?.update(signedIn.heartbeatServer);
       url = sessionSocketUrl({ messageServer: signedIn.messageServer, aid: this.aid, token: signedIn.messageToken });

@@ -14,6 +14,17 @@ import { AGENT_CLIENT_INFO } from "../wire/client-info.ts";
 /** Hex of the DER ECDSA-SHA256 signature over the nonce string. */
 export const signNonce = (identity: Identity, nonce: string): string => sign("sha256", Buffer.from(nonce, "utf8"), identity.privateKey).toString("hex");
 
+/** Makes the hex signature of a sign-in nonce (default {@link signNonceOffLoop}; tests script one on their own clock). */
+export type NonceSigner = (identity: Identity, nonce: string) => Promise<string>;
+
+/**
+ * The same signature made on libuv's thread pool (crypto.sign with a callback): a P-384 signature
+ * is 1–4 ms of CPU, and a thousand identities signing in at once, one nonce or three each, would
+ * otherwise spend seconds of them on the event loop every other identity needs.
+ */
+export const signNonceOffLoop: NonceSigner = (identity, nonce) =>
+  new Promise((resolve, reject) => sign("sha256", Buffer.from(nonce, "utf8"), identity.privateKey, (err, signature) => (err ? reject(err) : resolve(signature.toString("hex")))));
+
 const REFUSES_IDENTITY = /certificate|cert\b|public.?key|signature|identity|reserved|not registered|unknown agent|revoked|banned|forbidden agent/i;
 /** Error codes (the C++ SDK's numbers and names) that refuse the identity itself, whatever the status. */
 const IDENTITY_CODES = new Set(["1001", "1003", "4000", "4002", "INVALID_SIGNATURE", "CERT_ERROR", "AID_NOT_FOUND", "AID_INVALID"]);
@@ -59,25 +70,36 @@ function field(reply: HttpReply, name: string, identity: Identity, url: string):
 }
 
 /** Signs in at `<base>/sign_in`; returns the token (`signature` in the reply). */
-export async function signIn(params: { url: string; identity: Identity; http: HttpClient; clientInfo?: string | undefined }): Promise<string> {
+/** What every sign-in takes: where, as whom, over which client, and who signs the nonce. */
+export interface SignInParams {
+  url: string;
+  identity: Identity;
+  http: HttpClient;
+  clientInfo?: string | undefined;
+  /** Default {@link signNonceOffLoop}. */
+  signer?: NonceSigner | undefined;
+}
+
+export async function signIn(params: SignInParams): Promise<string> {
   const second = await signInReply(params);
   return field(second, "signature", params.identity, params.url);
 }
 
 /** The two-step sign-in at `url`; the second step's whole reply (a heartbeat server's carries where to beat). */
-export async function signInReply(params: { url: string; identity: Identity; http: HttpClient; clientInfo?: string | undefined }): Promise<HttpReply> {
+export async function signInReply(params: SignInParams): Promise<HttpReply> {
   const { url, identity, http } = params;
   const requestId = randomUUID();
   const first = await http.postJson(url, { agent_id: identity.aid, request_id: requestId, client_info: params.clientInfo ?? AGENT_CLIENT_INFO });
   if (first.status !== 200) throw refusal(identity, url, first, "nonce");
   const nonce = field(first, "nonce", identity, url);
+  const signature = await (params.signer ?? signNonceOffLoop)(identity, nonce);
   const second = await http.postJson(url, {
     agent_id: identity.aid,
     request_id: requestId,
     nonce,
     public_key: identity.publicKeyPem,
     cert: identity.certPem,
-    signature: signNonce(identity, nonce),
+    signature,
   });
   if (second.status !== 200) throw refusal(identity, url, second, "signature");
   return second;
@@ -125,11 +147,11 @@ export interface NetworkSignIn {
 }
 
 /** The full sequence the SDK runs: access point sign-in, config, message-service sign-in. `clientInfo`: what signs in (default the channel's agents). */
-export async function signInToNetwork(params: { accessPointUrl: string; identity: Identity; http: HttpClient; clientInfo?: string | undefined }): Promise<NetworkSignIn> {
-  const { clientInfo } = params;
-  const accessPointToken = await signIn({ url: accessPointApi(params.accessPointUrl, "sign_in"), identity: params.identity, http: params.http, clientInfo });
+export async function signInToNetwork(params: Omit<SignInParams, "url"> & { accessPointUrl: string }): Promise<NetworkSignIn> {
+  const { clientInfo, signer } = params;
+  const accessPointToken = await signIn({ url: accessPointApi(params.accessPointUrl, "sign_in"), identity: params.identity, http: params.http, clientInfo, signer });
   const { messageServer, heartbeatServer } = await getAccessPointConfig({ ...params, token: accessPointToken });
-  const messageToken = await signIn({ url: messageApi(params.accessPointUrl, "sign_in"), identity: params.identity, http: params.http, clientInfo });
+  const messageToken = await signIn({ url: messageApi(params.accessPointUrl, "sign_in"), identity: params.identity, http: params.http, clientInfo, signer });
   return { accessPointToken, messageServer, messageToken, heartbeatServer };
 }
 
@@ -139,9 +161,9 @@ export async function signInToNetwork(params: { accessPointUrl: string; identity
  * which names the same servers): one signed nonce instead of two and three requests fewer per
  * identity, which is most of a reconnect storm's CPU on both ends. Without one, the full sequence.
  */
-export async function signInAgain(params: { accessPointUrl: string; identity: Identity; http: HttpClient; clientInfo?: string | undefined; route: NetworkRoute | undefined }): Promise<NetworkSignIn> {
+export async function signInAgain(params: Omit<SignInParams, "url"> & { accessPointUrl: string; route: NetworkRoute | undefined }): Promise<NetworkSignIn> {
   const { route, ...rest } = params;
   if (route === undefined) return signInToNetwork(rest);
-  const messageToken = await signIn({ url: messageApi(params.accessPointUrl, "sign_in"), identity: params.identity, http: params.http, clientInfo: params.clientInfo });
+  const messageToken = await signIn({ url: messageApi(params.accessPointUrl, "sign_in"), identity: params.identity, http: params.http, clientInfo: params.clientInfo, signer: params.signer });
   return { accessPointToken: undefined, messageServer: route.messageServer, messageToken, heartbeatServer: route.heartbeatServer };
 }

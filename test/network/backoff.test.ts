@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { generateKeyPairSync, createPublicKey } from "node:crypto";
+import { generateKeyPairSync, createPublicKey, verify } from "node:crypto";
 import { connectAgent, type HttpClient, type HttpReply, type Identity } from "../../src/network/index.ts";
+import { signNonce, signNonceOffLoop, type NonceSigner } from "../../src/network/sign-in.ts";
 import { redialBackoff } from "../../src/network/session-channel.ts";
 import { computeBackoffDelay } from "../../src/util/backoff.ts";
 
@@ -40,6 +41,30 @@ function fakeIdentity(): Identity {
   return { aid: "alice.acp.local", privateKey, publicKeyPem: createPublicKey(privateKey).export({ type: "spki", format: "pem" }).toString(), certPem: "unused", dir: undefined };
 }
 
+// The default signer works on libuv's thread pool, on real time; these timelines own the clock, so
+// their sign-ins sign with a step that settles on it: at once (a resolved promise), or after a
+// scripted wait on the fake clock.
+const onTheClock: NonceSigner = (identity, nonce) => Promise.resolve(signNonce(identity, nonce));
+
+describe("signNonceOffLoop", () => {
+  it("signs on the thread pool what the network verifies: DER ECDSA-SHA256 over the nonce, in hex, the same as the synchronous signer's key", async () => {
+    const identity = fakeIdentity();
+    const hex = await signNonceOffLoop(identity, "n-1");
+    expect(hex).toMatch(/^[0-9a-f]+$/);
+    expect(verify("sha256", Buffer.from("n-1"), identity.publicKeyPem, Buffer.from(hex, "hex"))).toBe(true);
+    expect(verify("sha256", Buffer.from("n-2"), identity.publicKeyPem, Buffer.from(hex, "hex"))).toBe(false);
+    const many = await Promise.all(Array.from({ length: 20 }, (_, i) => signNonceOffLoop(identity, `n${i}`)));
+    expect(many.every((h, i) => verify("sha256", Buffer.from(`n${i}`), identity.publicKeyPem, Buffer.from(h, "hex")))).toBe(true);
+  });
+
+  it("a key that cannot sign rejects the promise (never a throw on the caller's stack)", async () => {
+    const { publicKey } = generateKeyPairSync("ec", { namedCurve: "secp384r1" });
+    const identity = { ...fakeIdentity(), privateKey: publicKey };
+    const signing = signNonceOffLoop(identity, "n");
+    await expect(signing).rejects.toThrow();
+  });
+});
+
 describe("repeated refusals (fake timers)", () => {
   beforeEach(() => {
     vi.useFakeTimers({ now: 0 });
@@ -50,7 +75,7 @@ describe("repeated refusals (fake timers)", () => {
 
   it("a service that keeps failing: sign-in attempts at T+0, 0.75 s, 2.25 s, 5.25 s, 11.25 s, 23.25 s, 47.25 s, 92.25 s, 137.25 s — never a tight loop", async () => {
     const ap = scriptedAccessPoint(() => ({ status: 503, json: { error: "busy" } }));
-    const agent = connectAgent({ identity: fakeIdentity(), accessPointUrl: "https://acp3.acp.local", http: ap.http, random: () => 0.5 });
+    const agent = connectAgent({ identity: fakeIdentity(), accessPointUrl: "https://acp3.acp.local", http: ap.http, random: () => 0.5, signer: onTheClock });
     await vi.advanceTimersByTimeAsync(140_000);
     expect(ap.calls.map((c) => c.t)).toEqual([0, 750, 2250, 5250, 11250, 23250, 47250, 92250, 137250]);
     expect(agent.status).toBe("waiting");
@@ -61,7 +86,7 @@ describe("repeated refusals (fake timers)", () => {
 
   it("a refused key: one sign-in (nonce + signature), one IDENTITY_REJECTED, then silence for ten minutes", async () => {
     const ap = scriptedAccessPoint((_url, body) => (body.nonce ? { status: 401, json: { error: "signature does not verify" } } : { status: 200, json: { nonce: "n1" } }));
-    const agent = connectAgent({ identity: fakeIdentity(), accessPointUrl: "https://acp3.acp.local", http: ap.http, random: () => 0.5 });
+    const agent = connectAgent({ identity: fakeIdentity(), accessPointUrl: "https://acp3.acp.local", http: ap.http, random: () => 0.5, signer: onTheClock });
     const rejected: string[] = [];
     agent.on("rejected", ({ error }) => rejected.push(`${error.code} ${error.aid}`));
     await vi.advanceTimersByTimeAsync(600_000);
@@ -71,6 +96,33 @@ describe("repeated refusals (fake timers)", () => {
     ]);
     expect(rejected).toEqual(["IDENTITY_REJECTED alice.acp.local"]);
     await expect(agent.ready).rejects.toMatchObject({ code: "IDENTITY_REJECTED", aid: "alice.acp.local" });
+    await agent.close();
+  });
+
+  it("the nonce's signature is a step the sign-in waits for, on its own clock: a signer done at T+5 s sends the signature at T+5 s, the message service's nonce at T+5 s, its signature at T+10 s", async () => {
+    const ap = scriptedAccessPoint((url, body) =>
+      url.endsWith("/get_accesspoint_config") ? { status: 200, json: { config: '{"message_server":"https://127.0.0.1:1"}' } } : { status: 200, json: body.nonce ? { signature: "t" } : { nonce: "n" } },
+    );
+    const signed: number[] = [];
+    const slowSigner: NonceSigner = (identity, nonce) =>
+      new Promise((resolve) =>
+        setTimeout(() => {
+          signed.push(Date.now());
+          resolve(signNonce(identity, nonce));
+        }, 5000),
+      );
+    const agent = connectAgent({ identity: fakeIdentity(), accessPointUrl: "https://acp3.acp.local", http: ap.http, random: () => 0.5, signer: slowSigner, presence: false });
+    await vi.advanceTimersByTimeAsync(4_999);
+    expect(ap.calls.map((c) => [c.t, c.step])).toEqual([[0, "nonce"]]);
+    await vi.advanceTimersByTimeAsync(5_001);
+    expect(ap.calls.map((c) => [c.t, c.step, c.url.replace("https://acp3.acp.local", "")])).toEqual([
+      [0, "nonce", "/api/accesspoint/sign_in"],
+      [5000, "signature", "/api/accesspoint/sign_in"],
+      [5000, "other", "/api/accesspoint/get_accesspoint_config"],
+      [5000, "nonce", "/api/message/sign_in"],
+      [10000, "signature", "/api/message/sign_in"],
+    ]);
+    expect(signed).toEqual([5000, 10000]);
     await agent.close();
   });
 
@@ -85,7 +137,7 @@ describe("repeated refusals (fake timers)", () => {
       if (url.endsWith("/get_accesspoint_config")) return { status: 200, json: { config: '{"message_server":"https://127.0.0.1:1"}' } };
       return { status: 200, json: body.nonce ? { signature: "t" } : { nonce: "n" } };
     });
-    const agent = connectAgent({ identity: fakeIdentity(), accessPointUrl: "https://acp3.acp.local", http: ap.http, random: () => 0.5 });
+    const agent = connectAgent({ identity: fakeIdentity(), accessPointUrl: "https://acp3.acp.local", http: ap.http, random: () => 0.5, signer: onTheClock });
     const rejected: string[] = [];
     agent.on("rejected", ({ error }) => rejected.push(error.code));
     await vi.advanceTimersByTimeAsync(2_300);
@@ -99,7 +151,7 @@ describe("repeated refusals (fake timers)", () => {
     const ap = scriptedAccessPoint((url, body) =>
       url.endsWith("/get_accesspoint_config") ? { status: 200, json: { config: '{"message_server":"https://[not-a-host"}' } } : { status: 200, json: body.nonce ? { signature: "t" } : { nonce: "n" } },
     );
-    const agent = connectAgent({ identity: fakeIdentity(), accessPointUrl: "https://acp3.acp.local", http: ap.http, random: () => 0.5 });
+    const agent = connectAgent({ identity: fakeIdentity(), accessPointUrl: "https://acp3.acp.local", http: ap.http, random: () => 0.5, signer: onTheClock });
     await vi.advanceTimersByTimeAsync(2_300);
     // Five calls per attempt (nonce, signature, config, nonce, signature): attempts at T+0, 0.75 s, 2.25 s.
     expect([...new Set(ap.calls.map((c) => c.t))]).toEqual([0, 750, 2250]);
