@@ -65,6 +65,9 @@ export function createFileAgentMdStore(dir: string): AgentMdStore {
   /** Lower-cased aid → the end of its latest write (written one after another: the last text stays). */
   const writing = new Map<string, Promise<void>>();
   const write = async (key: string, text: string): Promise<void> => {
+    // Served from the moment the write starts, as a put on the event loop was: the group service
+    // must not call a member unknown while its profile is being written.
+    known.set(key, text);
     try {
       await writeFileAtomic(file(key), text);
     } catch (err) {
@@ -72,7 +75,6 @@ export function createFileAgentMdStore(dir: string): AgentMdStore {
       known.delete(key);
       throw err;
     }
-    known.set(key, text);
   };
   return {
     get: (aid) => read(aid.toLowerCase()),
@@ -80,7 +82,7 @@ export function createFileAgentMdStore(dir: string): AgentMdStore {
       const key = aid.toLowerCase();
       const before = writing.get(key);
       if (before === undefined && known.get(key) === text) return Promise.resolve();
-      const done = (before ?? Promise.resolve()).then(() => (known.get(key) === text ? undefined : write(key, text)));
+      const done = before === undefined ? write(key, text) : before.then(() => (known.get(key) === text ? undefined : write(key, text)));
       const tail = done.then(
         () => {},
         () => {},
