@@ -3,7 +3,9 @@
 // fresh id and a time one second after the last): about 10, 100 and 500 MB (`BENCH_REPLAY_MB=10,100`
 // to choose). Each replay runs in a child process (bench/replay-memory-child.ts) as the CLI runs it,
 // single persona with `--json` and a room of three with the text report, output thrown away; prints
-// the peak RSS, its ratio to the log and the time (`BENCH_REPLAY_RUNS=single` or `room` for one).
+// the peak RSS, its ratio to the log and the time (`BENCH_REPLAY_RUNS=single` or `room` for one);
+// `shuffled` replays (single, `--json`) the same log with each pair of lines swapped, out of time
+// order everywhere. After the sizes, each run's peak RSS growth against the log's growth.
 // `BENCH_REPLAY_BEFORE=DIR` also runs the checkout DIR (e.g. an older commit's worktree) on the
 // same logs, up to `BENCH_REPLAY_BEFORE_MB` (100). The files are removed at the end.
 import { spawnSync } from "node:child_process";
@@ -18,7 +20,7 @@ const HERE = fileURLToPath(new URL("..", import.meta.url));
 const DEV = join(HERE, "test/fixtures/irc-dev");
 
 /** Writes ordinary lines from the bundled logs until the file holds `mb` MB; returns its size and line count. */
-function writeLog(file: string, mb: number): { bytes: number; lines: number } {
+function writeLog(file: string, mb: number, swapPairs = false): { bytes: number; lines: number } {
   const source = readdirSync(DEV)
     .filter((f) => f.endsWith(".jsonl"))
     .sort()
@@ -30,8 +32,9 @@ function writeLog(file: string, mb: number): { bytes: number; lines: number } {
   let pending: string[] = [];
   let size = 0;
   while (bytes + size < mb * MB) {
-    const o = source[lines % source.length]!;
-    const text = `${JSON.stringify({ ...o, id: `g${lines}`, ts: 1_767_600_000_000 + lines * 1000 })}\n`;
+    const n = swapPairs ? lines ^ 1 : lines;
+    const o = source[n % source.length]!;
+    const text = `${JSON.stringify({ ...o, id: `g${n}`, ts: 1_767_600_000_000 + n * 1000 })}\n`;
     pending.push(text);
     size += Buffer.byteLength(text);
     lines++;
@@ -65,19 +68,26 @@ export function benchReplayMemory(fmt: (n: number, digits?: number) => string): 
   const checkouts: Array<[string, string]> = [["now", HERE]];
   if (process.env.BENCH_REPLAY_BEFORE) checkouts.push(["before", process.env.BENCH_REPLAY_BEFORE]);
   const dir = mkdtempSync(join(tmpdir(), "acp-bench-replay-"));
+  // Per run and checkout: the log's size and the peak RSS at each size, for the growth line.
+  const peaks = new Map<string, Array<{ logMb: number; peakMb: number }>>();
   try {
     for (const mb of sizes) {
       const file = join(dir, `log-${mb}.jsonl`);
+      const shuffled = join(dir, `shuffled-${mb}.jsonl`);
       const { bytes, lines } = writeLog(file, mb);
+      if (kinds.includes("shuffled")) writeLog(shuffled, mb, true);
       const runs: Array<[string, string, string[]]> = [
         ["single", "single --json", ["replay", file, "--persona", "ubottu", "--json"]],
         ["room", "room of 3, text", ["replay", file, "--persona", "room-agent-a", "--persona", "room-agent-b", "--persona", "room-agent-c", "--responder", "helpful"]],
+        ["shuffled", "out of order, single --json", ["replay", shuffled, "--persona", "ubottu", "--json"]],
       ];
       for (const [key, label, args] of runs) {
         if (!kinds.includes(key)) continue;
         for (const [which, checkout] of checkouts) {
           if (which === "before" && mb > beforeUpTo) continue;
           const r = run(checkout, args);
+          const at = `${label} (${which})`;
+          peaks.set(at, [...(peaks.get(at) ?? []), { logMb: bytes / MB, peakMb: r.peakMb }]);
           console.log(
             `replay-memory: ${fmt(bytes / MB)} MB, ${fmt(lines)} lines, ${label} (${which}): peak rss ${fmt(r.peakMb)} MB ` +
               `(${fmt(r.peakMb / (bytes / MB), 2)}× the log), ${fmt(r.ms / 1000, 1)} s${r.code !== 0 ? `, exit ${r.code}` : ""}`,
@@ -85,6 +95,17 @@ export function benchReplayMemory(fmt: (n: number, digits?: number) => string): 
         }
       }
       rmSync(file, { force: true });
+      rmSync(shuffled, { force: true });
+    }
+    // Flat is what a streamed replay should be: the peak grows by a small fraction of the log's growth.
+    for (const [at, points] of peaks) {
+      if (points.length < 2) continue;
+      const first = points[0]!;
+      const last = points.at(-1)!;
+      console.log(
+        `replay-memory: ${at}, ${fmt(first.logMb)} → ${fmt(last.logMb)} MB log: peak rss ${fmt(first.peakMb)} → ${fmt(last.peakMb)} MB ` +
+          `(+${fmt(last.peakMb - first.peakMb)} MB, ${fmt((last.peakMb - first.peakMb) / (last.logMb - first.logMb), 2)} MB per MB of log)`,
+      );
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

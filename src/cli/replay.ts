@@ -205,49 +205,53 @@ async function replayCommand(args: string[], io: Io): Promise<number> {
   const identity = findIdentity(config, persona, values.aid);
   if (values.group !== undefined) requireGroup(values.group, config ? configuredGroups(config, identity) : [], values.config);
   const parsed = openLog(file, values["skip-bad"] === true, values.html !== undefined);
-  if (parsed.count === 0) throw new Error(`${file}: no messages`);
-  const aid = values.aid ?? identity?.aid;
-  const aliases = [...(identity?.aliases ?? []), ...list(values.alias)];
-  warnSilentPersona(parsed.lines(), [persona, ...(aid ? [aid] : []), ...aliases], io);
-  const progress = io.progress && parsed.count >= PROGRESS_MIN_LINES ? io.progress : undefined;
-  // Each line's fate as it comes: written out with --json, kept only for the page.
-  const json = values.json ? jsonReport(io) : undefined;
-  const messages: ReplayMessage[] = [];
-  const onMessage = (m: ReplayMessage) => {
-    json?.message(m);
-    if (values.html !== undefined) messages.push(m);
-  };
-  const { report, view } = await replayLog(parsed, {
-    persona,
-    ...(aid ? { aid } : {}),
-    aliases,
-    ...(identity?.owner !== undefined ? { owner: identity.owner } : {}),
-    // The log has no group id of its own: --group picks whose configured settings apply.
-    settings: settingsFor(config, identity, values.group ?? "replay"),
-    agentLatencyMs,
-    responder,
-    ...(values["reply-text"] !== undefined ? { replyText: values["reply-text"] } : {}),
-    agents: list(values.agents),
-    strangers: list(values.strangers),
-    seed,
-    ...(progress ? { onProgress: (done: number, total: number) => progress(`replay: ${done.toLocaleString("en")}/${total.toLocaleString("en")} lines`) } : {}),
-  }, onMessage);
-  progress?.("");
   try {
-    if (values.html !== undefined) {
-      writeFileSync(values.html, renderHtmlReport({ report: { ...report, messages }, lines: [...parsed.lines()], persona, aid, source: file }));
+    if (parsed.count === 0) throw new Error(`${file}: no messages`);
+    const aid = values.aid ?? identity?.aid;
+    const aliases = [...(identity?.aliases ?? []), ...list(values.alias)];
+    warnSilentPersona(parsed.lines(), [persona, ...(aid ? [aid] : []), ...aliases], io);
+    const progress = io.progress && parsed.count >= PROGRESS_MIN_LINES ? io.progress : undefined;
+    // Each line's fate as it comes: written out with --json, kept only for the page.
+    const json = values.json ? jsonReport(io) : undefined;
+    const messages: ReplayMessage[] = [];
+    const onMessage = (m: ReplayMessage) => {
+      json?.message(m);
+      if (values.html !== undefined) messages.push(m);
+    };
+    const { report, view } = await replayLog(parsed, {
+      persona,
+      ...(aid ? { aid } : {}),
+      aliases,
+      ...(identity?.owner !== undefined ? { owner: identity.owner } : {}),
+      // The log has no group id of its own: --group picks whose configured settings apply.
+      settings: settingsFor(config, identity, values.group ?? "replay"),
+      agentLatencyMs,
+      responder,
+      ...(values["reply-text"] !== undefined ? { replyText: values["reply-text"] } : {}),
+      agents: list(values.agents),
+      strangers: list(values.strangers),
+      seed,
+      ...(progress ? { onProgress: (done: number, total: number) => progress(`replay: ${done.toLocaleString("en")}/${total.toLocaleString("en")} lines`) } : {}),
+    }, onMessage);
+    progress?.("");
+    try {
+      if (values.html !== undefined) {
+        writeFileSync(values.html, renderHtmlReport({ report: { ...report, messages }, lines: [...parsed.lines()], persona, aid, source: file }));
+      }
+      if (json) {
+        json.end(report, view, parsed.skippedCount);
+      } else {
+        for (const l of renderTextReport(report, view, only)) io.out(l);
+        if (values.html !== undefined) io.out(`report: ${values.html}`);
+        if (parsed.skippedCount) io.out(skippedLine(parsed));
+      }
+    } finally {
+      view.close();
     }
-    if (json) {
-      json.end(report, view, parsed.skippedCount);
-    } else {
-      for (const l of renderTextReport(report, view, only)) io.out(l);
-      if (values.html !== undefined) io.out(`report: ${values.html}`);
-      if (parsed.skippedCount) io.out(skippedLine(parsed));
-    }
+    return 0;
   } finally {
-    view.close();
+    parsed.close();
   }
-  return 0;
 }
 
 /** `--persona A --persona B …`: the room replay, its per-agent reports and the room's figures. */
@@ -268,49 +272,53 @@ async function replayRoom(p: {
   const identities = p.personas.map((name) => findIdentity(config, name, undefined));
   if (values.group !== undefined) requireGroup(values.group, config ? [...new Set(identities.flatMap((i) => configuredGroups(config, i)))] : [], values.config);
   const parsed = openLog(p.file, values["skip-bad"] === true, values.html !== undefined);
-  if (parsed.count === 0) throw new Error(`${p.file}: no messages`);
-  const progress = io.progress && parsed.count >= PROGRESS_MIN_LINES ? io.progress : undefined;
-  const room = await runRoomReplay(
-    parsed,
-    p.personas.map((persona, i) => {
-      const identity = identities[i];
-      return {
-        persona,
-        ...(identity ? { aid: identity.aid } : {}),
-        aliases: [...(identity?.aliases ?? [])],
-        settings: settingsFor(config, identity, values.group ?? "replay"),
-        agentLatencyMs: p.agentLatencyMs,
-        responder: p.responder,
-        ...(values["reply-text"] !== undefined ? { replyText: values["reply-text"] } : {}),
-        agents: list(values.agents),
-        strangers: list(values.strangers),
-        // Each agent draws its own delays.
-        seed: p.seed + i,
-      };
-    }),
-    progress ? (done, total) => progress(`replay: ${done.toLocaleString("en")}/${total.toLocaleString("en")} lines`) : undefined,
-  );
-  progress?.("");
   try {
-    if (values.html !== undefined) {
-      const first = room.agents[0]!;
-      writeFileSync(values.html, renderHtmlReport({ report: first.report, lines: [...parsed.lines()], persona: first.persona, aid: first.aid, source: p.file, room: room.room }));
-    }
-    if (values.json) {
-      jsonRoom(io, room, parsed.skippedCount);
+    if (parsed.count === 0) throw new Error(`${p.file}: no messages`);
+    const progress = io.progress && parsed.count >= PROGRESS_MIN_LINES ? io.progress : undefined;
+    const room = await runRoomReplay(
+      parsed,
+      p.personas.map((persona, i) => {
+        const identity = identities[i];
+        return {
+          persona,
+          ...(identity ? { aid: identity.aid } : {}),
+          aliases: [...(identity?.aliases ?? [])],
+          settings: settingsFor(config, identity, values.group ?? "replay"),
+          agentLatencyMs: p.agentLatencyMs,
+          responder: p.responder,
+          ...(values["reply-text"] !== undefined ? { replyText: values["reply-text"] } : {}),
+          agents: list(values.agents),
+          strangers: list(values.strangers),
+          // Each agent draws its own delays.
+          seed: p.seed + i,
+        };
+      }),
+      progress ? (done, total) => progress(`replay: ${done.toLocaleString("en")}/${total.toLocaleString("en")} lines`) : undefined,
+    );
+    progress?.("");
+    try {
+      if (values.html !== undefined) {
+        const first = room.agents[0]!;
+        writeFileSync(values.html, renderHtmlReport({ report: first.report, lines: [...parsed.lines()], persona: first.persona, aid: first.aid, source: p.file, room: room.room }));
+      }
+      if (values.json) {
+        jsonRoom(io, room, parsed.skippedCount);
+        return 0;
+      }
+      for (const a of room.agents) {
+        io.out(`── agent ${a.persona}${a.aid !== a.persona ? ` (${a.aid})` : ""} ──`);
+        for (const l of renderTextReport(a.report, a.view, p.only)) io.out(l);
+        io.out("");
+      }
+      for (const l of renderRoomText(room.room)) io.out(l);
+      if (values.html !== undefined) io.out(`report: ${values.html}`);
+      if (parsed.skippedCount) io.out(skippedLine(parsed));
       return 0;
+    } finally {
+      for (const a of room.agents) a.view.close();
     }
-    for (const a of room.agents) {
-      io.out(`── agent ${a.persona}${a.aid !== a.persona ? ` (${a.aid})` : ""} ──`);
-      for (const l of renderTextReport(a.report, a.view, p.only)) io.out(l);
-      io.out("");
-    }
-    for (const l of renderRoomText(room.room)) io.out(l);
-    if (values.html !== undefined) io.out(`report: ${values.html}`);
-    if (parsed.skippedCount) io.out(skippedLine(parsed));
-    return 0;
   } finally {
-    for (const a of room.agents) a.view.close();
+    parsed.close();
   }
 }
 

@@ -83,6 +83,8 @@ export class ConversationTracker implements ConversationView {
   readonly #recentSpeakers: string[] = [];
   #lead: LeadingAddress | null = null;
   readonly #traffic: TrafficRecord;
+  /** Senders our newest line was to (lower-cased): the one it replies to, those it names, the mention it answers. */
+  #latestTo: Set<string> | null = null;
   /** The latest line that mentioned us: our next line naming nobody most likely answers it. */
   #lastMention: { sender: string; ts: number } | null = null;
   readonly #aidLower: string;
@@ -167,18 +169,21 @@ export class ConversationTracker implements ConversationView {
    */
   ownLine(ts: number, content: string, repliedTo: string | undefined): void {
     const latest = this.#openLine === null || ts >= this.#openLine.ts;
-    if (latest) this.#spoke(this.#aidLower);
+    if (latest) {
+      this.#spoke(this.#aidLower);
+      this.#latestTo?.clear();
+    }
     const until = ts + this.#settings.engagedWindowMs;
     let toSomeone = false;
     if (repliedTo !== undefined && repliedTo.toLowerCase() !== this.#aidLower) {
-      this.#engage(repliedTo, until, ts, true, true);
+      this.#engageByUs(repliedTo, until, ts, latest);
       toSomeone = true;
     }
     // Naming someone in our message starts a conversation with them (engaged speakers).
     for (const sender of windowSenders(this.#traffic.window)) {
       if (sender.toLowerCase() === this.#aidLower) continue;
       if (checkMention(content, buildMentionKeywords({ aid: sender }), "smart")) {
-        this.#engage(sender, until, ts, true, true);
+        this.#engageByUs(sender, until, ts, latest);
         toSomeone = true;
       }
     }
@@ -188,7 +193,7 @@ export class ConversationTracker implements ConversationView {
     const leading = toSomeone ? undefined : this.#leadingAddressOf(content).to;
     const asked = this.#lastMention;
     if (latest && leading === "none" && asked !== null && ts >= asked.ts && ts - asked.ts <= this.#settings.continuationMs) {
-      this.#engage(asked.sender, until, ts, true, true);
+      this.#engageByUs(asked.sender, until, ts, true);
     }
     // A line of ours to someone is answered by them (engaged above); one that names nobody (a
     // question to the room, a topic, an answer) may be answered by anyone.
@@ -235,6 +240,9 @@ export class ConversationTracker implements ConversationView {
   get lastSpeaker(): string | null {
     return this.#lastSpeaker;
   }
+  latestLineTo(sender: string): boolean {
+    return this.#latestTo?.has(sender.toLowerCase()) ?? false;
+  }
   privateExchange(sender: string): boolean {
     const recent = this.#recentSpeakers;
     if (recent.length < PRIVATE_EXCHANGE_LINES) return false;
@@ -267,6 +275,12 @@ export class ConversationTracker implements ConversationView {
     const recent = this.#recentSpeakers;
     recent.push(speaker);
     if (recent.length > PRIVATE_EXCHANGE_LINES) recent.shift();
+  }
+
+  /** Our line at `now` is to `sender`: they owe us an answer; `latest`: it is our newest line. */
+  #engageByUs(sender: string, until: number, now: number, latest: boolean): void {
+    this.#engage(sender, until, now, true, true);
+    if (latest) (this.#latestTo ??= new Set()).add(sender.toLowerCase());
   }
 
   #engage(sender: string, until: number, now: number, owesAnswer: boolean, direct: boolean): void {

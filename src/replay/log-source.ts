@@ -1,9 +1,11 @@
-// The lines a replay walks, without holding the log: a file in time order is scanned once (every
-// line checked as `readLog` checks it, the senders and the line count noted) and then read again
-// from the disk each time the replay walks it. Only a log that must be sorted (out of time order)
-// or may repeat an id is read whole into memory, as `readLog` reads it.
+// The lines a replay walks, without holding the log: a file is scanned once (every line checked as
+// `readLog` checks it, the senders and the line count noted) and then read again from the disk
+// each time the replay walks it — a file in time order as it is, one out of order through sorted
+// runs in temp files (sort-runs.ts). Only a log that repeats an id is read whole into memory, as
+// `readLog` reads it (to refuse or skip the repeat as it does).
 import { statSync } from "node:fs";
 import { LogParseError, MAX_LOG_LINE_BYTES, parseLine, rawLines, readLog, tooLongReason, type LogLine } from "./log.ts";
+import { RUN_BYTES, sortRuns } from "./sort-runs.ts";
 
 /** A log in time order that can be walked as often as needed. */
 export interface LineSource {
@@ -16,10 +18,12 @@ export interface LineSource {
   /** The first bad lines skipped with `skipBad`, with why, and how many in all. */
   readonly skipped: ReadonlyArray<{ line: number; reason: string }>;
   readonly skippedCount: number;
-  /** Whether the lines are held in memory (a log that had to be sorted or may repeat an id). */
+  /** Whether the lines are held in memory (lines given as an array, or a log that repeats an id). */
   readonly inMemory: boolean;
   /** A fresh walk over the good lines, in time order. */
   lines(): Iterable<LogLine>;
+  /** Removes what the source wrote (the sorted runs of a log out of order); no walk after. */
+  close(): void;
 }
 
 /** A source over lines already in memory (sorted by `ts`). */
@@ -32,6 +36,7 @@ export function arraySource(lines: readonly LogLine[], skipped: { skipped: Reado
     skippedCount: skipped.skippedCount,
     inMemory: true,
     lines: () => lines,
+    close: () => {},
   };
 }
 
@@ -43,8 +48,10 @@ const MAX_SUSPECTS = 100_000;
  * Opens a log file for a replay. Errors are `readLog`'s, for the same line. Memory: the senders,
  * and a fixed-size filter (at most 32 MB) that finds ids seen before; a line whose id may have been
  * seen is checked by a second walk, and a repeated id sends the log to `readLog`, which names it.
+ * A log out of time order is sorted in runs of `runBytes` of text (default 8 MB) written to temp
+ * files, removed by `close`.
  */
-export function openLogSource(file: string, opts: { skipBad?: boolean; maxLineBytes?: number } = {}): LineSource {
+export function openLogSource(file: string, opts: { skipBad?: boolean; maxLineBytes?: number; runBytes?: number } = {}): LineSource {
   const skipBad = opts.skipBad === true;
   const max = opts.maxLineBytes ?? MAX_LOG_LINE_BYTES;
   const whole = (): LineSource => {
@@ -92,16 +99,32 @@ export function openLogSource(file: string, opts: { skipBad?: boolean; maxLineBy
     skippedCount++;
     if (skipped.length < MAX_SKIPPED_KEPT) skipped.push({ line: raw.line, reason });
   }
-  // Out of time order, or an id on two lines: readLog sorts, and names (or skips) the repeat.
-  if (!sorted) return whole();
+  const intern = (sender: string) => senders.get(sender) ?? sender;
+  // Out of time order: walked through sorted runs on disk.
+  const runs = sorted ? undefined : sortRuns(file, max, intern, opts.runBytes ?? RUN_BYTES);
+  // Sorted, the first line and the senders' order of first appearance are those of time order.
+  let order = [...senders.keys()];
+  if (runs) {
+    const inTime = new Set<string>();
+    firstTs = undefined;
+    for (const l of runs.lines()) {
+      firstTs ??= l.ts;
+      inTime.add(l.sender);
+    }
+    order = [...inTime];
+  }
   const source: LineSource = {
     count,
-    senders: [...senders.keys()],
+    senders: order,
     firstTs,
     skipped,
     skippedCount,
     inMemory: false,
     *lines() {
+      if (runs) {
+        yield* runs.lines();
+        return;
+      }
       for (const raw of rawLines(file, max)) {
         if (raw.text === null) continue;
         const t = raw.text.trim();
@@ -113,10 +136,11 @@ export function openLogSource(file: string, opts: { skipBad?: boolean; maxLineBy
           if (err instanceof LogParseError) continue;
           throw err;
         }
-        l.sender = senders.get(l.sender) ?? l.sender;
+        l.sender = intern(l.sender);
         yield l;
       }
     },
+    close: () => runs?.remove(),
   };
   /** Whether one of the ids the filter was unsure of is on two lines. */
   function repeats(ids: ReadonlySet<string>): boolean {
@@ -129,7 +153,14 @@ export function openLogSource(file: string, opts: { skipBad?: boolean; maxLineBy
     }
     return false;
   }
-  return repeats(suspects) ? whole() : source;
+  // An id on two lines: readLog names (or skips) the repeat.
+  let repeated = true;
+  try {
+    repeated = repeats(suspects);
+  } finally {
+    if (repeated) source.close();
+  }
+  return repeated ? whole() : source;
 }
 
 /**

@@ -133,6 +133,21 @@ describe("conversation tracker: each verdict's effects on the next lines", () =>
     expect(c.t.engagedSpeakersAt(T + 21 * S)).toEqual(["bob"]);
   });
 
+  it("a continuation to us after another member's line: ours while our newest line was to the sender, maybe ours when it was not", () => {
+    const c = tracker();
+    c.line(0, "dave", "Alice, which branch?");
+    c.ours(5 * S, "dave: main");
+    // bob asks us; carol speaks before we answer; bob's next line may as well be to carol.
+    expect(c.line(10 * S, "bob", "Alice, is the hook run before commit?")).toEqual(["mention", "us"]);
+    expect(c.line(20 * S, "carol", "yes it is")).toEqual([null, "nobody"]);
+    expect(c.line(25 * S, "bob", "oh ok, thanks")).toEqual(["after-another-speaker", "maybe-us"]);
+    // We answer bob; he asks on; carol's line between does not take his continuation from us.
+    c.ours(40 * S, "bob: yes, run it by hand with git hook run");
+    expect(c.line(45 * S, "bob", "Alice, where does it live?")).toEqual(["mention", "us"]);
+    expect(c.line(50 * S, "carol", "lol")).toEqual([null, "nobody"]);
+    expect(c.line(55 * S, "bob", "found it, .git/hooks")).toEqual(["continues", "us-engaged"]);
+  });
+
   it("a reply to one of our messages is to us", () => {
     const c = tracker();
     const ours = c.ours(0, "try the 2.0 build");

@@ -3,8 +3,10 @@
 // the same error for the same line), whether it walks the file (in time order, no id twice) or
 // falls back to reading it whole (out of order, an id on two lines). Real files. The memory
 // figures are in `npm run bench -- replay-memory` (peak RSS against the log's size).
-import { readdirSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { closeSync, openSync, readdirSync, readFileSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { main } from "../../src/cli/index.ts";
@@ -46,10 +48,32 @@ describe("openLogSource", () => {
     expect([...src.lines()]).toEqual(readLog(f).lines);
   });
 
-  it("out of time order, or an id on two lines: read whole, sorted, the repeat refused naming its line (or skipped)", () => {
-    const unsorted = file([ok("a", 5), ok("b", 1)].join("\n"));
-    expect(openLogSource(unsorted).inMemory).toBe(true);
-    expect([...openLogSource(unsorted).lines()].map((l) => l.id)).toEqual(["b", "a"]);
+  it("out of time order: walked through sorted runs in temp files (readLog's order, ties in file order), removed by close", () => {
+    const unsorted = file([ok("a", 5, "ann"), ok("b", 1), "", ok("c", 5), ok("d", 1, "cy"), ok("e", 3)].join("\n"));
+    const tmp = tempDir("sort-tmp");
+    dirs.push(tmp);
+    const saved = process.env.TMPDIR;
+    process.env.TMPDIR = tmp.dir;
+    try {
+      // Runs of about one line each: five runs merged.
+      const src = openLogSource(unsorted, { runBytes: 1 });
+      expect(src.inMemory).toBe(false);
+      expect(src.count).toBe(5);
+      // In time order, as readLog's lines give them.
+      expect(src.senders).toEqual(["bob", "cy", "ann"]);
+      expect(src.firstTs).toBe(1);
+      expect([...src.lines()].map((l) => l.id)).toEqual(["b", "d", "e", "a", "c"]);
+      expect([...src.lines()]).toEqual(readLog(unsorted).lines);
+      expect(readdirSync(tmp.dir)).toHaveLength(1);
+      src.close();
+      expect(readdirSync(tmp.dir)).toEqual([]);
+    } finally {
+      if (saved === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = saved;
+    }
+  });
+
+  it("an id on two lines: read whole, the repeat refused naming its line (or skipped)", () => {
     const repeated = file([ok("a", 1), "not json", ok("a", 2), ok("b", 3)].join("\n"));
     expect(outcome(() => openLogSource(repeated))).toBe("line 2: not valid JSON");
     const dupFirst = file([ok("a", 1), ok("a", 2), "not json"].join("\n"));
@@ -68,17 +92,55 @@ describe("openLogSource", () => {
       fc.constantFrom("", "  ", "not json", "[1]", '{"id":"x"}'),
     );
     fc.assert(
-      fc.property(fc.array(row, { maxLength: 12 }), fc.boolean(), (rows, skipBad) => {
+      fc.property(fc.array(row, { maxLength: 12 }), fc.boolean(), fc.constantFrom(1, 40, 1 << 20), (rows, skipBad, runBytes) => {
         const f = file(rows.join("\n"));
         const want = outcome(() => readLog(f, { skipBad }));
         const got = outcome(() => {
-          const src = openLogSource(f, { skipBad });
-          return { lines: [...src.lines()], skipped: src.skipped, skippedCount: src.skippedCount };
+          const src = openLogSource(f, { skipBad, runBytes });
+          try {
+            const lines = [...src.lines()];
+          expect(src.senders).toEqual([...new Set(lines.map((l) => l.sender))]);
+          expect(src.firstTs).toBe(lines[0]?.ts);
+          return { lines, skipped: src.skipped, skippedCount: src.skippedCount };
+          } finally {
+            src.close();
+          }
         });
         expect(got).toEqual(want);
       }),
       { numRuns: 200 },
     );
+  });
+});
+
+const CHILD = fileURLToPath(new URL("./log-source-heap-child.ts", import.meta.url));
+
+describe("memory of a walk", () => {
+  it("a 24 MB log out of time order is walked holding a bounded heap (live heap after GC < 20 MB, not the log)", () => {
+    const d = tempDir("log-source-heap");
+    dirs.push(d);
+    const f = join(d.dir, "shuffled.jsonl");
+    // Each pair of lines swapped: out of order everywhere, about 200 bytes a line.
+    const fd = openSync(f, "w");
+    const pad = "lorem ipsum dolor sit amet ".repeat(5);
+    for (let i = 0, bytes = 0; bytes < 24 * 1024 * 1024; ) {
+      const out: string[] = [];
+      for (let k = 0; k < 2000; k++, i++) {
+        const j = i ^ 1;
+        out.push(JSON.stringify({ id: `m${j}`, ts: 1_700_000_000_000 + j * 1000, sender: `s${j % 7}`, content: `line ${j} ${pad}` }));
+      }
+      const text = `${out.join("\n")}\n`;
+      writeSync(fd, text);
+      bytes += text.length;
+    }
+    closeSync(fd);
+    const r = JSON.parse(execFileSync(process.execPath, ["--expose-gc", CHILD, f], { encoding: "utf8", env: { ...process.env, TMPDIR: d.dir } })) as { lines: number; inOrder: boolean; liveMb: number };
+    console.log(`log-source heap: ${JSON.stringify(r)}`);
+    expect(r.inOrder).toBe(true);
+    expect(r.lines).toBeGreaterThan(100_000);
+    // Held whole, the parsed lines alone take well over the log's 24 MB.
+    expect(r.liveMb).toBeLessThan(20);
+    expect(readdirSync(d.dir)).toEqual(["shuffled.jsonl"]);
   });
 });
 
@@ -110,5 +172,31 @@ describe("replay --json written as it goes", () => {
       ["c", false],
     ]);
     expect(report.dispatches.length).toBeGreaterThan(0);
+  });
+
+  it("a log out of time order gives the report of the same log in order, and leaves no temp file behind", async () => {
+    const dev = readFileSync(fileURLToPath(new URL("../fixtures/irc-dev/ubuntu-2011-11-13.jsonl", import.meta.url)), "utf8").split("\n").filter((l) => l.trim() !== "");
+    // A fixed shuffle: lines dealt into seven piles, read back pile by pile.
+    const shuffled = [0, 1, 2, 3, 4, 5, 6].flatMap((k) => dev.filter((_, i) => i % 7 === k));
+    const inOrder = file(dev.join("\n"));
+    const outOfOrder = file(shuffled.join("\n"));
+    const tmp = tempDir("replay-tmp");
+    dirs.push(tmp);
+    const saved = process.env.TMPDIR;
+    process.env.TMPDIR = tmp.dir;
+    const run = async (args: string[]) => {
+      const out: string[] = [];
+      expect(await main(args, { out: (s) => void out.push(s), err: () => {} })).toBe(0);
+      return out.join("\n");
+    };
+    try {
+      for (const args of [["--persona", "L1nuxRules", "--json"], ["--persona", "L1nuxRules", "--responder", "mention"], ["--persona", "a", "--persona", "b", "--responder", "helpful", "--json"]]) {
+        expect(await run(["replay", outOfOrder, ...args])).toBe(await run(["replay", inOrder, ...args]));
+      }
+    } finally {
+      if (saved === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = saved;
+    }
+    expect(readdirSync(tmp.dir)).toEqual([]);
   });
 });

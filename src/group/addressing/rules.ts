@@ -108,6 +108,18 @@ export function turnedToAnother(line: AddressedLine, v: ConversationView): boole
   return direct === undefined || line.timestamp - direct > DIRECT_FRESH_MS;
 }
 
+/**
+ * The sender's line to us is being continued, but another member's line came between, and our
+ * newest line was not to the sender: whoever spoke last is as likely their addressee as we are
+ * (turn taking). A continuation whose exchange we kept up ourselves — our newest line was to
+ * them — is not interrupted by someone else's line.
+ */
+export function continuationInterrupted(line: AddressedLine, v: ConversationView): boolean {
+  const last = v.lastSpeaker;
+  if (last === null || last === v.aidLower || last === line.sender.toLowerCase()) return false;
+  return !v.latestLineTo(line.sender);
+}
+
 function repliesToUs(line: AddressedLine, signals: MessageSignals, v: ConversationView): boolean {
   if (signals.replyTo !== undefined && v.own.hasId(signals.replyTo)) return true;
   if (line.metadata === null || v.own.idCount === 0) return false;
@@ -200,9 +212,11 @@ export const continuesAfterOurLine = rule("continues-after-our-line", "maybe-us"
  * likely an answer to that member. Still a conversation with us (it stays open), but maybe ours,
  * not [engaged].
  */
-export const afterAnotherSpeaker = rule("after-another-speaker", "maybe-us", (line, _signals, v) =>
-  (previousTarget(line, v) === "us" || engagedState(line, v) === "engaged" || engagedState(line, v) === "contested") && turnedToAnother(line, v) ? AFTER_ANOTHER_SPEAKER : null,
-);
+export const afterAnotherSpeaker = rule("after-another-speaker", "maybe-us", (line, _signals, v) => {
+  const toUs = previousTarget(line, v) === "us";
+  if (toUs && continuationInterrupted(line, v)) return AFTER_ANOTHER_SPEAKER;
+  return (toUs || engagedState(line, v) === "engaged" || engagedState(line, v) === "contested") && turnedToAnother(line, v) ? AFTER_ANOTHER_SPEAKER : null;
+});
 
 /** The sender's previous line was to us, within `continuationMs` (a paste, an "err", a second sentence): ours. */
 export const continues = rule("continues", "us-engaged", (line, _signals, v) => (previousTarget(line, v) === "us" ? CONTINUES : null));

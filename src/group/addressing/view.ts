@@ -67,6 +67,8 @@ export interface ConversationView {
   readonly openLine: OpenLine | null;
   /** Who spoke the group's previous line (lower-cased; ours too), or null. */
   readonly lastSpeaker: string | null;
+  /** Our newest line was to `sender`: it replied to them, named them, or answered their mention of us. */
+  latestLineTo(sender: string): boolean;
   /** The group's last few lines (PRIVATE_EXCHANGE_LINES) are ours and `sender`'s alone, both among them. */
   privateExchange(sender: string): boolean;
   /** Speakers we are in a conversation with; null until the first engagement. */

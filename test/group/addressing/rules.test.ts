@@ -164,6 +164,33 @@ table(rules.afterAnotherSpeaker, [
     AFTER_ANOTHER,
   ],
   ["our last direct exchange was 60 s ago: still talking with us", hello, { engaged: [{ ...bobEngaged, directAt: T - 60 * S }], lastSpeaker: "carol" }, null],
+  // bob T-25 s `Alice: is the hook run before commit?`; alice T-20 s `dave: try --force`; carol T-5 s `yes it is`; bob T+0:
+  [
+    "their line 25 s ago was to us, but our newest line went to dave and carol spoke since: maybe ours",
+    line("oh ok, thanks"),
+    { targets: { bob: { to: "us", ts: T - 25 * S } }, engaged: [{ ...bobEngaged, directAt: T - 25 * S }], lastSelfSpeakAt: T - 20 * S, latestTo: ["dave"], lastSpeaker: "carol" },
+    AFTER_ANOTHER,
+  ],
+  // bob T-25 s `Alice: is the hook run before commit?`; carol T-5 s `yes it is`; bob T+0 (we have not spoken since our line at T-60 s to dave):
+  [
+    "their line 25 s ago was to us, we have not answered, carol spoke since: maybe ours",
+    line("oh ok, thanks"),
+    { targets: { bob: { to: "us", ts: T - 25 * S } }, engaged: [{ ...bobEngaged, directAt: T - 25 * S }], lastSelfSpeakAt: T - 60 * S, latestTo: ["dave"], lastSpeaker: "carol" },
+    AFTER_ANOTHER,
+  ],
+  // alice T-30 s `bob: run the hook by hand`; bob T-20 s `how?`; carol T-5 s `lol`; bob T+0:
+  [
+    "their line was to us and our newest line was to them: carol's line between does not interrupt",
+    line("found it, .git/hooks"),
+    { targets: { bob: { to: "us", ts: T - 20 * S } }, engaged: [{ ...bobEngaged, directAt: T - 20 * S }], lastSelfSpeakAt: T - 30 * S, latestTo: ["bob"], lastSpeaker: "carol" },
+    null,
+  ],
+  [
+    "their line was to us, our newest line to them, the previous line the sender's own",
+    line("found it, .git/hooks"),
+    { targets: { bob: { to: "us", ts: T - 20 * S } }, engaged: [{ ...bobEngaged, directAt: T - 20 * S }], lastSelfSpeakAt: T - 60 * S, latestTo: ["dave"], lastSpeaker: "bob" },
+    null,
+  ],
   ["the previous line was ours", hello, { engaged: [{ ...bobEngaged, directAt: T - 180 * S }], lastSpeaker: "alice.agentcp.io" }, null],
   ["the previous line was the sender's own", hello, { engaged: [{ ...bobEngaged, directAt: T - 180 * S }], lastSpeaker: "bob" }, null],
   ["a shared conversation is not theirs with us alone", hello, { engaged: [{ ...bobEngaged, directAt: T - 180 * S, shared: true }], lastSpeaker: "carol" }, null],

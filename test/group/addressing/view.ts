@@ -44,6 +44,8 @@ export interface ViewSpec {
   command?: PendingCommand;
   openLine?: { ts: number; spoken: string[] };
   lastSpeaker?: string;
+  /** Whom our newest line was to (senders). */
+  latestTo?: string[];
   /**
    * Engaged speakers: engaged until `until`; `directAt` their last direct exchange with us; `shared`
    * someone else addressed them; `contested` we addressed them last, then someone else did.
@@ -83,6 +85,7 @@ export function viewOf(p: ViewSpec = {}): ConversationView {
     command: p.command ?? null,
     openLine: p.openLine ? { ts: p.openLine.ts, spoken: new Set(p.openLine.spoken) } : null,
     lastSpeaker: p.lastSpeaker ?? null,
+    latestLineTo: (sender: string) => (p.latestTo ?? []).some((s) => s.toLowerCase() === sender.toLowerCase()),
     privateExchange: (sender: string) => {
       const recent = (p.recentSpeakers ?? []).slice(-PRIVATE_EXCHANGE_LINES);
       const them = sender.toLowerCase();

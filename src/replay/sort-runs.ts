@@ -1,0 +1,151 @@
+// A log out of time order, sorted without holding it: its good lines are read a run at a time
+// (about `runBytes` of log text), each run sorted and written to a temp file (0600, in a folder of
+// its own), and a walk merges the runs, holding one line and one small read buffer per run. The
+// order is `readLog`'s: by `ts`, lines of one time in file order.
+import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { LogParseError, parseLine, rawLines, type LogLine } from "./log.ts";
+
+/** Log text per sorted run by default: what the sort holds parsed at once. */
+export const RUN_BYTES = 8 * 1024 * 1024;
+const WRITE_BYTES = 64 * 1024;
+const MERGE_CHUNK_BYTES = 64 * 1024;
+
+export interface SortedRuns {
+  /** A fresh walk over the good lines, in time order. */
+  lines(): Generator<LogLine>;
+  /** How many runs the log was cut into (each a temp file). */
+  readonly runs: number;
+  /** Removes the temp files; no walk after. */
+  remove(): void;
+}
+
+/** `readLog`'s order: time, then position in the file. */
+const before = (a: LogLine, b: LogLine): boolean => a.ts < b.ts || (a.ts === b.ts && a.line < b.line);
+
+/**
+ * Sorts the good lines of `file` (lines longer than `max`, blank or bad are left out: the caller
+ * has checked them) into runs on disk. `intern` gives each sender's one string.
+ */
+export function sortRuns(file: string, max: number, intern: (sender: string) => string, runBytes = RUN_BYTES): SortedRuns {
+  const dir = mkdtempSync(join(tmpdir(), "acp-replay-sort-"));
+  const files: string[] = [];
+  try {
+    let run: LogLine[] = [];
+    let held = 0;
+    const flush = () => {
+      if (run.length === 0) return;
+      run.sort((a, b) => a.ts - b.ts || a.line - b.line);
+      const f = join(dir, `run-${files.length}.jsonl`);
+      const fd = openSync(f, "w", 0o600);
+      try {
+        let pending: string[] = [];
+        let size = 0;
+        for (const l of run) {
+          const text = `${JSON.stringify(l)}\n`;
+          pending.push(text);
+          size += text.length;
+          if (size >= WRITE_BYTES) {
+            writeSync(fd, pending.join(""));
+            pending = [];
+            size = 0;
+          }
+        }
+        if (pending.length) writeSync(fd, pending.join(""));
+      } finally {
+        closeSync(fd);
+      }
+      files.push(f);
+      run = [];
+      held = 0;
+    };
+    for (const raw of rawLines(file, max)) {
+      if (raw.text === null) continue;
+      const t = raw.text.trim();
+      if (t === "") continue;
+      let l: LogLine;
+      try {
+        l = parseLine(t, raw.line);
+      } catch (err) {
+        if (err instanceof LogParseError) continue;
+        throw err;
+      }
+      run.push(l);
+      held += t.length;
+      if (held >= runBytes) flush();
+    }
+    flush();
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+  let removed = false;
+  return {
+    runs: files.length,
+    *lines() {
+      if (removed) throw new Error("sorted log already removed");
+      const readers = files.map((f) => rawLines(f, Number.MAX_SAFE_INTEGER, MERGE_CHUNK_BYTES));
+      const next = (i: number): LogLine | undefined => {
+        for (;;) {
+          const r = readers[i]!.next();
+          if (r.done) return undefined;
+          if (!r.value.text) continue;
+          const l = JSON.parse(r.value.text) as LogLine;
+          l.sender = intern(l.sender);
+          return l;
+        }
+      };
+      // A binary heap of each run's next line, earliest on top.
+      const heap: Array<{ l: LogLine; i: number }> = [];
+      const up = (k: number) => {
+        while (k > 0) {
+          const parent = (k - 1) >> 1;
+          if (!before(heap[k]!.l, heap[parent]!.l)) break;
+          [heap[k], heap[parent]] = [heap[parent]!, heap[k]!];
+          k = parent;
+        }
+      };
+      const down = (k: number) => {
+        for (;;) {
+          const a = 2 * k + 1;
+          const b = a + 1;
+          let top = k;
+          if (a < heap.length && before(heap[a]!.l, heap[top]!.l)) top = a;
+          if (b < heap.length && before(heap[b]!.l, heap[top]!.l)) top = b;
+          if (top === k) return;
+          [heap[k], heap[top]] = [heap[top]!, heap[k]!];
+          k = top;
+        }
+      };
+      try {
+        readers.forEach((_, i) => {
+          const l = next(i);
+          if (l) {
+            heap.push({ l, i });
+            up(heap.length - 1);
+          }
+        });
+        while (heap.length) {
+          const top = heap[0]!;
+          yield top.l;
+          const l = next(top.i);
+          if (l) heap[0] = { l, i: top.i };
+          else {
+            const last = heap.pop()!;
+            if (heap.length === 0) break;
+            heap[0] = last;
+          }
+          down(0);
+        }
+      } finally {
+        // A walk left early closes its files.
+        for (const r of readers) r.return(undefined);
+      }
+    },
+    remove() {
+      removed = true;
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
