@@ -1,7 +1,7 @@
 // `acp-group inspect`: the prompt the model would get, or (--as-sent) the request as the
 // configured back-end would send it.
 import { parse, UsageError, type CommandSpec, type Io } from "./args.ts";
-import { configuredGroups, loadOptionalConfig, readLogFile, requireGroup, requireIdentities, settingsFor, warnSilentPersona } from "./checks.ts";
+import { configuredGroups, loadOptionalConfig, openLogFile, requireGroup, requireIdentities, settingsFor, warnSilentPersona } from "./checks.ts";
 import { createConversationRegistry } from "../backends/conversation-registry.ts";
 import { previewChatRequest } from "../backends/chat-request.ts";
 import { resolveLlmSettings } from "../backends/llm-settings.ts";
@@ -97,11 +97,16 @@ async function inspectCommand(args: string[], io: Io): Promise<number> {
   const members = { humans: config?.humans ?? [], agents: config?.agents ?? [] };
   let result: InspectResult;
   if (values.log !== undefined && at !== undefined) {
-    const { lines } = readLogFile(values.log, false);
-    const persona = values.persona ?? identity.name ?? identity.aid;
-    // Without a configuration or --persona the agent is a placeholder: nothing to check.
-    if (config || values.persona !== undefined) warnSilentPersona(lines, [persona, identity.aid, ...identity.aliases], io);
-    result = await inspectAt({ lines, at, identity, persona, groupId, settings, ...members });
+    // Walked from its file (sorted on disk when out of order), never held.
+    const log = openLogFile(values.log, false);
+    try {
+      const persona = values.persona ?? identity.name ?? identity.aid;
+      // Without a configuration or --persona the agent is a placeholder: nothing to check.
+      if (config || values.persona !== undefined) warnSilentPersona(log.lines(), [persona, identity.aid, ...identity.aliases], io);
+      result = await inspectAt({ lines: log.lines(), at, identity, persona, groupId, settings, ...members });
+    } finally {
+      log.close();
+    }
   } else {
     result = inspectSample({ identity, groupId, settings, now: Date.now(), senders: config ? sampleSenders(config, identity, groupId) : [], ...members });
   }

@@ -37,6 +37,8 @@ const UNADDRESSED_EVERY_DEFAULT = 40;
 // Orphaned questions (a person's open question nobody answered, src/group/orphans.ts): unprompted
 // talk like joining in, so the same scale, but an allowance of its own — chatter can never spend
 // what an unanswered person needs, and neither takes from what answering people who address us needs.
+// These numbers are for a channel of ordinary pace: on a busy one each window widens to the agents'
+// line share of what others wrote in it (src/monitor/budget-windows.ts paceScaledOrphanAllowance).
 const ORPHAN_DEFAULT = UNADDRESSED_DEFAULT;
 
 const budgetWindows = (defaults: typeof ADDRESSED_DEFAULT) =>
@@ -61,7 +63,9 @@ export const budgetSchema = z
       .max(100_000)
       .default(UNADDRESSED_EVERY_DEFAULT)
       .describe("Joining in unprompted follows the channel's pace: at most one unaddressed model call per this many messages of others (0: no such limit)"),
-    orphan: budgetWindows(ORPHAN_DEFAULT).describe("Allowance for answering orphaned questions (open questions nobody answered), in a room of agents"),
+    orphan: budgetWindows(ORPHAN_DEFAULT).describe(
+      "Allowance for answering orphaned questions (open questions nobody answered), in a room of agents; on a busy channel each window allows at least orphans.maxAgentShare of the lines others wrote in it",
+    ),
   })
   .strict();
 

@@ -20,6 +20,10 @@ export class RoomTalk {
   readonly #lastSpoke = new Map<string, number>();
   /** nickKey → server time of the latest line that addressed them or that they addressed to someone. */
   readonly #lastExchange = new Map<string, number>();
+  /** nickKey → server time of the latest exchange between two people (both spoke as people). */
+  readonly #lastPersonExchange = new Map<string, number>();
+  /** Nick keys of speakers whose latest line came from a person. */
+  readonly #people = new Set<string>();
   /** Ring of answer latencies (ms): a person's marked address to a member, after that member's latest line. */
   readonly #latencies: number[] = [];
   #next = 0;
@@ -35,10 +39,17 @@ export class RoomTalk {
     if (to !== undefined) {
       touch(this.#lastExchange, self, ts);
       touch(this.#lastExchange, to, ts);
+      if (human && this.#people.has(to)) {
+        touch(this.#lastPersonExchange, self, ts);
+        touch(this.#lastPersonExchange, to, ts);
+      }
       const spoke = this.#lastSpoke.get(to);
       if (human && spoke !== undefined && ts >= spoke) this.#sample(ts - spoke);
     }
     touch(this.#lastSpoke, self, ts);
+    if (human) this.#people.add(self);
+    else this.#people.delete(self);
+    if (this.#people.size > ROOM_TALK_SPEAKERS) this.#people.delete(this.#people.values().next().value as string);
   }
 
   /** Whether `content` opens by addressing someone other than `sender` (see {@link observe}). */
@@ -61,6 +72,12 @@ export class RoomTalk {
   /** `sender` addressed someone, or was addressed, at server time `since` or later. */
   inExchangeSince(sender: string, since: number): boolean {
     const at = this.#lastExchange.get(nickKey(sender));
+    return at !== undefined && at >= since;
+  }
+
+  /** `sender` and another person addressed one another at server time `since` or later (exchanges with agents aside). */
+  inPersonExchangeSince(sender: string, since: number): boolean {
+    const at = this.#lastPersonExchange.get(nickKey(sender));
     return at !== undefined && at >= since;
   }
 

@@ -226,6 +226,12 @@ class GroupClientImpl implements GroupClient {
         if (inbound === "self" && this.#settleAnswered(answeredThroughOf(m.metadata)) && mention) mention = held.holdsMention();
         continue;
       }
+      const talk = this.#roomTalk();
+      // In a room, a follow-up from someone talking with another person lately is theirs, not ours.
+      if (talk !== null && !inbound.isMention && (inbound.engaged || inbound.maybeOurs === true) && talk.inPersonExchangeSince(inbound.sender, inbound.timestamp - s.settings.orphans.freshMs)) {
+        inbound.engaged = false;
+        delete inbound.maybeOurs;
+      }
       if (inbound.isMention) {
         mention = true;
         if (this.#isHuman(inbound.sender)) humanMention = true;
@@ -236,7 +242,6 @@ class GroupClientImpl implements GroupClient {
       } else if (inbound.maybeOurs) engagedSeen = true;
       held.add(inbound);
       added++;
-      const talk = this.#roomTalk();
       if (talk !== null) {
         const human = this.#isHuman(inbound.sender);
         talk.observe(inbound.sender, inbound.content, inbound.timestamp, human);

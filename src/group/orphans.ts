@@ -7,6 +7,7 @@
 // detection is the floor's. Pure: the watch list and its decisions; the timer is in gates.ts.
 import type { GroupSettings, InboundMessage } from "../types.ts";
 import { floorRank } from "../util/rank.ts";
+import { leadingName, nickKey } from "./addressee.ts";
 import type { RoomTalk } from "./exchanges.ts";
 
 /** A line that asks: it ends in `?` or the fullwidth `？` (trailing spaces aside). */
@@ -15,15 +16,41 @@ export function isQuestion(content: string): boolean {
   return t.endsWith("?") || t.endsWith("？");
 }
 
+// Words that carry letters or digits; a run of Han or kana (no spaces between words) counts per character.
+const WORD = /[\p{L}\p{N}][\p{L}\p{N}\p{M}'’_-]*/gu;
+const HAS_LETTER = /\p{L}/u;
+const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/gu;
+
 /**
- * A line the watch takes: a question to the room — not ours to answer now (a mention), not passive,
+ * Whether a line could be an answer: past an opening address to the asker (`sam: …`), at least
+ * two words with letters, or four Han/kana characters. `.`, `no`, `ok`, `+1` and a bare name are
+ * not; a short real answer ("yes") is left to the model, which sees it.
+ */
+export function saysSomething(content: string, askerKeys: readonly string[] = []): boolean {
+  let text = content;
+  const lead = leadingName(text);
+  if (lead !== null && askerKeys.includes(nickKey(lead.name))) {
+    const at = text.indexOf(lead.name) + lead.name.length;
+    text = text.slice(at).replace(/^[\s:,：，、]+/u, "");
+  }
+  let words = 0;
+  for (const w of text.matchAll(WORD)) if (HAS_LETTER.test(w[0]) && ++words >= 2) return true;
+  let unspaced = 0;
+  for (const _ of text.matchAll(UNSPACED)) if (++unspaced >= 4) return true;
+  return false;
+}
+
+/**
+ * A line the watch takes: a question to the room that says something (two words: not a bare `?`
+ * or `huh?`) — not ours to answer now (a mention), not passive,
  * not opening with an address to another member, from an asker in no exchange with anyone
  * (exchanges.ts) since `freshMs` before it. Whether a line is an open question is read off the
  * room's lines alone (never off this agent's own conversation state or names), so every agent of a
  * room watches the same questions. The asker's type is the caller's: only a person's counts.
  */
 export function mayBeOrphaned(m: Pick<InboundMessage, "sender" | "content" | "timestamp" | "isMention" | "passive">, talk: Pick<RoomTalk, "addressesSomeone" | "inExchangeSince">, settings: GroupSettings["orphans"]): boolean {
-  if (m.isMention || m.passive !== undefined || !isQuestion(m.content)) return false;
+  // `?`, `huh?`: a reaction to what was just said, not a question the room could answer.
+  if (m.isMention || m.passive !== undefined || !isQuestion(m.content) || !saysSomething(m.content)) return false;
   return !talk.addressesSomeone(m.sender, m.content) && !askerInExchange(m, talk, settings);
 }
 

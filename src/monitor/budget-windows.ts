@@ -98,6 +98,25 @@ export function checkBudget(p: { events: readonly BudgetEvent[]; settings: Budge
   return { ok: true, ratio, pool: p.pool };
 }
 
+/**
+ * The orphan allowance as the channel's pace widens it: each window allows at least the agents'
+ * share (`share`, orphans.maxAgentShare) of the lines others wrote in it, tokens in proportion.
+ * A line share is what keeps the agents from taking a room over (src/monitor/dispatch/gate.ts);
+ * the windows' fixed numbers are for a channel of ordinary pace, and on a busy one they would
+ * stop the agents long before their share of its lines is reached. A slow channel keeps the
+ * configured allowance; an allowance of 0 (the pool turned off) stays 0.
+ */
+export function paceScaledOrphanAllowance(settings: BudgetSettings, share: number, linesIn: (windowMs: number) => number): BudgetSettings {
+  const orphan = { ...settings.orphan };
+  for (const w of WINDOWS) {
+    const limit = settings.orphan[w];
+    if (limit.messages === 0) continue;
+    const messages = Math.max(limit.messages, Math.floor(share * linesIn(BUDGET_WINDOW_MS[w])));
+    orphan[w] = { messages, tokens: Math.max(limit.tokens, Math.round((limit.tokens / limit.messages) * messages)) };
+  }
+  return { ...settings, orphan };
+}
+
 /** `addressed:5m:messages 15/15 +1`: which allowance, window and limit, and how far over. */
 export function describeOverBudget(c: Extract<BudgetCheck, { ok: false }>): string {
   return `${c.pool}:${c.window}:${c.limit} ${c.used}/${c.max} +${c.over}`;

@@ -10,10 +10,10 @@
 // Pure: messages and names in, a decision with a reason out. Never touches a timer.
 import { leadingName, memberKeys, nickKey } from "../group/addressee.ts";
 import type { InboundMessage } from "../types.ts";
-import { isQuestion } from "../group/orphans.ts";
+import { isQuestion, saysSomething } from "../group/orphans.ts";
 import { floorRank } from "../util/rank.ts";
 
-export { floorRank, isQuestion };
+export { floorRank, isQuestion, saysSomething };
 
 export type FloorMessage = Pick<InboundMessage, "msgId" | "sender" | "content" | "timestamp" | "metadata"> &
   Partial<Pick<InboundMessage, "isMention" | "passive" | "engaged" | "maybeOurs">>;
@@ -84,30 +84,6 @@ export function findAnswer(q: FloorMessage, seen: readonly FloorMessage[], ctx: 
   return undefined;
 }
 
-// Words that carry letters or digits; a run of Han or kana (no spaces between words) counts per character.
-const WORD = /[\p{L}\p{N}][\p{L}\p{N}\p{M}'’_-]*/gu;
-const HAS_LETTER = /\p{L}/u;
-const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/gu;
-
-/**
- * Whether a line could be an answer: past an opening address to the asker (`sam: …`), at least
- * two words with letters, or four Han/kana characters. `.`, `no`, `ok`, `+1` and a bare name are
- * not; a short real answer ("yes") is left to the model, which sees it.
- */
-export function saysSomething(content: string, askerKeys: readonly string[] = []): boolean {
-  let text = content;
-  const lead = leadingName(text);
-  if (lead !== null && askerKeys.includes(nickKey(lead.name))) {
-    const at = text.indexOf(lead.name) + lead.name.length;
-    text = text.slice(at).replace(/^[\s:,：，、]+/u, "");
-  }
-  let words = 0;
-  for (const w of text.matchAll(WORD)) if (HAS_LETTER.test(w[0]) && ++words >= 2) return true;
-  let unspaced = 0;
-  for (const _ of text.matchAll(UNSPACED)) if (++unspaced >= 4) return true;
-  return false;
-}
-
 export type FloorDecision =
   /** No open question from a person in the batch: the floor has nothing to settle. */
   | { take: "none" }
@@ -172,4 +148,20 @@ export function onlyAgentAnswers(p: {
     any = true;
   }
   return any;
+}
+
+/**
+ * An orphaned question whose asker has since asked another open question (checked at its due time,
+ * src/monitor/dispatch/gate.ts): that one is the asker's question now, and is watched on its own —
+ * one asker gets one answer, to what they ask last, instead of one per line of a rephrased question.
+ */
+export function askedAgain(q: FloorMessage, seen: readonly FloorMessage[]): FloorMessage | undefined {
+  const asker = q.sender.toLowerCase();
+  const keys = new Set<string>();
+  for (const m of seen) for (const k of memberKeys(m.sender)) keys.add(k);
+  for (const m of seen) {
+    if (m.msgId === q.msgId || m.timestamp < q.timestamp || m.passive !== undefined || m.isMention === true || m.sender.toLowerCase() !== asker) continue;
+    if (isOpenQuestion(m.content, (k) => keys.has(k), m.sender) && saysSomething(m.content)) return m;
+  }
+  return undefined;
 }

@@ -10,8 +10,16 @@ import { BoundedSet } from "../util/bounded-map.ts";
 
 /** Msg ids of questions we answered, remembered for orphans: far more than the questions watched at once. */
 const ANSWERED_LIMIT = 256;
-/** The room's lines kept for the agents' share: enough for a share of 0.01 (the schema's least). */
-const ROOM_LINES_LIMIT = 100;
+/**
+ * The room's lines the agents' share is counted over (src/monitor/dispatch/gate.ts): long enough
+ * that a burst of questions can each be helped (at 0.05, five answers), short enough to follow the
+ * room within the hour of a busy channel (a #ubuntu hour is ~300 lines). Lines, not time: a slow
+ * channel and a busy one alike. The room's flags are kept for exactly this many lines.
+ */
+export const SHARE_WINDOW_LINES = 100;
+const MINUTE_MS = 60_000;
+/** Minutes of the longest budget window (24 h): the pace is kept for as long. */
+const DAY_MINUTES = 24 * 60;
 
 /** The monitor's part of {@link PersistedGroupState}. */
 export type MonitorSnapshot = Pick<PersistedGroupState, "budgetEvents" | "agentChain" | "senderCharges">;
@@ -37,6 +45,8 @@ export class MonitorState {
   #lastReplyUnprompted = false;
   /** Whether each of the room's latest lines (others' and ours, as seen) was an agent's, oldest first. */
   #roomLines: boolean[] = [];
+  /** Others' lines per minute of server time (minute → count), the last 24 h: the channel's pace per budget window. */
+  readonly #lineMinutes = new Map<number, number>();
   /** Questions a reply of ours answered (the claim, or every line of its batch): never taken again as orphans. */
   readonly #answered = new BoundedSet<string>(ANSWERED_LIMIT);
 
@@ -121,10 +131,30 @@ export class MonitorState {
     return true;
   }
 
-  /** Lines of the room, in the order seen: true for an agent's (ours included). Keeps the last {@link ROOM_LINES_LIMIT}. */
+  /** Lines of the room, in the order seen: true for an agent's (ours included). Keeps the last {@link SHARE_WINDOW_LINES}. */
   noteRoomLines(agentLines: Iterable<boolean>): void {
     for (const a of agentLines) this.#roomLines.push(a);
-    if (this.#roomLines.length > ROOM_LINES_LIMIT) this.#roomLines = this.#roomLines.slice(-ROOM_LINES_LIMIT);
+    if (this.#roomLines.length > SHARE_WINDOW_LINES) this.#roomLines = this.#roomLines.slice(-SHARE_WINDOW_LINES);
+  }
+
+  /** Others' lines arrived at these server times (the channel's pace); minutes older than 24 h are forgotten. */
+  countLines(timestamps: Iterable<number>): void {
+    let latest = -Infinity;
+    for (const ts of timestamps) {
+      const minute = Math.floor(ts / MINUTE_MS);
+      this.#lineMinutes.set(minute, (this.#lineMinutes.get(minute) ?? 0) + 1);
+      if (minute > latest) latest = minute;
+    }
+    const oldest = latest - DAY_MINUTES;
+    for (const minute of this.#lineMinutes.keys()) if (minute <= oldest) this.#lineMinutes.delete(minute);
+  }
+
+  /** Others' lines in the `windowMs` before server time `now`, to the minute (the window's first minute counts whole). */
+  linesIn(windowMs: number, now: number): number {
+    const from = Math.floor((now - windowMs) / MINUTE_MS);
+    let n = 0;
+    for (const [minute, count] of this.#lineMinutes) if (minute >= from) n += count;
+    return n;
   }
 
   /** How many of the room's last `n` lines were agents'. */

@@ -9,7 +9,7 @@ import type { PromptParts } from "../monitor/assemble.ts";
 import { createGroupMonitor } from "../monitor/monitor.ts";
 import { createScriptedBackend } from "../backends/deterministic.ts";
 import type { DispatchBatch, GroupSettings, IdentityConfig, InboundMessage, MentionInfo } from "../types.ts";
-import { batchByTimestamp, type LogLine } from "./log.ts";
+import { batchesOf, type LogLine } from "./log.ts";
 
 export interface InspectResult extends PromptParts {
   /** Where the messages came from: "pending" (waiting at `at`), "last-dispatch", or "sample". */
@@ -65,17 +65,28 @@ export function inspectSample(p: { identity: IdentityConfig; groupId: string; se
   return { ...parts, source: "sample", messageCount: messages.length };
 }
 
-/** Replays `lines` with ts ≤ `at` (silent agent) and shows the prompt for what is waiting at `at`. */
+/**
+ * Replays the lines with ts ≤ `at` (silent agent) and shows the prompt for what is waiting at
+ * `at`. `lines` in time order, walked once and only up to `at` (a log's file is never held).
+ */
 export async function inspectAt(p: {
-  lines: readonly LogLine[];
+  lines: Iterable<LogLine>;
   at: number;
   identity: IdentityConfig;
   persona: string;
   groupId: string;
   settings: GroupSettings;
 } & MemberConfig): Promise<InspectResult> {
-  const upTo = p.lines.filter((l) => l.ts <= p.at);
-  const clock = FakeTimers.install({ now: upTo[0]?.ts ?? p.at, toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date", "performance"], loopLimit: 1_000_000 });
+  const walk = p.lines[Symbol.iterator]();
+  const head = walk.next();
+  const first = head.done || head.value.ts > p.at ? undefined : head.value;
+  /** The lines up to `at`: the walk stops at the first line past it. */
+  function* upTo(): Generator<LogLine> {
+    if (first === undefined) return;
+    yield first;
+    for (let r = walk.next(); !r.done && r.value.ts <= p.at; r = walk.next()) yield r.value;
+  }
+  const clock = FakeTimers.install({ now: first?.ts ?? p.at, toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date", "performance"], loopLimit: 1_000_000 });
   try {
     const monitor = promptOnlyMonitor(p);
     const held = new Map<string, InboundMessage>();
@@ -96,7 +107,7 @@ export async function inspectAt(p: {
       },
     });
     const persona = p.persona.toLowerCase();
-    for (const batch of batchByTimestamp(upTo)) {
+    for (const batch of batchesOf(upTo())) {
       const ts = batch[0]!.ts;
       if (ts > clock.now) await clock.tickAsync(ts - clock.now);
       client.feedBufferGate(
@@ -130,6 +141,8 @@ export async function inspectAt(p: {
     return result;
   } finally {
     clock.uninstall();
+    // A walk left before its end (a file) closes its file.
+    walk.return?.();
   }
 }
 

@@ -48,7 +48,7 @@ const MAX_SUSPECTS = 100_000;
  * Opens a log file for a replay. Errors are `readLog`'s, for the same line. Memory: the senders,
  * and a fixed-size filter (at most 32 MB) that finds ids seen before; a line whose id may have been
  * seen is checked by a second walk, and a repeated id sends the log to `readLog`, which names it.
- * A log out of time order is sorted in runs of `runBytes` of text (default 8 MB) written to temp
+ * A log out of time order is sorted in runs of `runBytes` of text (default 2 MB) written to temp
  * files, removed by `close`.
  */
 export function openLogSource(file: string, opts: { skipBad?: boolean; maxLineBytes?: number; runBytes?: number } = {}): LineSource {

@@ -8,9 +8,9 @@ import { join } from "node:path";
 import { LogParseError, parseLine, rawLines, type LogLine } from "./log.ts";
 
 /** Log text per sorted run by default: what the sort holds parsed at once. */
-export const RUN_BYTES = 8 * 1024 * 1024;
+export const RUN_BYTES = 2 * 1024 * 1024;
 const WRITE_BYTES = 64 * 1024;
-const MERGE_CHUNK_BYTES = 64 * 1024;
+const MERGE_CHUNK_BYTES = 16 * 1024;
 
 export interface SortedRuns {
   /** A fresh walk over the good lines, in time order. */

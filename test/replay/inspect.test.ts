@@ -1,6 +1,12 @@
 // `acp-group inspect`: the exact prompt the model would get, from a config and optionally a log.
+import { spawnSync } from "node:child_process";
+import { closeSync, openSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { InspectResult } from "../../src/replay/inspect.ts";
+import { DEFAULT_GROUP_SETTINGS } from "../../src/config/load.ts";
+import { inspectAt, type InspectResult } from "../../src/replay/inspect.ts";
+import type { LogLine } from "../../src/replay/log.ts";
 import { line, runCli, T0, tempDir, type TempDir } from "./helpers.ts";
 
 let dir: TempDir;
@@ -105,6 +111,72 @@ describe("inspect --log --at", () => {
     expect(b.systemPrompt.startsWith(`${a.stablePrefix}\n\n## Group Situation Context`)).toBe(true);
     // The dynamic part does differ between the moments.
     expect(c.situation).not.toBe(b.situation);
+  });
+});
+
+describe("inspect --log --at: the log is walked, not held", () => {
+  it("reads the lines only up to --at: the first line past it is the last one taken", async () => {
+    let taken = 0;
+    function* lines(): Generator<LogLine> {
+      for (let i = 0; i < 1000; i++) {
+        taken++;
+        yield { id: `l${i}`, ts: T0 + i * 1000, sender: i % 2 ? "bob" : "carol", content: i === 3 ? "alice, are you there?" : `line ${i}`, line: i + 1 };
+      }
+    }
+    const r = await inspectAt({
+      lines: lines(),
+      at: T0 + 4_500,
+      identity: { aid: "alice.agentcp.io", name: "Alice", aliases: [], enabled: true, groups: {} },
+      persona: "alice",
+      groupId: "g1",
+      settings: DEFAULT_GROUP_SETTINGS,
+    });
+    // l0…l4 are at or before T+4.5 s; l5 is read, found past it, and the walk stops.
+    expect(taken).toBe(6);
+    expect(r.body).toContain("[msg_id:l4]");
+    expect(r.body).not.toContain("[msg_id:l5]");
+  });
+
+  it("a log out of time order gives what the same log in order gives", async () => {
+    const shuffled = dir.jsonl("shuffled.jsonl", [
+      line("e1", T0 + 20_000, "erin", "later"),
+      line("c1", T0 + 5000, "carol", "hello"),
+      line("d1", T0 + 10_000, "dave", "alice, second?"),
+      line("m1", T0, "bob", "alice, first?"),
+    ]);
+    for (const at of [T0 + 1000, T0 + 10_000, T0 + 20_000]) {
+      expect(await inspectJson("--log", shuffled, "--at", String(at))).toEqual(await inspectJson("--log", log, "--at", String(at)));
+    }
+  });
+
+  it("a 40 MB log out of time order is inspected in a process whose heap may not hold it (--max-old-space-size=48)", () => {
+    const f = join(dir.path, "big.jsonl");
+    // Each pair of lines swapped, about 200 bytes a line; held whole, its lines take ~70 MB of heap.
+    const fd = openSync(f, "w");
+    const pad = "lorem ipsum dolor sit amet ".repeat(5);
+    for (let i = 0, bytes = 0; bytes < 40 * 1024 * 1024; ) {
+      const out: string[] = [];
+      for (let k = 0; k < 2000; k++, i++) {
+        const j = i ^ 1;
+        out.push(JSON.stringify({ id: `m${j}`, ts: T0 + j * 1000, sender: `s${j % 7}`, content: `${j === 40 ? "alice, " : ""}line ${j} ${pad}` }));
+      }
+      const text = `${out.join("\n")}\n`;
+      writeSync(fd, text);
+      bytes += text.length;
+    }
+    closeSync(fd);
+    const bin = fileURLToPath(new URL("../../bin/acp-group.mjs", import.meta.url));
+    const r = spawnSync(process.execPath, ["--max-old-space-size=48", bin, "inspect", "--config", cfg, "--identity", "alice", "--group", "g1", "--json", "--log", f, "--at", String(T0 + 45_000)], {
+      encoding: "utf8",
+      env: { ...process.env, TMPDIR: dir.path },
+    });
+    expect(r.stderr.slice(-300)).toBe("");
+    expect(r.status).toBe(0);
+    const result = JSON.parse(r.stdout) as InspectResult;
+    // m40 (a mention) went out at once; m41…m45 wait, m46 is past --at.
+    expect(result.source).toBe("pending");
+    expect(result.body).toContain("[msg_id:m45]");
+    expect(result.body).not.toContain("[msg_id:m46]");
   });
 });
 

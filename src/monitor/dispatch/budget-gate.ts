@@ -5,7 +5,8 @@
 import type { DispatchBatch } from "../../types.ts";
 import type { PromptParts } from "../assemble.ts";
 import { estimateTokens } from "../token-estimate.ts";
-import { checkBudget, describeOverBudget, poolFlag, type BudgetCheck, type BudgetEvent, type BudgetPool } from "../budget-windows.ts";
+import { checkBudget, describeOverBudget, paceScaledOrphanAllowance, poolFlag, type BudgetCheck, type BudgetEvent, type BudgetPool } from "../budget-windows.ts";
+import type { BudgetSettings } from "../../types.ts";
 import { choosePayer, describeOverShare, ownerBudgetEvents } from "../sender-share.ts";
 import { isNamedByConfig } from "../../members/member-types.ts";
 import type { DispatchRun, Step } from "./run.ts";
@@ -26,6 +27,8 @@ export class DispatchBudget {
   readonly #owner: boolean;
   /** The budget usage ratio before the first call (found by {@link check}). */
   #ratio = 0;
+  /** The allowances checked: the orphan pool's widened by the channel's pace (budget-windows.ts). */
+  readonly #settings: BudgetSettings;
   /** This dispatch's own model calls (paid for; the re-check after the send delay leaves them out). */
   readonly #own: BudgetEvent[] = [];
 
@@ -34,6 +37,8 @@ export class DispatchBudget {
     this.pool = pool;
     this.#payer = payer.payer;
     this.#owner = payer.owner;
+    const { settings, state } = run.m;
+    this.#settings = pool === "orphan" ? paceScaledOrphanAllowance(settings.budget, settings.orphans.maxAgentShare, (ms) => state.linesIn(ms, run.batch.now)) : settings.budget;
   }
 
   get ratio(): number {
@@ -42,7 +47,7 @@ export class DispatchBudget {
 
   /** The gate's check before the first call, the next call's prompt counted in; the ratio it finds is kept. */
   check(now: number, nextCallTokens: number): BudgetCheck {
-    const check = checkBudget({ events: this.events(), settings: this.#run.m.settings.budget, now, pool: this.pool, nextCallTokens });
+    const check = checkBudget({ events: this.events(), settings: this.#settings, now, pool: this.pool, nextCallTokens });
     this.#ratio = check.ratio;
     return check;
   }
@@ -66,7 +71,7 @@ export class DispatchBudget {
   /** After the send delay: has anything else used the budget up meanwhile? This dispatch's own calls are paid for. */
   recheck(now: number): BudgetCheck {
     const own = this.#own;
-    return checkBudget({ events: this.events().filter((e) => !own.some((o) => o[0] === e[0] && o[1] === e[1])), settings: this.#run.m.settings.budget, now, pool: this.pool });
+    return checkBudget({ events: this.events().filter((e) => !own.some((o) => o[0] === e[0] && o[1] === e[1])), settings: this.#settings, now, pool: this.pool });
   }
 }
 

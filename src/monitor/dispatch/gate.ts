@@ -3,8 +3,9 @@
 // others, and — unaddressed, in a room with other agents — the floor. Mechanical; no model call.
 import type { InboundMessage, UnsentReply } from "../../types.ts";
 import { allAnswered } from "../../group/answered.ts";
-import { decideFloor, findAnswer, onlyAgentAnswers, type FloorDecision } from "../floor.ts";
+import { decideFloor, findAnswer, askedAgain, onlyAgentAnswers, type FloorDecision } from "../floor.ts";
 import { checkLoopGuard } from "../loop-guard.ts";
+import { SHARE_WINDOW_LINES } from "../monitor-state.ts";
 import type { DispatchRun, Skip, Step } from "./run.ts";
 
 /** What passed the gates, for the steps after the model call. */
@@ -60,6 +61,7 @@ export function gate(run: DispatchRun): Step<Gated> {
   if (batch.orphan !== undefined) return orphanGate(run, batch.orphan);
   const recentBefore = state.rememberOthers(others, settings.dedup.othersHistorySize);
   state.noteRoomLines(others.map((msg) => m.floorContext.isAgent(msg.sender)));
+  state.countLines(others.map((msg) => msg.timestamp));
 
   const guard = checkLoopGuard({ agentChain: state.agentChain, maxAgentChain: settings.maxAgentChain, messages: others, humans: m.memberTypes });
   if (state.setAgentChain(guard.agentChain)) m.emitState();
@@ -86,13 +88,6 @@ export function gate(run: DispatchRun): Step<Gated> {
 }
 
 /**
- * The room's lines the agents' share is counted over: long enough that a burst of questions can
- * each be helped (at 0.05, five answers), short enough to follow the room within the hour of a
- * busy channel (a #ubuntu hour is ~300 lines). Lines, not time: a slow channel and a busy one alike.
- */
-export const SHARE_WINDOW_LINES = 100;
-
-/**
  * An orphaned question (trigger `orphan`: a person's open question, watched by the group client
  * for its grace period): taken only while fresh, never twice by us, and only when nobody answered
  * it meanwhile — then it claims the floor at this agent's rank like any open question.
@@ -114,6 +109,9 @@ function orphanGate(run: DispatchRun, questionId: string): Step<Gated> {
   const floor = decideFloor({ batch: [q], seen: run.seenAround(recentBefore), ctx: m.floorContext });
   if (floor.take === "yield") return { skip: floor.reason, detail: floor.detail };
   if (floor.take === "none") return { skip: "addressed-to-other", detail: `${q.msgId}:not-open` };
+  // Its asker asked again since: the newer question is the one to answer (watched on its own).
+  const again = askedAgain(q, run.seenAround(recentBefore));
+  if (again !== undefined) return { skip: "orphan-stale", detail: `${q.msgId}:asked-again:${again.msgId}` };
   return { recentBefore, hasHuman: true, floor };
 }
 
