@@ -124,6 +124,13 @@ export function createIdentityProfile(p: {
       abort.signal.addEventListener("abort", done, { once: true });
     });
 
+  // An upload cut by this identity's own close (a quick stop while the host still writes it) is
+  // no failure: one debug line, never a warning on every stop.
+  const publishLogger: Logger = {
+    log: (level, event, fields) =>
+      abort.signal.aborted && event === "profile.publish-failed" ? logger.log("debug", "profile.publish-stopped", fields) : logger.log(level, event, fields),
+  };
+
   const publishAfterSignIn: IdentityProfile["publishAfterSignIn"] = async (link, signedIn) => {
     if (!fetch) return undefined;
     if (typeof link.token !== "function") {
@@ -145,7 +152,7 @@ export function createIdentityProfile(p: {
     for (let attempt = 0; ; attempt++) {
       if (abort.signal.aborted) return undefined;
       const token = link.token!();
-      const result = await publishProfileIfChanged({ identityId: p.identityId, identity: p.identity, token, stateDir: p.stateDir, fetch, logger, now: p.now });
+      const result = await publishProfileIfChanged({ identityId: p.identityId, identity: p.identity, token, stateDir: p.stateDir, fetch, logger: publishLogger, now: p.now });
       if (abort.signal.aborted) return undefined;
       const retry = result.action === "skipped" && (result.reason === "publish-failed" || result.reason === "no-token");
       if (!retry) {

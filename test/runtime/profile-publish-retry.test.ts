@@ -75,6 +75,34 @@ describe("agent.md publish retried until it succeeds", () => {
     expect(calls).toHaveLength(1);
   });
 
+  it("closed while an upload is in flight (a quick stop while the host writes it): the upload is cut, one debug line, no warning and no retry", async () => {
+    const config = parseChannelConfig({ identities: { alice: { aid: "alice.acp.test" } }, groups: { lobby: {} } });
+    let sent = 0;
+    // A host that answers after 5 s, or fails as fetch does when its signal aborts.
+    const fetch: FetchLike = (_url, init) =>
+      new Promise((resolve, reject) => {
+        sent++;
+        const timer = setTimeout(() => resolve({ ok: true, status: 204, text: async () => "" }), 5000);
+        init.signal?.addEventListener("abort", () => {
+          clearTimeout(timer);
+          reject(Object.assign(new Error("The operation was aborted"), { name: "AbortError", code: "ABORT_ERR" }));
+        });
+      });
+    const logger = createMemoryLogger();
+    const profile = createIdentityProfile({ config, identityId: "alice", identity: config.identities.alice!, fetch, stateDir: dir, logger, now: Date.now, random: () => 0 });
+    const done = profile.publishAfterSignIn({ token: () => "tok" }, Promise.resolve());
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(sent).toBe(1);
+    profile.close();
+    expect(await done).toBeUndefined();
+    // Seen failing before the fix: a warn profile.publish-failed (reason network, ABORT_ERR) on every quick stop.
+    expect(logger.entries.filter((e) => e.level === "warn")).toEqual([]);
+    expect(logger.entries.filter((e) => e.event === "profile.publish-stopped").map((e) => e.level)).toEqual(["debug"]);
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(sent).toBe(1);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
   it("a profile file over the size limit is not retried (it never gets smaller by trying)", async () => {
     const { writeFileSync } = await import("node:fs");
     const file = join(dir, "big.md");

@@ -154,10 +154,10 @@ describe("createFileAgentMdStore (real files)", () => {
     expect(readFileSync(join(dir, name!), "utf8")).toContain("Alicia");
   });
 
-  it("a put is on disk and served when it returns, also after a get that found nothing", () => {
+  it("a put is on disk and served when its promise settles, also after a get that found nothing", async () => {
     const store = createFileAgentMdStore(dir);
     expect(store.get("alice.agentcp.io")).toBeUndefined();
-    store.put("alice.agentcp.io", PROFILE);
+    await store.put("alice.agentcp.io", PROFILE);
     expect(store.get("alice.agentcp.io")).toBe(PROFILE);
     expect(memberTypeFromStore(store, "alice.agentcp.io")).toMatchObject({ type: "agent", code: 0 });
     expect(createFileAgentMdStore(dir).get("alice.agentcp.io")).toBe(PROFILE);
@@ -175,11 +175,34 @@ describe("createFileAgentMdStore (real files)", () => {
     expect(store.get("nobody.agentcp.io")).toBeUndefined();
   });
 
-  it("a write that fails throws (the handler answers 500) and nothing unsaved is served", () => {
+  it("a write that fails rejects (the handler answers 500) and nothing unsaved is served", async () => {
     const store = createFileAgentMdStore(join(dir, "file-not-dir"));
     writeFileSync(join(dir, "file-not-dir"), "a file where the folder should be");
-    expect(() => store.put("alice.agentcp.io", PROFILE)).toThrow();
+    await expect(store.put("alice.agentcp.io", PROFILE)).rejects.toThrow();
     expect(() => store.get("alice.agentcp.io")).toThrow();
+  });
+
+  it("writes off the event loop: put hands back a promise at once, the file lands when it settles; puts of one aid land in order, the last text stays", async () => {
+    const store = createFileAgentMdStore(dir);
+    const first = store.put("alice.agentcp.io", PROFILE);
+    // Seen failing before the change: put wrote and fsynced on the caller's stack and returned nothing.
+    expect(first).toBeInstanceOf(Promise);
+    const second = store.put("alice.agentcp.io", PROFILE.replace("Alice", "Alicia"));
+    const third = store.put("Alice.agentcp.io", PROFILE.replace("Alice", "Alix"));
+    await Promise.all([first, second, third]);
+    expect(readdirSync(dir).filter((f) => !f.includes(".tmp-"))).toHaveLength(1);
+    expect(readdirSync(dir)).toHaveLength(1);
+    expect(store.get("alice.agentcp.io")).toContain("Alix");
+    expect(createFileAgentMdStore(dir).get("alice.agentcp.io")).toContain("Alix");
+  });
+
+  it("settled() waits for every put in flight: a closing network leaves no write behind it", async () => {
+    const store = createFileAgentMdStore(dir);
+    const landed: string[] = [];
+    for (const who of ["alice", "bob", "carol"]) void store.put(`${who}.agentcp.io`, PROFILE.replace("Alice", who))!.then(() => landed.push(who));
+    await store.settled!();
+    expect(landed.sort()).toEqual(["alice", "bob", "carol"]);
+    expect(readdirSync(dir)).toHaveLength(3);
   });
 });
 

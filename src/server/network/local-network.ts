@@ -286,6 +286,8 @@ export async function startLocalNetwork(options: LocalNetworkOptions): Promise<L
       await messages.close();
       server.closeAllConnections?.();
       await new Promise<void>((r) => server.close(() => r()));
+      // A publish whose request was cut still ends its write before the network is closed.
+      await agentMd.store.settled?.();
     },
   };
 }
