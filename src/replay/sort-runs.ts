@@ -2,10 +2,10 @@
 // (about `runBytes` of log text), each run sorted and written to a temp file (0600, in a folder of
 // its own), and a walk merges the runs, holding one line and one small read buffer per run. The
 // order is `readLog`'s: by `ts`, lines of one time in file order.
-import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { closeSync, openSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { LogParseError, parseLine, rawLines, type LogLine } from "./log.ts";
+import { makeTempDir, removeTempDir } from "./temp-dirs.ts";
 
 /** Log text per sorted run by default: what the sort holds parsed at once. */
 export const RUN_BYTES = 2 * 1024 * 1024;
@@ -29,7 +29,7 @@ const before = (a: LogLine, b: LogLine): boolean => a.ts < b.ts || (a.ts === b.t
  * has checked them) into runs on disk. `intern` gives each sender's one string.
  */
 export function sortRuns(file: string, max: number, intern: (sender: string) => string, runBytes = RUN_BYTES): SortedRuns {
-  const dir = mkdtempSync(join(tmpdir(), "acp-replay-sort-"));
+  const dir = makeTempDir("acp-replay-sort-");
   const files: string[] = [];
   try {
     let run: LogLine[] = [];
@@ -77,7 +77,7 @@ export function sortRuns(file: string, max: number, intern: (sender: string) => 
     }
     flush();
   } catch (err) {
-    rmSync(dir, { recursive: true, force: true });
+    removeTempDir(dir);
     throw err;
   }
   let removed = false;
@@ -145,7 +145,7 @@ export function sortRuns(file: string, max: number, intern: (sender: string) => 
     },
     remove() {
       removed = true;
-      rmSync(dir, { recursive: true, force: true });
+      removeTempDir(dir);
     },
   };
 }

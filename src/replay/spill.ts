@@ -1,10 +1,10 @@
 // Records a replay writes out as it goes and reads back once it is done (dispatches, drops): in
 // memory when the log is, else in a temp file (0600, removed by `remove`), so that what a long
 // replay keeps does not grow with its log.
-import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { closeSync, openSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { rawLines } from "./log.ts";
+import { makeTempDir, removeTempDir } from "./temp-dirs.ts";
 
 export interface RecordStore<T> {
   push(record: T): void;
@@ -32,7 +32,7 @@ export function fileStore<T>(name: string): RecordStore<T> {
   const flush = () => {
     if (pending.length === 0) return;
     if (fd === undefined) {
-      dir = mkdtempSync(join(tmpdir(), "acp-replay-"));
+      dir = makeTempDir("acp-replay-");
       file = join(dir, `${name}.jsonl`);
       fd = openSync(file, "w", 0o600);
     }
@@ -56,7 +56,7 @@ export function fileStore<T>(name: string): RecordStore<T> {
       if (fd !== undefined) closeSync(fd);
       fd = undefined;
       pending = [];
-      if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+      if (dir !== undefined) removeTempDir(dir);
       dir = undefined;
     },
   };

@@ -3,12 +3,12 @@
 // the same error for the same line), whether it walks the file (in time order, no id twice) or
 // falls back to reading it whole (out of order, an id on two lines). Real files. The memory
 // figures are in `npm run bench -- replay-memory` (peak RSS against the log's size).
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { closeSync, openSync, readdirSync, readFileSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import fc from "fast-check";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { main } from "../../src/cli/index.ts";
 import { LogParseError, readLog } from "../../src/replay/log.ts";
 import { openLogSource } from "../../src/replay/log-source.ts";
@@ -198,5 +198,32 @@ describe("replay --json written as it goes", () => {
       else process.env.TMPDIR = saved;
     }
     expect(readdirSync(tmp.dir)).toEqual([]);
+  });
+
+  it("a replay stopped by SIGINT while it sorts a log out of order leaves no temp file behind", async () => {
+    const d = tempDir("replay-sigint");
+    dirs.push(d);
+    const f = join(d.dir, "shuffled.jsonl");
+    const fd = openSync(f, "w");
+    const pad = "lorem ipsum dolor sit amet ".repeat(5);
+    for (let i = 0, bytes = 0; bytes < 16 * 1024 * 1024; ) {
+      const out: string[] = [];
+      for (let k = 0; k < 2000; k++, i++) {
+        const j = i ^ 1;
+        out.push(JSON.stringify({ id: `m${j}`, ts: 1_700_000_000_000 + j * 1000, sender: `s${j % 7}`, content: `line ${j} ${pad}` }));
+      }
+      writeSync(fd, `${out.join("\n")}\n`);
+      bytes += out.join("\n").length + 1;
+    }
+    closeSync(fd);
+    const bin = fileURLToPath(new URL("../../bin/acp-group.mjs", import.meta.url));
+    const child = spawn(process.execPath, [bin, "replay", f, "--persona", "s1", "--json"], { stdio: "ignore", env: { ...process.env, TMPDIR: d.dir } });
+    const exited = new Promise<NodeJS.Signals | number | null>((resolve) => child.on("exit", (code, signal) => resolve(signal ?? code)));
+    // The sorted runs are being written (or read): stop it there.
+    await vi.waitFor(() => expect(readdirSync(d.dir).some((n) => n.startsWith("acp-replay-sort-"))).toBe(true), { timeout: 30_000, interval: 20 });
+    child.kill("SIGINT");
+    // Stopped by the signal, as without the clean-up.
+    expect(await exited).toBe("SIGINT");
+    expect(readdirSync(d.dir)).toEqual(["shuffled.jsonl"]);
   });
 });
