@@ -5,7 +5,7 @@
 // single persona with `--json` and a room of three with the text report, output thrown away; prints
 // the peak RSS, its ratio to the log and the time (`BENCH_REPLAY_RUNS=single` or `room` for one);
 // `shuffled` replays (single, `--json`) the same log with each pair of lines swapped, out of time
-// order everywhere. After the sizes, each run's peak RSS growth against the log's growth.
+// order everywhere; `inspect` shows the prompt at the log's 100th second. After the sizes, each run's peak RSS growth against the log's growth.
 // `BENCH_REPLAY_BEFORE=DIR` also runs the checkout DIR (e.g. an older commit's worktree) on the
 // same logs, up to `BENCH_REPLAY_BEFORE_MB` (100). The files are removed at the end.
 import { spawnSync } from "node:child_process";
@@ -18,6 +18,8 @@ const MB = 1024 * 1024;
 const CHILD = fileURLToPath(new URL("./replay-memory-child.ts", import.meta.url));
 const HERE = fileURLToPath(new URL("..", import.meta.url));
 const DEV = join(HERE, "test/fixtures/irc-dev");
+/** The generated logs' first time: a line a second from there. */
+const FIRST_TS = 1_767_600_000_000;
 
 /** Writes ordinary lines from the bundled logs until the file holds `mb` MB; returns its size and line count. */
 function writeLog(file: string, mb: number, swapPairs = false): { bytes: number; lines: number } {
@@ -34,7 +36,7 @@ function writeLog(file: string, mb: number, swapPairs = false): { bytes: number;
   while (bytes + size < mb * MB) {
     const n = swapPairs ? lines ^ 1 : lines;
     const o = source[n % source.length]!;
-    const text = `${JSON.stringify({ ...o, id: `g${n}`, ts: 1_767_600_000_000 + n * 1000 })}\n`;
+    const text = `${JSON.stringify({ ...o, id: `g${n}`, ts: FIRST_TS + n * 1000 })}\n`;
     pending.push(text);
     size += Buffer.byteLength(text);
     lines++;
@@ -80,6 +82,8 @@ export function benchReplayMemory(fmt: (n: number, digits?: number) => string): 
         ["single", "single --json", ["replay", file, "--persona", "ubottu", "--json"]],
         ["room", "room of 3, text", ["replay", file, "--persona", "room-agent-a", "--persona", "room-agent-b", "--persona", "room-agent-c", "--responder", "helpful"]],
         ["shuffled", "out of order, single --json", ["replay", shuffled, "--persona", "ubottu", "--json"]],
+        // The prompt at the log's 100th second: the file is checked whole, replayed only up to there.
+        ["inspect", "inspect --at 100 s", ["inspect", "--log", file, "--at", String(FIRST_TS + 100_000), "--persona", "ubottu"]],
       ];
       for (const [key, label, args] of runs) {
         if (!kinds.includes(key)) continue;
