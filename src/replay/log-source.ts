@@ -4,7 +4,7 @@
 // runs in temp files (sort-runs.ts). Only a log that repeats an id is read whole into memory, as
 // `readLog` reads it (to refuse or skip the repeat as it does).
 import { statSync } from "node:fs";
-import { LogParseError, MAX_LOG_LINE_BYTES, parseLine, rawLines, readLog, tooLongReason, type LogLine } from "./log.ts";
+import { goodLines, LogParseError, MAX_LOG_LINE_BYTES, parseLine, rawLines, readLog, tooLongReason, type LogLine } from "./log.ts";
 import { RUN_BYTES, sortRuns } from "./sort-runs.ts";
 
 /** A log in time order that can be walked as often as needed. */
@@ -125,19 +125,9 @@ export function openLogSource(file: string, opts: { skipBad?: boolean; maxLineBy
         yield* runs.lines();
         return;
       }
-      for (const raw of rawLines(file, max)) {
-        if (raw.text === null) continue;
-        const t = raw.text.trim();
-        if (t === "") continue;
-        let l: LogLine;
-        try {
-          l = parseLine(t, raw.line);
-        } catch (err) {
-          if (err instanceof LogParseError) continue;
-          throw err;
-        }
-        l.sender = intern(l.sender);
-        yield l;
+      for (const { line } of goodLines(file, max)) {
+        line.sender = intern(line.sender);
+        yield line;
       }
     },
     close: () => runs?.remove(),

@@ -159,6 +159,26 @@ export interface RawLine {
 }
 
 /**
+ * The good lines of `file`, parsed, with the length of each one's text: blank, too long and bad
+ * lines are passed over (the caller has checked the file and counted them).
+ */
+export function* goodLines(file: string, max: number): Generator<{ line: LogLine; chars: number }> {
+  for (const raw of rawLines(file, max)) {
+    if (raw.text === null) continue;
+    const t = raw.text.trim();
+    if (t === "") continue;
+    let line: LogLine;
+    try {
+      line = parseLine(t, raw.line);
+    } catch (err) {
+      if (err instanceof LogParseError) continue;
+      throw err;
+    }
+    yield { line, chars: t.length };
+  }
+}
+
+/**
  * The lines of a file a chunk at a time: only the current line is held as text, and no line
  * longer than `max` bytes is held at all (it comes as `text: null`). Throws what readSync throws.
  */

@@ -4,7 +4,7 @@
 // order is `readLog`'s: by `ts`, lines of one time in file order.
 import { closeSync, openSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { LogParseError, parseLine, rawLines, type LogLine } from "./log.ts";
+import { goodLines, rawLines, type LogLine } from "./log.ts";
 import { makeTempDir, removeTempDir } from "./temp-dirs.ts";
 
 /** Log text per sorted run by default: what the sort holds parsed at once. */
@@ -60,19 +60,9 @@ export function sortRuns(file: string, max: number, intern: (sender: string) => 
       run = [];
       held = 0;
     };
-    for (const raw of rawLines(file, max)) {
-      if (raw.text === null) continue;
-      const t = raw.text.trim();
-      if (t === "") continue;
-      let l: LogLine;
-      try {
-        l = parseLine(t, raw.line);
-      } catch (err) {
-        if (err instanceof LogParseError) continue;
-        throw err;
-      }
-      run.push(l);
-      held += t.length;
+    for (const { line, chars } of goodLines(file, max)) {
+      run.push(line);
+      held += chars;
       if (held >= runBytes) flush();
     }
     flush();
