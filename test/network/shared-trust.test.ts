@@ -11,6 +11,7 @@ import { secureContextsBuilt, tlsConnectOptions } from "../../src/network/trust.
 import { echoAgent, loopbackLookup, tempDir } from "./support.ts";
 import { createAgentMdFetch } from "../../src/profile/agent-md-fetch.ts";
 import { fetchAgentMd } from "../../src/profile/publish.ts";
+import { DEFAULT_SIGN_IN_CONCURRENCY } from "../../src/network/sign-in-pace.ts";
 
 describe("one trust and kept-alive connections for every identity of a process", () => {
   let tmp: ReturnType<typeof tempDir>;
@@ -106,6 +107,25 @@ describe("one trust and kept-alive connections for every identity of a process",
     const after = net.counters();
     expect(after.tlsFullHandshakes - before.tlsFullHandshakes).toBeLessThanOrEqual(1);
     expect(connections).toBe(1);
+  });
+
+  it("the connections of a burst as wide as paced sign-ins make (two requests each) are kept for the next burst", async () => {
+    let connections = 0;
+    const counting: LookupFunction = (host, options, callback) => {
+      connections++;
+      loopbackLookup(host, options, callback);
+    };
+    const http = createHttpClient({ caFile: net.caFile, lookup: counting });
+    const width = 2 * DEFAULT_SIGN_IN_CONCURRENCY;
+    const burst = () => Promise.all(Array.from({ length: width }, () => http.request(`${net.accessPointUrl}/none`)));
+    try {
+      await burst();
+      expect(connections).toBe(width);
+      await burst();
+      expect(connections).toBe(width);
+    } finally {
+      http.close();
+    }
   });
 
   it("the same rules give the same secure context; a CA file that changed is read again", () => {
