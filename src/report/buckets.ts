@@ -19,8 +19,16 @@ interface Bucket {
 
 export class Buckets {
   readonly #buckets = new Map<string, Bucket>();
+  readonly #flushChars: number;
+  readonly #readBytes: number;
   #dir: string | undefined;
   #files = 0;
+
+  /** `flushChars`: a bucket's text held before it goes to its file; `readBytes`: the read-back chunk. */
+  constructor(opts: { flushChars?: number; readBytes?: number } = {}) {
+    this.#flushChars = opts.flushChars ?? FLUSH_CHARS;
+    this.#readBytes = opts.readBytes ?? READ_BYTES;
+  }
 
   /** Appends `text` to the bucket `key` (made on first use: {@link keys} keeps that order). */
   add(key: string, text: string): void {
@@ -28,7 +36,7 @@ export class Buckets {
     if (!b) this.#buckets.set(key, (b = { parts: [], size: 0, file: undefined, fd: undefined }));
     b.parts.push(text);
     b.size += text.length;
-    if (b.size >= FLUSH_CHARS) this.#flush(b);
+    if (b.size >= this.#flushChars) this.#flush(b);
   }
 
   /** The buckets, in the order each got its first text. */
@@ -49,9 +57,9 @@ export class Buckets {
       this.#flush(b);
       const fd = openSync(b.file, "r");
       try {
-        const chunk = Buffer.allocUnsafe(READ_BYTES);
+        const chunk = Buffer.allocUnsafe(this.#readBytes);
         const decoder = new StringDecoder("utf8");
-        for (let n = readSync(fd, chunk, 0, READ_BYTES, null); n > 0; n = readSync(fd, chunk, 0, READ_BYTES, null)) out(decoder.write(chunk.subarray(0, n)));
+        for (let n = readSync(fd, chunk, 0, chunk.length, null); n > 0; n = readSync(fd, chunk, 0, chunk.length, null)) out(decoder.write(chunk.subarray(0, n)));
         const rest = decoder.end();
         if (rest) out(rest);
       } finally {
