@@ -165,3 +165,33 @@ export function askedAgain(q: FloorMessage, seen: readonly FloorMessage[]): Floo
   }
   return undefined;
 }
+
+/**
+ * Someone took question `q` up without naming its asker (checked at its due time,
+ * src/monitor/dispatch/gate.ts): since it, the asker answered another member's line — spoke right
+ * after it, and did not ask again (a new open question is {@link askedAgain}'s). People answer an
+ * open question without a name as often as with one; what shows it was an answer is the asker's
+ * turn that follows (a "thanks", a "that didn't work either"). The line answered must be credible
+ * (vouched for, saying something) and not addressed to someone else (`ann: …`): the asker adding
+ * detail after an unrelated line is no sign of an answer. Returns that line.
+ */
+export function takenUp(q: FloorMessage, seen: readonly FloorMessage[], ctx: FloorContext): FloorMessage | undefined {
+  const asker = q.sender.toLowerCase();
+  const self = ctx.selfAid.toLowerCase();
+  const askerKeys = memberKeys(q.sender);
+  // The line right before the one being read, when it is one the asker could be answering.
+  let before: FloorMessage | undefined;
+  for (const m of [...seen].sort((a, b) => a.timestamp - b.timestamp)) {
+    if (m.msgId === q.msgId || m.timestamp < q.timestamp || m.passive !== undefined) continue;
+    const sender = m.sender.toLowerCase();
+    if (sender === asker) {
+      if (before !== undefined && !isQuestion(m.content)) return before;
+      before = undefined;
+      continue;
+    }
+    const lead = leadingName(m.content);
+    const toOther = lead !== null && lead.marked && !askerKeys.includes(nickKey(lead.name));
+    before = sender !== self && !toOther && ctx.isVouched(m.sender) && saysSomething(m.content, askerKeys) ? m : undefined;
+  }
+  return undefined;
+}

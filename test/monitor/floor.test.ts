@@ -2,7 +2,7 @@
 // or yields. No timers here; the timelines are in floor.timeline.test.ts.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { decideFloor, findAnswer, floorRank, isOpenQuestion, isQuestion, onlyAgentAnswers, replyToOf, saysSomething, type FloorContext, type FloorMessage } from "../../src/monitor/floor.ts";
+import { decideFloor, findAnswer, floorRank, isOpenQuestion, isQuestion, onlyAgentAnswers, replyToOf, saysSomething, takenUp, type FloorContext, type FloorMessage } from "../../src/monitor/floor.ts";
 
 const T0 = Date.UTC(2026, 0, 5, 14, 30, 0);
 const AGENTS = new Set(["bot1.acp.local", "bot2.acp.local", "alice.acp.local"]);
@@ -122,6 +122,29 @@ describe("findAnswer", () => {
     }
     // A line that says something after junk still answers.
     expect(findAnswer(q, [msg("11", "dan", "sam: no", 1), msg("12", "dan", "sam: no, the mirror is down", 2)], ctx)?.msgId).toBe("12");
+  });
+});
+
+describe("takenUp: the asker answered someone since the question (an answer that named nobody)", () => {
+  const q = msg("q", "sam", "anyone know why apt hangs on update?", 0);
+  const rows: Array<[string, FloorMessage[], string | undefined]> = [
+    ["dan answers unnamed, sam replies to it → taken up by dan", [msg("d", "dan", "probably a stale lock in /var/lib/apt", 20), msg("s", "sam", "ah that was it, thanks", 30)], "d"],
+    ["a one-word thanks counts: it answers the line before it", [msg("d", "dan", "probably a stale lock in /var/lib/apt", 20), msg("s", "sam", "thanks", 30)], "d"],
+    ["sam adds detail before anyone spoke → still open", [msg("s", "sam", "it stops at 'reading package lists'", 10), msg("d", "dan", "probably a stale lock in /var/lib/apt", 20)], undefined],
+    ["sam re-asks after dan's line (a new open question: askedAgain's) → not taken up", [msg("d", "dan", "probably a stale lock in /var/lib/apt", 20), msg("s", "sam", "is the main mirror down maybe?", 30)], undefined],
+    ["the line before sam's is to someone else (`ann: …`) → sam elaborates, not answers", [msg("d", "dan", "ann: try the other kernel then", 20), msg("s", "sam", "it stops at 'reading package lists'", 30)], undefined],
+    ["the line before sam's says nothing (`?`) → still open", [msg("d", "dan", "?", 20), msg("s", "sam", "it stops at 'reading package lists'", 30)], undefined],
+    ["an answer, then someone else, then sam: sam answers the line right before its own", [msg("d", "dan", "probably a stale lock in /var/lib/apt", 20), msg("e", "eve", "ann: try the other kernel then", 25), msg("s", "sam", "it stops at 'reading package lists'", 30)], undefined],
+    ["a stranger's line (vouched for by nobody) never takes a question up", [msg("z", "zed", "probably a stale lock in /var/lib/apt", 20), msg("s", "sam", "ah that was it, thanks", 30)], undefined],
+    ["lines from before the question do not count", [msg("d", "dan", "probably a stale lock in /var/lib/apt", -20), msg("s", "sam", "ah that was it, thanks", 30)], undefined],
+  ];
+  it.each(rows)("%s", (_name, seen, by) => {
+    expect(takenUp(q, [q, ...seen], ctx)?.msgId).toBe(by);
+  });
+
+  it("read in time order, whatever order `seen` holds", () => {
+    const seen = [msg("s", "sam", "ah that was it, thanks", 30), q, msg("d", "dan", "probably a stale lock in /var/lib/apt", 20)];
+    expect(takenUp(q, seen, ctx)?.msgId).toBe("d");
   });
 });
 

@@ -85,4 +85,29 @@ describe("the orphan path in a room spends the agents' share on questions nobody
     expect(sends(r)[0]).toEqual([68_603, "carol", "q1"]);
     expect(dispatches(r, "engaged")["carol"]).toMatchObject([[expect.any(Number), ["f1"], true, null, null]]);
   });
+
+  it("someone answers without naming the asker and the asker replies to it → taken up: no agent answers, no model call", async () => {
+    // T+0        sam asks q1 (to the room)
+    // T+20s      dan: "probably a stale lock in /var/lib/apt" — names nobody (not an answer by findAnswer)
+    // T+30s      sam: "ah that was it, thanks" — sam answers dan's line: the question was taken up
+    // T+64.061s  carol's q1 turn · T+69.659s bob's · T+83.883s alice's → answered-by-other (taken up by dan)
+    const r = await room([
+      line("q1", 0, "sam", Q1),
+      line("d1", 20_000, "dan", "probably a stale lock in /var/lib/apt"),
+      line("s1", 30_000, "sam", "ah that was it, thanks"),
+    ]);
+    expect(sends(r)).toEqual([]);
+    expect(dispatches(r, "orphan")).toEqual({
+      alice: [[83_883, ["q1"], false, "answered-by-other", "q1:taken-up:dan"]],
+      bob: [[69_659, ["q1"], false, "answered-by-other", "q1:taken-up:dan"]],
+      carol: [[64_061, ["q1"], false, "answered-by-other", "q1:taken-up:dan"]],
+    });
+  });
+
+  it("the same unnamed line with no reply from the asker → the question is still nobody's: carol answers it once", async () => {
+    // T+0 sam asks q1 · T+20s dan's unnamed line · sam says nothing more
+    // T+64.061s carol's turn → sent T+68.603s · bob and alice yield to carol's answer
+    const r = await room([line("q1", 0, "sam", Q1), line("d1", 20_000, "dan", "probably a stale lock in /var/lib/apt")]);
+    expect(sends(r)).toEqual([[68_603, "carol", "q1"]]);
+  });
 });

@@ -3,7 +3,7 @@
 // others, and — unaddressed, in a room with other agents — the floor. Mechanical; no model call.
 import type { InboundMessage, UnsentReply } from "../../types.ts";
 import { allAnswered } from "../../group/answered.ts";
-import { decideFloor, findAnswer, askedAgain, onlyAgentAnswers, type FloorDecision } from "../floor.ts";
+import { decideFloor, findAnswer, askedAgain, onlyAgentAnswers, takenUp, type FloorDecision } from "../floor.ts";
 import { checkLoopGuard } from "../loop-guard.ts";
 import { SHARE_WINDOW_LINES } from "../monitor-state.ts";
 import type { DispatchRun, Skip, Step } from "./run.ts";
@@ -106,12 +106,16 @@ function orphanGate(run: DispatchRun, questionId: string): Step<Gated> {
   if (agentLines >= allowed) return { skip: "agents-share", detail: `${q.msgId}:${agentLines}/${SHARE_WINDOW_LINES}` };
   // What the group said since the question: its earlier batches (remembered) and what is held.
   const recentBefore = m.state.othersRecent;
-  const floor = decideFloor({ batch: [q], seen: run.seenAround(recentBefore), ctx: m.floorContext });
+  const seen = run.seenAround(recentBefore);
+  const floor = decideFloor({ batch: [q], seen, ctx: m.floorContext });
   if (floor.take === "yield") return { skip: floor.reason, detail: floor.detail };
   if (floor.take === "none") return { skip: "addressed-to-other", detail: `${q.msgId}:not-open` };
   // Its asker asked again since: the newer question is the one to answer (watched on its own).
-  const again = askedAgain(q, run.seenAround(recentBefore));
+  const again = askedAgain(q, seen);
   if (again !== undefined) return { skip: "orphan-stale", detail: `${q.msgId}:asked-again:${again.msgId}` };
+  // Answered without its asker's name: the asker has since replied to someone's line.
+  const up = takenUp(q, seen, m.floorContext);
+  if (up !== undefined) return { skip: "answered-by-other", detail: `${q.msgId}:taken-up:${up.sender}` };
   return { recentBefore, hasHuman: true, floor };
 }
 
