@@ -114,32 +114,30 @@ describe("a follow-up that is only possibly ours, in a room whose agents have ha
   const followUp = (extra: Partial<InboundMessage>, at: number) =>
     batch({ dispatchId: 2, now: at, messages: [msg("s1", "sam", "that did not work either", at, extra)], mention: { triggerType: "engaged" } });
 
+  /** Batch 1 (busyRoom) at T+1s, then sam's line marked `extra` at T+60s: each dispatch as [id, outcome, reason, detail]. */
+  async function busyRoomThenSam(extra: Partial<InboundMessage>): Promise<unknown[]> {
+    const a = alice();
+    for (const [b, until] of [[batch({ dispatchId: 1, now: T0 + 1000, messages: busyRoom() }), 60_000], [followUp(extra, T0 + 60_000), 60_000]] as const) {
+      const done = a.handle(b);
+      await vi.advanceTimersByTimeAsync(until);
+      await done;
+    }
+    return a.decisions.map((d) => [d.dispatchId, d.outcome.kind, reasonOf(d.outcome) ?? null, d.detail ?? null]);
+  }
+
   it("maybe ours → left alone, no model call (agents-share, maybe-ours:6/3)", async () => {
     // T+0      batch 1: the helper's 5 lines and ann's 2 → unaddressed, no question: the model answers (sent)
     //          → agents 6 of the day (helper 5, ours 1), people 2 (3 with sam's line)
     // T+60s    batch 2: sam's line, maybe ours (after another speaker) → agents-share before any model call
-    const a = alice();
-    const first = a.handle(batch({ dispatchId: 1, now: T0 + 1000, messages: busyRoom() }));
-    await vi.advanceTimersByTimeAsync(60_000);
-    await first;
-    const second = a.handle(followUp({ maybeOurs: true }, T0 + 60_000));
-    await vi.advanceTimersByTimeAsync(60_000);
-    await second;
-    expect(a.decisions.map((d) => [d.dispatchId, d.outcome.kind, reasonOf(d.outcome) ?? null, d.detail ?? null])).toEqual([
+    expect(await busyRoomThenSam({ maybeOurs: true })).toEqual([
       [1, "sent", null, null],
       [2, "skipped", "agents-share", "maybe-ours:6/3"],
     ]);
   });
 
   it("the same line marked engaged (surely ours) → answered: the share never holds back a conversation with us", async () => {
-    const a = alice();
-    const first = a.handle(batch({ dispatchId: 1, now: T0 + 1000, messages: busyRoom() }));
-    await vi.advanceTimersByTimeAsync(60_000);
-    await first;
-    const second = a.handle(followUp({ engaged: true }, T0 + 60_000));
-    await vi.advanceTimersByTimeAsync(60_000);
-    await second;
-    expect(a.decisions.map((d) => [d.dispatchId, d.outcome.kind, reasonOf(d.outcome) ?? null, d.detail ?? null])).toEqual([
+    // T+0 batch 1 as above (sent) · T+60s sam's line, engaged → model → sent
+    expect(await busyRoomThenSam({ engaged: true })).toEqual([
       [1, "sent", null, null],
       [2, "sent", null, null],
     ]);
