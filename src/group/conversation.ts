@@ -9,6 +9,7 @@
 import type { GroupMessage } from "../types.ts";
 import { classifyLeadingAddress, memberKeys, nickKey, type LeadingAddress } from "./addressee.ts";
 import { KnownMembers } from "./addressing/members.ts";
+import { afterFirstWord } from "./addressing/opening.ts";
 import { decideAddressing, PRIVATE_EXCHANGE_LINES } from "./addressing/rules.ts";
 import type { AddressedLine, ConversationSettings, ConversationView, PendingCommand, SenderTarget, Target, Verdict } from "./addressing/view.ts";
 import { parseBotCommand } from "./command.ts";
@@ -51,6 +52,8 @@ function selfKeysOf(keywords: readonly string[]): { keys: ReadonlySet<string>; v
   return entry;
 }
 
+const NO_ADDRESS: LeadingAddress = Object.freeze({ to: "none" });
+
 /** Whether `content` names the member `sender` (its nick or aid user part, trailing `_`/`-` optional) as a whole word. */
 function namesMember(content: string, sender: string): boolean {
   // Two-letter nick keys are too often ordinary words to count as naming someone mid-line.
@@ -64,6 +67,9 @@ export class ConversationTracker implements ConversationView {
   // groups that are cold in cache: the fewer cache lines it touches the better.)
   /** The leading address of the line being decided (#leadOf), worked out on the first ask. */
   #leadOf: AddressedLine | null = null;
+  /** Whether the line being decided (#namedOf) names us, worked out on the first ask. */
+  #namedOf: AddressedLine | null = null;
+  #named = false;
   readonly #serviceAid: string | undefined;
   readonly #matcher: MentionMatcher;
   #command: PendingCommand | null = null;
@@ -127,6 +133,7 @@ export class ConversationTracker implements ConversationView {
     if (this.#nameVariants || (this.#engaged !== null && this.#engaged.size > 0)) this.#knownMembers().add(m.sender);
     else this.#members?.refresh();
     this.#leadOf = null;
+    this.#namedOf = null;
     const v = decideAddressing(m, signals, this);
     this.#apply(m, v);
     // Whatever the verdict: the sender has spoken since our open line, and spoke last (unless
@@ -222,6 +229,13 @@ export class ConversationTracker implements ConversationView {
   get matcher(): MentionMatcher {
     return this.#matcher;
   }
+  namesUs(line: AddressedLine): boolean {
+    if (this.#namedOf !== line) {
+      this.#named = this.#matcher(line.content);
+      this.#namedOf = line;
+    }
+    return this.#named;
+  }
   get own(): Pick<OwnMessages, "hasId" | "idCount"> {
     return this.#traffic.own;
   }
@@ -265,6 +279,10 @@ export class ConversationTracker implements ConversationView {
       this.#leadOf = line;
     }
     return this.#lead;
+  }
+  secondAddress(line: AddressedLine): LeadingAddress {
+    const rest = afterFirstWord(line.content);
+    return rest === null ? NO_ADDRESS : this.#leadingAddressOf(rest);
   }
   targetOf(sender: string): SenderTarget | undefined {
     return this.#targets?.get(sender);

@@ -79,7 +79,7 @@ describe("conversation tracker: each verdict's effects on the next lines", () =>
     const c = tracker();
     c.line(0, "bob", "Alice, xkill does not start");
     c.line(1 * S, "carol", "hmm");
-    expect(c.line(40 * S, "dave", "lol bob, try xkill -a")).toEqual([null, "nobody"]);
+    expect(c.line(40 * S, "dave", "lol bob, try xkill -a")).toEqual(["named-other:bob", "other"]);
     expect(c.line(50 * S, "bob", "that worked")).toEqual(["shared-conversation", "maybe-us"]);
   });
 
@@ -146,6 +146,43 @@ describe("conversation tracker: each verdict's effects on the next lines", () =>
     expect(c.line(45 * S, "bob", "Alice, where does it live?")).toEqual(["mention", "us"]);
     expect(c.line(50 * S, "carol", "lol")).toEqual([null, "nobody"]);
     expect(c.line(55 * S, "bob", "found it, .git/hooks")).toEqual(["continues", "us-engaged"]);
+  });
+
+  it("a word and then a member's name turns to them (`lol carol, …`): the sender's conversation with us ends", () => {
+    const c = tracker();
+    c.line(0, "carol", "xkill is the answer");
+    expect(c.line(5 * S, "bob", "Alice, xkill does not start")).toEqual(["mention", "us"]);
+    expect(c.line(15 * S, "bob", "lol carol, you were right")).toEqual(["named-other:carol", "other"]);
+    expect(c.t.engagedSpeakersAt(T + 16 * S)).toEqual([]);
+    // Within continuationMs his next line continues the line to carol.
+    expect(c.line(25 * S, "bob", "it needs -a")).toEqual(["continues-addressed-other", "other"]);
+  });
+
+  it("a line that names us but opens by addressing another member talks about us to them: maybe ours", () => {
+    const c = tracker();
+    c.line(0, "carol", "how do I run the hook?");
+    expect(c.line(5 * S, "bob", "carol: ask Alice, she wrote it")).toEqual(["mention-to-other:carol", "maybe-us"]);
+    expect(c.t.engagedSpeakersAt(T + 6 * S)).toEqual([]);
+    expect(c.line(10 * S, "bob", "or read the docs")).toEqual(["continues-addressed-other", "other"]);
+    // Naming us as the second addressee of the opening (`carol, Alice: …`) is a mention.
+    expect(c.line(60 * S, "bob", "carol, Alice: did it work?")).toEqual(["mention", "us"]);
+  });
+
+  it("back and forth: a maybe-answer to our line, our line to the room, and their line right after ours is ours", () => {
+    const c = tracker();
+    c.line(0, "dave", "morning");
+    c.ours(1 * S, "has anyone tried the 2.0 build?");
+    expect(c.line(4 * S, "bob", "yes, it crashes on start")).toEqual(["after-our-line", "maybe-us"]);
+    expect(c.line(6 * S, "carol", "works here")).toEqual(["after-our-line", "maybe-us"]);
+    c.ours(10 * S, "which distro?");
+    expect(c.line(14 * S, "bob", "debian 12")).toEqual(["back-and-forth", "us-engaged"]);
+    // It opens no conversation: bob is not engaged, his next line is maybe ours again.
+    expect(c.t.engagedSpeakersAt(T + 15 * S)).toEqual([]);
+    expect(c.line(40 * S, "bob", "and 11")).toEqual(["continues-after-our-line", "maybe-us"]);
+    // carol speaks after our next line: bob's line is no longer his turn with us.
+    c.ours(50 * S, "try 2.0.1");
+    expect(c.line(52 * S, "carol", "2.0.1 works")).toEqual(["after-our-line", "maybe-us"]);
+    expect(c.line(55 * S, "bob", "ok")).toEqual(["continues-after-our-line", "maybe-us"]);
   });
 
   it("a reply to one of our messages is to us", () => {

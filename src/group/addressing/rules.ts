@@ -4,9 +4,10 @@
 // always has one. The tracker (../conversation.ts) then applies the winning verdict's effects in
 // one step. The order is the one docs/behaviour.md documents (a test holds the two together).
 // Rules never change the view, keep no state, and read no clock but the line's server time.
-import { nickKey } from "../addressee.ts";
+import { leadingName, nickKey } from "../addressee.ts";
 import { parseBotCommand } from "../command.ts";
 import { replyTargetOf } from "../mention.ts";
+import { afterFirstWord } from "./opening.ts";
 import { isServiceEvent } from "../service-event.ts";
 import { passiveKindOf, type MessageSignals } from "../signals.ts";
 import { verdict, type AddressedLine, type AddressingRule, type ConversationView, type Target, type Verdict, type Whom } from "./view.ts";
@@ -57,6 +58,7 @@ const after = { shareNamed: true, spendCommand: true } as const;
 const CONTINUES_OTHER = verdict({ to: "other", reason: { rule: "continues-addressed-other" }, target: "other", ...after });
 const PRIVATE_EXCHANGE = verdict({ to: "us-engaged", reason: { rule: "private-exchange" }, target: "us", ...after });
 const ADDRESSED_BY_ANOTHER = verdict({ to: "maybe-us", reason: { rule: "addressed-by-another" }, engage: "follow-up", target: "maybe-us", ...after });
+const BACK_AND_FORTH = verdict({ to: "us-engaged", reason: { rule: "back-and-forth" }, target: "maybe-us", ...after });
 const CONTINUES_AFTER_OUR_LINE = verdict({ to: "maybe-us", reason: { rule: "continues-after-our-line" }, target: "maybe-us", ...after });
 const AFTER_ANOTHER_SPEAKER = verdict({ to: "maybe-us", reason: { rule: "after-another-speaker" }, engage: "follow-up", target: "maybe-us", ...after });
 const CONTINUES = verdict({ to: "us-engaged", reason: { rule: "continues" }, engage: "follow-up", target: "us", ...after });
@@ -149,8 +151,28 @@ export const groupEvent = rule("group-event", "nobody", (line, _signals, v) =>
 /** The network's own mention list names us: the most precise signal there is. */
 export const metadataMention = rule("metadata-mention", "us", (_line, signals) => (signals.mentionsUs ? TO_US["metadata-mention"] : null));
 
+/**
+ * The line names us, but opens by addressing another member and our name is not the next word
+ * (`bob: ask alice, she knows`, not `bob, alice: …` which addresses both of us): it talks about
+ * us to them. Maybe ours; the sender has turned to them.
+ */
+export const mentionToOther = rule("mention-to-other", "maybe-us", (line, _signals, v) => {
+  if (!v.namesUs(line)) return null;
+  const lead = v.leadingAddress(line);
+  if (lead.to !== "other" || namesUsSecond(line, v)) return null;
+  return verdict({ to: "maybe-us", reason: { rule: "mention-to-other", name: lead.name }, turnedTo: nickKey(lead.name), target: "other", spendCommand: true });
+});
+
+/** The line's second word is one of our names (`bob alice: …`, `bob, alice …`): the opening addresses us too. */
+function namesUsSecond(line: AddressedLine, v: ConversationView): boolean {
+  const rest = afterFirstWord(line.content);
+  if (rest === null) return false;
+  const word = /^[^\s:,，、：]+/u.exec(rest)?.[0];
+  return word !== undefined && v.matcher(word);
+}
+
 /** The line names one of our keywords (name, aid, aliases) as a word. */
-export const mention = rule("mention", "us", (line, _signals, v) => (v.matcher(line.content) ? TO_US.mention : null));
+export const mention = rule("mention", "us", (line, _signals, v) => (v.namesUs(line) ? TO_US.mention : null));
 
 /** The line replies to one of our messages (`group_meta.reply_to` or the metadata's reply target). */
 export const replyToUs = rule("reply-to-us", "us", (line, signals, v) => (repliesToUs(line, signals, v) ? TO_US["reply-to-us"] : null));
@@ -191,6 +213,17 @@ export const addressedOther = rule("addressed-other", "other", (line, _signals, 
   return verdict({ to: "other", reason: { rule: "addressed-other", name: lead.name }, turnedTo: nickKey(lead.name), target: "other", spendCommand: true });
 });
 
+/**
+ * The line's second word addresses another member (`lol bob, try xkill`, `thanks bob`, `heh bob
+ * you missed a space`): a short word (a laugh, a thanks, an "ok") before a name is how people
+ * turn to someone in any chat. Not ours, as {@link addressedOther}.
+ */
+export const namedOther = rule("named-other", "other", (line, _signals, v) => {
+  const second = v.secondAddress(line);
+  if (second.to !== "other") return null;
+  return verdict({ to: "other", reason: { rule: "named-other", name: second.name }, turnedTo: nickKey(second.name), target: "other", spendCommand: true });
+});
+
 /** The sender's previous line addressed another member, within `continuationMs`, and we have not spoken since: this continues it. */
 export const continuesAddressedOther = rule("continues-addressed-other", "other", (line, _signals, v) => (previousTarget(line, v) === "other" ? CONTINUES_OTHER : null));
 
@@ -202,6 +235,21 @@ export const continuesAddressedOther = rule("continues-addressed-other", "other"
 export const privateExchange = rule("private-exchange", "us-engaged", (line, _signals, v) =>
   previousTarget(line, v) === "maybe-us" && v.privateExchange(line.sender) ? PRIVATE_EXCHANGE : null,
 );
+
+/**
+ * The sender's previous line (within `continuationMs`) was maybe an answer to our line, we spoke
+ * after it, and ours is the group's last line: they answered us, we answered them, this is their
+ * turn. Ours; their next lines stay maybe ours (it opens no conversation of its own).
+ */
+export const backAndForth = rule("back-and-forth", "us-engaged", (line, _signals, v) => {
+  if (v.lastSpeaker !== v.aidLower || previousTarget(line, v) !== "maybe-us") return null;
+  const ours = v.lastSelfSpeakAt;
+  if (ours === null || ours < v.targetOf(line.sender)!.ts) return null;
+  // Our line was to the room or to the sender, not to someone else; and the line does not open
+  // with a marked address (`bob: …`) to someone, known or not.
+  if (v.openLine?.ts !== ours && !v.latestLineTo(line.sender)) return null;
+  return leadingName(line.content)?.marked === true ? null : BACK_AND_FORTH;
+});
 
 /** The sender's previous line was maybe an answer to our line: this is the rest of it (a second sentence, a paste). */
 export const continuesAfterOurLine = rule("continues-after-our-line", "maybe-us", (line, _signals, v) => (previousTarget(line, v) === "maybe-us" ? CONTINUES_AFTER_OUR_LINE : null));
@@ -245,6 +293,7 @@ export const ADDRESSING_RULES: readonly AddressingRule[] = Object.freeze([
   passive,
   groupEvent,
   metadataMention,
+  mentionToOther,
   mention,
   replyToUs,
   answersOurCommand,
@@ -252,8 +301,10 @@ export const ADDRESSING_RULES: readonly AddressingRule[] = Object.freeze([
   botCommand,
   namedUs,
   addressedOther,
+  namedOther,
   continuesAddressedOther,
   privateExchange,
+  backAndForth,
   continuesAfterOurLine,
   afterAnotherSpeaker,
   continues,
@@ -275,6 +326,7 @@ export function decideAddressing(line: AddressedLine, signals: MessageSignals, v
     passive.decide(line, signals, v) ??
     groupEvent.decide(line, signals, v) ??
     metadataMention.decide(line, signals, v) ??
+    mentionToOther.decide(line, signals, v) ??
     mention.decide(line, signals, v) ??
     replyToUs.decide(line, signals, v) ??
     answersOurCommand.decide(line, signals, v) ??
@@ -282,8 +334,10 @@ export function decideAddressing(line: AddressedLine, signals: MessageSignals, v
     botCommand.decide(line, signals, v) ??
     namedUs.decide(line, signals, v) ??
     addressedOther.decide(line, signals, v) ??
+    namedOther.decide(line, signals, v) ??
     continuesAddressedOther.decide(line, signals, v) ??
     privateExchange.decide(line, signals, v) ??
+    backAndForth.decide(line, signals, v) ??
     continuesAfterOurLine.decide(line, signals, v) ??
     afterAnotherSpeaker.decide(line, signals, v) ??
     continues.decide(line, signals, v) ??

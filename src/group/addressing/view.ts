@@ -55,10 +55,14 @@ export interface ConversationView {
   readonly nameVariants: boolean;
   /** Our mention keywords, compiled: true when a text names us. */
   readonly matcher: MentionMatcher;
+  /** `line` names us ({@link matcher} on its content, worked out once per line). */
+  namesUs(line: AddressedLine): boolean;
   /** Our recent messages: a reply to one of them is to us. */
   readonly own: Pick<OwnMessages, "hasId" | "idCount">;
   /** What `line` opens by addressing: us, another known member, or nobody (worked out once per line). */
   leadingAddress(line: AddressedLine): LeadingAddress;
+  /** What `line` addresses with its second word (`lol bob …`, `thanks bob`), as {@link leadingAddress} reads an opening. */
+  secondAddress(line: AddressedLine): LeadingAddress;
 
   readonly settings: ConversationSettings;
   /** Server time of our newest message, or null. */
@@ -111,7 +115,7 @@ export interface Verdict {
    * conversation with us is shared (unless we addressed the member last and they owe us an answer).
    */
   readonly turnedTo: string | undefined;
-  /** Every engaged speaker the line names anywhere (`lol bob, try xkill`) now shares their conversation with us. */
+  /** Every engaged speaker the line names anywhere (`so bob was right`) now shares their conversation with us. */
   readonly shareNamed: boolean;
   /** Our pending bot command is spent: the bot answers at once, so only the group's next line can answer it. */
   readonly spendCommand: boolean;

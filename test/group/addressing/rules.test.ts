@@ -52,6 +52,18 @@ table(rules.metadataMention, [
   ["no metadata mention", line("Alice, look at this"), {}, null],
 ]);
 
+const mentionToOther = (name: string, key: string) =>
+  verdict({ to: "maybe-us", reason: { rule: "mention-to-other", name }, turnedTo: key, target: "other", spendCommand: true });
+table(rules.mentionToOther, [
+  ["`carol: ask Alice, she wrote it`: names us, talks to carol", line("carol: ask Alice, she wrote it"), { members: ["carol"] }, mentionToOther("carol", "carol")],
+  ["a bare `carol …` for a member seen speaking, naming us later", line("carol I think Alice knows"), { members: ["carol"] }, mentionToOther("carol", "carol")],
+  ["`carol, Alice: …` opens by addressing both", line("carol, Alice: did it work?"), { members: ["carol"] }, null],
+  ["`carol Alice …`: our name is the next word, both are addressed", line("carol Alice isnt answering, could you help?"), { members: ["carol"] }, null],
+  ["`Alice, carol says …` opens with us", line("Alice, carol says it works"), { members: ["carol"] }, null],
+  ["names us, opens with no member", line("so Alice was right"), { members: ["carol"] }, null],
+  ["opens with carol, does not name us", line("carol: did it work?"), { members: ["carol"] }, null],
+]);
+
 table(rules.mention, [
   ["our name as a word", line("can Alice look at the build?"), {}, toUs("mention")],
   ["our aid", line("ping alice.agentcp.io"), {}, toUs("mention")],
@@ -118,6 +130,17 @@ table(rules.addressedOther, [
   ["a line that opens with no name", line("the build is red"), { members: ["carol"] }, null],
 ]);
 
+const namedOther = (name: string, key: string) => verdict({ to: "other", reason: { rule: "named-other", name }, turnedTo: key, target: "other", spendCommand: true });
+table(rules.namedOther, [
+  ["`lol carol, try xkill`: a word, then a member seen speaking", line("lol carol, try xkill"), { members: ["carol"] }, namedOther("carol", "carol")],
+  ["`thanks carol_`: the name as written, the nick key for the turn", line("thanks carol_"), { members: ["carol"] }, namedOther("carol_", "carol")],
+  ["`ok dave: …` to a listed member, marked", line("ok dave: try it again"), { listed: ["dave"] }, namedOther("dave", "dave")],
+  ["a bare `ok dave …` for a listed member only: just a word", line("ok dave will know"), { listed: ["dave"] }, null],
+  ["the second word is no member's", line("lol that failed"), { members: ["carol"] }, null],
+  ["the second word is our name: a mention's, not this rule's", line("thanks Alice"), { members: ["carol"] }, null],
+  ["one word only", line("carol"), { members: ["carol"] }, null],
+]);
+
 table(rules.continuesAddressedOther, [
   ["10 s after the sender's line to another", hello, { targets: { bob: { to: "other", ts: T - 10 * S } } }, verdict({ to: "other", reason: { rule: "continues-addressed-other" }, target: "other", ...after })],
   ["31 s after: past continuationMs", hello, { targets: { bob: { to: "other", ts: T - 31 * S } } }, null],
@@ -140,6 +163,20 @@ table(rules.privateExchange, [
   ["two lines are not an exchange yet", hello, { ...maybeAnswer, recentSpeakers: [US, "bob"] }, null],
   ["their previous line was not a maybe-answer to us", hello, { recentSpeakers: ["bob", US, "bob"] }, null],
   ["31 s after their maybe-answer: past continuationMs", hello, { targets: { bob: { to: "maybe-us", ts: T - 31 * S } }, recentSpeakers: ["bob", US, "bob"] }, null],
+]);
+
+const BACK_AND_FORTH = verdict({ to: "us-engaged", reason: { rule: "back-and-forth" }, target: "maybe-us", ...after });
+/** bob T-10 s maybe answered our open line; we spoke at T-5 s; ours is the group's last line. */
+const ourTurn = { ...maybeAnswer, lastSpeaker: US, lastSelfSpeakAt: T - 5 * S };
+table(rules.backAndForth, [
+  // alice T-20 s `has anyone tried 2.0?`; bob T-10 s `yes, it crashes`; carol T-8 s `works here`; alice T-5 s `which distro?`; bob T+0:
+  ["our line since their maybe-answer was to the room, and it is the last line", line("debian 12"), { ...ourTurn, openLine: { ts: T - 5 * S, spoken: [] } }, BACK_AND_FORTH],
+  ["our line since was to bob", line("debian 12"), { ...ourTurn, latestTo: ["bob"] }, BACK_AND_FORTH],
+  ["our line since was to carol", line("debian 12"), { ...ourTurn, latestTo: ["carol"] }, null],
+  ["carol spoke after our line", line("debian 12"), { ...ourTurn, openLine: { ts: T - 5 * S, spoken: ["carol"] }, lastSpeaker: "carol" }, null],
+  ["the line opens with a marked address, even to a name we do not know", line("dave: debian 12"), { ...ourTurn, openLine: { ts: T - 5 * S, spoken: [] } }, null],
+  ["31 s after their maybe-answer: past continuationMs", line("debian 12"), { ...ourTurn, targets: { bob: { to: "maybe-us", ts: T - 31 * S } }, openLine: { ts: T - 5 * S, spoken: [] } }, null],
+  ["their previous line was to us: `continues`' line, not this rule's", line("debian 12"), { ...ourTurn, targets: { bob: { to: "us", ts: T - 10 * S } }, latestTo: ["bob"] }, null],
 ]);
 
 table(rules.continuesAfterOurLine, [

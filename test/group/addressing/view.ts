@@ -3,6 +3,7 @@
 // the leading-address test), no tracker: each rule is tested on exactly the view it is given.
 import { classifyLeadingAddress, memberKeys, nickKey } from "../../../src/group/addressee.ts";
 import type { AddressedLine, ConversationView, PendingCommand, SenderTarget } from "../../../src/group/addressing/view.ts";
+import { afterFirstWord } from "../../../src/group/addressing/opening.ts";
 import { PRIVATE_EXCHANGE_LINES } from "../../../src/group/addressing/rules.ts";
 import { compileMentionMatcher } from "../../../src/group/mention.ts";
 import type { MessageSignals } from "../../../src/group/signals.ts";
@@ -72,14 +73,20 @@ export function viewOf(p: ViewSpec = {}): ConversationView {
     if (e.shared || e.contested) engaged.share((s) => s === e.speaker.toLowerCase());
   }
   const own = new Set(p.ownIds ?? []);
+  const matcher = compileMentionMatcher(keywords, "smart");
+  const isMember = (key: string, marked: boolean): boolean => !selfKeys.has(key) && (memberKeySet.has(key) || (marked && listed.has(key)));
   return {
     serviceAid: p.serviceAid,
     aidLower: AID,
     nameVariants: keywords.some((k) => nickKey(k) !== k.toLowerCase()),
-    matcher: compileMentionMatcher(keywords, "smart"),
+    matcher,
+    namesUs: (l: AddressedLine) => matcher(l.content),
     own: { hasId: (id: string) => own.has(id), idCount: own.size },
-    leadingAddress: (l: AddressedLine) =>
-      classifyLeadingAddress(l.content, selfKeys, (key, marked) => !selfKeys.has(key) && (memberKeySet.has(key) || (marked && listed.has(key)))),
+    leadingAddress: (l: AddressedLine) => classifyLeadingAddress(l.content, selfKeys, isMember),
+    secondAddress: (l: AddressedLine) => {
+      const rest = afterFirstWord(l.content);
+      return rest === null ? { to: "none" } : classifyLeadingAddress(rest, selfKeys, isMember);
+    },
     settings: { engagedWindowMs: 900 * S, continuationMs: 30 * S, ...p.settings },
     lastSelfSpeakAt: p.lastSelfSpeakAt ?? null,
     command: p.command ?? null,
