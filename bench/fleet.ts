@@ -6,7 +6,7 @@
 // traffic and the mention latency, then restarts the network: time until every identity is back
 // and the mention latency in the 30 s right after and the 30 s after those. Asserts nothing.
 import { fork, spawn, type ChildProcess } from "node:child_process";
-import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -122,6 +122,7 @@ export async function benchFleet(fmt: Fmt): Promise<void> {
     // less sensitive to what else runs on the box than wall time.
     const mainCpu0 = process.threadCpuUsage();
     const cpuStart0 = process.cpuUsage();
+    const serverCpu0 = processCpuSeconds(server.child.pid);
     // As `acp-group run` does: the config loaded, the identities started in slices on one session.
     const config = loadConfigFile(configFile);
     // The config is read before any identity runs (nobody waits on the loop then): its time is
@@ -141,16 +142,21 @@ export async function benchFleet(fmt: Fmt): Promise<void> {
     const sample = setInterval(() => progress.push(`${fmt((performance.now() - t0) / 1000, 1)}s:${running.filter((r) => r.connection!.status === "open").length}`), 1000);
     await Promise.all(running.map((r) => r.ready));
     clearInterval(sample);
-    if (process.argv.includes("--progress")) console.log(`  online over time: ${progress.join(" ")}`);
+    if (process.argv.includes("--progress")) {
+      console.log(`  online over time: ${progress.join(" ")}`);
+      // Where to cut a --cpu-prof of this process (its clock starts with the process).
+      console.log(`  start-up window: ${fmt(t0 / 1000, 1)}–${fmt(performance.now() / 1000, 1)} s of this process`);
+    }
     const startupS = (performance.now() - t0) / 1000;
     const startStallMs = lateMs(loop.max);
     const runningStallMs = lateMs(whileRunning.max);
     whileRunning.disable();
     const startMainCpu = cpuSeconds(process.threadCpuUsage(mainCpu0));
     const startCpu = cpuSeconds(process.cpuUsage(cpuStart0));
+    const serverCpu = processCpuSeconds(server.child.pid) - serverCpu0;
     await Promise.race([Promise.all(running.map((r) => r.profilePublished)), sleep(30_000)]);
     const published = running.filter((r) => r.profileState === "published").length;
-    console.log(`start-up: all ${N} online in ${fmt(startupS, 1)} s, longest event-loop stall ${fmt(runningStallMs)} ms once identities run (${fmt(startStallMs)} ms counting the config read, ${fmt(configMs)} ms), CPU ${fmt(startMainCpu, 1)} s on the event loop (${fmt(startCpu, 1)} s in the process) · profiles published ${published}/${N} · ${load()}`);
+    console.log(`start-up: all ${N} online in ${fmt(startupS, 1)} s, longest event-loop stall ${fmt(runningStallMs)} ms once identities run (${fmt(startStallMs)} ms counting the config read, ${fmt(configMs)} ms), CPU ${fmt(startMainCpu, 1)} s on the event loop (${fmt(startCpu, 1)} s in the process, ${fmt(serverCpu, 1)} s in the network's) · profiles published ${published}/${N} · ${load()}`);
 
     await sleep(5000);
     gc?.();
@@ -238,6 +244,20 @@ const TICK_MS = 10;
 const lateMs = (ns: number): number => Math.max(0, ns / 1e6 - TICK_MS);
 
 const cpuSeconds = (u: { user: number; system: number }): number => (u.user + u.system) / 1e6;
+
+/**
+ * CPU seconds another process has used (its user and system time from /proc, in Linux's 100 Hz
+ * ticks): the local network shares the machine's cores with the fleet. NaN where /proc is not.
+ */
+function processCpuSeconds(pid: number | undefined): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return Number.NaN;
+  }
+}
 
 /** The 1-minute load average: the box is shared, every figure says what else ran. */
 const load = (): string => `load ${loadavg()[0]!.toFixed(2)}`;

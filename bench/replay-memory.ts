@@ -5,11 +5,14 @@
 // single persona with `--json` and a room of three with the text report, output thrown away; prints
 // the peak RSS, its ratio to the log and the time (`BENCH_REPLAY_RUNS=single` or `room` for one);
 // `shuffled` replays (single, `--json`) the same log with each pair of lines swapped, out of time
-// order everywhere; `inspect` shows the prompt at the log's 100th second. After the sizes, each run's peak RSS growth against the log's growth.
+// order everywhere; `inspect` shows the prompt at the log's 100th second; `suite` runs `replay --suite`
+// on a folder holding the log (`--personas 1`); `html` writes the `--html` page of the single replay.
+// After the sizes, each run's peak RSS growth against the log's growth, and the largest log's peak
+// as a multiple of the smallest's (flat is 1×).
 // `BENCH_REPLAY_BEFORE=DIR` also runs the checkout DIR (e.g. an older commit's worktree) on the
 // same logs, up to `BENCH_REPLAY_BEFORE_MB` (100). The files are removed at the end.
 import { spawnSync } from "node:child_process";
-import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from "node:fs";
+import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -78,12 +81,21 @@ export function benchReplayMemory(fmt: (n: number, digits?: number) => string): 
       const shuffled = join(dir, `shuffled-${mb}.jsonl`);
       const { bytes, lines } = writeLog(file, mb);
       if (kinds.includes("shuffled")) writeLog(shuffled, mb, true);
+      // The suite replays every log of a folder: this one alone.
+      const suiteDir = join(dir, `suite-${mb}`);
+      const page = join(dir, `page-${mb}.html`);
+      if (kinds.includes("suite")) {
+        mkdirSync(suiteDir);
+        symlinkSync(file, join(suiteDir, "log.jsonl"));
+      }
       const runs: Array<[string, string, string[]]> = [
         ["single", "single --json", ["replay", file, "--persona", "ubottu", "--json"]],
         ["room", "room of 3, text", ["replay", file, "--persona", "room-agent-a", "--persona", "room-agent-b", "--persona", "room-agent-c", "--responder", "helpful"]],
         ["shuffled", "out of order, single --json", ["replay", shuffled, "--persona", "ubottu", "--json"]],
         // The prompt at the log's 100th second: the file is checked whole, replayed only up to there.
         ["inspect", "inspect --at 100 s", ["inspect", "--log", file, "--at", String(FIRST_TS + 100_000), "--persona", "ubottu"]],
+        ["suite", "suite, 1 persona", ["replay", "--suite", suiteDir, "--personas", "1"]],
+        ["html", "single --html", ["replay", file, "--persona", "ubottu", "--html", page]],
       ];
       for (const [key, label, args] of runs) {
         if (!kinds.includes(key)) continue;
@@ -100,6 +112,8 @@ export function benchReplayMemory(fmt: (n: number, digits?: number) => string): 
       }
       rmSync(file, { force: true });
       rmSync(shuffled, { force: true });
+      rmSync(suiteDir, { recursive: true, force: true });
+      rmSync(page, { force: true });
     }
     // Flat is what a streamed replay should be: the peak grows by a small fraction of the log's growth.
     for (const [at, points] of peaks) {
@@ -108,7 +122,8 @@ export function benchReplayMemory(fmt: (n: number, digits?: number) => string): 
       const last = points.at(-1)!;
       console.log(
         `replay-memory: ${at}, ${fmt(first.logMb)} → ${fmt(last.logMb)} MB log: peak rss ${fmt(first.peakMb)} → ${fmt(last.peakMb)} MB ` +
-          `(+${fmt(last.peakMb - first.peakMb)} MB, ${fmt((last.peakMb - first.peakMb) / (last.logMb - first.logMb), 2)} MB per MB of log)`,
+          `(+${fmt(last.peakMb - first.peakMb)} MB, ${fmt((last.peakMb - first.peakMb) / (last.logMb - first.logMb), 2)} MB per MB of log; ` +
+          `${fmt(last.peakMb / first.peakMb, 2)}× the ${fmt(first.logMb)} MB log's peak)`,
       );
     }
   } finally {

@@ -1,12 +1,13 @@
 // `acp-group replay`: options, the replay, and its text, JSON or HTML report.
-import { writeFileSync } from "node:fs";
+import { closeSync, openSync, writeSync } from "node:fs";
 import { intOption, list, parse, UsageError, type CommandSpec, type Io } from "./args.ts";
-import { configuredGroups, loadOptionalConfig, openLogFile, readLogFile, requireGroup, settingsFor, warnSilentPersona } from "./checks.ts";
-import { renderHtmlReport } from "../report/html.ts";
+import { configuredGroups, loadOptionalConfig, openLogFile, requireGroup, settingsFor, warnSilentPersona } from "./checks.ts";
+import { writeHtmlReport } from "../report/html.ts";
+import { viewRun, type PageRun } from "../report/page-run.ts";
 import type { ChannelConfig, IdentityConfig } from "../types.ts";
-import { arraySource, type LineSource } from "../replay/log-source.ts";
+import type { LineSource } from "../replay/log-source.ts";
 import { replayLog, type ReplayMessage, type ReplayReport, type ReplayView } from "../replay/replay.ts";
-import { renderRoomText, runRoomReplay, type RoomReport } from "../replay/room.ts";
+import { renderRoomText, runRoomReplay, type RoomMetrics, type RoomReport } from "../replay/room.ts";
 import { renderSuiteTable, runSuite } from "../replay/suite.ts";
 import { ONLY_FILTERS, renderTextReport, type OnlyFilter } from "../replay/text-report.ts";
 
@@ -65,14 +66,27 @@ function findIdentity(config: ChannelConfig | undefined, persona: string, aid: s
 /** `skipped N bad line(s): line 3 (not valid JSON); …` — the first five named. */
 const skippedLine = (parsed: Pick<LineSource, "skipped" | "skippedCount">): string => `skipped ${parsed.skippedCount} bad line(s): ${parsed.skipped.slice(0, 5).map((s) => `line ${s.line} (${s.reason})`).join("; ")}`;
 
-/**
- * The log to replay: walked from its file as the replay goes (its memory does not grow with the
- * log), or held whole for `--html` (the page shows every line).
- */
-function openLog(file: string, skipBad: boolean, whole: boolean): LineSource {
-  if (!whole) return openLogFile(file, skipBad);
-  const parsed = readLogFile(file, skipBad);
-  return arraySource(parsed.lines, parsed);
+/** `--html FILE`: the page written a piece at a time (its lines walked again from the log), never held whole. */
+function writeHtml(file: string, run: PageRun, meta: { persona: string; aid: string | undefined; source: string; room?: RoomMetrics }, progress: ((line: string) => void) | undefined): void {
+  const fd = openSync(file, "w");
+  try {
+    let pending: string[] = [];
+    let size = 0;
+    const onProgress = progress && ((done: number, total: number) => progress(`page: ${done.toLocaleString("en")}/${total.toLocaleString("en")} lines`));
+    writeHtmlReport(run, { ...meta, ...(onProgress ? { onProgress } : {}) }, (s) => {
+      pending.push(s);
+      size += s.length;
+      if (size >= 64 * 1024) {
+        writeSync(fd, pending.join(""));
+        pending = [];
+        size = 0;
+      }
+    });
+    writeSync(fd, pending.join(""));
+  } finally {
+    closeSync(fd);
+    progress?.("");
+  }
 }
 
 /**
@@ -204,20 +218,16 @@ async function replayCommand(args: string[], io: Io): Promise<number> {
   const persona = personas[0]!;
   const identity = findIdentity(config, persona, values.aid);
   if (values.group !== undefined) requireGroup(values.group, config ? configuredGroups(config, identity) : [], values.config);
-  const parsed = openLog(file, values["skip-bad"] === true, values.html !== undefined);
+  const parsed = openLogFile(file, values["skip-bad"] === true);
   try {
     if (parsed.count === 0) throw new Error(`${file}: no messages`);
     const aid = values.aid ?? identity?.aid;
     const aliases = [...(identity?.aliases ?? []), ...list(values.alias)];
     warnSilentPersona(parsed.lines(), [persona, ...(aid ? [aid] : []), ...aliases], io);
     const progress = io.progress && parsed.count >= PROGRESS_MIN_LINES ? io.progress : undefined;
-    // Each line's fate as it comes: written out with --json, kept only for the page.
+    // Each line's fate as it comes: written out with --json.
     const json = values.json ? jsonReport(io) : undefined;
-    const messages: ReplayMessage[] = [];
-    const onMessage = (m: ReplayMessage) => {
-      json?.message(m);
-      if (values.html !== undefined) messages.push(m);
-    };
+    const onMessage = (m: ReplayMessage) => json?.message(m);
     const { report, view } = await replayLog(parsed, {
       persona,
       ...(aid ? { aid } : {}),
@@ -236,7 +246,7 @@ async function replayCommand(args: string[], io: Io): Promise<number> {
     progress?.("");
     try {
       if (values.html !== undefined) {
-        writeFileSync(values.html, renderHtmlReport({ report: { ...report, messages }, lines: [...parsed.lines()], persona, aid, source: file }));
+        writeHtml(values.html, viewRun(report, view, parsed), { persona, aid, source: file }, progress);
       }
       if (json) {
         json.end(report, view, parsed.skippedCount);
@@ -271,7 +281,7 @@ async function replayRoom(p: {
   if (new Set(keys).size !== keys.length) throw new UsageError("each `--persona` must name a different agent");
   const identities = p.personas.map((name) => findIdentity(config, name, undefined));
   if (values.group !== undefined) requireGroup(values.group, config ? [...new Set(identities.flatMap((i) => configuredGroups(config, i)))] : [], values.config);
-  const parsed = openLog(p.file, values["skip-bad"] === true, values.html !== undefined);
+  const parsed = openLogFile(p.file, values["skip-bad"] === true);
   try {
     if (parsed.count === 0) throw new Error(`${p.file}: no messages`);
     const progress = io.progress && parsed.count >= PROGRESS_MIN_LINES ? io.progress : undefined;
@@ -299,7 +309,7 @@ async function replayRoom(p: {
     try {
       if (values.html !== undefined) {
         const first = room.agents[0]!;
-        writeFileSync(values.html, renderHtmlReport({ report: first.report, lines: [...parsed.lines()], persona: first.persona, aid: first.aid, source: p.file, room: room.room }));
+        writeHtml(values.html, viewRun(first.report, first.view, parsed), { persona: first.persona, aid: first.aid, source: p.file, room: room.room }, progress);
       }
       if (values.json) {
         jsonRoom(io, room, parsed.skippedCount);

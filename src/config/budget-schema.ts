@@ -89,12 +89,15 @@ export const orphansSchema = z
     spreadMs: ms(3600_000).default(30_000).describe("The agents of a room take an orphaned question in turn over this span (each at its own rank), so one answers and the others see it"),
     freshMs: ms(24 * 3600_000).default(180_000).describe("No agent answers an orphaned question later than this after it was asked"),
     // Agents help a room of people; they do not take it over. Counted in lines, not time, so it
-    // holds on a slow channel and a busy one alike.
+    // holds on a slow channel and a busy one alike; over the day (the longest budget window), so a
+    // run of questions nobody answers after a quiet stretch can each be helped.
     maxAgentShare: z
       .number()
       .min(0.01)
       .max(1)
       .default(0.05)
-      .describe("An orphaned question is taken only while agents (ours and others) wrote less than this share of the room's last 100 lines (0.05: 5 lines)"),
+      .describe(
+        "In a room of agents, an orphaned question (or a follow-up that is only possibly ours) is taken only while agents' lines (ours and others') of the last 24 h stay within this share of people's lines (at least 100 of them counted: 0.05 allows 5 lines in a fresh room)",
+      ),
   })
   .strict();

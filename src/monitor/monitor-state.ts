@@ -11,15 +11,40 @@ import { BoundedSet } from "../util/bounded-map.ts";
 /** Msg ids of questions we answered, remembered for orphans: far more than the questions watched at once. */
 const ANSWERED_LIMIT = 256;
 /**
- * The room's lines the agents' share is counted over (src/monitor/dispatch/gate.ts): long enough
- * that a burst of questions can each be helped (at 0.05, five answers), short enough to follow the
- * room within the hour of a busy channel (a #ubuntu hour is ~300 lines). Lines, not time: a slow
- * channel and a busy one alike. The room's flags are kept for exactly this many lines.
+ * The fewest people's lines the agents' share is counted over (src/monitor/dispatch/gate.ts): a
+ * monitor that has seen less of the room (just started, a quiet day) allows what this many lines
+ * would — at 0.05, five agents' lines, so the first questions of a fresh room can be helped.
  */
-export const SHARE_WINDOW_LINES = 100;
+export const SHARE_MIN_LINES = 100;
 const MINUTE_MS = 60_000;
-/** Minutes of the longest budget window (24 h): the pace is kept for as long. */
+/** Minutes of the longest budget window (24 h): the pace and the agents' share are kept for as long. */
 const DAY_MINUTES = 24 * 60;
+const DAY_MS = DAY_MINUTES * MINUTE_MS;
+
+/** Lines per minute of server time (minute → count), forgetting minutes more than 24 h before the latest. */
+class MinuteCounts {
+  readonly #minutes = new Map<number, number>();
+
+  add(timestamps: Iterable<number>): void {
+    let latest = -Infinity;
+    for (const ts of timestamps) {
+      const minute = Math.floor(ts / MINUTE_MS);
+      this.#minutes.set(minute, (this.#minutes.get(minute) ?? 0) + 1);
+      if (minute > latest) latest = minute;
+    }
+    if (latest === -Infinity) return;
+    const oldest = latest - DAY_MINUTES;
+    for (const minute of this.#minutes.keys()) if (minute <= oldest) this.#minutes.delete(minute);
+  }
+
+  /** Lines in the `windowMs` before server time `now`, to the minute (the window's first minute counts whole). */
+  in(windowMs: number, now: number): number {
+    const from = Math.floor((now - windowMs) / MINUTE_MS);
+    let n = 0;
+    for (const [minute, count] of this.#minutes) if (minute >= from) n += count;
+    return n;
+  }
+}
 
 /** The monitor's part of {@link PersistedGroupState}. */
 export type MonitorSnapshot = Pick<PersistedGroupState, "budgetEvents" | "agentChain" | "senderCharges">;
@@ -43,10 +68,11 @@ export class MonitorState {
    * reaction): the room's reaction to it is no conversation of ours, and stays unaddressed talk.
    */
   #lastReplyUnprompted = false;
-  /** Whether each of the room's latest lines (others' and ours, as seen) was an agent's, oldest first. */
-  #roomLines: boolean[] = [];
-  /** Others' lines per minute of server time (minute → count), the last 24 h: the channel's pace per budget window. */
-  readonly #lineMinutes = new Map<number, number>();
+  /** Others' lines per minute of server time, the last 24 h: the channel's pace per budget window. */
+  readonly #lineMinutes = new MinuteCounts();
+  /** The room's lines by whose they were, the last 24 h: people's, and agents' (others' and ours). */
+  readonly #peopleLines = new MinuteCounts();
+  readonly #agentLines = new MinuteCounts();
   /** Questions a reply of ours answered (the claim, or every line of its batch): never taken again as orphans. */
   readonly #answered = new BoundedSet<string>(ANSWERED_LIMIT);
 
@@ -131,37 +157,34 @@ export class MonitorState {
     return true;
   }
 
-  /** Lines of the room, in the order seen: true for an agent's (ours included). Keeps the last {@link SHARE_WINDOW_LINES}. */
-  noteRoomLines(agentLines: Iterable<boolean>): void {
-    for (const a of agentLines) this.#roomLines.push(a);
-    if (this.#roomLines.length > SHARE_WINDOW_LINES) this.#roomLines = this.#roomLines.slice(-SHARE_WINDOW_LINES);
+  /** Lines of the room at their server times: an agent's (another agent's, or ours as sent) or a person's. */
+  noteRoomLines(lines: Iterable<{ ts: number; agent: boolean }>): void {
+    const agents: number[] = [];
+    const people: number[] = [];
+    for (const l of lines) (l.agent ? agents : people).push(l.ts);
+    this.#agentLines.add(agents);
+    this.#peopleLines.add(people);
   }
 
   /** Others' lines arrived at these server times (the channel's pace); minutes older than 24 h are forgotten. */
   countLines(timestamps: Iterable<number>): void {
-    let latest = -Infinity;
-    for (const ts of timestamps) {
-      const minute = Math.floor(ts / MINUTE_MS);
-      this.#lineMinutes.set(minute, (this.#lineMinutes.get(minute) ?? 0) + 1);
-      if (minute > latest) latest = minute;
-    }
-    const oldest = latest - DAY_MINUTES;
-    for (const minute of this.#lineMinutes.keys()) if (minute <= oldest) this.#lineMinutes.delete(minute);
+    this.#lineMinutes.add(timestamps);
   }
 
   /** Others' lines in the `windowMs` before server time `now`, to the minute (the window's first minute counts whole). */
   linesIn(windowMs: number, now: number): number {
-    const from = Math.floor((now - windowMs) / MINUTE_MS);
-    let n = 0;
-    for (const [minute, count] of this.#lineMinutes) if (minute >= from) n += count;
-    return n;
+    return this.#lineMinutes.in(windowMs, now);
   }
 
-  /** How many of the room's last `n` lines were agents'. */
-  agentLinesInLast(n: number): number {
-    let k = 0;
-    for (const a of this.#roomLines.slice(-n)) if (a) k++;
-    return k;
+  /**
+   * Whether one more agent's line would take the agents past `share` of the room's talk: agents'
+   * lines (ours and others') of the last 24 h against people's lines of the last 24 h, but never
+   * fewer than {@link SHARE_MIN_LINES}. `agents`/`people`: the counts it read.
+   */
+  agentsAtShare(share: number, now: number): { at: boolean; agents: number; people: number } {
+    const agents = this.#agentLines.in(DAY_MS, now);
+    const people = this.#peopleLines.in(DAY_MS, now);
+    return { at: agents + 1 > share * Math.max(SHARE_MIN_LINES, people), agents, people };
   }
 
   /** A reply of ours went out for these msg ids. */

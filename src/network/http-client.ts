@@ -3,7 +3,7 @@
 // client with the same rules and resolver (trust.ts), so `lookup` and the CA apply everywhere.
 // Every request has a deadline for the whole exchange and a cap on the body it reads: the server
 // at the other end (an access point we were pointed at) decides what and how slowly it sends.
-import { request as httpRequest, type IncomingMessage } from "node:http";
+import { request as httpRequest, type Agent, type IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { NetworkError } from "./errors.ts";
 import { acquireAgents, type TlsOptions } from "./trust.ts";
@@ -39,6 +39,12 @@ export interface HttpClientDefaults {
 export interface HttpClient {
   request(url: string, init?: HttpRequestInit): Promise<HttpReply>;
   postJson(url: string, body: unknown, headers?: Record<string, string>): Promise<HttpReply>;
+  /**
+   * The kept-alive agent a WebSocket to `url` (ws: or wss:) opens through: its upgrade takes an
+   * idle connection of this client's requests, else a new one that resumes their TLS session.
+   * Absent on clients that keep no connections (test doubles).
+   */
+  socketAgent?(url: string): Agent;
   close(): void;
 }
 
@@ -164,6 +170,7 @@ export function createHttpClient(tls: TlsOptions = {}, defaults: HttpClientDefau
     request,
     postJson: (url, body, headers) =>
       request(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) }),
+    socketAgent: (url) => (/^(wss|https):/i.test(url) ? httpsAgent : httpAgent),
     close() {
       agents.release();
     },

@@ -217,7 +217,7 @@ export class NetworkAgent implements AgentLink, DirectLink {
   }
 
   #dial(url: string, release: SignInRelease, route: NetworkRoute): void {
-    const ws = dialMessageSocket(url, this.#o.tls, this.#o.dialTimeoutMs);
+    const ws = dialMessageSocket(url, this.#o.tls, this.#o.dialTimeoutMs, this.#http.socketAgent?.(url));
     this.#ws = ws;
     ws.once("close", release);
     let opened = false;

@@ -1,7 +1,7 @@
 // Sign-ins of a process, paced: at most `concurrency` identities sign in and open their socket at
-// once, the most urgent waiting one goes next (its priority read when a slot frees, so an identity
-// that became active while it waited moves up), and when they queue each start is spread by a
-// little random jitter. A thousand identities starting, or coming back after the network
+// once, the most urgent waiting one goes next (priorities read when a slot frees, at most
+// PRIORITY_READ_MS after the last read, so an identity that became active while it waited moves
+// up), and when they queue each start is spread by a little random jitter. A thousand identities starting, or coming back after the network
 // restarted, then neither stall the event loop with a thousand TLS handshakes at once nor flood
 // the network from one operator. An uncontended sign-in starts at once, with no timer.
 import { NetworkError } from "./errors.ts";
@@ -12,6 +12,8 @@ export interface SignInPaceOptions {
   /** When sign-ins queue, each start waits a random 0..jitterMs. Default 20. */
   jitterMs?: number;
   random?: () => number;
+  /** Default Date.now. */
+  now?: () => number;
 }
 
 /** Lets the slot go (once; later calls do nothing). */
@@ -19,6 +21,10 @@ export type SignInRelease = () => void;
 
 interface Waiter {
   priority: () => number;
+  /** Its priority at the last read (while an order is kept). */
+  read: number;
+  /** Granted or closed: skipped when met in the order. */
+  gone: boolean;
   grant: (release: SignInRelease) => void;
   fail: (err: Error) => void;
   signal: AbortSignal | undefined;
@@ -27,6 +33,12 @@ interface Waiter {
 
 export const DEFAULT_SIGN_IN_CONCURRENCY = 32;
 export const DEFAULT_SIGN_IN_JITTER_MS = 20;
+/**
+ * How long an order of the waiters by priority is kept: a freed slot reads every waiter's priority
+ * only when the last read is older. Read at every freed slot, a thousand waiting identities cost
+ * half a million reads (~0.5 s of the event loop) while they start.
+ */
+export const PRIORITY_READ_MS = 100;
 
 export class SignInPace {
   /** Per access point: the identities waiting out a backoff, woken when one of them got through. */
@@ -35,12 +47,17 @@ export class SignInPace {
   readonly #jitterMs: number;
   readonly #random: () => number;
   readonly #waiting: Waiter[] = [];
+  readonly #now: () => number;
+  /** The waiters by priority, most urgent first (ties: first come), as read at #orderAt; undefined when none is kept. */
+  #order: Waiter[] | undefined;
+  #orderAt = 0;
   #active = 0;
 
   constructor(o: SignInPaceOptions = {}) {
     this.#concurrency = Math.max(1, Math.floor(o.concurrency ?? DEFAULT_SIGN_IN_CONCURRENCY));
     this.#jitterMs = Math.max(0, o.jitterMs ?? DEFAULT_SIGN_IN_JITTER_MS);
     this.#random = o.random ?? Math.random;
+    this.#now = o.now ?? Date.now;
   }
 
   /** Sign-ins holding a slot now. */
@@ -64,17 +81,22 @@ export class SignInPace {
     return new Promise<SignInRelease>((resolve, reject) => {
       const waiter: Waiter = {
         priority,
+        read: 0,
+        gone: false,
         grant: resolve,
         fail: reject,
         signal,
         onAbort: () => {
           const i = this.#waiting.indexOf(waiter);
           if (i >= 0) this.#waiting.splice(i, 1);
+          waiter.gone = true;
           reject(closed());
         },
       };
       signal?.addEventListener("abort", waiter.onAbort, { once: true });
       this.#waiting.push(waiter);
+      // An order is kept: this one takes its place in it, after every waiter at least as urgent.
+      if (this.#order) insertByPriority(this.#order, waiter, readPriority(waiter));
     });
   }
 
@@ -125,17 +147,10 @@ export class SignInPace {
   /** Hands the free slot to the most urgent waiter, after its jitter (the slot is held meanwhile). */
   #next(): void {
     if (this.#active >= this.#concurrency || this.#waiting.length === 0) return;
-    // The first of the most urgent: ties go first come, first served.
-    let best = 0;
-    let bestPriority = readPriority(this.#waiting[0]!);
-    for (let i = 1; i < this.#waiting.length; i++) {
-      const p = readPriority(this.#waiting[i]!);
-      if (p > bestPriority) {
-        best = i;
-        bestPriority = p;
-      }
-    }
-    const [waiter] = this.#waiting.splice(best, 1) as [Waiter];
+    const waiter = this.#mostUrgent();
+    waiter.gone = true;
+    this.#waiting.splice(this.#waiting.indexOf(waiter), 1);
+    if (this.#waiting.length === 0) this.#order = undefined;
     waiter.signal?.removeEventListener("abort", waiter.onAbort);
     const release = this.#occupy();
     const delay = Math.floor(this.#random() * this.#jitterMs);
@@ -153,6 +168,39 @@ export class SignInPace {
     waiter.signal?.addEventListener("abort", onAbort, { once: true });
     this.#next();
   }
+
+  /** The first of the most urgent (ties: first come), from the kept order or a new read of every waiter's priority. */
+  #mostUrgent(): Waiter {
+    const now = this.#now();
+    if (this.#order === undefined || now - this.#orderAt >= PRIORITY_READ_MS || now < this.#orderAt) {
+      for (const w of this.#waiting) w.read = readPriority(w);
+      // Stable: equal priorities stay in the order they came.
+      this.#order = [...this.#waiting].sort(byUrgency);
+      this.#orderAt = now;
+    }
+    const order = this.#order;
+    let i = 0;
+    while (order[i]!.gone) i++;
+    const waiter = order[i]!;
+    order.splice(0, i + 1);
+    return waiter;
+  }
+}
+
+/** Most urgent first; -Infinity (a priority that threw) compares too. */
+const byUrgency = (a: Waiter, b: Waiter): number => (a.read > b.read ? -1 : a.read < b.read ? 1 : 0);
+
+/** Puts `w` (priority `p`) after every waiter of `order` at least as urgent. */
+function insertByPriority(order: Waiter[], w: Waiter, p: number): void {
+  w.read = p;
+  let lo = 0;
+  let hi = order.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (order[mid]!.read >= p) lo = mid + 1;
+    else hi = mid;
+  }
+  order.splice(lo, 0, w);
 }
 
 /** A priority function that throws counts as the lowest: one identity's bug never stops the queue. */

@@ -11,6 +11,7 @@ import type { LookupFunction } from "node:net";
 import { readFileSync, statSync } from "node:fs";
 import { createSecureContext, rootCertificates, type SecureContext } from "node:tls";
 import { NetworkError } from "./errors.ts";
+import { DEFAULT_SIGN_IN_CONCURRENCY } from "./sign-in-pace.ts";
 
 export interface TlsOptions {
   /** A PEM file of a private CA to trust besides the system roots (e.g. a local network's CA). */
@@ -97,8 +98,12 @@ interface SharedAgents {
 /** Per trust options and resolver: the keep-alive agents every client with those rules shares. */
 const agents = new WeakMap<object, Map<LookupFunction | undefined, SharedAgents>>();
 
-/** Idle keep-alive sockets per origin: enough for a paced sign-in storm, few enough to hold nothing much. */
-export const KEEP_ALIVE_FREE_SOCKETS = 16;
+/**
+ * Idle keep-alive sockets per origin: what a paced sign-in storm has in flight (each identity's
+ * sign-in and, beside it, its presence sign-in or agent.md publish), so a burst's connections serve
+ * the next one instead of being closed and opened again; idle ones end with the server's keep-alive.
+ */
+export const KEEP_ALIVE_FREE_SOCKETS = 2 * DEFAULT_SIGN_IN_CONCURRENCY;
 
 /**
  * The keep-alive agents for `tls`, shared by every client with the same rules and resolver;

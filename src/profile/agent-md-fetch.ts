@@ -3,12 +3,16 @@
 // `https://<aid>/agent.md` goes to the aid's own host name. With `via` (an access point URL that
 // hosts its identities' profiles itself, such as the local network) every request goes to that
 // server instead, with the aid as Host header and TLS server name — the aid's host name resolves
-// nowhere there. Bodies are read only up to a limit: a stranger's server decides what it sends.
+// nowhere there; those requests ride the kept-alive connections the sign-ins to that server use
+// (one TLS session for all, the server verified as itself), not a new TLS handshake per profile.
+// Bodies are read only up to a limit: a stranger's server decides what it sends.
 // Only a host-name-shaped aid is requested; without `via`, only when it resolves to a public
 // address (a private network is reached through its configured access point, as `via`).
 import { request as httpRequest, type IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
+import { isIP } from "node:net";
 import { readBodyCapped, tlsConnectOptions, type TlsOptions } from "../network/http-client.ts";
+import { acquireAgents } from "../network/trust.ts";
 import { AGENT_MD_MAX_BYTES } from "./agent-md.ts";
 import { isFetchableAid, ProfileHostRefused, publicOnlyLookup } from "./profile-host.ts";
 import type { FetchLike } from "./publish.ts";
@@ -27,6 +31,11 @@ export function createAgentMdFetch(o: AgentMdFetchOptions = {}): FetchLike {
   const maxBody = o.maxBodyBytes ?? AGENT_MD_MAX_BYTES + 1;
   // `via` is a server the owner configured; anything else is wherever the aid's name points.
   const lookup = via ? tls.lookup : publicOnlyLookup(tls.lookup);
+  // The process's kept-alive agents for these TLS rules, held as long as this client lives (an
+  // idle socket is unref'd: it keeps no process up). A stranger's host gets a connection of its own.
+  const viaAgent = via ? acquireAgents(o.tls)[via.protocol === "https:" ? "https" : "http"] : undefined;
+  // Named explicitly: left out, Node would name the TLS session after the Host header (the aid).
+  const viaServername = via ? (isIP(via.hostname.replace(/^\[|\]$/g, "")) ? "" : via.hostname) : undefined;
   return (url, init) =>
     new Promise((resolve, reject) => {
       const target = new URL(url);
@@ -48,8 +57,9 @@ export function createAgentMdFetch(o: AgentMdFetchOptions = {}): FetchLike {
           method: init.method,
           path: `${target.pathname}${target.search}`,
           headers,
-          agent: false,
-          ...(secure ? { ...tls, servername: target.hostname } : {}),
+          // Through `via`: its kept-alive connections, TLS named for that server (the aid is the Host).
+          agent: viaAgent ?? false,
+          ...(secure ? { ...tls, servername: viaServername ?? target.hostname } : {}),
           ...(lookup ? { lookup } : {}),
           ...(init.signal ? { signal: init.signal } : {}),
         },

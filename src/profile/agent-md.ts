@@ -238,9 +238,12 @@ export function loadAgentMdFile(file: string, aid: string): string {
   return text;
 }
 
-/** The package version written into generated profiles. */
+let version: string | undefined;
+
+/** The package version written into generated profiles (package.json read once: a thousand identities publish at start-up). */
 export function packageVersion(): string {
+  if (version !== undefined) return version;
   const raw: unknown = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8"));
   const v = (raw as { version?: unknown }).version;
-  return typeof v === "string" ? v : "0.0.0";
+  return (version = typeof v === "string" ? v : "0.0.0");
 }

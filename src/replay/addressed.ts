@@ -99,6 +99,22 @@ export class Waits {
     this.#n++;
   }
 
+  /** Adds every wait of `other`. */
+  addAll(other: Waits): void {
+    for (const [ms, n] of other.#counts) {
+      this.#counts.set(ms, (this.#counts.get(ms) ?? 0) + n);
+      if (this.#n === 0 || ms > this.#max) this.#max = ms;
+      this.#n += n;
+    }
+  }
+
+  /** How many waits are longer than `ms`. */
+  countAbove(ms: number): number {
+    let n = 0;
+    for (const [v, c] of this.#counts) if (v > ms) n += c;
+    return n;
+  }
+
   /** The largest; 0 when none. */
   get max(): number {
     return this.#n === 0 ? 0 : this.#max;

@@ -6,6 +6,7 @@
 import { statSync } from "node:fs";
 import { goodLines, LogParseError, MAX_LOG_LINE_BYTES, parseLine, rawLines, readLog, tooLongReason, type LogLine } from "./log.ts";
 import { RUN_BYTES, sortRuns } from "./sort-runs.ts";
+import { holdHeapGrowth } from "./heap-growth.ts";
 
 /** A log in time order that can be walked as often as needed. */
 export interface LineSource {
@@ -52,6 +53,32 @@ const MAX_SUSPECTS = 100_000;
  * files, removed by `close`.
  */
 export function openLogSource(file: string, opts: { skipBad?: boolean; maxLineBytes?: number; runBytes?: number } = {}): LineSource {
+  // A log walked from its file keeps the heap from growing with it (heap-growth.ts) until it is closed.
+  const release = holdHeapGrowth();
+  try {
+    const source = scanLog(file, opts);
+    if (source.inMemory) {
+      release();
+      return source;
+    }
+    const close = source.close;
+    return {
+      ...source,
+      close: () => {
+        try {
+          close();
+        } finally {
+          release();
+        }
+      },
+    };
+  } catch (err) {
+    release();
+    throw err;
+  }
+}
+
+function scanLog(file: string, opts: { skipBad?: boolean; maxLineBytes?: number; runBytes?: number }): LineSource {
   const skipBad = opts.skipBad === true;
   const max = opts.maxLineBytes ?? MAX_LOG_LINE_BYTES;
   const whole = (): LineSource => {

@@ -4,7 +4,7 @@
 import { addressingLabel } from "../group/addressing/reason.ts";
 import type { GroupClientEvent } from "../group/group-client.ts";
 import type { DispatchDecision } from "../monitor/monitor.ts";
-import type { DropReason, ReplyType, SkipReason, TriggerType, VitalityState } from "../types.ts";
+import type { AddressingReason, DropReason, ReplyType, SkipReason, TriggerType, VitalityState } from "../types.ts";
 import { AddressedCount, isDirectedAt, Waits, type AddressedReport } from "./addressed.ts";
 import type { LogLine } from "./log.ts";
 import { fileStore, memoryStore, type RecordStore } from "./spill.ts";
@@ -82,10 +82,21 @@ export interface ReplayView {
   drops(): Iterable<{ id: string; reason: DropReason }>;
   /** The flagged lines a dispatch (as a walk of `dispatches()` gave it) carried, in its order. */
   shown(dispatch: ReplayDispatch): Iterable<ShownLine>;
+  /**
+   * The log lines a dispatch (as a walk of `dispatches()` gave it) carried, by position in time
+   * order, and the time of its first message when that is a log line (not another agent's reply).
+   */
+  carried(dispatch: ReplayDispatch): { ordinals: readonly number[]; firstTs: number | undefined };
+  /** The line at this position: mentioned the agent, engaged it, reached a model call (bits of {@link LINE_BITS}). */
+  lineBits(ordinal: number): number;
+  /** Each dispatched line's wait for the first dispatch that carried it, mentions and unaddressed lines (neither a mention nor engaged) apart. */
+  waitsByKind: { mentions: Waits; unaddressed: Waits };
   /** Lines and mentions per UTC hour (start of the hour, epoch ms). */
   lineHours: ReadonlyMap<number, { messages: number; mentions: number }>;
   /** Whether the line at this position (in time order) mentioned the agent. */
   isMention(ordinal: number): boolean;
+  /** The waits of the annotated lines meant for the persona that reached a model call (the report's `addressed` waits). */
+  goldWaits: Waits;
   /** Removes what was written out (a temp file); the view is not read after. */
   close(): void;
 }
@@ -105,16 +116,35 @@ export interface ReplayRecorder {
    * The report, once the client and monitor are closed; `modelCalls` as the stand-in model counted
    * them. Walks the lines once more, in the order fed; each line's fate goes to `onMessage`.
    */
-  finish(modelCalls: number, lines: Iterable<LogLine>, onMessage: (m: ReplayMessage) => void): { report: ReplayReport; view: ReplayView };
+  finish(modelCalls: number, lines: Iterable<LogLine>, onMessage: OnMessage): { report: ReplayReport; view: ReplayView };
 }
 
+/** What the last dispatch that carried a line did with it: none carried it, skipped over budget (which allowance), or anything else. */
+export type LastCarrier = "none" | "over-budget-unaddressed" | "over-budget-addressed" | "other";
+
+/** A line's fate beyond its message: the line, the rule that decided it (undefined: plain or never accepted), its last dispatch. */
+export interface LineFate {
+  line: LogLine;
+  rule: AddressingReason["rule"] | undefined;
+  lastCarrier: LastCarrier;
+}
+
+/** Hears each line's fate once the replay is over, in time order. */
+export type OnMessage = (m: ReplayMessage, fate: LineFate) => void;
+
 // Per line, by position, only what its fate needs once the replay is over: these bits and the
-// addressing label's index (1–2 bytes a line). The rest of a line lives on the message the group
+// addressing reason's index (1–2 bytes a line). The rest of a line lives on the message the group
 // client holds (a mark in a WeakMap), and goes with it.
 const MENTION = 1;
 const ENGAGED = 2;
 const DISPATCHED = 4;
 const REACHED = 8;
+/** What {@link ReplayView.lineBits} gives. */
+export const LINE_BITS = { mention: MENTION, engaged: ENGAGED, reached: REACHED } as const;
+/** Two bits: what the last dispatch that carried the line did (LAST_CARRIERS' index; 0 none). */
+const CARRIER_SHIFT = 4;
+const CARRIER = 3 << CARRIER_SHIFT;
+const LAST_CARRIERS: readonly LastCarrier[] = ["none", "over-budget-unaddressed", "over-budget-addressed", "other"];
 const HOUR = 3_600_000;
 
 /** What a held message is in the log: its position and time, whether it is gold, and what the text report shows of it. */
@@ -130,7 +160,17 @@ interface Pending {
   id: number;
   rec: ReplayDispatch;
   marks: LineMark[];
+  /** Its first message's time, when that is a log line. */
+  firstTs: number | undefined;
   decided: boolean;
+}
+
+/** A settled dispatch as kept (or written out): the record, the flagged lines it shows, the log lines it carried. */
+interface DispatchRecord {
+  rec: ReplayDispatch;
+  shown: ShownLine[];
+  lines: number[];
+  first: number | null;
 }
 
 /**
@@ -146,10 +186,10 @@ export function createReplayRecorder(p: { count: number; persona: string; isPers
     summary: { messages: p.count, dispatches: 0, mentions: 0, maxWaitMs: 0, p95WaitMs: 0, maxMentionWaitMs: 0, modelCalls: 0, sent: 0, skipped: {}, replyTypes: {} },
     addressed: null,
   };
-  const dispatches: RecordStore<{ rec: ReplayDispatch; shown: ShownLine[] }> = p.spill ? fileStore("dispatches") : memoryStore();
+  const dispatches: RecordStore<DispatchRecord> = p.spill ? fileStore("dispatches") : memoryStore();
   const drops: RecordStore<{ id: string; reason: DropReason }> = p.spill ? fileStore("drops") : memoryStore();
   const bits = new Uint8Array(p.count);
-  const why = new LabelColumn(p.count);
+  const why = new ReasonColumn(p.count);
   // The lines of the batch being fed (accepted events come while it is fed), then each accepted
   // message's mark for as long as the group client holds it.
   let feeding = new Map<string, { l: LogLine; ordinal: number }>();
@@ -158,6 +198,7 @@ export function createReplayRecorder(p: { count: number; persona: string; isPers
   let newest: readonly string[] = [];
   const paid = new Map<string, number>();
   const waits = new Waits();
+  const waitsByKind = { mentions: new Waits(), unaddressed: new Waits() };
   const addressed = new AddressedCount();
   let maxMentionWait = 0;
 
@@ -187,17 +228,20 @@ export function createReplayRecorder(p: { count: number; persona: string; isPers
       const i = mark.ordinal;
       if (bits[i]! & DISPATCHED) continue;
       bits[i]! |= DISPATCHED;
+      if (bits[i]! & MENTION) waitsByKind.mentions.add(b.now - mark.ts);
+      else if (!(bits[i]! & ENGAGED)) waitsByKind.unaddressed.add(b.now - mark.ts);
       const wait = Math.max(0, b.now - mark.ts);
       waits.add(wait);
       if (bits[i]! & MENTION && wait > maxMentionWait) maxMentionWait = wait;
     }
-    pending.push({ id: b.dispatchId, rec, marks: carried, decided: false });
+    const first = b.messages.length ? marks.get(b.messages[0]!) : undefined;
+    pending.push({ id: b.dispatchId, rec, marks: carried, firstTs: first?.ts, decided: false });
   };
 
   /** Dispatches leave in the order they started, each once it has its outcome (or at the end). */
   const settle = (all: boolean) => {
     while (pending.length && (all || pending[0]!.decided)) {
-      const { rec, marks: carried } = pending.shift()!;
+      const { rec, marks: carried, firstTs } = pending.shift()!;
       const s = report.summary;
       s.dispatches++;
       if (rec.outcome.sent) s.sent++;
@@ -211,8 +255,11 @@ export function createReplayRecorder(p: { count: number; persona: string; isPers
           if (mark.gold) addressed.waits.add(Math.max(0, rec.at - mark.ts));
         }
       }
+      const o = rec.outcome;
+      const carrier = o.skipReason === "over-budget" ? (o.detail?.startsWith("unaddressed:") ? 1 : 2) : 3;
+      for (const mark of carried) bits[mark.ordinal] = (bits[mark.ordinal]! & ~CARRIER) | (carrier << CARRIER_SHIFT);
       const shown = carried.flatMap((mark) => (mark.shown ? [mark.shown] : []));
-      dispatches.push({ rec, shown });
+      dispatches.push({ rec, shown, lines: carried.map((mark) => mark.ordinal), first: firstTs ?? null });
     }
   };
 
@@ -228,7 +275,7 @@ export function createReplayRecorder(p: { count: number; persona: string; isPers
         const fed = feeding.get(e.message.msgId);
         if (fed === undefined) return;
         const { l, ordinal: i } = fed;
-        why.set(i, addressingLabel(e.message.addressing));
+        why.set(i, e.message.addressing);
         const { isMention, engaged } = e.message;
         bits[i] = (bits[i]! & ~(MENTION | ENGAGED)) | (isMention ? MENTION : 0) | (engaged ? ENGAGED : 0);
         marks.set(e.message, {
@@ -268,7 +315,11 @@ export function createReplayRecorder(p: { count: number; persona: string; isPers
         const isMention = (b & MENTION) !== 0;
         const engaged = (b & ENGAGED) !== 0;
         const directed = p.isPersona(l.sender) ? null : isDirectedAt(l, p.persona);
-        onMessage({ id: l.id, isMention, engaged, why: why.get(i), reached: (b & REACHED) !== 0, directed });
+        const reason = why.get(i);
+        onMessage(
+          { id: l.id, isMention, engaged, why: reason === undefined ? null : addressingLabel(reason), reached: (b & REACHED) !== 0, directed },
+          { line: l, rule: reason?.rule, lastCarrier: LAST_CARRIERS[(b & CARRIER) >> CARRIER_SHIFT]! },
+        );
         if (isMention) report.summary.mentions++;
         if (directed !== null) addressed.add({ directed, flagged: isMention || engaged, reached: (b & REACHED) !== 0 });
         const hour = Math.floor(l.ts / HOUR) * HOUR;
@@ -287,19 +338,26 @@ export function createReplayRecorder(p: { count: number; persona: string; isPers
         report.dispatches = [...dispatches.records()].map((d) => d.rec);
         report.drops = [...drops.records()];
       }
-      // The shown lines travel with their dispatch's record: found by the record a walk gave.
-      const shownOf = new WeakMap<ReplayDispatch, ShownLine[]>();
+      // The shown and carried lines travel with their dispatch's record: found by the record a walk gave.
+      const recordOf = new WeakMap<ReplayDispatch, DispatchRecord>();
       const view: ReplayView = {
         *dispatches() {
           for (const d of dispatches.records()) {
-            shownOf.set(d.rec, d.shown);
+            recordOf.set(d.rec, d);
             yield d.rec;
           }
         },
         drops: () => drops.records(),
-        shown: (d) => shownOf.get(d) ?? [],
+        shown: (d) => recordOf.get(d)?.shown ?? [],
+        carried: (d) => {
+          const r = recordOf.get(d);
+          return { ordinals: r?.lines ?? [], firstTs: r?.first ?? undefined };
+        },
+        lineBits: (ordinal) => (bits[ordinal] ?? 0) & (MENTION | ENGAGED | REACHED),
+        waitsByKind,
         lineHours,
         isMention: (ordinal) => ((bits[ordinal] ?? 0) & MENTION) !== 0,
+        goldWaits: addressed.waits,
         close() {
           dispatches.remove();
           drops.remove();
@@ -310,20 +368,21 @@ export function createReplayRecorder(p: { count: number; persona: string; isPers
   };
 }
 
-/** Each line's addressing label as an index into the labels seen: one byte a line while there are few labels, two or four past that. */
-class LabelColumn {
+/** Each line's addressing reason as an index into the reasons seen (one per label): one byte a line while there are few, two or four past that. */
+class ReasonColumn {
   #index: Uint8Array | Uint16Array | Uint32Array;
-  readonly #labels: Array<string | null> = [null];
+  readonly #reasons: Array<AddressingReason | undefined> = [undefined];
   readonly #byLabel = new Map<string, number>();
 
   constructor(count: number) {
     this.#index = new Uint8Array(count);
   }
 
-  set(i: number, label: string | null): void {
+  set(i: number, reason: AddressingReason | undefined): void {
     let k = 0;
-    if (label !== null) {
-      k = this.#byLabel.get(label) ?? this.#labels.push(label) - 1;
+    if (reason !== undefined) {
+      const label = addressingLabel(reason);
+      k = this.#byLabel.get(label) ?? this.#reasons.push(reason) - 1;
       this.#byLabel.set(label, k);
       if (k > 0xff && this.#index instanceof Uint8Array) this.#index = Uint16Array.from(this.#index);
       if (k > 0xffff && !(this.#index instanceof Uint32Array)) this.#index = Uint32Array.from(this.#index);
@@ -331,7 +390,7 @@ class LabelColumn {
     this.#index[i] = k;
   }
 
-  get(i: number): string | null {
-    return this.#labels[this.#index[i]!]!;
+  get(i: number): AddressingReason | undefined {
+    return this.#reasons[this.#index[i]!];
   }
 }

@@ -9,10 +9,10 @@ import { createScriptedBackend, type ScriptedMode } from "../backends/determinis
 import type { GroupMessage, GroupSettings, IdentityConfig } from "../types.ts";
 import { batchesOf, type LogLine } from "./log.ts";
 import { arraySource, type LineSource } from "./log-source.ts";
-import { createReplayRecorder, type ReplayMessage, type ReplayReport, type ReplayView } from "./replay-report.ts";
+import { createReplayRecorder, type OnMessage, type ReplayMessage, type ReplayReport, type ReplayView } from "./replay-report.ts";
 
 // The report is what runReplay returns: its types are part of this module's surface.
-export type { ReplayDispatch, ReplayMessage, ReplayReport, ReplayView, ShownLine } from "./replay-report.ts";
+export type { LastCarrier, LineFate, OnMessage, ReplayDispatch, ReplayMessage, ReplayReport, ReplayView, ShownLine } from "./replay-report.ts";
 
 export const REPLAY_GROUP_ID = "replay";
 
@@ -78,7 +78,7 @@ export async function runReplay(lines: readonly LogLine[], opts: ReplayOptions):
  * `messages` (each line's fate goes to `onMessage`, in time order, once every timer has played
  * out), and what the text report needs of the lines.
  */
-export async function replayLog(source: LineSource, opts: ReplayOptions, onMessage: (m: ReplayMessage) => void = () => {}): Promise<{ report: ReplayReport; view: ReplayView }> {
+export async function replayLog(source: LineSource, opts: ReplayOptions, onMessage: OnMessage = () => {}): Promise<{ report: ReplayReport; view: ReplayView }> {
   const clock = installReplayClock(source.firstTs);
   try {
     const agent = startReplayAgent({ source, opts, peers: [] });
@@ -121,7 +121,7 @@ export interface ReplayAgent {
   /** Another agent's reply arrives. */
   receive(m: ReplaySent): void;
   /** Closes the agent's client and monitor and computes its report, walking the log once more. */
-  finish(onMessage: (m: ReplayMessage) => void): Promise<{ report: ReplayReport; view: ReplayView }>;
+  finish(onMessage: OnMessage): Promise<{ report: ReplayReport; view: ReplayView }>;
 }
 
 /**

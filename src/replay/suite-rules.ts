@@ -4,10 +4,7 @@
 // persona's lines it left unflagged when it does not. A rule that costs more than it earns shows.
 import { ADDRESSING_RULES } from "../group/addressing/rules.ts";
 import { SILENT_RULES, type RuleName, type Whom } from "../group/addressing/view.ts";
-import type { GroupClientEvent } from "../group/group-client.ts";
 import type { AddressingReason } from "../types.ts";
-import { isDirectedAt } from "./addressed.ts";
-import type { LogLine } from "./log.ts";
 
 /** What a rule's verdict makes of a line: flagged (ours, maybe ours) or not (not ours, plain). */
 export type RuleVerdict = "ours" | "maybe ours" | "not ours" | "plain";
@@ -41,36 +38,22 @@ export interface RuleRow {
 /** Per rule row (RULE_ROWS' order): annotated lines decided, and of them directed at the persona. */
 export type RuleCounts = ReadonlyArray<{ lines: number; directed: number }>;
 
-/** Collects, from a replay's client events, the reason each accepted line got. */
-export function reasonRecorder(): { onEvent: (e: GroupClientEvent) => void; reasons: ReadonlyMap<string, AddressingReason | undefined> } {
-  const reasons = new Map<string, AddressingReason | undefined>();
-  return {
-    onEvent: (e) => {
-      if (e.type === "accepted") reasons.set(e.message.msgId, e.message.addressing);
-    },
-    reasons,
-  };
-}
-
 const ROW_OF = new Map(RULE_ROWS.map((r, i) => [r.rule, i] as const));
+const PLAIN_ROW = ROW_OF.get("plain")!;
 
 /**
- * One persona's replay, counted per rule: each annotated line of another sender under the rule
- * whose reason it got (a line with none, or never accepted, under `plain`).
+ * One persona's replay, counted per rule a line at a time: each annotated line of another sender
+ * under the rule that decided it (a line with no reason, or never accepted, under `plain`).
  */
-export function countRules(lines: readonly LogLine[], reasons: ReadonlyMap<string, AddressingReason | undefined>, persona: string, isPersona: (sender: string) => boolean): RuleCounts {
-  const counts = RULE_ROWS.map(() => ({ lines: 0, directed: 0 }));
-  const plainRow = ROW_OF.get("plain")!;
-  for (const l of lines) {
-    if (isPersona(l.sender)) continue;
-    const directed = isDirectedAt(l, persona);
-    if (directed === null) continue;
-    const reason = reasons.get(l.id);
-    const c = counts[reason === undefined ? plainRow : ROW_OF.get(reason.rule)!]!;
+export class RuleCount {
+  readonly counts = RULE_ROWS.map(() => ({ lines: 0, directed: 0 }));
+
+  /** An annotated line of another sender: the rule that decided it, and whether it was meant for the persona. */
+  add(rule: AddressingReason["rule"] | undefined, directed: boolean): void {
+    const c = this.counts[rule === undefined ? PLAIN_ROW : ROW_OF.get(rule)!]!;
     c.lines++;
     if (directed) c.directed++;
   }
-  return counts;
 }
 
 const ratio = (a: number, b: number) => Math.round((a / b) * 1000) / 1000;

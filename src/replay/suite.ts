@@ -1,13 +1,16 @@
 // `replay --suite DIR`: every annotated log of a folder, replayed for its most addressed personas,
 // and the reach of the lines people meant for them — per persona, per log and pooled — with the
-// reason each missed line was missed. The runs are the ordinary single-persona replay.
+// reason each missed line was missed. The runs are the ordinary single-persona replay, each log
+// walked from its file (a walk to find its personas, then each persona's replay): what the suite
+// keeps is counts, never the lines.
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { basename, join } from "node:path";
-import type { AddressingReason, GroupSettings } from "../types.ts";
-import { isDirectedAt, percentile } from "./addressed.ts";
-import { readLog, type LogLine } from "./log.ts";
-import { personaMatcher, runReplay, type ReplayReport } from "./replay.ts";
-import { countRules, reasonRecorder, renderRuleTable, toRuleRows, type RuleCounts, type RuleRow } from "./suite-rules.ts";
+import type { GroupSettings } from "../types.ts";
+import { Waits } from "./addressed.ts";
+import type { LogLine } from "./log.ts";
+import { openLogSource } from "./log-source.ts";
+import { personaMatcher, replayLog, type LineFate, type ReplayMessage } from "./replay.ts";
+import { RuleCount, renderRuleTable, toRuleRows, type RuleCounts, type RuleRow } from "./suite-rules.ts";
 import type { ScriptedMode } from "../backends/deterministic.ts";
 
 /** Why a line meant for the persona never reached a model call. */
@@ -74,7 +77,7 @@ export type { RuleRow, RuleVerdict } from "./suite-rules.ts";
 interface RowParts {
   gold: number;
   reached: number;
-  waits: number[];
+  waits: Waits;
   messages: number;
   modelCalls: number;
   hours: number;
@@ -90,7 +93,7 @@ const round = (x: number, digits = 3) => Math.round(x * 10 ** digits) / 10 ** di
  * The personas of a log: the `personas` list of `personas.json` beside it when it names this
  * log, else the senders most often named in `directedTo` (at least 10 lines), most first.
  */
-export function suitePersonas(lines: readonly LogLine[], fromFile: readonly string[] | undefined, count: number): string[] {
+export function suitePersonas(lines: Iterable<LogLine>, fromFile: readonly string[] | undefined, count: number): string[] {
   if (fromFile && fromFile.length) return fromFile.slice(0, count);
   const counts = new Map<string, number>();
   for (const l of lines) {
@@ -114,64 +117,59 @@ function readPersonasFile(dir: string): Map<string, string[]> {
   return out;
 }
 
-/** Parts of one persona's row from its replay; `reasons`: the reason each accepted line got. */
-export function rowParts(lines: readonly LogLine[], report: ReplayReport, persona: string, reasons: ReadonlyMap<string, AddressingReason | undefined>): RowParts {
+/**
+ * One persona's row parts and rule counts, a line's fate at a time (as the replay's `onMessage`
+ * gives them, in time order); `parts(modelCalls, goldWaits)` once the replay is done.
+ */
+export function rowCounter(persona: string, count: number) {
   const isPersona = personaMatcher(persona);
-  const byId = new Map(report.messages.map((m) => [m.id, m]));
-  // Per line: when its first model-calling dispatch started, and the last dispatch that carried it.
-  const modelCallAt = new Map<string, number>();
-  const lastDispatch = new Map<string, ReplayReport["dispatches"][number]>();
-  for (const d of report.dispatches) {
-    for (const id of d.messageIds) {
-      lastDispatch.set(id, d);
-      if (d.outcome.modelCalled && !modelCallAt.has(id)) modelCallAt.set(id, d.at);
-    }
-  }
-  const p: RowParts = {
-    gold: 0,
-    reached: 0,
-    waits: [],
-    messages: lines.length,
-    modelCalls: report.summary.modelCalls,
-    hours: lines.length ? (lines.at(-1)!.ts - lines[0]!.ts) / 3_600_000 : 0,
-    flagged: 0,
-    flaggedGold: 0,
-    missed: noMisses(),
+  const rules = new RuleCount();
+  let first: number | undefined;
+  let last = 0;
+  const p = { gold: 0, reached: 0, flagged: 0, flaggedGold: 0, missed: noMisses() };
+  return {
+    add(m: ReplayMessage, fate: LineFate): void {
+      const l = fate.line;
+      first ??= l.ts;
+      last = l.ts;
+      if (isPersona(l.sender)) return;
+      const directed = m.directed;
+      if (directed === null) return;
+      rules.add(fate.rule, directed);
+      const flagged = m.isMention || m.engaged;
+      if (flagged) p.flagged++;
+      if (!directed) return;
+      p.gold++;
+      if (flagged) p.flaggedGold++;
+      if (m.reached) p.reached++;
+      else p.missed[missCause(fate, flagged)]++;
+    },
+    /** The row's parts; `goldWaits`: the replay's waits of the reached lines meant for the persona. */
+    parts(modelCalls: number, goldWaits: Waits): { parts: RowParts; rules: RuleCounts } {
+      const hours = first === undefined ? 0 : (last - first) / 3_600_000;
+      return { parts: { ...p, waits: goldWaits, messages: count, modelCalls, hours }, rules: rules.counts };
+    },
   };
-  for (const l of lines) {
-    if (isPersona(l.sender)) continue;
-    const directed = isDirectedAt(l, persona);
-    if (directed === null) continue;
-    const m = byId.get(l.id);
-    const flagged = m !== undefined && (m.isMention || m.engaged);
-    if (flagged) p.flagged++;
-    if (!directed) continue;
-    p.gold++;
-    if (flagged) p.flaggedGold++;
-    const at = modelCallAt.get(l.id);
-    if (at !== undefined) {
-      p.reached++;
-      p.waits.push(Math.max(0, at - l.ts));
-      continue;
-    }
-    p.missed[missCause(reasons.get(l.id), flagged, lastDispatch.get(l.id))]++;
-  }
-  return p;
 }
 
-function missCause(reason: AddressingReason | undefined, flagged: boolean, d: ReplayReport["dispatches"][number] | undefined): MissCause {
-  if (reason?.rule === "addressed-other" || reason?.rule === "continues-addressed-other") return "for-someone-else";
-  if (d === undefined) return "not-dispatched";
-  if (d.outcome.skipReason === "over-budget") {
-    if (d.outcome.detail?.startsWith("unaddressed:")) return "unaddressed-allowance";
-    return flagged ? "flagged-addressed-allowance" : "maybe-ours-addressed-allowance";
+function missCause(fate: LineFate, flagged: boolean): MissCause {
+  if (fate.rule === "addressed-other" || fate.rule === "continues-addressed-other") return "for-someone-else";
+  switch (fate.lastCarrier) {
+    case "none":
+      return "not-dispatched";
+    case "over-budget-unaddressed":
+      return "unaddressed-allowance";
+    case "over-budget-addressed":
+      return flagged ? "flagged-addressed-allowance" : "maybe-ours-addressed-allowance";
+    default:
+      return "other-skip";
   }
-  return "other-skip";
 }
 
 function toRow(log: string, persona: string, parts: readonly RowParts[]): SuiteRow {
   const sum = (f: (p: RowParts) => number) => parts.reduce((a, p) => a + f(p), 0);
-  const waits = parts.flatMap((p) => p.waits).sort((a, b) => a - b);
+  const waits = new Waits();
+  for (const p of parts) waits.addAll(p.waits);
   const gold = sum((p) => p.gold);
   const reached = sum((p) => p.reached);
   const messages = sum((p) => p.messages);
@@ -187,8 +185,8 @@ function toRow(log: string, persona: string, parts: readonly RowParts[]): SuiteR
     gold,
     reached,
     reach: gold === 0 ? 1 : round(reached / gold),
-    waitP50Ms: percentile(waits, 50),
-    waitP95Ms: percentile(waits, 95),
+    waitP50Ms: waits.percentile(50),
+    waitP95Ms: waits.percentile(95),
     messages,
     modelCalls,
     hours: round(hours, 2),
@@ -199,7 +197,7 @@ function toRow(log: string, persona: string, parts: readonly RowParts[]): SuiteR
     precision: flagged === 0 ? 1 : round(flaggedGold / flagged),
     recall: gold === 0 ? 1 : round(flaggedGold / gold),
     missed,
-    late: waits.filter((w) => w > LATE_MS).length,
+    late: waits.countAbove(LATE_MS),
   };
 }
 
@@ -235,30 +233,39 @@ export async function runSuite(dir: string, opts: SuiteOptions): Promise<SuiteRe
   const allParts: RowParts[] = [];
   const allRules: RuleCounts[] = [];
   for (const log of files) {
-    const { lines } = readLog(join(dir, `${log}.jsonl`));
-    const personas = suitePersonas(lines, fromFile.get(log), opts.personas ?? 3);
-    const rows: SuiteRow[] = [];
-    const logParts: RowParts[] = [];
-    const logRules: RuleCounts[] = [];
-    for (const persona of personas) {
-      opts.onLog?.(log, persona);
-      const recorded = reasonRecorder();
-      const r = await runReplay(lines, {
-        persona,
-        settings: opts.settings,
-        responder,
-        ...(opts.agentLatencyMs !== undefined ? { agentLatencyMs: opts.agentLatencyMs } : {}),
-        ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
-        onEvent: recorded.onEvent,
-      });
-      const parts = rowParts(lines, r, persona, recorded.reasons);
-      rows.push(toRow(log, persona, [parts]));
-      logParts.push(parts);
-      logRules.push(countRules(lines, recorded.reasons, persona, personaMatcher(persona)));
+    const source = openLogSource(join(dir, `${log}.jsonl`));
+    try {
+      // The walk is taken only when personas.json names none for the log.
+      const personas = suitePersonas(source.lines(), fromFile.get(log), opts.personas ?? 3);
+      const rows: SuiteRow[] = [];
+      const logParts: RowParts[] = [];
+      const logRules: RuleCounts[] = [];
+      for (const persona of personas) {
+        opts.onLog?.(log, persona);
+        const row = rowCounter(persona, source.count);
+        const { report: r, view } = await replayLog(
+          source,
+          {
+            persona,
+            settings: opts.settings,
+            responder,
+            ...(opts.agentLatencyMs !== undefined ? { agentLatencyMs: opts.agentLatencyMs } : {}),
+            ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
+          },
+          row.add,
+        );
+        view.close();
+        const { parts, rules } = row.parts(r.summary.modelCalls, view.goldWaits);
+        rows.push(toRow(log, persona, [parts]));
+        logParts.push(parts);
+        logRules.push(rules);
+      }
+      allParts.push(...logParts);
+      allRules.push(...logRules);
+      report.logs.push({ log, personas: rows, pooled: toRow(log, "pooled", logParts), rules: toRuleRows(logRules) });
+    } finally {
+      source.close();
     }
-    allParts.push(...logParts);
-    allRules.push(...logRules);
-    report.logs.push({ log, personas: rows, pooled: toRow(log, "pooled", logParts), rules: toRuleRows(logRules) });
   }
   report.pooled = toRow("pooled", "pooled", allParts);
   report.rules = toRuleRows(allRules);

@@ -1,7 +1,6 @@
 // The text form of a replay report: the dispatch timeline (optionally filtered), the totals and a
 // per-hour table, from the report and what the replay kept or wrote out (never the lines), a line at a time.
 import type { ReplayDispatch, ReplayReport, ReplayView } from "./replay.ts";
-import type { LogLine } from "./log.ts";
 
 export const ONLY_FILTERS = ["mentions", "engaged", "skips", "sent"] as const;
 export type OnlyFilter = (typeof ONLY_FILTERS)[number];
@@ -68,19 +67,6 @@ export interface HourRow {
 }
 
 const HOUR = 3_600_000;
-
-/** Per UTC hour: messages by their `ts`, dispatches by their start. Hours with nothing are left out. */
-export function hourlySummary(report: ReplayReport, lines: readonly LogLine[]): HourRow[] {
-  const lineHours = new Map<number, { messages: number; mentions: number }>();
-  const mention = new Set(report.messages.filter((m) => m.isMention).map((m) => m.id));
-  for (const l of lines) {
-    const hour = Math.floor(l.ts / HOUR) * HOUR;
-    const r = lineHours.get(hour) ?? lineHours.set(hour, { messages: 0, mentions: 0 }).get(hour)!;
-    r.messages++;
-    if (mention.has(l.id)) r.mentions++;
-  }
-  return hourRows(lineHours, report.dispatches);
-}
 
 /** The hour rows from the lines counted per hour and the dispatches. */
 export function hourRows(lineHours: ReadonlyMap<number, { messages: number; mentions: number }>, dispatches: Iterable<ReplayDispatch>): HourRow[] {

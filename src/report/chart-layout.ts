@@ -1,7 +1,5 @@
 // Where the report's chart puts things: the time scale, the lanes stacked from the top, and one
-// row per busy sender. Pure: the same report and lines always give the same layout.
-import type { LogLine } from "../replay/log.ts";
-import type { ReplayReport } from "../replay/replay.ts";
+// row per busy sender. Pure: the same counts always give the same layout.
 
 /** Senders with a row of their own; the rest share the last row. */
 const SENDER_ROWS = 24;
@@ -29,12 +27,12 @@ export interface TimeScale {
 }
 
 /** From the first line to the last line or dispatch, whichever is later. */
-export function timeScale(report: ReplayReport, lines: readonly LogLine[]): TimeScale {
-  const t0 = lines[0]?.ts ?? 0;
-  const t1 = Math.max(t0 + 1, lines.at(-1)?.ts ?? 0, report.dispatches.at(-1)?.at ?? 0);
+export function timeScale(p: { firstTs: number | undefined; lastTs: number | undefined; count: number; lastDispatchAt: number | undefined }): TimeScale {
+  const t0 = p.firstTs ?? 0;
+  const t1 = Math.max(t0 + 1, p.lastTs ?? 0, p.lastDispatchAt ?? 0);
   const minutes = (t1 - t0) / 60_000;
   // 4 px a minute, or half a pixel a message on a busy day, scrolled sideways past the window.
-  const width = Math.round(Math.min(24_000, Math.max(1_000, minutes * 4, lines.length / 2)));
+  const width = Math.round(Math.min(24_000, Math.max(1_000, minutes * 4, p.count / 2)));
   return { t0, t1, width, x: (ts: number) => round(((ts - t0) / (t1 - t0)) * width) };
 }
 
@@ -53,10 +51,8 @@ export interface SenderRows {
   rowOf: Map<string, number>;
 }
 
-/** Senders by how much they say; the persona always gets a row. */
-export function rankSenders(lines: readonly LogLine[], isPersona: (sender: string) => boolean): SenderRows {
-  const counts = new Map<string, number>();
-  for (const l of lines) counts.set(l.sender, (counts.get(l.sender) ?? 0) + 1);
+/** Senders by how much they say (`counts`: lines per sender); the persona always gets a row. */
+export function rankSenders(counts: ReadonlyMap<string, number>, isPersona: (sender: string) => boolean): SenderRows {
   const ranked = [...counts.keys()].sort((a, b) => counts.get(b)! - counts.get(a)! || (a < b ? -1 : 1));
   const own = ranked.find(isPersona);
   const rowSenders = [...(own ? [own] : []), ...ranked.filter((s) => s !== own)].slice(0, SENDER_ROWS);

@@ -1,41 +1,59 @@
 // The report's chart as static SVG: the time axis, the vitality band, the budget lane, the
 // dispatches with their waits, our sent replies, the annotated lines and the messages by sender,
-// each lane drawn by its own function; and the lane labels beside it, which stay in view however
+// each lane written by its own function a piece at a time (from walks of the dispatches, and the
+// buckets the walk of the lines filled); and the lane labels beside it, which stay in view however
 // far the chart scrolls.
-import type { LogLine } from "../replay/log.ts";
-import type { ReplayReport } from "../replay/replay.ts";
+import type { ReplayDispatch } from "../replay/replay.ts";
+import type { Buckets } from "./buckets.ts";
 import { escapeHtml } from "./html-text.ts";
 import { LANE, round, type Layout, type SenderRows, type TimeScale } from "./chart-layout.ts";
-import { FLAG } from "./page-data.ts";
+import type { PageRun } from "./page-run.ts";
 
 export interface ChartInput {
-  report: ReplayReport;
-  lines: readonly LogLine[];
+  run: PageRun;
   time: TimeScale;
-  senders: SenderRows;
   layout: Layout;
-  /** Per line, the page data's {@link FLAG} bits. */
-  flags: readonly number[];
-  /** Index of each line by message id. */
-  msgIndex: ReadonlyMap<string, number>;
   annotated: boolean;
+  /** The lanes filled by the walk of the lines (the addressed lines, the messages by row and kind). */
+  buckets: Buckets;
 }
 
-/** The `<svg id="chart">` element: every lane, top to bottom, and an empty group the page script highlights into. */
-export function renderChart(p: ChartInput): string {
-  const { report, lines, time, senders, layout, flags, annotated } = p;
+/** The `<svg id="chart">` element, to `out` a piece at a time: every lane, top to bottom, and an empty group the page script highlights into. */
+export function writeChart(p: ChartInput, out: (s: string) => void): void {
+  const { run, time, layout, annotated, buckets } = p;
   const { t0, t1, x, width } = time;
-  const { lanes, rowY, height } = layout;
-  const svg: string[] = [];
-  svg.push(renderAxis(t0, t1, x, width, height));
-  svg.push(renderVitality(report, x, width, lanes.vitality!));
-  svg.push(renderBudget(report, x, width, lanes.budget!));
-  svg.push(renderDispatches(report, lines, p.msgIndex, x, lanes.dispatches!, lanes.sent!));
-  if (annotated) svg.push(renderAddressed(lines, flags, x, lanes.addressed!));
-  svg.push(renderMessages(lines, flags, senders.rowOf, senders.rowSenders.length, rowY, x));
-  svg.push(`<g id="highlight"></g>`);
-  return `<svg id="chart" xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" role="img" aria-label="replay timeline">${svg.join("\n")}</svg>`;
+  const { lanes, height } = layout;
+  out(`<svg id="chart" xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" role="img" aria-label="replay timeline">`);
+  out(renderAxis(t0, t1, x, width, height));
+  out("\n");
+  writeVitality(run, x, width, lanes.vitality!, out);
+  out("\n");
+  writeBudget(run, x, width, lanes.budget!, out);
+  out("\n");
+  writeDispatches(run, x, lanes.dispatches!, lanes.sent!, out);
+  out("\n");
+  if (annotated) {
+    out(`<g class="addressed"><path class="reached" d="`);
+    buckets.drain(ADDRESSED.reached, out);
+    out(`"/><path class="missed" d="`);
+    buckets.drain(ADDRESSED.missed, out);
+    out(`"/></g>\n`);
+  }
+  writeMessages(layout.rowY, buckets, out);
+  out("\n");
+  out(`<g id="highlight"></g>`);
+  out(`</svg>`);
 }
+
+/** The buckets of the addressed lane's two paths. */
+export const ADDRESSED = { reached: "addressed:reached", missed: "addressed:missed" } as const;
+/** The bucket of a message dot's path: its row and kind. */
+export const messageBucket = (row: number, kind: MessageKind) => `m:${row}:${kind}`;
+export type MessageKind = "plain" | "own" | "engaged" | "mention";
+const KINDS: readonly MessageKind[] = ["plain", "own", "engaged", "mention"];
+
+/** A line's dot in the addressed lane (a line meant for the persona), or in its sender's row. */
+export const dot = (x: number, y: number) => `M${x} ${y}h0`;
 
 /** The `<svg id="labels">` element: each lane's name, and each sender row's sender. */
 export function renderLabels(layout: Layout, senders: SenderRows, annotated: boolean): string {
@@ -74,20 +92,21 @@ function renderAxis(t0: number, t1: number, x: (ts: number) => number, width: nu
 }
 
 /** The state each dispatch saw, held until the next dispatch; equal neighbours are merged. */
-function renderVitality(report: ReplayReport, x: (ts: number) => number, width: number, top: number): string {
-  const out: string[] = [`<g class="vitality">`];
-  const ds = report.dispatches;
-  let i = 0;
-  while (i < ds.length) {
-    let j = i;
-    while (j + 1 < ds.length && ds[j + 1]!.vitality.state === ds[i]!.vitality.state) j++;
-    const from = x(ds[i]!.at);
-    const to = j + 1 < ds.length ? x(ds[j + 1]!.at) : width;
-    out.push(`<rect class="v-${ds[i]!.vitality.state}" x="${from}" y="${top}" width="${round(Math.max(1, to - from))}" height="${LANE.vitality}"/>`);
-    i = j + 1;
+function writeVitality(run: PageRun, x: (ts: number) => number, width: number, top: number, out: (s: string) => void): void {
+  out(`<g class="vitality">`);
+  // A run of dispatches in one state, drawn once the next state (or the end) is seen.
+  let from: { at: number; state: string } | undefined;
+  const draw = (toX: number) => {
+    const fx = x(from!.at);
+    out(`<rect class="v-${from!.state}" x="${fx}" y="${top}" width="${round(Math.max(1, toX - fx))}" height="${LANE.vitality}"/>`);
+  };
+  for (const { d } of run.dispatches()) {
+    if (from && from.state === d.vitality.state) continue;
+    if (from) draw(x(d.at));
+    from = { at: d.at, state: d.vitality.state };
   }
-  out.push(`</g>`);
-  return out.join("");
+  if (from) draw(width);
+  out(`</g>`);
 }
 
 /**
@@ -95,91 +114,66 @@ function renderVitality(report: ReplayReport, x: (ts: number) => number, width: 
  * unaddressed allowance, a mention or engaged one on the addressed allowance (the monitor's two
  * pools), each as the share of its tightest window used (top = 100 %, spent). A tick at the top
  * marks a dispatch skipped over budget: grey for unaddressed talk (the economy working as meant),
- * the alarm colour for addressed lines refused for budget.
+ * the alarm colour for addressed lines refused for budget. Each line and tick path is one walk of
+ * the dispatches.
  */
-function renderBudget(report: ReplayReport, x: (ts: number) => number, width: number, top: number): string {
+function writeBudget(run: PageRun, x: (ts: number) => number, width: number, top: number, out: (s: string) => void): void {
   const yOf = (r: number) => round(top + LANE.budget - Math.min(1, Math.max(0, r)) * LANE.budget);
-  const pts = { unaddressed: [] as string[], addressed: [] as string[] };
-  const over = { unaddressed: [] as string[], addressed: [] as string[] };
-  for (const d of report.dispatches) {
-    const pool = d.trigger === "normal" ? "unaddressed" : "addressed";
-    pts[pool].push(`${x(d.at)},${yOf(d.outcome.budgetRatio)}`);
-    if (d.outcome.skipReason === "over-budget") over[pool].push(`M${x(d.at)} ${top}v7`);
+  const poolOf = (d: ReplayDispatch) => (d.trigger === "normal" ? "unaddressed" : "addressed");
+  out(`<g class="budget"><rect class="frame" x="0" y="${top}" width="${width}" height="${LANE.budget}"/>` + `<line class="full" x1="0" y1="${top}" x2="${width}" y2="${top}"/>`);
+  for (const pool of ["unaddressed", "addressed"] as const) {
+    let first = true;
+    for (const { d } of run.dispatches()) {
+      if (poolOf(d) !== pool) continue;
+      out(`${first ? `<polyline class="${pool}" points="` : " "}${x(d.at)},${yOf(d.outcome.budgetRatio)}`);
+      first = false;
+    }
+    if (!first) out(`"/>`);
   }
-  const lines = (["unaddressed", "addressed"] as const).map((pool) => (pts[pool].length ? `<polyline class="${pool}" points="${pts[pool].join(" ")}"/>` : "")).join("");
-  return (
-    `<g class="budget"><rect class="frame" x="0" y="${top}" width="${width}" height="${LANE.budget}"/>` +
-    `<line class="full" x1="0" y1="${top}" x2="${width}" y2="${top}"/>` +
-    lines +
-    `<path class="over-unaddressed" d="${over.unaddressed.join("")}"/><path class="over-addressed" d="${over.addressed.join("")}"/>` +
-    `</g>`
-  );
+  for (const pool of ["unaddressed", "addressed"] as const) {
+    out(`<path class="over-${pool}" d="`);
+    for (const { d } of run.dispatches()) if (poolOf(d) === pool && d.outcome.skipReason === "over-budget") out(`M${x(d.at)} ${top}v7`);
+    out(`"/>`);
+  }
+  out(`</g>`);
 }
 
-function renderDispatches(
-  report: ReplayReport,
-  lines: readonly LogLine[],
-  msgIndex: ReadonlyMap<string, number>,
-  x: (ts: number) => number,
-  top: number,
-  sentTop: number,
-): string {
+/** The waits, the dispatch markers and our sent replies: a walk of the dispatches each. */
+function writeDispatches(run: PageRun, x: (ts: number) => number, top: number, sentTop: number, out: (s: string) => void): void {
   const mid = top + LANE.dispatches / 2;
-  const waits: string[] = [];
-  const markers: string[] = [];
-  const sent: string[] = [];
-  report.dispatches.forEach((d, i) => {
-    const firstIdx = d.messageIds.length ? msgIndex.get(d.messageIds[0]!) : undefined;
-    const first = firstIdx !== undefined ? lines[firstIdx]!.ts : d.at;
-    if (first < d.at) waits.push(`M${x(first)} ${mid}H${x(d.at)}`);
-    const cls = `d ${d.trigger}${d.outcome.modelCalled ? " called" : ""}${d.outcome.sent ? " sent" : ""}`;
-    markers.push(`<circle class="${cls}" cx="${x(d.at)}" cy="${mid}" r="${d.trigger === "normal" ? 4 : 5.5}" data-d="${i}"/>`);
-    if (d.outcome.sent) sent.push(`<rect class="reply" x="${round(x(d.at) - 3)}" y="${sentTop + 3}" width="6" height="12" data-d="${i}"/>`);
-  });
-  return (
-    `<g class="waits"><path d="${waits.join("")}"/></g>` +
-    `<g class="dispatches">${markers.join("")}</g>` +
-    `<g class="sent">${sent.join("")}</g>`
-  );
-}
-
-function renderAddressed(lines: readonly LogLine[], flags: readonly number[], x: (ts: number) => number, top: number): string {
-  const reached: string[] = [];
-  const missed: string[] = [];
-  const mid = top + LANE.addressed / 2;
-  flags.forEach((f, i) => {
-    if (!(f & FLAG.gold)) return;
-    (f & FLAG.reached ? reached : missed).push(`M${x(lines[i]!.ts)} ${mid}h0`);
-  });
-  return `<g class="addressed"><path class="reached" d="${reached.join("")}"/><path class="missed" d="${missed.join("")}"/></g>`;
-}
-
-/** One path per row and kind: 20,000 dots cost a few dozen elements. */
-function renderMessages(
-  lines: readonly LogLine[],
-  flags: readonly number[],
-  rowOf: ReadonlyMap<string, number>,
-  othersRow: number,
-  rowY: readonly number[],
-  x: (ts: number) => number,
-): string {
-  const kinds = ["plain", "own", "engaged", "mention"] as const;
-  const paths = new Map<string, string[]>();
-  lines.forEach((l, i) => {
-    const f = flags[i]!;
-    const kind = f & FLAG.own ? "own" : f & FLAG.mention ? "mention" : f & FLAG.engaged ? "engaged" : "plain";
-    const row = rowOf.get(l.sender) ?? othersRow;
-    const key = `${row}:${kind}`;
-    let p = paths.get(key);
-    if (!p) paths.set(key, (p = []));
-    p.push(`M${x(l.ts)} ${rowY[row]}h0`);
-  });
-  const out: string[] = [`<g class="rows">`];
-  rowY.forEach((ry, i) => out.push(`<line x1="0" y1="${ry}" x2="100%" y2="${ry}"/>`));
-  out.push(`</g><g class="messages">`);
-  for (const kind of kinds) {
-    for (const [key, p] of paths) if (key.endsWith(`:${kind}`)) out.push(`<path class="m-${kind}" d="${p.join("")}"/>`);
+  out(`<g class="waits"><path d="`);
+  for (const { d, firstTs } of run.dispatches()) {
+    const first = firstTs ?? d.at;
+    if (first < d.at) out(`M${x(first)} ${mid}H${x(d.at)}`);
   }
-  out.push(`</g>`);
-  return out.join("");
+  out(`"/></g><g class="dispatches">`);
+  let i = 0;
+  for (const { d } of run.dispatches()) {
+    const cls = `d ${d.trigger}${d.outcome.modelCalled ? " called" : ""}${d.outcome.sent ? " sent" : ""}`;
+    out(`<circle class="${cls}" cx="${x(d.at)}" cy="${mid}" r="${d.trigger === "normal" ? 4 : 5.5}" data-d="${i++}"/>`);
+  }
+  out(`</g><g class="sent">`);
+  i = 0;
+  for (const { d } of run.dispatches()) {
+    if (d.outcome.sent) out(`<rect class="reply" x="${round(x(d.at) - 3)}" y="${sentTop + 3}" width="6" height="12" data-d="${i}"/>`);
+    i++;
+  }
+  out(`</g>`);
+}
+
+/** One path per row and kind (filled into the buckets by the walk of the lines): 20,000 dots cost a few dozen elements. */
+function writeMessages(rowY: readonly number[], buckets: Buckets, out: (s: string) => void): void {
+  out(`<g class="rows">`);
+  for (const ry of rowY) out(`<line x1="0" y1="${ry}" x2="100%" y2="${ry}"/>`);
+  out(`</g><g class="messages">`);
+  const keys = buckets.keys();
+  for (const kind of KINDS) {
+    for (const key of keys) {
+      if (!key.startsWith("m:") || !key.endsWith(`:${kind}`)) continue;
+      out(`<path class="m-${kind}" d="`);
+      buckets.drain(key, out);
+      out(`"/>`);
+    }
+  }
+  out(`</g>`);
 }

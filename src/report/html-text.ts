@@ -14,7 +14,12 @@ export function escapeHtml(s: string): string {
  * JSON.parse reads the escapes back as the same characters.
  */
 export function jsonForScript(value: unknown): string {
-  return JSON.stringify(value)
+  return escapeForScript(JSON.stringify(value));
+}
+
+/** {@link jsonForScript}'s escapes on JSON text (a piece of it: each escape is of one character). */
+export function escapeForScript(json: string): string {
+  return json
     .replace(/</g, "\\u003c")
     .replace(/>/g, "\\u003e")
     .replace(/&/g, "\\u0026")

@@ -1,17 +1,21 @@
 // `replay --html`: the run as one self-contained page. The picture (time axis, vitality band,
 // budget line, dispatch markers with their waits, sent replies, addressed lines, messages by
 // sender) is drawn as static SVG; a small inline script only adds hover/click details from
-// an inline JSON block. Nothing is fetched: a Content-Security-Policy forbids every network load,
+// an inline JSON block. The page is written a piece at a time, so a long log's page is never held. Nothing is fetched: a Content-Security-Policy forbids every network load,
 // and only the page's own script (by hash) may run.
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { isDirectedAt } from "../replay/addressed.ts";
 import type { LogLine } from "../replay/log.ts";
-import { personaMatcher, type ReplayReport } from "../replay/replay.ts";
+import { personaMatcher, PROGRESS_EVERY, type ReplayReport } from "../replay/replay.ts";
 import type { RoomMetrics } from "../replay/room.ts";
-import { chartStyle, escapeHtml, jsonForScript } from "./html-text.ts";
-import { rankSenders, stackLanes, timeScale } from "./chart-layout.ts";
-import { renderChart, renderLabels } from "./chart.ts";
-import { messageFlags, pageData } from "./page-data.ts";
+import { hourRows } from "../replay/text-report.ts";
+import { Buckets } from "./buckets.ts";
+import { chartStyle, escapeHtml } from "./html-text.ts";
+import { LANE, rankSenders, stackLanes, timeScale } from "./chart-layout.ts";
+import { ADDRESSED, dot, messageBucket, renderLabels, writeChart } from "./chart.ts";
+import { addLineColumns, FLAG, lineFlags, writePageData } from "./page-data.ts";
+import { memoryRun, type PageRun } from "./page-run.ts";
 import { renderHours, renderLegend, renderRoom, renderSummary } from "./sections.ts";
 
 const SCRIPT = readFileSync(new URL("./page-script.js", import.meta.url), "utf8");
@@ -30,21 +34,58 @@ export interface HtmlReportInput {
   room?: RoomMetrics | undefined;
 }
 
+/** The page of a report whose lines and messages are in memory, as one string. */
 export function renderHtmlReport(p: HtmlReportInput): string {
-  const { report, lines } = p;
-  const time = timeScale(report, lines);
-  const { t0, t1, width } = time;
+  const pieces: string[] = [];
+  writeHtmlReport(memoryRun(p.report, p.lines), p, (s) => pieces.push(s));
+  return pieces.join("");
+}
+
+/**
+ * The page of a run, to `out` a piece at a time. Walks the lines twice (their senders and last
+ * time; then each line's dots and columns into buckets, which spill to temp files past a few KB)
+ * and the dispatches a few times: what it holds is per sender and per bucket, never per line.
+ */
+export function writeHtmlReport(
+  run: PageRun,
+  p: { persona: string; aid?: string | undefined; source: string; room?: RoomMetrics | undefined; onProgress?: (linesDone: number, linesTotal: number) => void },
+  out: (s: string) => void,
+): void {
+  const { report } = run;
   const isPersona = personaMatcher(p.persona, p.aid);
-  const senders = rankSenders(lines, isPersona);
+  const counts = new Map<string, number>();
+  let firstTs: number | undefined;
+  let lastTs: number | undefined;
+  for (const l of run.lines()) {
+    counts.set(l.sender, (counts.get(l.sender) ?? 0) + 1);
+    firstTs ??= l.ts;
+    lastTs = l.ts;
+  }
+  let lastDispatchAt: number | undefined;
+  for (const { d } of run.dispatches()) lastDispatchAt = d.at;
+  const time = timeScale({ firstTs, lastTs, count: run.count, lastDispatchAt });
+  const { t0, t1, width } = time;
+  const senders = rankSenders(counts, isPersona);
   const annotated = report.addressed !== null;
   const layout = stackLanes(width, annotated, senders);
-  const msgIndex = new Map(lines.map((l, i) => [l.id, i]));
-  const flags = messageFlags(report, lines, isPersona);
-  const chart = renderChart({ report, lines, time, senders, layout, flags, msgIndex, annotated });
-  const data = pageData({ report, lines, time, layout, senders, flags, msgIndex });
-
-  const title = `replay of ${p.source} as ${p.persona}`;
-  return `<!doctype html>
+  const buckets = new Buckets();
+  try {
+    // Each line's dots (the addressed lane, its sender's row) and its page data columns.
+    const mid = layout.lanes.addressed! + LANE.addressed / 2;
+    let i = 0;
+    for (const l of run.lines()) {
+      const own = isPersona(l.sender);
+      const gold = !own && isDirectedAt(l, p.persona) === true;
+      const f = lineFlags(run.lineBits(i), gold, own);
+      if (annotated && gold) buckets.add(f & FLAG.reached ? ADDRESSED.reached : ADDRESSED.missed, dot(time.x(l.ts), mid));
+      const kind = f & FLAG.own ? "own" : f & FLAG.mention ? "mention" : f & FLAG.engaged ? "engaged" : "plain";
+      const row = senders.rowOf.get(l.sender) ?? senders.rowSenders.length;
+      buckets.add(messageBucket(row, kind), dot(time.x(l.ts), layout.rowY[row]!));
+      addLineColumns(buckets, l, i, f, senders);
+      if (++i % PROGRESS_EVERY === 0) p.onProgress?.(i, run.count);
+    }
+    const title = `replay of ${p.source} as ${p.persona}`;
+    out(`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -56,19 +97,30 @@ export function renderHtmlReport(p: HtmlReportInput): string {
 <body>
 <header>
 <h1>${escapeHtml(title)}</h1>
-<p class="sub">${escapeHtml(new Date(t0).toISOString().slice(0, 16).replace("T", " "))} – ${escapeHtml(new Date(t1).toISOString().slice(0, 16).replace("T", " "))} UTC · ${lines.length} messages from ${senders.ranked.length} senders</p>
+<p class="sub">${escapeHtml(new Date(t0).toISOString().slice(0, 16).replace("T", " "))} – ${escapeHtml(new Date(t1).toISOString().slice(0, 16).replace("T", " "))} UTC · ${run.count} messages from ${senders.ranked.length} senders</p>
 </header>
-${renderSummary(report, lines)}${p.room ? renderRoom(p.room) : ""}
+${renderSummary(report, run.waitsByKind)}${p.room ? renderRoom(p.room) : ""}
 ${renderLegend(annotated)}
 <main id="view">
 ${renderLabels(layout, senders, annotated)}
-<div id="scroller">${chart}</div>
+<div id="scroller">`);
+    writeChart({ run, time, layout, annotated, buckets }, out);
+    out(`</div>
 </main>
 <aside id="detail" aria-live="polite"></aside>
-${renderHours(report, lines)}
-<script type="application/json" id="report-data">${jsonForScript(data)}</script>
+${renderHours(hourRows(run.lineHours, dispatchesOf(run)))}
+<script type="application/json" id="report-data">`);
+    writePageData({ run, time, layout, senders, buckets }, out);
+    out(`</script>
 <script>${SCRIPT}</script>
 </body>
 </html>
-`;
+`);
+  } finally {
+    buckets.remove();
+  }
+}
+
+function* dispatchesOf(run: PageRun) {
+  for (const { d } of run.dispatches()) yield d;
 }

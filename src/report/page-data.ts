@@ -1,54 +1,60 @@
 // The report page's data block: what the inline script reads for hover and click details (the
-// layout, each line compactly as columns, each dispatch's decision). Plain values only; the page
-// escapes it into an inline JSON element.
+// layout, each line compactly as columns, each dispatch's decision). Plain values only, written
+// as JSON a piece at a time (the columns from the buckets the walk of the lines filled), escaped
+// for the inline JSON element.
+import { LINE_BITS } from "../replay/replay-report.ts";
 import type { LogLine } from "../replay/log.ts";
-import type { ReplayReport } from "../replay/replay.ts";
+import type { Buckets } from "./buckets.ts";
 import type { Layout, SenderRows, TimeScale } from "./chart-layout.ts";
+import { escapeForScript } from "./html-text.ts";
+import type { PageRun } from "./page-run.ts";
 
 /** Message flags in the page data (bits). */
 export const FLAG = { mention: 1, engaged: 2, reached: 4, gold: 8, own: 16 } as const;
 
-/** Per line, in the report's message order: its {@link FLAG} bits. */
-export function messageFlags(report: ReplayReport, lines: readonly LogLine[], isPersona: (sender: string) => boolean): number[] {
-  return report.messages.map((m, i) => {
-    let f = 0;
-    if (m.isMention) f |= FLAG.mention;
-    if (m.engaged) f |= FLAG.engaged;
-    if (m.reached) f |= FLAG.reached;
-    if (m.directed) f |= FLAG.gold;
-    if (isPersona(lines[i]!.sender)) f |= FLAG.own;
-    return f;
-  });
+/** A line's {@link FLAG} bits: the run's bits for its position, whether it is meant for the persona (`gold`), whether it is the persona's own. */
+export function lineFlags(bits: number, gold: boolean, own: boolean): number {
+  let f = 0;
+  if (bits & LINE_BITS.mention) f |= FLAG.mention;
+  if (bits & LINE_BITS.engaged) f |= FLAG.engaged;
+  if (bits & LINE_BITS.reached) f |= FLAG.reached;
+  if (gold) f |= FLAG.gold;
+  if (own) f |= FLAG.own;
+  return f;
 }
 
-export function pageData(p: {
-  report: ReplayReport;
-  lines: readonly LogLine[];
-  time: TimeScale;
-  layout: Layout;
-  senders: SenderRows;
-  flags: readonly number[];
-  msgIndex: ReadonlyMap<string, number>;
-}) {
-  const { report, lines, senders, msgIndex } = p;
-  return {
-    t0: p.time.t0,
-    t1: p.time.t1,
-    layout: p.layout,
-    senders: senders.ranked,
-    msgs: {
-      ts: lines.map((l) => l.ts),
-      s: lines.map((l) => senders.senderIndex.get(l.sender)!),
-      row: lines.map((l) => senders.rowOf.get(l.sender) ?? senders.rowSenders.length),
-      text: lines.map((l) => l.content),
-      f: p.flags,
-    },
-    ds: report.dispatches.map((d) => ({
+/** The message columns, in the page data's order: each a bucket the walk of the lines fills. */
+export const COLUMNS = ["ts", "s", "row", "text", "f"] as const;
+const bucketOf = (column: (typeof COLUMNS)[number]) => `col:${column}`;
+
+/** Adds the line at position `i` (its flags `f`) to the columns. */
+export function addLineColumns(buckets: Buckets, l: LogLine, i: number, f: number, senders: SenderRows): void {
+  const sep = i === 0 ? "" : ",";
+  buckets.add(bucketOf("ts"), sep + JSON.stringify(l.ts));
+  buckets.add(bucketOf("s"), sep + JSON.stringify(senders.senderIndex.get(l.sender)!));
+  buckets.add(bucketOf("row"), sep + JSON.stringify(senders.rowOf.get(l.sender) ?? senders.rowSenders.length));
+  buckets.add(bucketOf("text"), sep + JSON.stringify(l.content));
+  buckets.add(bucketOf("f"), sep + JSON.stringify(f));
+}
+
+/** The data block's JSON (as JSON.stringify writes it, escaped for the inline element), to `out` a piece at a time. */
+export function writePageData(p: { run: PageRun; time: TimeScale; layout: Layout; senders: SenderRows; buckets: Buckets }, out: (s: string) => void): void {
+  const put = (s: string) => out(escapeForScript(s));
+  put(`{"t0":${JSON.stringify(p.time.t0)},"t1":${JSON.stringify(p.time.t1)},"layout":${JSON.stringify(p.layout)},"senders":${JSON.stringify(p.senders.ranked)},"msgs":{`);
+  COLUMNS.forEach((c, k) => {
+    put(`${k ? "," : ""}"${c}":[`);
+    p.buckets.drain(bucketOf(c), put);
+    put("]");
+  });
+  put(`},"ds":[`);
+  let first = true;
+  for (const { d, ordinals, firstTs } of p.run.dispatches()) {
+    const item = {
       at: d.at,
       // A dispatch carries its messages oldest first: the first one's wait is the longest.
-      first: Math.min(d.at, lines[msgIndex.get(d.messageIds[0] ?? "") ?? -1]?.ts ?? d.at),
+      first: Math.min(d.at, firstTs ?? d.at),
       trigger: d.trigger,
-      ids: d.messageIds.map((id) => msgIndex.get(id)!).filter((i) => i !== undefined),
+      ids: ordinals,
       batches: d.batchesMerged,
       mentions: d.mentionCount,
       state: d.vitality.state,
@@ -61,6 +67,9 @@ export function pageData(p: {
       budget: d.outcome.budgetRatio,
       modelCalled: d.outcome.modelCalled,
       detail: d.outcome.detail,
-    })),
-  };
+    };
+    put(`${first ? "" : ","}${JSON.stringify(item)}`);
+    first = false;
+  }
+  put("]}");
 }

@@ -1,39 +1,22 @@
 // The report page's HTML sections around the chart: the totals with calls and skips by reason,
 // a room's figures, the legend for every mark, and the per-hour table.
-import type { LogLine } from "../replay/log.ts";
-import { percentile } from "../replay/addressed.ts";
+import type { Waits } from "../replay/addressed.ts";
 import type { ReplayReport } from "../replay/replay.ts";
-import { hourlySummary } from "../replay/text-report.ts";
+import type { HourRow } from "../replay/text-report.ts";
 import { ORPHAN_ANSWER_WITHIN_MS, type RoomMetrics } from "../replay/room.ts";
 import { escapeHtml } from "./html-text.ts";
 
 const stat = (label: string, value: string) => `<div class="stat"><b>${escapeHtml(value)}</b><span>${escapeHtml(label)}</span></div>`;
 
 /**
- * Waits of the lines a dispatch carried (from the line to the first dispatch that carried it), by
- * what they were: mentions, and unaddressed lines (neither a mention nor engaged). One headline
- * for all lines would be mostly unaddressed talk, which waits by design.
+ * The totals, and calls and skips by reason. The waits are those of the lines a dispatch carried
+ * (from the line to the first dispatch that carried it), by what they were: mentions, and
+ * unaddressed lines (neither a mention nor engaged). One headline for all lines would be mostly
+ * unaddressed talk, which waits by design.
  */
-export function waitsByKind(report: ReplayReport, lines: readonly LogLine[]): { mentions: number[]; unaddressed: number[] } {
-  const carriedAt = new Map<string, number>();
-  for (const d of report.dispatches) for (const id of d.messageIds) if (!carriedAt.has(id)) carriedAt.set(id, d.at);
-  const out = { mentions: [] as number[], unaddressed: [] as number[] };
-  lines.forEach((l, i) => {
-    const at = carriedAt.get(l.id);
-    const m = report.messages[i];
-    if (at === undefined || !m) return;
-    if (m.isMention) out.mentions.push(at - l.ts);
-    else if (!m.engaged) out.unaddressed.push(at - l.ts);
-  });
-  out.mentions.sort((a, b) => a - b);
-  out.unaddressed.sort((a, b) => a - b);
-  return out;
-}
-
-export function renderSummary(report: ReplayReport, lines: readonly LogLine[]): string {
+export function renderSummary(report: ReplayReport, waits: { mentions: Waits; unaddressed: Waits }): string {
   const s = report.summary;
-  const waits = waitsByKind(report, lines);
-  const p95max = (w: readonly number[]) => `${(percentile(w, 95) / 1000).toFixed(1)} s / ${((w.at(-1) ?? 0) / 1000).toFixed(1)} s`;
+  const p95max = (w: Waits) => `${(w.percentile(95) / 1000).toFixed(1)} s / ${(w.max / 1000).toFixed(1)} s`;
   const a = report.addressed;
   const stats = [
     stat("messages", String(s.messages)),
@@ -84,8 +67,8 @@ export function renderLegend(annotated: boolean): string {
   ].join("")} · click a dispatch to pin its details</p>`;
 }
 
-export function renderHours(report: ReplayReport, lines: readonly LogLine[]): string {
-  const rows = hourlySummary(report, lines)
+export function renderHours(hours: readonly HourRow[]): string {
+  const rows = hours
     .map((r) => `<tr><td>${new Date(r.hour).toISOString().slice(0, 13).replace("T", " ")}:00</td><td>${r.messages}</td><td>${r.mentions}</td><td>${r.dispatches}</td><td>${r.modelCalls}</td><td>${r.sent}</td><td>${r.skipped}</td></tr>`)
     .join("");
   return `<section id="hours"><h2>per hour</h2><table><thead><tr><th>hour (UTC)</th><th>messages</th><th>mentions</th><th>dispatches</th><th>model calls</th><th>sent</th><th>skipped</th></tr></thead><tbody>${rows}</tbody></table></section>`;

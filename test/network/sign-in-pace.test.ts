@@ -75,6 +75,56 @@ describe("sign-in pace", () => {
     expect(granted.map(([n]) => n)).toEqual(["first", "mention", "late", "quiet", "quiet2"]);
   });
 
+  it("a thousand waiting read their priority once per 100 ms, not once per freed slot (which was half a million reads)", async () => {
+    const pace = new SignInPace({ concurrency: 10, jitterMs: 0 });
+    let reads = 0;
+    const order: number[] = [];
+    const holders: SignInRelease[] = [];
+    for (let i = 0; i < 1010; i++) {
+      void pace
+        .take(() => (reads++, i === 1009 ? 1 : 0))
+        .then((release) => {
+          order.push(i);
+          holders.push(release);
+        });
+    }
+    await vi.advanceTimersByTimeAsync(0);
+    // T+0: the first ten hold the slots, 1,000 wait.
+    expect([pace.active, pace.waiting, reads]).toEqual([10, 1000, 0]);
+    // One slot frees every millisecond: T+1 … T+1000.
+    for (let t = 1; t <= 1000; t++) {
+      holders.shift()!();
+      await vi.advanceTimersByTimeAsync(1);
+    }
+    expect(pace.waiting).toBe(0);
+    // The most urgent (the last to ask) went first, then first come, first served.
+    expect(order.slice(10, 13)).toEqual([1009, 10, 11]);
+    expect(order.at(-1)).toBe(1008);
+    // Read at T+1, T+101, … T+901: ten reads of those still waiting (1,000 + 900 + … + 100).
+    expect(reads).toBe(5500);
+    for (const release of holders) release();
+  });
+
+  it("a priority that changed since the last read counts from the next read, at most 100 ms later", async () => {
+    const granted: Array<[string, number]> = [];
+    const pace = new SignInPace({ concurrency: 1, jitterMs: 0 });
+    let urgent = 0;
+    const first = taker(pace, "first", granted);
+    const a = taker(pace, "a", granted);
+    const b = taker(pace, "b", granted);
+    const c = taker(pace, "c", granted, () => urgent);
+    await vi.advanceTimersByTimeAsync(0);
+    first.release(); // T+0: read (a 0, b 0, c 0): a
+    await vi.advanceTimersByTimeAsync(50);
+    urgent = 9; // T+50: c has a mention now
+    a.release(); // T+50: the order read at T+0 still holds: b
+    await vi.advanceTimersByTimeAsync(60);
+    b.release(); // T+110: read again: c
+    await vi.advanceTimersByTimeAsync(0);
+    expect(granted).toEqual([["first", 0], ["a", 0], ["b", 50], ["c", 110]]);
+    c.release();
+  });
+
   it("a priority that throws counts as the lowest and stops nothing", async () => {
     const granted: Array<[string, number]> = [];
     const pace = new SignInPace({ concurrency: 1, jitterMs: 0 });

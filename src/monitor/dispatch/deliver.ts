@@ -57,7 +57,7 @@ export async function deliver(run: DispatchRun, r: UnsentReply, notHandled?: rea
   m.state.setAgentChain(nextAgentChain(m.state.agentChain, r.hasHuman));
   // Answered by us: never taken again as an orphaned question (the claim, or the whole batch).
   m.state.noteAnswered(r.claim !== undefined ? [r.claim] : r.ids);
-  m.state.noteRoomLines([true]);
+  m.state.noteRoomLines([{ ts: sentAt, agent: true }]);
   m.emitState();
   const outcome: SentOutcome = { kind: "sent", replyType: r.replyType, text: r.text, budgetRatio: r.ratio, msgId: sent.msgId, sentAt, key: r.key, ...(r.replyTo ? { replyTo: r.replyTo } : {}), ...(notHandled?.length ? { notHandled } : {}) };
   return run.finish(outcome, record.detail);

@@ -5,7 +5,6 @@ import type { InboundMessage, UnsentReply } from "../../types.ts";
 import { allAnswered } from "../../group/answered.ts";
 import { decideFloor, findAnswer, askedAgain, onlyAgentAnswers, takenUp, type FloorDecision } from "../floor.ts";
 import { checkLoopGuard } from "../loop-guard.ts";
-import { SHARE_WINDOW_LINES } from "../monitor-state.ts";
 import type { DispatchRun, Skip, Step } from "./run.ts";
 
 /** What passed the gates, for the steps after the model call. */
@@ -60,7 +59,7 @@ export function gate(run: DispatchRun): Step<Gated> {
   if (others.length === 0) return { skip: "silent", detail: "only-own-messages" };
   if (batch.orphan !== undefined) return orphanGate(run, batch.orphan);
   const recentBefore = state.rememberOthers(others, settings.dedup.othersHistorySize);
-  state.noteRoomLines(others.map((msg) => m.floorContext.isAgent(msg.sender)));
+  state.noteRoomLines(others.map((msg) => ({ ts: msg.timestamp, agent: m.floorContext.isAgent(msg.sender) })));
   state.countLines(others.map((msg) => msg.timestamp));
 
   const guard = checkLoopGuard({ agentChain: state.agentChain, maxAgentChain: settings.maxAgentChain, messages: others, humans: m.memberTypes });
@@ -76,6 +75,12 @@ export function gate(run: DispatchRun): Step<Gated> {
   // Only a room with other agents in it contends for the floor; alone, a reply keeps its own timing.
   // Settled before the model call when it can be: an answer already there will not go away.
   const inRoom = unaddressed && m.memberTypes.anyAgent?.(m.identity.aid) === true;
+  // A follow-up that is only possibly ours (no mention, no engaged line) is a guess; in a room whose
+  // agents have had their share of the talk, a wrong guess is one more agent's line nobody asked for.
+  if (inRoom && settings.orphans.enabled && batch.mentionInfo.triggerType === "engaged" && !others.some((msg) => msg.engaged)) {
+    const share = state.agentsAtShare(settings.orphans.maxAgentShare, batch.now);
+    if (share.at) return { skip: "agents-share", detail: `maybe-ours:${share.agents}/${share.people}` };
+  }
   const floor = inRoom ? decideFloor({ batch: others, seen: run.seenAround(recentBefore), ctx: m.floorContext }) : undefined;
   if (floor?.take === "yield") return { skip: floor.reason, detail: floor.detail };
   // A person's open question to the room is left to people first: if nobody answers it in the
@@ -99,11 +104,12 @@ function orphanGate(run: DispatchRun, questionId: string): Step<Gated> {
   const ageMs = batch.now - q.timestamp;
   if (ageMs > m.settings.orphans.freshMs) return { skip: "orphan-stale", detail: `${q.msgId}:age:${Math.round(ageMs / 1000)}s` };
   if (m.state.answered(q.msgId)) return { skip: "orphan-stale", detail: `${q.msgId}:answered-by-us` };
-  // Agents help the room; they do not take it over: with this answer, agents' lines stay within
-  // their share of the room's last SHARE_WINDOW_LINES lines.
-  const allowed = Math.max(1, Math.floor(m.settings.orphans.maxAgentShare * SHARE_WINDOW_LINES));
-  const agentLines = m.state.agentLinesInLast(SHARE_WINDOW_LINES);
-  if (agentLines >= allowed) return { skip: "agents-share", detail: `${q.msgId}:${agentLines}/${SHARE_WINDOW_LINES}` };
+  // Agents help the room; they do not take it over: with this answer, agents' lines of the day stay
+  // within their share of people's. Held over the day, not the last hundred lines: a run of questions
+  // nobody answers can each be helped after a quiet stretch; how many at once the orphan allowance's
+  // short window bounds (budget.orphan, at the channel's pace).
+  const share = m.state.agentsAtShare(m.settings.orphans.maxAgentShare, batch.now);
+  if (share.at) return { skip: "agents-share", detail: `${q.msgId}:${share.agents}/${share.people}` };
   // What the group said since the question: its earlier batches (remembered) and what is held.
   const recentBefore = m.state.othersRecent;
   const seen = run.seenAround(recentBefore);

@@ -5,6 +5,7 @@ import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { writeFileAtomicSync } from "../../state/atomic-file.ts";
 import { BoundedMap } from "../../util/bounded-map.ts";
+import { IssuedCertificates } from "./issued-certificates.ts";
 import { generateIdentityKey, normalizePem, SIGNING_ALGORITHM, toCryptoKeys, x509, commonName, type CryptoKey } from "../../network/x509.ts";
 
 const DAY = 86_400_000;
@@ -80,6 +81,8 @@ export async function openLocalCa(params: { dir: string; domain: string; now: nu
   const caX509 = new x509.X509Certificate(certPem);
   /** What does not change with the time: a certificate's parse and CA signature, by its PEM as sent. */
   const verified = new BoundedMap<string, IssuedCertificate>(VERIFIED_CERTIFICATES);
+  /** What this CA issued, also before a restart: taken by fingerprint, its signature not verified again. */
+  const issued = new IssuedCertificates(params.dir);
   const verifyIssued = (pem: string): CertificateCheck => {
     let cert: X509Certificate;
     try {
@@ -87,7 +90,7 @@ export async function openLocalCa(params: { dir: string; domain: string; now: nu
     } catch {
       return { ok: false, reason: "unparsable" };
     }
-    if (!cert.checkIssued(caCert) || !cert.verify(caPublic)) return { ok: false, reason: "not-issued-here" };
+    if (!issued.has(cert.fingerprint256) && (!cert.checkIssued(caCert) || !cert.verify(caPublic))) return { ok: false, reason: "not-issued-here" };
     if (cert.ca) return { ok: false, reason: "is-a-ca" };
     const aid = commonName(cert.subject);
     if (!aid) return { ok: false, reason: "no-aid" };
@@ -117,8 +120,8 @@ export async function openLocalCa(params: { dir: string; domain: string; now: nu
   return {
     certFile,
     certPem,
-    issue: (p) =>
-      sign({
+    issue: async (p) => {
+      const pem = await sign({
         // A JSON name, never a string to parse, and the one CN is the aid itself.
         subject: [...(p.attributes ?? []).filter((rdn) => !("CN" in rdn) && !("2.5.4.3" in rdn)), { CN: [p.aid] }],
         publicKey: p.publicKey,
@@ -128,7 +131,11 @@ export async function openLocalCa(params: { dir: string; domain: string; now: nu
           new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyAgreement, true),
           new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.clientAuth, x509.ExtendedKeyUsage.serverAuth]),
         ],
-      }),
+      });
+      // Handed out once it is on the list: sent back as it is, it is known without a verification.
+      await issued.add(new X509Certificate(pem).fingerprint256);
+      return pem;
+    },
     async issueServerCertificate(p) {
       const key = generateIdentityKey().privateKey;
       const certPem2 = await sign({

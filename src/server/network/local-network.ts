@@ -4,6 +4,7 @@
 import { createServer as createHttpServer, type Server } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo, Socket } from "node:net";
+import type { TLSSocket } from "node:tls";
 import { join } from "node:path";
 import type { Logger } from "../../types.ts";
 import { silentLogger } from "../../log.ts";
@@ -77,6 +78,9 @@ export interface LocalNetworkCounters extends MessageServiceCounters {
   refusedCertificates: number;
   /** TCP connections dropped at once: their source address held maxConnectionsPerSource. */
   refusedConnections: number;
+  /** TLS handshakes in full (certificate sent and signed for) and resumed from a session ticket. */
+  tlsFullHandshakes: number;
+  tlsResumedHandshakes: number;
 }
 
 export interface LocalNetwork {
@@ -156,6 +160,7 @@ export async function startLocalNetwork(options: LocalNetworkOptions): Promise<L
   const apiCounters = { refusedSignIns: 0, issuedCertificates: 0, refusedCertificates: 0 };
   const clients = new ClientDeclarations();
   let refusedConnections = 0;
+  const handshakes = { tlsFullHandshakes: 0, tlsResumedHandshakes: 0 };
   const ctx: ApiContext = {
     domain,
     ca,
@@ -199,6 +204,7 @@ export async function startLocalNetwork(options: LocalNetworkOptions): Promise<L
   if (tls) {
     const { certPem, keyPem } = await ca.issueServerCertificate({ dnsNames: [`acp3.${domain}`, `*.${domain}`, domain, "localhost"], ips: ["127.0.0.1"], now: now() });
     server = createHttpsServer({ cert: certPem + ca.certPem, key: keyPem, ...httpTimeouts }, onRequest);
+    server.on("secureConnection", (socket: TLSSocket) => void (socket.isSessionReused() ? handshakes.tlsResumedHandshakes++ : handshakes.tlsFullHandshakes++));
   } else {
     server = createHttpServer(httpTimeouts, onRequest);
   }
@@ -280,7 +286,7 @@ export async function startLocalNetwork(options: LocalNetworkOptions): Promise<L
     quirks: messages.quirks,
     presence,
     connectedAids: () => messages.connectedAids(),
-    counters: () => ({ ...messages.counters, ...apiCounters, refusedConnections }),
+    counters: () => ({ ...messages.counters, ...apiCounters, refusedConnections, ...handshakes }),
     async close() {
       await presence?.close();
       await messages.close();

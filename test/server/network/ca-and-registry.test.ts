@@ -5,7 +5,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { X509Certificate } from "node:crypto";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { generateIdentityKey, toCryptoKeys } from "../../../src/network/x509.ts";
 import { AidRegistry } from "../../../src/server/network/aid-registry.ts";
 import { IDENTITY_CERT_DAYS, openLocalCa } from "../../../src/server/network/local-ca.ts";
@@ -34,6 +35,31 @@ describe("LocalCa.check, asked again and again for one certificate", () => {
     const theirs = await openLocalCa({ dir: join(dir, "theirs"), domain: "acp.local", now: T0 });
     const pem = await theirs.issue({ aid: "alice.acp.local", publicKey: toCryptoKeys(generateIdentityKey().privateKey).publicKey, now: T0 });
     for (let i = 0; i < 3; i++) expect(ours.check(pem, T0 + DAY)).toEqual({ ok: false, reason: "not-issued-here" });
+  });
+});
+
+describe("LocalCa.check of the certificates it issued", () => {
+  it("takes them by their fingerprint, kept on disk, without verifying their signature again, also after a restart; a changed byte is verified (and refused)", async () => {
+    const ca = await openLocalCa({ dir: join(dir, "ca"), domain: "acp.local", now: T0 });
+    const pems = [];
+    for (const aid of ["alice.acp.local", "bob.acp.local"]) pems.push(await ca.issue({ aid, publicKey: toCryptoKeys(generateIdentityKey().privateKey).publicKey, now: T0 }));
+    const verify = vi.spyOn(X509Certificate.prototype, "verify");
+    try {
+      expect(ca.check(pems[0]!, T0 + DAY)).toMatchObject({ ok: true, aid: "alice.acp.local" });
+      // A restart: the network opens its CA from the same folder.
+      const again = await openLocalCa({ dir: join(dir, "ca"), domain: "acp.local", now: T0 });
+      expect(again.check(pems[1]!, T0 + DAY)).toMatchObject({ ok: true, aid: "bob.acp.local" });
+      expect(again.check(pems[0]!, T0 + (IDENTITY_CERT_DAYS + 1) * DAY)).toEqual({ ok: false, reason: "expired" });
+      expect(verify).not.toHaveBeenCalled();
+      // One byte of the signature changed: not a certificate this CA issued, so it is verified.
+      const der = Buffer.from(pems[0]!.replace(/-----[^-]+-----|\s/g, ""), "base64");
+      der[der.length - 5]! ^= 1;
+      const forged = `-----BEGIN CERTIFICATE-----\n${der.toString("base64")}\n-----END CERTIFICATE-----\n`;
+      expect(again.check(forged, T0 + DAY)).toEqual({ ok: false, reason: "not-issued-here" });
+      expect(verify).toHaveBeenCalledTimes(1);
+    } finally {
+      verify.mockRestore();
+    }
   });
 });
 

@@ -1,0 +1,91 @@
+// Text sorted into named buckets as it comes, each read back whole later, in one piece: what the
+// page needs when one walk of the log fills several parts that the page writes one after another
+// (a column of the page data, a path of the chart). A bucket past FLUSH_CHARS goes to a temp file
+// of its own (0600, in a folder removed by `remove`), so what is held is a little per bucket.
+import { closeSync, openSync, readSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import { StringDecoder } from "node:string_decoder";
+import { makeTempDir, removeTempDir } from "../replay/temp-dirs.ts";
+
+const FLUSH_CHARS = 32 * 1024;
+const READ_BYTES = 64 * 1024;
+
+interface Bucket {
+  parts: string[];
+  size: number;
+  file: string | undefined;
+  fd: number | undefined;
+}
+
+export class Buckets {
+  readonly #buckets = new Map<string, Bucket>();
+  readonly #flushChars: number;
+  readonly #readBytes: number;
+  #dir: string | undefined;
+  #files = 0;
+
+  /** `flushChars`: a bucket's text held before it goes to its file; `readBytes`: the read-back chunk. */
+  constructor(opts: { flushChars?: number; readBytes?: number } = {}) {
+    this.#flushChars = opts.flushChars ?? FLUSH_CHARS;
+    this.#readBytes = opts.readBytes ?? READ_BYTES;
+  }
+
+  /** Appends `text` to the bucket `key` (made on first use: {@link keys} keeps that order). */
+  add(key: string, text: string): void {
+    let b = this.#buckets.get(key);
+    if (!b) this.#buckets.set(key, (b = { parts: [], size: 0, file: undefined, fd: undefined }));
+    b.parts.push(text);
+    b.size += text.length;
+    if (b.size >= this.#flushChars) this.#flush(b);
+  }
+
+  /** The buckets, in the order each got its first text. */
+  keys(): string[] {
+    return [...this.#buckets.keys()];
+  }
+
+  /** Whether the bucket has any text. */
+  has(key: string): boolean {
+    return this.#buckets.has(key);
+  }
+
+  /** Gives the bucket's text to `out` in order, a piece at a time (nothing for a bucket never added to). */
+  drain(key: string, out: (text: string) => void): void {
+    const b = this.#buckets.get(key);
+    if (!b) return;
+    if (b.file !== undefined) {
+      this.#flush(b);
+      const fd = openSync(b.file, "r");
+      try {
+        const chunk = Buffer.allocUnsafe(this.#readBytes);
+        const decoder = new StringDecoder("utf8");
+        for (let n = readSync(fd, chunk, 0, chunk.length, null); n > 0; n = readSync(fd, chunk, 0, chunk.length, null)) out(decoder.write(chunk.subarray(0, n)));
+        const rest = decoder.end();
+        if (rest) out(rest);
+      } finally {
+        closeSync(fd);
+      }
+    }
+    if (b.parts.length) out(b.parts.join(""));
+  }
+
+  /** Removes the temp files; the buckets are not used after. */
+  remove(): void {
+    for (const b of this.#buckets.values()) if (b.fd !== undefined) closeSync(b.fd);
+    this.#buckets.clear();
+    if (this.#dir !== undefined) removeTempDir(this.#dir);
+    this.#dir = undefined;
+  }
+
+  #flush(b: Bucket): void {
+    if (b.parts.length === 0) return;
+    if (b.fd === undefined) {
+      this.#dir ??= makeTempDir("acp-replay-page-");
+      b.file = join(this.#dir, `bucket-${this.#files++}.txt`);
+      b.fd = openSync(b.file, "w", 0o600);
+    }
+    writeSync(b.fd, b.parts.join(""));
+    b.parts = [];
+    b.size = 0;
+  }
+}
