@@ -17,6 +17,7 @@ import { createCliBackend } from "../src/cli/live.ts";
 import { loadConfigFile } from "../src/config/load.ts";
 import { createJsonLogger, silentLogger } from "../src/log.ts";
 import { createHttpClient, createIdentity } from "../src/network/index.ts";
+import { processSignInPace } from "../src/network/sign-in-pace.ts";
 import { createFileStateStore } from "../src/state/file-store.ts";
 import { ask } from "./child.ts";
 
@@ -136,14 +137,17 @@ export async function benchFleet(fmt: Fmt): Promise<void> {
     const store = createFileStateStore({ dir: stateDir, logger: silentLogger });
     const { backend } = createCliBackend({ config, logger: silentLogger, store, out: () => {}, showPrompts: false });
     const session = openLiveSession({ io: { out: () => {}, err: () => {} }, afterStop: async () => void (await backend.close?.()), onStopFailed: () => {} });
+    const startCpu0 = process.threadCpuUsage();
     await session.startIdentities(Object.keys(config.identities), () => ({ config, backend, logger, store }));
+    const startedS = (performance.now() - t0) / 1000;
+    const startedCpu = cpuSeconds(process.threadCpuUsage(startCpu0));
     const running = session.running;
     const progress: string[] = [];
-    const sample = setInterval(() => progress.push(`${fmt((performance.now() - t0) / 1000, 1)}s:${running.filter((r) => r.connection!.status === "open").length}`), 1000);
+    const sample = setInterval(() => progress.push(`${fmt((performance.now() - t0) / 1000, 1)}s:${running.filter((r) => r.connection!.status === "open").length} (${processSignInPace.width} at once)`), 1000);
     await Promise.all(running.map((r) => r.ready));
     clearInterval(sample);
     if (process.argv.includes("--progress")) {
-      console.log(`  online over time: ${progress.join(" ")}`);
+      console.log(`  online over time: ${progress.join(" ")} · every identity started (sign-ins under way) at ${fmt(startedS, 1)} s, ${fmt(startedCpu, 1)} s of loop CPU until then`);
       // Where to cut a --cpu-prof of this process (its clock starts with the process).
       console.log(`  start-up window: ${fmt(t0 / 1000, 1)}–${fmt(performance.now() / 1000, 1)} s of this process`);
     }

@@ -3,7 +3,7 @@
 // Fake timers; the timelines are written out (T+… from the first take).
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import fc from "fast-check";
-import { SignInPace, type SignInRelease } from "../../src/network/sign-in-pace.ts";
+import { eventLoopLag, MIN_SIGN_IN_CONCURRENCY, SignInPace, type SignInRelease } from "../../src/network/sign-in-pace.ts";
 
 beforeEach(() => vi.useFakeTimers({ now: 0 }));
 afterEach(() => vi.useRealTimers());
@@ -125,6 +125,54 @@ describe("sign-in pace", () => {
     c.release();
   });
 
+  it("with the event loop's delay to go by, the width follows it: one more per freed slot while the loop keeps up, half when it lags", async () => {
+    const granted: Array<[string, number]> = [];
+    // What the loop's delay was since the last look, in the order the pace looks (one look per freed slot).
+    const lags = [0, 0, 0, 80, 0].map((lagMs) => ({ lagMs, cpuShare: 0.95, idled: true }));
+    const looks: number[] = [];
+    let rested = 0;
+    const pace = new SignInPace({ concurrency: 4, maxConcurrency: 6, jitterMs: 0, loopLag: { read: () => (looks.push(Date.now()), lags.shift()!), rest: () => void rested++ } });
+    const t = Object.fromEntries(["a", "b", "c", "d", "e", "f", "g", "h", "i", "j"].map((n) => [n, taker(pace, n, granted)]));
+    await vi.advanceTimersByTimeAsync(0);
+    // T+0: a, b, c, d in (width 4), six wait.
+    expect(granted).toEqual([["a", 0], ["b", 0], ["c", 0], ["d", 0]]);
+    const releaseAt = async (ms: number, name: string) => {
+      await vi.advanceTimersByTimeAsync(ms - Date.now());
+      t[name]!.release();
+      await vi.advanceTimersByTimeAsync(0);
+    };
+    await releaseAt(10, "a"); // T+10: no lag → width 5: e and f
+    await releaseAt(20, "b"); // T+20: no lag → width 6 (the most): g and h
+    await releaseAt(30, "c"); // T+30: no lag, width stays 6: i
+    await releaseAt(40, "d"); // T+40: 80 ms late, 95 % of a core busy → width 3, at least 4; e, f, g, h, i hold 5: nobody
+    expect(pace.width).toBe(4);
+    await releaseAt(50, "e"); // T+50: no lag → width 5; f, g, h, i hold 4: j
+    expect(granted.map(([n, at]) => `${n}@${at}`).join(" ")).toBe("a@0 b@0 c@0 d@0 e@10 f@10 g@20 h@20 i@30 j@50");
+    expect(looks).toEqual([10, 20, 30, 40, 50]);
+    expect([pace.width, pace.waiting, rested]).toEqual([5, 0, 1]);
+    for (const n of ["f", "g", "h", "i", "j"]) t[n]!.release();
+    // Nobody waits: the loop is no longer looked at.
+    expect(looks).toHaveLength(5);
+  });
+
+  it("the width never falls under 4 however long the loop lags; it holds when the loop was late but not busy (others had the CPU); without a loop to go by it stays as given", async () => {
+    const lagging = new SignInPace({ concurrency: 16, jitterMs: 0, loopLag: { read: () => ({ lagMs: 500, cpuShare: 1, idled: true }), rest: () => {} } });
+    const crowded = new SignInPace({ concurrency: 16, jitterMs: 0, loopLag: { read: () => ({ lagMs: 500, cpuShare: 0.3, idled: true }), rest: () => {} } });
+    const fixed = new SignInPace({ concurrency: 16, jitterMs: 0 });
+    for (const pace of [lagging, crowded, fixed]) {
+      const releases: SignInRelease[] = [];
+      const all = Array.from({ length: 40 }, () => pace.take().then((r) => void releases.push(r)));
+      await vi.advanceTimersByTimeAsync(0);
+      while (releases.length > 0) {
+        releases.shift()!();
+        await vi.advanceTimersByTimeAsync(0);
+      }
+      await Promise.all(all);
+    }
+    expect([lagging.width, crowded.width, fixed.width]).toEqual([MIN_SIGN_IN_CONCURRENCY, 16, 16]);
+    expect(MIN_SIGN_IN_CONCURRENCY).toBe(4);
+  });
+
   it("a priority that throws counts as the lowest and stops nothing", async () => {
     const granted: Array<[string, number]> = [];
     const pace = new SignInPace({ concurrency: 1, jitterMs: 0 });
@@ -201,5 +249,27 @@ describe("sign-in pace", () => {
       ),
       { numRuns: 60 },
     );
+  });
+});
+
+describe("eventLoopLag (Node's own monitor, real time)", () => {
+  it("says nothing when it starts watching, then at least how long the loop was held since the last read, and that it was busy", async () => {
+    vi.useRealTimers();
+    const lag = eventLoopLag(10);
+    try {
+      expect(lag.read()).toEqual({ lagMs: 0, cpuShare: 0, idled: false });
+      await new Promise((r) => setTimeout(r, 30));
+      const until = performance.now() + 150;
+      while (performance.now() < until) {
+        // the loop held for 150 ms
+      }
+      await new Promise((r) => setTimeout(r, 30));
+      const { lagMs, cpuShare } = lag.read();
+      expect(lagMs).toBeGreaterThanOrEqual(100);
+      // 150 ms of 210 on the CPU at the least (less if the machine gave the thread less).
+      expect(cpuShare).toBeGreaterThan(0);
+    } finally {
+      lag.rest();
+    }
   });
 });
