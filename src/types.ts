@@ -54,7 +54,7 @@ export interface InboundMessage extends GroupMessage {
 
 /** Why a line is ours or not: the addressing rule that decided it (src/group/addressing/rules.ts), printed as its name, then `:<name>` where it has the addressee (`addressed-other:bob`). */
 export type AddressingReason =
-  | { readonly rule: "metadata-mention" | "mention" | "reply-to-us" | "answers-our-command" | "bot-command" | "engaged" | "continues" | "private-exchange" | "back-and-forth" }
+  | { readonly rule: "metadata-mention" | "mention" | "reply-to-us" | "answers-our-command" | "bot-command" | "engaged" | "continues" | "private-exchange" | "back-and-forth" | "second-person" }
   | { readonly rule: "after-another-speaker" | "shared-conversation" | "after-our-line" | "continues-after-our-line" | "continues-addressed-other" | "addressed-by-another" }
   | { readonly rule: "named-us" | "addressed-other" | "named-other" | "mention-to-other"; readonly name: string };
 

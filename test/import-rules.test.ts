@@ -57,7 +57,7 @@ const UTIL = under("util");
  */
 const PURE_FILES = [
   ...["addressee", "answered", "command", "dispatch-gate", "held", "memory", "mention", "orphans", "retry-book", "seen-ids", "sender-access", "server-clock", "service-event", "signals", "social", "vitality"].map((n) => `group/${n}.ts`),
-  ...["members", "opening", "reason", "rules", "view"].map((n) => `group/addressing/${n}.ts`),
+  ...["members", "opening", "reason", "rules", "second-person", "view"].map((n) => `group/addressing/${n}.ts`),
   "members/member-types.ts",
   "config/budget-windows.ts",
   ...["assemble", "budget-windows", "confusables", "context-xml", "decision", "dedup", "delay", "direct-prompt", "floor", "format-common", "identity-shared", "intent", "loop-guard", "outbound", "prompt", "reply-address", "reply-policy", "sanitize", "sender-share", "token-estimate"].map((n) => `monitor/${n}.ts`),

@@ -53,6 +53,8 @@ function selfKeysOf(keywords: readonly string[]): { keys: ReadonlySet<string>; v
 }
 
 const NO_ADDRESS: LeadingAddress = Object.freeze({ to: "none" });
+/** A line that ends with a question mark (ASCII or fullwidth), trailing spaces aside. */
+const QUESTION_END = /[?？]\s*$/u;
 
 /** Whether `content` names the member `sender` (its nick or aid user part, trailing `_`/`-` optional) as a whole word. */
 function namesMember(content: string, sender: string): boolean {
@@ -91,6 +93,11 @@ export class ConversationTracker implements ConversationView {
   readonly #traffic: TrafficRecord;
   /** Senders our newest line was to (lower-cased): the one it replies to, those it names, the mention it answers. */
   #latestTo: Set<string> | null = null;
+  /**
+   * Senders our lines addressed who have said nothing since (lower-cased; insertion-ordered,
+   * bounded), and whether one of those lines asked them a question.
+   */
+  #awaiting: Map<string, boolean> | null = null;
   /** The latest line that mentioned us: our next line naming nobody most likely answers it. */
   #lastMention: { sender: string; ts: number } | null = null;
   readonly #aidLower: string;
@@ -141,6 +148,7 @@ export class ConversationTracker implements ConversationView {
     const senderLower = m.sender.toLowerCase();
     this.#openLine?.spoken.add(senderLower);
     this.#engaged?.spoke(senderLower);
+    this.#awaiting?.delete(senderLower);
     if (passive === undefined) this.#spoke(senderLower);
     return v;
   }
@@ -181,16 +189,17 @@ export class ConversationTracker implements ConversationView {
       this.#latestTo?.clear();
     }
     const until = ts + this.#settings.engagedWindowMs;
+    const question = QUESTION_END.test(content);
     let toSomeone = false;
     if (repliedTo !== undefined && repliedTo.toLowerCase() !== this.#aidLower) {
-      this.#engageByUs(repliedTo, until, ts, latest);
+      this.#engageByUs(repliedTo, until, ts, latest, question);
       toSomeone = true;
     }
     // Naming someone in our message starts a conversation with them (engaged speakers).
     for (const sender of windowSenders(this.#traffic.window)) {
       if (sender.toLowerCase() === this.#aidLower) continue;
       if (checkMention(content, buildMentionKeywords({ aid: sender }), "smart")) {
-        this.#engageByUs(sender, until, ts, latest);
+        this.#engageByUs(sender, until, ts, latest, question);
         toSomeone = true;
       }
     }
@@ -200,7 +209,7 @@ export class ConversationTracker implements ConversationView {
     const leading = toSomeone ? undefined : this.#leadingAddressOf(content).to;
     const asked = this.#lastMention;
     if (latest && leading === "none" && asked !== null && ts >= asked.ts && ts - asked.ts <= this.#settings.continuationMs) {
-      this.#engageByUs(asked.sender, until, ts, true);
+      this.#engageByUs(asked.sender, until, ts, true, question);
     }
     // A line of ours to someone is answered by them (engaged above); one that names nobody (a
     // question to the room, a topic, an answer) may be answered by anyone.
@@ -257,18 +266,24 @@ export class ConversationTracker implements ConversationView {
   latestLineTo(sender: string): boolean {
     return this.#latestTo?.has(sender.toLowerCase()) ?? false;
   }
+  awaitsAnswer(sender: string): boolean {
+    const key = sender.toLowerCase();
+    const asked = this.#awaiting?.get(key);
+    return asked === true || (asked === false && this.latestLineTo(key));
+  }
   privateExchange(sender: string): boolean {
     const recent = this.#recentSpeakers;
     if (recent.length < PRIVATE_EXCHANGE_LINES) return false;
     const them = sender.toLowerCase();
-    let ours = false;
+    // A turn each way: a line of theirs before one of ours (their line being decided is the turn back).
     let theirs = false;
+    let turn = false;
     for (const s of recent) {
-      if (s === this.#aidLower) ours = true;
+      if (s === this.#aidLower) turn ||= theirs;
       else if (s === them) theirs = true;
       else return false;
     }
-    return ours && theirs;
+    return turn;
   }
   get engaged(): Pick<EngagedSpeakers, "size" | "stateOf" | "lastDirect"> | null {
     return this.#engaged;
@@ -295,10 +310,16 @@ export class ConversationTracker implements ConversationView {
     if (recent.length > PRIVATE_EXCHANGE_LINES) recent.shift();
   }
 
-  /** Our line at `now` is to `sender`: they owe us an answer; `latest`: it is our newest line. */
-  #engageByUs(sender: string, until: number, now: number, latest: boolean): void {
+  /** Our line at `now` is to `sender`: they owe us an answer; `latest`: it is our newest line; `question`: it asks one. */
+  #engageByUs(sender: string, until: number, now: number, latest: boolean, question: boolean): void {
     this.#engage(sender, until, now, true, true);
-    if (latest) (this.#latestTo ??= new Set()).add(sender.toLowerCase());
+    const key = sender.toLowerCase();
+    if (latest) (this.#latestTo ??= new Set()).add(key);
+    const awaiting = (this.#awaiting ??= new Map());
+    const asked = awaiting.get(key) === true || question;
+    awaiting.delete(key);
+    awaiting.set(key, asked);
+    if (awaiting.size > TARGETS_CAPACITY) awaiting.delete(awaiting.keys().next().value as string);
   }
 
   #engage(sender: string, until: number, now: number, owesAnswer: boolean, direct: boolean): void {

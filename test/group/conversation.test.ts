@@ -185,6 +185,48 @@ describe("conversation tracker: each verdict's effects on the next lines", () =>
     expect(c.line(55 * S, "bob", "ok")).toEqual(["continues-after-our-line", "maybe-us"]);
   });
 
+  it("someone we asked answers us with their next line, whoever spoke between and however long it took", () => {
+    const c = tracker();
+    c.line(0, "carol", "hi");
+    expect(c.line(1 * S, "bob", "Alice, my wifi drops")).toEqual(["mention", "us"]);
+    c.ours(5 * S, "bob: which kernel do you run?");
+    expect(c.line(60 * S, "carol", "mine too, since the update")).toEqual([null, "nobody"]);
+    c.ours(70 * S, "carol: same card?");
+    expect(c.line(100 * S, "carol", "yes")).toEqual(["engaged", "us-engaged"]);
+    // T+185 s, bob's first line since our question, 3 min after it, right after carol's:
+    // it answers our question (was after-another-speaker: maybe ours).
+    expect(c.line(185 * S, "bob", "5.15")).toEqual(["engaged", "us-engaged"]);
+    // Answered: his next line after someone else's, long after our question, is maybe ours again.
+    expect(c.line(320 * S, "dave", "hi all")).toEqual([null, "nobody"]);
+    expect(c.line(330 * S, "bob", "anyone else?")).toEqual(["after-another-speaker", "maybe-us"]);
+  });
+
+  it("a private exchange needs a turn each way: our line, then the sender talking on, is not one", () => {
+    const c = tracker();
+    c.line(0, "dave", "morning");
+    c.ours(1 * S, "is there anything special for the read whitelist?");
+    expect(c.line(10 * S, "bob", "restricting the read permission")).toEqual(["after-our-line", "maybe-us"]);
+    expect(c.line(20 * S, "bob", "okay")).toEqual(["continues-after-our-line", "maybe-us"]);
+    // ours, bob's, bob's: bob talks on; no line of his has had our answer yet.
+    expect(c.line(30 * S, "bob", "right")).toEqual(["continues-after-our-line", "maybe-us"]);
+    c.ours(35 * S, "and the group?");
+    // bob's, bob's, ours — then bob: a turn each way.
+    expect(c.line(40 * S, "bob", "users")).toEqual(["private-exchange", "us-engaged"]);
+  });
+
+  it("a line in the second person right after our line to the room answers it", () => {
+    const c = tracker();
+    c.line(0, "dave", "morning");
+    c.ours(1 * S, "anyone know why GET hangs?");
+    expect(c.line(7 * S, "bob", "you need HOST too if you speak HTTP/1.1")).toEqual(["second-person", "us-engaged"]);
+    // It opens no conversation: bob is not engaged.
+    expect(c.t.engagedSpeakersAt(T + 8 * S)).toEqual([]);
+    c.ours(20 * S, "what is the best ftp client?");
+    expect(c.line(25 * S, "carol", "gftp")).toEqual(["after-our-line", "maybe-us"]);
+    // Not right after our line any more: maybe ours, as before.
+    expect(c.line(30 * S, "dave", "did you try lftp?")).toEqual(["after-our-line", "maybe-us"]);
+  });
+
   it("a reply to one of our messages is to us", () => {
     const c = tracker();
     const ours = c.ours(0, "try the 2.0 build");

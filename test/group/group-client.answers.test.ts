@@ -124,15 +124,15 @@ describe("an answer to our line that goes on line after line", () => {
       [0, WE, "100", "is there anything special for the read whitelist?"], // names nobody
       [10_000, BOB, "1", "restricting the read permission"], // after-our-line
       [25_000, BOB, "2", "okay"], // continues-after-our-line
-      [38_000, BOB, "3", "right"], // the group's last three lines are ours and bob's alone: private-exchange, ours
+      [38_000, BOB, "3", "right"], // ours and bob's lines alone, but no turn back to us yet: continues-after-our-line
       [46_000, BOB, "4", "can you paste your line?"], // 8 s after bob's previous line: continues it (was plain: 36 s after his first)
     ]);
     await at(120_000);
     expect(accepted(t)).toEqual([
       ["1", false, false, true, "after-our-line"],
       ["2", false, false, true, "continues-after-our-line"],
-      ["3", false, true, false, "private-exchange"],
-      ["4", false, true, false, "continues"],
+      ["3", false, false, true, "continues-after-our-line"],
+      ["4", false, false, true, "continues-after-our-line"],
     ]);
   });
 });

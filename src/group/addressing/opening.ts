@@ -1,5 +1,7 @@
 // What a line's opening words say, beyond its first name (../addressee.ts reads that): the text
-// after its first word, where a second-word address starts (`lol bob …`, `thanks bob`). Pure.
+// after its first word, where a second-word address starts (`lol bob …`, `thanks bob`), and
+// whether the opening is an address beyond doubt (`bob: …`, `@bob …`) whoever bob is. Pure.
+import { leadingName } from "../addressee.ts";
 
 /**
  * The text after the line's first word and the spaces and punctuation that follow it, or null
@@ -16,4 +18,18 @@ export function afterFirstWord(content: string): string | null {
 
 function isSpace(ch: string): boolean {
   return ch === " " || ch === "\t" || ch === "\u3000";
+}
+
+/**
+ * The line opens with an address marked beyond doubt — `@bob …`, or a name followed by a colon
+ * (`bob: …`, `bob：…`) — to anyone, known or not (a typo, someone who has not spoken). A comma
+ * is not enough: `yes, …` and `well, …` open with a word, not an address.
+ */
+export function opensWithStrongAddress(content: string): boolean {
+  const lead = leadingName(content);
+  if (lead === null) return false;
+  const t = content.trimStart();
+  if (t.startsWith("@")) return true;
+  const next = t[lead.name.length];
+  return next === ":" || next === "：";
 }

@@ -4,10 +4,11 @@
 // always has one. The tracker (../conversation.ts) then applies the winning verdict's effects in
 // one step. The order is the one docs/behaviour.md documents (a test holds the two together).
 // Rules never change the view, keep no state, and read no clock but the line's server time.
-import { leadingName, nickKey } from "../addressee.ts";
+import { nickKey } from "../addressee.ts";
 import { parseBotCommand } from "../command.ts";
 import { replyTargetOf } from "../mention.ts";
-import { afterFirstWord } from "./opening.ts";
+import { afterFirstWord, opensWithStrongAddress } from "./opening.ts";
+import { inSecondPerson } from "./second-person.ts";
 import { isServiceEvent } from "../service-event.ts";
 import { passiveKindOf, type MessageSignals } from "../signals.ts";
 import { verdict, type AddressedLine, type AddressingRule, type ConversationView, type Target, type Verdict, type Whom } from "./view.ts";
@@ -64,6 +65,7 @@ const AFTER_ANOTHER_SPEAKER = verdict({ to: "maybe-us", reason: { rule: "after-a
 const CONTINUES = verdict({ to: "us-engaged", reason: { rule: "continues" }, engage: "follow-up", target: "us", ...after });
 const ENGAGED = verdict({ to: "us-engaged", reason: { rule: "engaged" }, engage: "follow-up", target: "us", ...after });
 const SHARED = verdict({ to: "maybe-us", reason: { rule: "shared-conversation" }, ...after });
+const SECOND_PERSON = verdict({ to: "us-engaged", reason: { rule: "second-person" }, target: "maybe-us", ...after });
 const AFTER_OUR_LINE = verdict({ to: "maybe-us", reason: { rule: "after-our-line" }, target: "maybe-us", ...after });
 const PLAIN_UNADDRESSED = verdict({ to: "nobody", ...after });
 
@@ -105,7 +107,7 @@ export function engagedState(line: AddressedLine, v: ConversationView): "engaged
 export function turnedToAnother(line: AddressedLine, v: ConversationView): boolean {
   const last = v.lastSpeaker;
   const sender = line.sender.toLowerCase();
-  if (last === null || last === v.aidLower || last === sender) return false;
+  if (last === null || last === v.aidLower || last === sender || v.awaitsAnswer(sender)) return false;
   const direct = v.engaged?.lastDirect(sender);
   return direct === undefined || line.timestamp - direct > DIRECT_FRESH_MS;
 }
@@ -119,7 +121,7 @@ export function turnedToAnother(line: AddressedLine, v: ConversationView): boole
 export function continuationInterrupted(line: AddressedLine, v: ConversationView): boolean {
   const last = v.lastSpeaker;
   if (last === null || last === v.aidLower || last === line.sender.toLowerCase()) return false;
-  return !v.latestLineTo(line.sender);
+  return !v.latestLineTo(line.sender) && !v.awaitsAnswer(line.sender);
 }
 
 function repliesToUs(line: AddressedLine, signals: MessageSignals, v: ConversationView): boolean {
@@ -246,9 +248,9 @@ export const backAndForth = rule("back-and-forth", "us-engaged", (line, _signals
   const ours = v.lastSelfSpeakAt;
   if (ours === null || ours < v.targetOf(line.sender)!.ts) return null;
   // Our line was to the room or to the sender, not to someone else; and the line does not open
-  // with a marked address (`bob: …`) to someone, known or not.
+  // with an address beyond doubt (`bob: …`, `@bob`) to someone, known or not.
   if (v.openLine?.ts !== ours && !v.latestLineTo(line.sender)) return null;
-  return leadingName(line.content)?.marked === true ? null : BACK_AND_FORTH;
+  return opensWithStrongAddress(line.content) ? null : BACK_AND_FORTH;
 });
 
 /** The sender's previous line was maybe an answer to our line: this is the rest of it (a second sentence, a paste). */
@@ -282,6 +284,16 @@ export const engaged = rule("engaged", "us-engaged", (line, _signals, v) => (eng
 /** The sender is in a conversation with us that another member joined: maybe ours. */
 export const sharedConversation = rule("shared-conversation", "maybe-us", (line, _signals, v) => (engagedState(line, v) === "shared" ? SHARED : null));
 
+/**
+ * The sender's first line after our open line comes right after it (ours is the group's last line)
+ * and speaks in the second person (`why would you need that?`, `can you not set both?`): an
+ * answer to us. Ours, [engaged]; like {@link backAndForth} it engages nobody, their next lines
+ * stay maybe ours.
+ */
+export const secondPerson = rule("second-person", "us-engaged", (line, _signals, v) =>
+  v.lastSpeaker === v.aidLower && mayAnswerOpenLine(line, v) && inSecondPerson(line.content) ? SECOND_PERSON : null,
+);
+
 /** The sender's first line after our open line, naming nobody: it may answer us. The model judges. */
 export const afterOurLine = rule("after-our-line", "maybe-us", (line, _signals, v) => (mayAnswerOpenLine(line, v) ? AFTER_OUR_LINE : null));
 
@@ -311,6 +323,7 @@ export const ADDRESSING_RULES: readonly AddressingRule[] = Object.freeze([
   addressedByAnother,
   engaged,
   sharedConversation,
+  secondPerson,
   afterOurLine,
   plain,
 ]);
@@ -344,6 +357,7 @@ export function decideAddressing(line: AddressedLine, signals: MessageSignals, v
     addressedByAnother.decide(line, signals, v) ??
     engaged.decide(line, signals, v) ??
     sharedConversation.decide(line, signals, v) ??
+    secondPerson.decide(line, signals, v) ??
     afterOurLine.decide(line, signals, v) ??
     plain.decide(line, signals, v)
   ) ?? PLAIN;

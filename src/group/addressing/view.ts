@@ -73,7 +73,12 @@ export interface ConversationView {
   readonly lastSpeaker: string | null;
   /** Our newest line was to `sender`: it replied to them, named them, or answered their mention of us. */
   latestLineTo(sender: string): boolean;
-  /** The group's last few lines (PRIVATE_EXCHANGE_LINES) are ours and `sender`'s alone, both among them. */
+  /**
+   * A line of ours addressed `sender` and they have said nothing since; and that line asked them a
+   * question, or it is our newest line. Their next line answers it.
+   */
+  awaitsAnswer(sender: string): boolean;
+  /** The group's last few lines (PRIVATE_EXCHANGE_LINES) are ours and `sender`'s alone, with a turn each way (one of theirs before one of ours). */
   privateExchange(sender: string): boolean;
   /** Speakers we are in a conversation with; null until the first engagement. */
   readonly engaged: EngagedView | null;

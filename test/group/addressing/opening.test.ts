@@ -1,6 +1,6 @@
 // What follows a line's first word: where the named-other rule looks for a second-word address.
 import { describe, expect, it } from "vitest";
-import { afterFirstWord } from "../../../src/group/addressing/opening.ts";
+import { afterFirstWord, opensWithStrongAddress } from "../../../src/group/addressing/opening.ts";
 
 describe("afterFirstWord", () => {
   it.each([
@@ -16,5 +16,19 @@ describe("afterFirstWord", () => {
 
   it.each(["bob", "  bob  ", "", "   "])("one word or none: %j → null", (content) => {
     expect(afterFirstWord(content)).toBeNull();
+  });
+});
+
+describe("opensWithStrongAddress", () => {
+  it.each([
+    ["cooldude: its on normal", true],
+    ["@dave see above", true],
+    ["小明：再试一次", true],
+    ["yes, its mostly about the design", false],
+    ["well, maybe", false],
+    ["http://example.org: look", false],
+    ["debian 12", false],
+  ])("%j → %s", (content, strong) => {
+    expect(opensWithStrongAddress(content)).toBe(strong);
   });
 });

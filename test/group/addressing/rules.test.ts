@@ -160,6 +160,9 @@ table(rules.privateExchange, [
   ["ours, bob's, ours", hello, { ...maybeAnswer, recentSpeakers: [US, "bob", US] }, verdict({ to: "us-engaged", reason: { rule: "private-exchange" }, target: "us", ...after })],
   ["carol spoke among the last three lines", hello, { ...maybeAnswer, recentSpeakers: ["carol", US, "bob"] }, null],
   ["only bob's lines: no turn of ours", hello, { ...maybeAnswer, recentSpeakers: ["bob", "bob", "bob"] }, null],
+  // alice T-20 s `is there anything for the whitelist?`; bob T-15 s `restrict read`; bob T-10 s `okay`; bob T+0: bob talks on after our line.
+  ["ours, bob's, bob's: no turn back to us yet", hello, { ...maybeAnswer, recentSpeakers: [US, "bob", "bob"] }, null],
+  ["bob's, bob's, ours: a turn each way", hello, { ...maybeAnswer, recentSpeakers: ["bob", "bob", US] }, verdict({ to: "us-engaged", reason: { rule: "private-exchange" }, target: "us", ...after })],
   ["two lines are not an exchange yet", hello, { ...maybeAnswer, recentSpeakers: [US, "bob"] }, null],
   ["their previous line was not a maybe-answer to us", hello, { recentSpeakers: ["bob", US, "bob"] }, null],
   ["31 s after their maybe-answer: past continuationMs", hello, { targets: { bob: { to: "maybe-us", ts: T - 31 * S } }, recentSpeakers: ["bob", US, "bob"] }, null],
@@ -175,6 +178,8 @@ table(rules.backAndForth, [
   ["our line since was to carol", line("debian 12"), { ...ourTurn, latestTo: ["carol"] }, null],
   ["carol spoke after our line", line("debian 12"), { ...ourTurn, openLine: { ts: T - 5 * S, spoken: ["carol"] }, lastSpeaker: "carol" }, null],
   ["the line opens with a marked address, even to a name we do not know", line("dave: debian 12"), { ...ourTurn, openLine: { ts: T - 5 * S, spoken: [] } }, null],
+  ["`@dave …` too", line("@dave debian 12"), { ...ourTurn, openLine: { ts: T - 5 * S, spoken: [] } }, null],
+  ["a word and a comma is no address (`yes, …`)", line("yes, debian 12"), { ...ourTurn, openLine: { ts: T - 5 * S, spoken: [] } }, BACK_AND_FORTH],
   ["31 s after their maybe-answer: past continuationMs", line("debian 12"), { ...ourTurn, targets: { bob: { to: "maybe-us", ts: T - 31 * S } }, openLine: { ts: T - 5 * S, spoken: [] } }, null],
   ["their previous line was to us: `continues`' line, not this rule's", line("debian 12"), { ...ourTurn, targets: { bob: { to: "us", ts: T - 10 * S } }, latestTo: ["bob"] }, null],
 ]);
@@ -228,6 +233,31 @@ table(rules.afterAnotherSpeaker, [
     { targets: { bob: { to: "us", ts: T - 20 * S } }, engaged: [{ ...bobEngaged, directAt: T - 20 * S }], lastSelfSpeakAt: T - 60 * S, latestTo: ["dave"], lastSpeaker: "bob" },
     null,
   ],
+  // alice T-180 s `bob: which kernel do you run?`; carol T-5 s `lol`; bob T+0, his first line since:
+  [
+    "engaged, right after carol's line, 3 min after our question to bob, which he has not answered yet: his answer",
+    line("5.15"),
+    { engaged: [{ ...bobEngaged, directAt: T - 180 * S }], lastSpeaker: "carol", awaiting: [{ sender: "bob", asked: true }] },
+    null,
+  ],
+  [
+    "our newest line was to bob (no question) and he has said nothing since: his answer",
+    line("ok"),
+    { engaged: [{ ...bobEngaged, directAt: T - 180 * S }], lastSpeaker: "carol", awaiting: [{ sender: "bob", asked: false }], latestTo: ["bob"] },
+    null,
+  ],
+  [
+    "we addressed bob without a question, then someone else: carol's line between turns him",
+    line("ok"),
+    { engaged: [{ ...bobEngaged, directAt: T - 180 * S }], lastSpeaker: "carol", awaiting: [{ sender: "bob", asked: false }], latestTo: ["dave"] },
+    AFTER_ANOTHER,
+  ],
+  [
+    "their line 25 s ago was to us, our newest line went to dave, but our question to bob is unanswered: not interrupted",
+    line("5.15"),
+    { targets: { bob: { to: "us", ts: T - 25 * S } }, engaged: [{ ...bobEngaged, directAt: T - 25 * S }], lastSelfSpeakAt: T - 20 * S, latestTo: ["dave"], lastSpeaker: "carol", awaiting: [{ sender: "bob", asked: true }] },
+    null,
+  ],
   ["the previous line was ours", hello, { engaged: [{ ...bobEngaged, directAt: T - 180 * S }], lastSpeaker: "alice.agentcp.io" }, null],
   ["the previous line was the sender's own", hello, { engaged: [{ ...bobEngaged, directAt: T - 180 * S }], lastSpeaker: "bob" }, null],
   ["a shared conversation is not theirs with us alone", hello, { engaged: [{ ...bobEngaged, directAt: T - 180 * S, shared: true }], lastSpeaker: "carol" }, null],
@@ -260,6 +290,20 @@ table(rules.engaged, [
 table(rules.sharedConversation, [
   ["another member joined the sender's conversation with us", hello, { engaged: [{ ...bobEngaged, shared: true }] }, verdict({ to: "maybe-us", reason: { rule: "shared-conversation" }, ...after })],
   ["the sender is engaged with us alone", hello, { engaged: [bobEngaged] }, null],
+]);
+
+const SECOND_PERSON = verdict({ to: "us-engaged", reason: { rule: "second-person" }, target: "maybe-us", ...after });
+/** alice T-5 s `GET what?` (to the room); bob T+0, the first line since. */
+const rightAfterOurs = { openLine: { ts: T - 5 * S, spoken: [] }, lastSpeaker: US, lastSelfSpeakAt: T - 5 * S };
+table(rules.secondPerson, [
+  ["`why would you need that?` right after our line to the room", line("why would you need that?"), rightAfterOurs, SECOND_PERSON],
+  ["`can u paste it`", line("can u paste it"), rightAfterOurs, SECOND_PERSON],
+  ["`kannst du das pasten?`", line("kannst du das pasten?"), rightAfterOurs, SECOND_PERSON],
+  ["`你试过重启吗`", line("你试过重启吗"), rightAfterOurs, SECOND_PERSON],
+  ["no second person", line("that is the command"), rightAfterOurs, null],
+  ["`you` inside a word is not it (`youth`, `bayou`)", line("youth and bayou"), rightAfterOurs, null],
+  ["carol spoke after our line: not right after it", line("why would you need that?"), { ...rightAfterOurs, openLine: { ts: T - 5 * S, spoken: ["carol"] }, lastSpeaker: "carol" }, null],
+  ["no open line of ours (our line was to someone)", line("why would you need that?"), { lastSpeaker: US, lastSelfSpeakAt: T - 5 * S }, null],
 ]);
 
 const AFTER_OUR_LINE = verdict({ to: "maybe-us", reason: { rule: "after-our-line" }, target: "maybe-us", ...after });

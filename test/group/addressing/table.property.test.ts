@@ -15,7 +15,7 @@ const person = fc.constantFrom(...PEOPLE);
 const ago = fc.oneof(fc.integer({ min: -2, max: 29 }), fc.integer({ min: 31, max: 59 }), fc.integer({ min: 61, max: 119 }), fc.integer({ min: 121, max: 200 })).map((s) => T - s * S);
 
 const contentArb = fc.oneof(
-  fc.constantFrom("hello", "a cow says moo", "Alice, can you look?", "jacob: did it mount?", "!info foo", "!raid | puff", "note: red build", "lol carol, try xkill", "carol: ask Alice"),
+  fc.constantFrom("hello", "a cow says moo", "Alice, can you look?", "jacob: did it mount?", "!info foo", "!raid | puff", "note: red build", "lol carol, try xkill", "carol: ask Alice", "can you paste it?"),
   person.map((p) => `${p}: are you there?`),
   person.map((p) => `${p} did you push?`),
   person.map((p) => `@${p}_ see above`),
@@ -40,6 +40,7 @@ const viewArb: fc.Arbitrary<ViewSpec> = fc.record({
   openLine: fc.option(fc.record({ ts: ago, spoken: fc.subarray([...PEOPLE]) }), { nil: undefined }),
   lastSpeaker: fc.option(fc.constantFrom(...PEOPLE, "alice.agentcp.io"), { nil: undefined }),
   latestTo: fc.subarray([...PEOPLE]),
+  awaiting: fc.array(fc.record({ sender: person, asked: fc.boolean() }), { maxLength: 2 }),
   engaged: fc.array(fc.record({ speaker: person, until: fc.integer({ min: -30, max: 900 }).map((s) => T + s * S), directAt: fc.option(ago, { nil: undefined }), shared: fc.boolean(), contested: fc.boolean() }), { maxLength: 2 }),
   recentSpeakers: fc.array(fc.constantFrom(...PEOPLE, "alice.agentcp.io"), { maxLength: 3 }),
   targets: fc.dictionary(person, fc.record({ to: fc.constantFrom("us" as const, "other" as const, "maybe-us" as const), ts: ago })),
@@ -86,8 +87,13 @@ describe("the addressing table over generated lines and conversations", () => {
         numRuns: 20_000,
         seed: 25,
         // back-and-forth needs four facts at once (a maybe-answer within 30 s, our line since, ours
-        // the last line, to the room or to them) that random views rarely line up: one written out.
+        // the last line, to the room or to them), private-exchange a turn each way among the last
+        // three lines: random views rarely line them up, so one of each is written out.
         examples: [
+          [
+            { content: "hello", sender: "bob", contentType: "text", mentionsUs: false, replyTo: undefined, reaction: false },
+            { targets: { bob: { to: "maybe-us", ts: T - 10 * S } }, recentSpeakers: ["bob", "alice.agentcp.io", "bob"] },
+          ],
           [
             { content: "hello", sender: "bob", contentType: "text", mentionsUs: false, replyTo: undefined, reaction: false },
             { targets: { bob: { to: "maybe-us", ts: T - 10 * S } }, lastSpeaker: "alice.agentcp.io", lastSelfSpeakAt: T - 5 * S, latestTo: ["bob"] },

@@ -47,6 +47,8 @@ export interface ViewSpec {
   lastSpeaker?: string;
   /** Whom our newest line was to (senders). */
   latestTo?: string[];
+  /** Senders a line of ours addressed who have said nothing since; `asked`: that line asked them a question. */
+  awaiting?: Array<{ sender: string; asked: boolean }>;
   /**
    * Engaged speakers: engaged until `until`; `directAt` their last direct exchange with us; `shared`
    * someone else addressed them; `contested` we addressed them last, then someone else did.
@@ -93,10 +95,15 @@ export function viewOf(p: ViewSpec = {}): ConversationView {
     openLine: p.openLine ? { ts: p.openLine.ts, spoken: new Set(p.openLine.spoken) } : null,
     lastSpeaker: p.lastSpeaker ?? null,
     latestLineTo: (sender: string) => (p.latestTo ?? []).some((s) => s.toLowerCase() === sender.toLowerCase()),
+    awaitsAnswer: (sender: string) => {
+      const a = (p.awaiting ?? []).find((w) => w.sender.toLowerCase() === sender.toLowerCase());
+      return a !== undefined && (a.asked || (p.latestTo ?? []).some((s) => s.toLowerCase() === sender.toLowerCase()));
+    },
     privateExchange: (sender: string) => {
       const recent = (p.recentSpeakers ?? []).slice(-PRIVATE_EXCHANGE_LINES);
       const them = sender.toLowerCase();
-      return recent.length === PRIVATE_EXCHANGE_LINES && recent.every((r) => r === AID || r === them) && recent.includes(AID) && recent.includes(them);
+      // Theirs and ours alone, with a turn each way: a line of theirs before one of ours.
+      return recent.length === PRIVATE_EXCHANGE_LINES && recent.every((r) => r === AID || r === them) && recent.indexOf(them) !== -1 && recent.lastIndexOf(AID) > recent.indexOf(them);
     },
     engaged,
     targetOf: (sender: string) => p.targets?.[sender],
