@@ -7,6 +7,7 @@ import type { DispatchDecision } from "../monitor/monitor.ts";
 import type { AddressingReason, DropReason, ReplyType, SkipReason, TriggerType, VitalityState } from "../types.ts";
 import { AddressedCount, isDirectedAt, Waits, type AddressedReport } from "./addressed.ts";
 import type { LogLine } from "./log.ts";
+import { ReasonColumn } from "./reason-column.ts";
 import { fileStore, memoryStore, type RecordStore } from "./spill.ts";
 
 export interface ReplayDispatch {
@@ -93,6 +94,9 @@ export interface ReplayView {
   waitsByKind: { mentions: Waits; unaddressed: Waits };
   /** Lines and mentions per UTC hour (start of the hour, epoch ms). */
   lineHours: ReadonlyMap<number, { messages: number; mentions: number }>;
+  /** Lines per sender, and the last line's time (undefined: no lines). */
+  senderCounts: ReadonlyMap<string, number>;
+  lastTs: number | undefined;
   /** Whether the line at this position (in time order) mentioned the agent. */
   isMention(ordinal: number): boolean;
   /** The waits of the annotated lines meant for the persona that reached a model call (the report's `addressed` waits). */
@@ -309,6 +313,8 @@ export function createReplayRecorder(p: { count: number; persona: string; isPers
       settle(true);
       report.summary.modelCalls = modelCalls;
       const lineHours = new Map<number, { messages: number; mentions: number }>();
+      const senderCounts = new Map<string, number>();
+      let lastTs: number | undefined;
       let i = 0;
       for (const l of lines) {
         const b = bits[i]!;
@@ -324,6 +330,8 @@ export function createReplayRecorder(p: { count: number; persona: string; isPers
         if (directed !== null) addressed.add({ directed, flagged: isMention || engaged, reached: (b & REACHED) !== 0 });
         const hour = Math.floor(l.ts / HOUR) * HOUR;
         const row = lineHours.get(hour) ?? lineHours.set(hour, { messages: 0, mentions: 0 }).get(hour)!;
+        senderCounts.set(l.sender, (senderCounts.get(l.sender) ?? 0) + 1);
+        lastTs = l.ts;
         row.messages++;
         if (isMention) row.mentions++;
         i++;
@@ -356,6 +364,8 @@ export function createReplayRecorder(p: { count: number; persona: string; isPers
         lineBits: (ordinal) => (bits[ordinal] ?? 0) & (MENTION | ENGAGED | REACHED),
         waitsByKind,
         lineHours,
+        senderCounts,
+        lastTs,
         isMention: (ordinal) => ((bits[ordinal] ?? 0) & MENTION) !== 0,
         goldWaits: addressed.waits,
         close() {
@@ -366,31 +376,4 @@ export function createReplayRecorder(p: { count: number; persona: string; isPers
       return { report, view };
     },
   };
-}
-
-/** Each line's addressing reason as an index into the reasons seen (one per label): one byte a line while there are few, two or four past that. */
-class ReasonColumn {
-  #index: Uint8Array | Uint16Array | Uint32Array;
-  readonly #reasons: Array<AddressingReason | undefined> = [undefined];
-  readonly #byLabel = new Map<string, number>();
-
-  constructor(count: number) {
-    this.#index = new Uint8Array(count);
-  }
-
-  set(i: number, reason: AddressingReason | undefined): void {
-    let k = 0;
-    if (reason !== undefined) {
-      const label = addressingLabel(reason);
-      k = this.#byLabel.get(label) ?? this.#reasons.push(reason) - 1;
-      this.#byLabel.set(label, k);
-      if (k > 0xff && this.#index instanceof Uint8Array) this.#index = Uint16Array.from(this.#index);
-      if (k > 0xffff && !(this.#index instanceof Uint32Array)) this.#index = Uint32Array.from(this.#index);
-    }
-    this.#index[i] = k;
-  }
-
-  get(i: number): AddressingReason | undefined {
-    return this.#reasons[this.#index[i]!];
-  }
 }

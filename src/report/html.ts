@@ -42,9 +42,9 @@ export function renderHtmlReport(p: HtmlReportInput): string {
 }
 
 /**
- * The page of a run, to `out` a piece at a time. Walks the lines twice (their senders and last
- * time; then each line's dots and columns into buckets, which spill to temp files past a few KB)
- * and the dispatches a few times: what it holds is per sender and per bucket, never per line.
+ * The page of a run, to `out` a piece at a time. Walks the lines once (each line's dots and data
+ * columns into buckets, which spill to temp files past a few KB) and the dispatches a few times:
+ * what it holds is per sender and per bucket, never per line.
  */
 export function writeHtmlReport(
   run: PageRun,
@@ -53,19 +53,11 @@ export function writeHtmlReport(
 ): void {
   const { report } = run;
   const isPersona = personaMatcher(p.persona, p.aid);
-  const counts = new Map<string, number>();
-  let firstTs: number | undefined;
-  let lastTs: number | undefined;
-  for (const l of run.lines()) {
-    counts.set(l.sender, (counts.get(l.sender) ?? 0) + 1);
-    firstTs ??= l.ts;
-    lastTs = l.ts;
-  }
   let lastDispatchAt: number | undefined;
   for (const { d } of run.dispatches()) lastDispatchAt = d.at;
-  const time = timeScale({ firstTs, lastTs, count: run.count, lastDispatchAt });
+  const time = timeScale({ firstTs: run.firstTs, lastTs: run.lastTs, count: run.count, lastDispatchAt });
   const { t0, t1, width } = time;
-  const senders = rankSenders(counts, isPersona);
+  const senders = rankSenders(run.senderCounts, isPersona);
   const annotated = report.addressed !== null;
   const layout = stackLanes(width, annotated, senders);
   const buckets = new Buckets();

@@ -17,8 +17,11 @@ export interface PageDispatch {
 
 export interface PageRun {
   report: ReplayReport;
-  /** Lines in the log. */
+  /** Lines in the log, lines per sender, the first and last line's times. */
   count: number;
+  senderCounts: ReadonlyMap<string, number>;
+  firstTs: number | undefined;
+  lastTs: number | undefined;
   /** A fresh walk over the lines, in time order. */
   lines(): Iterable<LogLine>;
   /** The line at this position: {@link LINE_BITS} (mention, engaged, reached). */
@@ -36,6 +39,9 @@ export function viewRun(report: ReplayReport, view: ReplayView, source: LineSour
   return {
     report,
     count: source.count,
+    senderCounts: view.senderCounts,
+    firstTs: source.firstTs,
+    lastTs: view.lastTs,
     lines: () => source.lines(),
     lineBits: (i) => view.lineBits(i),
     *dispatches() {
@@ -55,7 +61,9 @@ export function memoryRun(report: ReplayReport, lines: readonly LogLine[]): Page
   const carriedAt = new Map<string, number>();
   for (const d of report.dispatches) for (const id of d.messageIds) if (!carriedAt.has(id)) carriedAt.set(id, d.at);
   const lineHours = new Map<number, { messages: number; mentions: number }>();
+  const senderCounts = new Map<string, number>();
   lines.forEach((l, i) => {
+    senderCounts.set(l.sender, (senderCounts.get(l.sender) ?? 0) + 1);
     const m = report.messages[i];
     const hour = Math.floor(l.ts / HOUR) * HOUR;
     const row = lineHours.get(hour) ?? lineHours.set(hour, { messages: 0, mentions: 0 }).get(hour)!;
@@ -69,6 +77,9 @@ export function memoryRun(report: ReplayReport, lines: readonly LogLine[]): Page
   return {
     report,
     count: lines.length,
+    senderCounts,
+    firstTs: lines[0]?.ts,
+    lastTs: lines.at(-1)?.ts,
     lines: () => lines,
     lineBits: (i) => {
       const m = report.messages[i];
