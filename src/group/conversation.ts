@@ -87,6 +87,8 @@ export class ConversationTracker implements ConversationView {
   #members: KnownMembers | null = null;
   /** Who spoke the group's previous line (lower-cased; ours too). */
   #lastSpeaker: string | null = null;
+  /** Whether that line (another member's) was to us: its verdict was ours or ours as a follow-up. */
+  #lastLineToUs = false;
   /** Who spoke the group's last {@link PRIVATE_EXCHANGE_LINES} lines, newest last (lower-cased; ours too). */
   readonly #recentSpeakers: string[] = [];
   #lead: LeadingAddress | null = null;
@@ -149,7 +151,10 @@ export class ConversationTracker implements ConversationView {
     this.#openLine?.spoken.add(senderLower);
     this.#engaged?.spoke(senderLower);
     this.#awaiting?.delete(senderLower);
-    if (passive === undefined) this.#spoke(senderLower);
+    if (passive === undefined) {
+      this.#spoke(senderLower);
+      this.#lastLineToUs = v.to === "us" || v.to === "us-engaged";
+    }
     return v;
   }
 
@@ -262,6 +267,9 @@ export class ConversationTracker implements ConversationView {
   }
   get lastSpeaker(): string | null {
     return this.#lastSpeaker;
+  }
+  get lastLineToUs(): boolean {
+    return this.#lastSpeaker !== this.#aidLower && this.#lastLineToUs;
   }
   latestLineTo(sender: string): boolean {
     return this.#latestTo?.has(sender.toLowerCase()) ?? false;

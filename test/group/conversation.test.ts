@@ -148,6 +148,19 @@ describe("conversation tracker: each verdict's effects on the next lines", () =>
     expect(c.line(55 * S, "bob", "found it, .git/hooks")).toEqual(["continues", "us-engaged"]);
   });
 
+  it("a continuation to us after another member's line to us: that member was not talking to the sender, so it stays ours", () => {
+    const c = tracker();
+    c.line(0, "dave", "Alice, which branch?");
+    c.ours(5 * S, "dave: main");
+    expect(c.line(10 * S, "bob", "Alice, is the hook run before commit?")).toEqual(["mention", "us"]);
+    // carol asks us too before we answer: her line is to us, not to bob.
+    expect(c.line(20 * S, "carol", "Alice, and on rebase?")).toEqual(["mention", "us"]);
+    expect(c.line(25 * S, "bob", "I mean the pre-commit one")).toEqual(["continues", "us-engaged"]);
+    // A line between that is not to us (erin's, to nobody in particular) leaves bob's next line maybe ours.
+    expect(c.line(30 * S, "erin", "it is late")).toEqual([null, "nobody"]);
+    expect(c.line(35 * S, "bob", "oh ok, thanks")).toEqual(["after-another-speaker", "maybe-us"]);
+  });
+
   it("a word and then a member's name turns to them (`lol carol, …`): the sender's conversation with us ends", () => {
     const c = tracker();
     c.line(0, "carol", "xkill is the answer");

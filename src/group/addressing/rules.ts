@@ -116,11 +116,12 @@ export function turnedToAnother(line: AddressedLine, v: ConversationView): boole
  * The sender's line to us is being continued, but another member's line came between, and our
  * newest line was not to the sender: whoever spoke last is as likely their addressee as we are
  * (turn taking). A continuation whose exchange we kept up ourselves — our newest line was to
- * them — is not interrupted by someone else's line.
+ * them — is not interrupted by someone else's line, nor is one where that member's line was to
+ * us (two people asking us at once): they were not talking to the sender.
  */
 export function continuationInterrupted(line: AddressedLine, v: ConversationView): boolean {
   const last = v.lastSpeaker;
-  if (last === null || last === v.aidLower || last === line.sender.toLowerCase()) return false;
+  if (last === null || last === v.aidLower || last === line.sender.toLowerCase() || v.lastLineToUs) return false;
   return !v.latestLineTo(line.sender) && !v.awaitsAnswer(line.sender);
 }
 

@@ -78,6 +78,8 @@ export interface ConversationView {
    * question, or it is our newest line. Their next line answers it.
    */
   awaitsAnswer(sender: string): boolean;
+  /** The group's last line was another member's, and it was to us (ours or ours as a follow-up). */
+  readonly lastLineToUs: boolean;
   /** The group's last few lines (PRIVATE_EXCHANGE_LINES) are ours and `sender`'s alone, with a turn each way (one of theirs before one of ours). */
   privateExchange(sender: string): boolean;
   /** Speakers we are in a conversation with; null until the first engagement. */

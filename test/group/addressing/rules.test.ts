@@ -220,6 +220,13 @@ table(rules.afterAnotherSpeaker, [
     { targets: { bob: { to: "us", ts: T - 25 * S } }, engaged: [{ ...bobEngaged, directAt: T - 25 * S }], lastSelfSpeakAt: T - 60 * S, latestTo: ["dave"], lastSpeaker: "carol" },
     AFTER_ANOTHER,
   ],
+  // bob T-25 s `Alice: is the hook run before commit?`; carol T-5 s `Alice, and on rebase?`; bob T+0:
+  [
+    "their line 25 s ago was to us, and carol's line since was to us too: carol was not talking to bob, not interrupted",
+    line("I mean the pre-commit one"),
+    { targets: { bob: { to: "us", ts: T - 25 * S } }, engaged: [{ ...bobEngaged, directAt: T - 25 * S }], lastSelfSpeakAt: T - 60 * S, latestTo: ["dave"], lastSpeaker: "carol", lastLineToUs: true },
+    null,
+  ],
   // alice T-30 s `bob: run the hook by hand`; bob T-20 s `how?`; carol T-5 s `lol`; bob T+0:
   [
     "their line was to us and our newest line was to them: carol's line between does not interrupt",

@@ -45,6 +45,8 @@ export interface ViewSpec {
   command?: PendingCommand;
   openLine?: { ts: number; spoken: string[] };
   lastSpeaker?: string;
+  /** The group's last line (another member's) was to us. */
+  lastLineToUs?: boolean;
   /** Whom our newest line was to (senders). */
   latestTo?: string[];
   /** Senders a line of ours addressed who have said nothing since; `asked`: that line asked them a question. */
@@ -94,6 +96,7 @@ export function viewOf(p: ViewSpec = {}): ConversationView {
     command: p.command ?? null,
     openLine: p.openLine ? { ts: p.openLine.ts, spoken: new Set(p.openLine.spoken) } : null,
     lastSpeaker: p.lastSpeaker ?? null,
+    lastLineToUs: p.lastLineToUs ?? false,
     latestLineTo: (sender: string) => (p.latestTo ?? []).some((s) => s.toLowerCase() === sender.toLowerCase()),
     awaitsAnswer: (sender: string) => {
       const a = (p.awaiting ?? []).find((w) => w.sender.toLowerCase() === sender.toLowerCase());
