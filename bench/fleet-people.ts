@@ -2,7 +2,9 @@
 // each person signs in with the key the server certified for it and follows every tenth group. On
 // "traffic" they post `rate` messages a second between them into random groups, every fifth one
 // naming one of the group's agents; a mention is answered when that agent's reply quoting its tag
-// arrives. "report" sends the latencies (ms, by when the mention was posted) and the unanswered.
+// arrives. "report" sends the latencies (ms, by when the mention was posted), the unanswered, and
+// the mentions the network refused to take (the person's own connection down): never delivered,
+// so no agent could answer them — counted apart from the unanswered.
 import { createGroupConnection, type GroupConnection } from "../src/transport/connection.ts";
 import { connectAgent, loadIdentity, type NetworkAgent } from "../src/network/index.ts";
 
@@ -22,6 +24,7 @@ const setup = JSON.parse(process.env.FLEET_PEOPLE ?? "{}") as Setup;
 const groupIds = Object.keys(setup.groups);
 const tls = { caFile: setup.caFile };
 const pending = new Map<string, { at: number; group: string; agent: string }>();
+const refused: number[] = [];
 const answered: Array<{ postedAt: number; ms: number }> = [];
 let seq = 0;
 
@@ -66,8 +69,15 @@ const post = () => {
     pending.set(tag, { at: Date.now(), group, agent });
     text = `${agent.slice(0, agent.indexOf("."))} please look at ${tag}`;
   }
-  // A post refused while the network is down is a mention nobody could answer: counted as unanswered.
-  person.conn.sendMessage({ groupId: group, content: text }).catch(() => {});
+  // A post refused while the network (or the person's connection) is down was never delivered:
+  // counted as refused, not as a mention the agent left unanswered.
+  const tag = /\bm\d+x\b/.exec(text)?.[0];
+  person.conn.sendMessage({ groupId: group, content: text }).catch(() => {
+    const p = tag === undefined ? undefined : pending.get(tag);
+    if (p === undefined) return;
+    pending.delete(tag!);
+    refused.push(p.at);
+  });
 };
 
 process.on("message", (msg: { cmd: string; rate?: number }) => {
@@ -78,7 +88,7 @@ process.on("message", (msg: { cmd: string; rate?: number }) => {
     if (traffic) clearInterval(traffic);
     traffic = undefined;
   } else if (msg.cmd === "report") {
-    process.send!({ answered: answered.splice(0), unanswered: [...pending.values()].map((p) => p.at) });
+    process.send!({ answered: answered.splice(0), unanswered: [...pending.values()].map((p) => p.at), refused: refused.splice(0) });
     pending.clear();
   } else if (msg.cmd === "stop") {
     if (traffic) clearInterval(traffic);

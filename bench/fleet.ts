@@ -201,10 +201,10 @@ export async function benchFleet(fmt: Fmt): Promise<void> {
     const trafficMax = lateMs(loop.max);
     const trafficRawP99 = loop.percentile(99) / 1e6;
     await sleep(3000);
-    const traffic = await ask<{ answered: Array<{ ms: number }>; unanswered: number[] }>(crowd, { cmd: "report" }, (msg) => Array.isArray(msg.answered));
+    const traffic = await ask<{ answered: Array<{ ms: number }>; unanswered: number[]; refused: number[] }>(crowd, { cmd: "report" }, (msg) => Array.isArray(msg.answered));
     const ms = traffic.answered.map((a) => a.ms);
     console.log(
-      `traffic (10 people, 5 msg/s, 30 s): event-loop delay p99 ${fmt(trafficP99, 1)} ms (max ${fmt(trafficMax)}; histogram p99 ${fmt(trafficRawP99, 1)} ms with its ${TICK_MS} ms tick), ${fmt((trafficMainCpu / 30) * 100)} % of a core on the event loop · mentions answered ${ms.length}/${ms.length + traffic.unanswered.length}, p50 ${fmt(quantile(ms, 0.5))} ms, p99 ${fmt(quantile(ms, 0.99))} ms · ${load()}`,
+      `traffic (10 people, 5 msg/s, 30 s): event-loop delay p99 ${fmt(trafficP99, 1)} ms (max ${fmt(trafficMax)}; histogram p99 ${fmt(trafficRawP99, 1)} ms with its ${TICK_MS} ms tick), ${fmt((trafficMainCpu / 30) * 100)} % of a core on the event loop · mentions answered ${ms.length}/${ms.length + traffic.unanswered.length} (${traffic.refused.length} more refused by the network), p50 ${fmt(quantile(ms, 0.5))} ms, p99 ${fmt(quantile(ms, 0.99))} ms · ${load()}`,
     );
 
     // The network restarts: every socket drops, every identity signs in again.
@@ -222,12 +222,13 @@ export async function benchFleet(fmt: Fmt): Promise<void> {
     await sleep(Math.max(0, upAt + 60_000 - performance.now()));
     crowd.send({ cmd: "quiet" } as unknown as string);
     await sleep(3000);
-    const after = await ask<{ answered: Array<{ postedAt: number; ms: number }>; unanswered: number[] }>(crowd, { cmd: "report" }, (msg) => Array.isArray(msg.answered));
+    const after = await ask<{ answered: Array<{ postedAt: number; ms: number }>; unanswered: number[]; refused: number[] }>(crowd, { cmd: "report" }, (msg) => Array.isArray(msg.answered));
     const wallUp = Date.now() - (performance.now() - upAt);
     for (const [label, from, to] of [["0–30 s after", 0, 30_000], ["30–60 s after", 30_000, 60_000]] as const) {
       const inWindow = after.answered.filter((a) => a.postedAt - wallUp >= from && a.postedAt - wallUp < to).map((a) => a.ms);
       const lost = after.unanswered.filter((at) => at - wallUp >= from && at - wallUp < to).length;
-      console.log(`mentions ${label}: answered ${inWindow.length}/${inWindow.length + lost}, p50 ${fmt(quantile(inWindow, 0.5))} ms, p99 ${fmt(quantile(inWindow, 0.99))} ms`);
+      const notTaken = after.refused.filter((at) => at - wallUp >= from && at - wallUp < to).length;
+      console.log(`mentions ${label}: answered ${inWindow.length}/${inWindow.length + lost} (${notTaken} more refused by the network, never delivered), p50 ${fmt(quantile(inWindow, 0.5))} ms, p99 ${fmt(quantile(inWindow, 0.99))} ms`);
     }
     crowd.send({ cmd: "stop" } as unknown as string);
     await new Promise((r) => crowd.once("exit", r));
