@@ -24,6 +24,8 @@ const DAY_MS = DAY_MINUTES * MINUTE_MS;
 /** Lines per minute of server time (minute → count), forgetting minutes more than 24 h before the latest. */
 class MinuteCounts {
   readonly #minutes = new Map<number, number>();
+  /** The newest minute the map was last pruned at: it is walked again only when a newer minute arrives. */
+  #prunedAt = -Infinity;
 
   add(timestamps: Iterable<number>): void {
     let latest = -Infinity;
@@ -32,7 +34,8 @@ class MinuteCounts {
       this.#minutes.set(minute, (this.#minutes.get(minute) ?? 0) + 1);
       if (minute > latest) latest = minute;
     }
-    if (latest === -Infinity) return;
+    if (latest <= this.#prunedAt) return;
+    this.#prunedAt = latest;
     const oldest = latest - DAY_MINUTES;
     for (const minute of this.#minutes.keys()) if (minute <= oldest) this.#minutes.delete(minute);
   }
