@@ -97,7 +97,7 @@ export async function benchFleet(fmt: Fmt): Promise<void> {
   const port = await freePort();
   const serverArgs = ["--tls", "--config", serverConfig, "--state-dir", join(dir, "server"), "--port", String(port), "--max-agents-per-source", String(N + 20)];
   let server = await startServer(serverArgs);
-  console.log(`fleet: ${N} identities × ${G} groups (${GROUPS} groups of ~10 agents, 10 people) against acp-group server --tls (pid ${server.child.pid}) · ${load()}`);
+  console.log(`fleet: ${N} identities × ${G} groups (${GROUPS} groups of ~10 agents, 10 people) against acp-group server --tls (pid ${server.child.pid}) · node ${process.execArgv.join(" ")} (as \`acp-group run\` starts on this machine) · ${load()}`);
 
   try {
     // Keys and certificates first (not timed): what `acp-group id create` does for each.

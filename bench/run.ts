@@ -9,6 +9,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { main } from "../src/cli/index.ts";
+import { relaunchWithNodeArgs } from "../src/cli/node-args.ts";
 import { renderHtmlReport } from "../src/report/html.ts";
 import { fileURLToPath } from "node:url";
 import { DEFAULT_GROUP_SETTINGS } from "../src/config/load.ts";
@@ -22,6 +23,9 @@ import type { DispatchBatch, GroupMessage, InboundMessage } from "../src/types.t
 import { benchRuntimeGroupMemory, benchSaves } from "./safety.ts";
 
 const which = new Set(process.argv.slice(2));
+// The fleet runs in this process as `acp-group run` runs: with the Node arguments the command
+// restarts itself with (V8's helper threads sized to the machine, src/cli/node-args.ts).
+if (which.has("fleet")) relaunchWithNodeArgs("run");
 const HEAVY = ["scale", "server", "logs", "replay-memory", "fleet"];
 const want = (name: string) => (which.size === 0 && !HEAVY.includes(name)) || which.has(name);
 const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });

@@ -18,6 +18,9 @@ if (!existsSync(new URL("../src/cli/index.ts", import.meta.url))) {
     );
     process.exit(1);
   }
+  // A long-running command restarts itself here, once, with V8's helper threads sized to the
+  // machine (src/cli/node-args.ts); nothing has been read or started yet.
+  (await import("../src/cli/node-args.ts")).relaunchWithNodeArgs();
   process.removeAllListeners("warning");
   process.on("warning", (w) => {
     if (w.name !== "ExperimentalWarning") process.stderr.write(`${w.name}: ${w.message}\n`);

@@ -10,6 +10,9 @@ if (major === undefined || major < NODE_FLOOR) {
   process.exit(1);
 }
 
+// A long-running command restarts itself here, once, with V8's helper threads sized to the machine.
+(await import("./node-args.ts")).relaunchWithNodeArgs();
+
 // Node prints an ExperimentalWarning for features some dependencies touch; the rest still shows.
 process.removeAllListeners("warning");
 process.on("warning", (w) => {

@@ -1,0 +1,60 @@
+// Node's own arguments for the long-running commands (`run`, `start`, `server`): V8's helper
+// threads sized to the machine. Node starts four of them whatever the cores; each major garbage
+// collection marks the heap on all four at once (concurrent marking), and on a 2-core machine the
+// event loop then waits for a core — 50–80 ms of waiting inside the 100–140 ms stalls measured
+// while a thousand identities start in one `run`. Such a command therefore restarts itself once,
+// at launch, in the same process (process.execve: same pid, stdio, signals and environment), with
+// `--v8-pool-size` one below the cores (1 to Node's own 4). Nothing is restarted where the size
+// is Node's default anyway (5 cores or more), where the operator gave `--v8-pool-size` (on the
+// command line or in NODE_OPTIONS: theirs stands), or where the platform cannot (Windows; a Node
+// without process.execve): those run as started.
+import { availableParallelism } from "node:os";
+
+/** The commands that live long and may host many identities. */
+export const LONG_RUNNING_COMMANDS: ReadonlySet<string> = new Set(["run", "start", "server"]);
+/** Node's own default for `--v8-pool-size`. */
+export const NODE_DEFAULT_V8_POOL_SIZE = 4;
+
+/** V8 helper threads for `cores` cores: one below the cores, at least 1, at most Node's default. */
+export function v8PoolSizeFor(cores: number): number {
+  return Math.max(1, Math.min(NODE_DEFAULT_V8_POOL_SIZE, Math.floor(cores) - 1));
+}
+
+const givesPoolSize = (arg: string) => arg === "--v8-pool-size" || arg.startsWith("--v8-pool-size=");
+
+/**
+ * What to restart `node` with (the arguments after the executable: Node's options, the script and
+ * its arguments) for `command`, or undefined to go on as started.
+ */
+export function relaunchArgs(p: {
+  command: string | undefined;
+  /** process.argv: the executable, the script, then the command's arguments. */
+  argv: readonly string[];
+  execArgv: readonly string[];
+  nodeOptions: string | undefined;
+  cores: number;
+}): string[] | undefined {
+  if (p.command === undefined || !LONG_RUNNING_COMMANDS.has(p.command)) return undefined;
+  if (p.execArgv.some(givesPoolSize) || (p.nodeOptions ?? "").split(/\s+/).some(givesPoolSize)) return undefined;
+  const size = v8PoolSizeFor(p.cores);
+  if (size === NODE_DEFAULT_V8_POOL_SIZE) return undefined;
+  return [`--v8-pool-size=${size}`, ...p.execArgv, ...p.argv.slice(1)];
+}
+
+type Execve = (file: string, args: readonly string[], env: NodeJS.ProcessEnv) => never;
+
+/**
+ * Restarts this process with {@link relaunchArgs} for `command` (default: the first argument,
+ * as `acp-group <command>` has it) where it applies; returns only when it did not restart. Call
+ * it first, before anything is read, written or started.
+ */
+export function relaunchWithNodeArgs(command: string | undefined = process.argv[2]): void {
+  const args = relaunchArgs({ command, argv: process.argv, execArgv: process.execArgv, nodeOptions: process.env.NODE_OPTIONS, cores: availableParallelism() });
+  const execve = (process as { execve?: Execve }).execve;
+  if (args === undefined || typeof execve !== "function") return;
+  try {
+    execve.call(process, process.execPath, [process.execPath, ...args], process.env);
+  } catch {
+    // Not on this platform, or refused: the command runs with Node's defaults.
+  }
+}

@@ -1,0 +1,81 @@
+// A long-running command restarts itself once at launch with V8's helper threads sized to the
+// machine (src/cli/node-args.ts): which commands, which size, when the operator's own setting
+// stands; then the real command in a child process, seen from inside by a preloaded module that
+// writes down each start (pid and Node's arguments).
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { availableParallelism, tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { relaunchArgs, v8PoolSizeFor } from "../../src/cli/node-args.ts";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+const BIN = join(ROOT, "bin", "acp-group.mjs");
+const work = mkdtempSync(join(tmpdir(), "acp-node-args-"));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+const argv = (...rest: string[]) => ["/usr/bin/node", "/opt/acp/bin/acp-group.mjs", ...rest];
+
+describe("relaunchArgs", () => {
+  it("sizes V8's pool one below the cores, 1 to Node's 4", () => {
+    expect([1, 2, 3, 4, 5, 8, 64].map(v8PoolSizeFor)).toEqual([1, 1, 2, 3, 4, 4, 4]);
+  });
+
+  it("restarts run, start and server with the pool size first, then Node's options, the script and its arguments", () => {
+    expect(relaunchArgs({ command: "run", argv: argv("run", "--config", "fleet.json"), execArgv: ["--expose-gc"], nodeOptions: undefined, cores: 2 })).toEqual([
+      "--v8-pool-size=1",
+      "--expose-gc",
+      "/opt/acp/bin/acp-group.mjs",
+      "run",
+      "--config",
+      "fleet.json",
+    ]);
+    expect(relaunchArgs({ command: "server", argv: argv("server", "--tls"), execArgv: [], nodeOptions: "", cores: 4 })).toEqual(["--v8-pool-size=3", "/opt/acp/bin/acp-group.mjs", "server", "--tls"]);
+    expect(relaunchArgs({ command: "start", argv: argv("start"), execArgv: [], nodeOptions: undefined, cores: 3 })).toEqual(["--v8-pool-size=2", "/opt/acp/bin/acp-group.mjs", "start"]);
+  });
+
+  it("leaves short commands, machines where the size is Node's default, and the operator's own size alone", () => {
+    expect(relaunchArgs({ command: "id", argv: argv("id", "create"), execArgv: [], nodeOptions: undefined, cores: 2 })).toBeUndefined();
+    expect(relaunchArgs({ command: undefined, argv: argv(), execArgv: [], nodeOptions: undefined, cores: 2 })).toBeUndefined();
+    expect(relaunchArgs({ command: "run", argv: argv("run"), execArgv: [], nodeOptions: undefined, cores: 5 })).toBeUndefined();
+    expect(relaunchArgs({ command: "run", argv: argv("run"), execArgv: ["--v8-pool-size=3"], nodeOptions: undefined, cores: 2 })).toBeUndefined();
+    expect(relaunchArgs({ command: "run", argv: argv("run"), execArgv: ["--v8-pool-size", "3"], nodeOptions: undefined, cores: 2 })).toBeUndefined();
+    expect(relaunchArgs({ command: "run", argv: argv("run"), execArgv: [], nodeOptions: "--max-old-space-size=512  --v8-pool-size=2", cores: 2 })).toBeUndefined();
+    // A look-alike option is not the pool size.
+    expect(relaunchArgs({ command: "run", argv: argv("run"), execArgv: ["--v8-pool-size-x=3"], nodeOptions: undefined, cores: 2 })?.[0]).toBe("--v8-pool-size=1");
+  });
+});
+
+describe("the command as launched", () => {
+  /** Each start of the process as the preload saw it: pid and Node's arguments. */
+  function launch(args: string[], nodeOptions = ""): { status: number | null; starts: Array<{ pid: number; execArgv: string[] }>; stdout: string } {
+    const log = join(work, `starts-${Math.random().toString(36).slice(2)}.jsonl`);
+    const preload = join(work, "preload.mjs");
+    writeFileSync(preload, `import { appendFileSync } from "node:fs"; appendFileSync(${JSON.stringify(log)}, JSON.stringify({ pid: process.pid, execArgv: process.execArgv }) + "\\n");\n`);
+    const r = spawnSync(process.execPath, [BIN, ...args], { encoding: "utf8", env: { ...process.env, NODE_OPTIONS: `--import=${preload} ${nodeOptions}`.trim() } });
+    const starts = readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { pid: number; execArgv: string[] });
+    return { status: r.status, starts, stdout: r.stdout };
+  }
+  const size = v8PoolSizeFor(availableParallelism());
+  const canRestart = typeof (process as { execve?: unknown }).execve === "function" && process.platform !== "win32";
+
+  it("`run` starts once more, in the same process, with the pool sized to this machine (Node's default of 4 needs no restart)", () => {
+    const r = launch(["run", "--help"]);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain("run");
+    if (size < 4 && canRestart) {
+      expect(r.starts).toHaveLength(2);
+      expect(r.starts[1]!.pid).toBe(r.starts[0]!.pid);
+      expect(r.starts[1]!.execArgv[0]).toBe(`--v8-pool-size=${size}`);
+    } else {
+      expect(r.starts).toHaveLength(1);
+    }
+  }, 60_000);
+
+  it("a short command, or a pool size the operator gave in NODE_OPTIONS, starts once", () => {
+    expect(launch(["--version"]).starts).toHaveLength(1);
+    const own = launch(["run", "--help"], "--v8-pool-size=2");
+    expect(own.status).toBe(0);
+    expect(own.starts).toHaveLength(1);
+  }, 60_000);
+});
