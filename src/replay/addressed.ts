@@ -87,31 +87,58 @@ export class AddressedCount {
   }
 }
 
-/** Waits in ms, counted by value (as many entries as different values): max and nearest-rank percentiles. */
+/** Waits (ms) a page of counts covers: a page is 4 KB, made when a wait first falls in it. */
+const PAGE = 1024;
+/** Whole waits below this are counted in pages; any other (negative, fractional, longer) by value. */
+const PAGED_BELOW = 2 ** 31;
+
+/**
+ * Waits in ms, counted by value: max and nearest-rank percentiles. A whole wait is counted in a
+ * page of {@link PAGE} counters (4 bytes per millisecond of the range the waits cover, however many
+ * waits there are); any other wait by value in a map.
+ */
 export class Waits {
-  readonly #counts = new Map<number, number>();
+  readonly #pages = new Map<number, Uint32Array>();
+  readonly #others = new Map<number, number>();
   #n = 0;
   #max = 0;
 
-  add(ms: number): void {
-    this.#counts.set(ms, (this.#counts.get(ms) ?? 0) + 1);
+  add(ms: number, n = 1): void {
+    if (Number.isInteger(ms) && ms >= 0 && ms < PAGED_BELOW) {
+      const key = Math.floor(ms / PAGE);
+      let page = this.#pages.get(key);
+      if (page === undefined) this.#pages.set(key, (page = new Uint32Array(PAGE)));
+      page[ms - key * PAGE]! += n;
+    } else this.#others.set(ms, (this.#others.get(ms) ?? 0) + n);
     if (this.#n === 0 || ms > this.#max) this.#max = ms;
-    this.#n++;
+    this.#n += n;
   }
 
   /** Adds every wait of `other`. */
   addAll(other: Waits): void {
-    for (const [ms, n] of other.#counts) {
-      this.#counts.set(ms, (this.#counts.get(ms) ?? 0) + n);
-      if (this.#n === 0 || ms > this.#max) this.#max = ms;
-      this.#n += n;
+    for (const [ms, n] of other.#counts()) this.add(ms, n);
+  }
+
+  /** Each wait value and how many times it came, ascending. */
+  *#counts(): Generator<[number, number]> {
+    const others = [...this.#others.keys()].sort((a, b) => a - b);
+    let o = 0;
+    for (const key of [...this.#pages.keys()].sort((a, b) => a - b)) {
+      const page = this.#pages.get(key)!;
+      for (let i = 0; i < PAGE; i++) {
+        if (page[i] === 0) continue;
+        const ms = key * PAGE + i;
+        for (; o < others.length && others[o]! < ms; o++) yield [others[o]!, this.#others.get(others[o]!)!];
+        yield [ms, page[i]!];
+      }
     }
+    for (; o < others.length; o++) yield [others[o]!, this.#others.get(others[o]!)!];
   }
 
   /** How many waits are longer than `ms`. */
   countAbove(ms: number): number {
     let n = 0;
-    for (const [v, c] of this.#counts) if (v > ms) n += c;
+    for (const [v, c] of this.#counts()) if (v > ms) n += c;
     return n;
   }
 
@@ -125,8 +152,8 @@ export class Waits {
     if (this.#n === 0) return 0;
     const idx = Math.min(this.#n - 1, Math.max(0, Math.ceil((p / 100) * this.#n) - 1));
     let seen = 0;
-    for (const v of [...this.#counts.keys()].sort((a, b) => a - b)) {
-      seen += this.#counts.get(v)!;
+    for (const [v, c] of this.#counts()) {
+      seen += c;
       if (seen > idx) return v;
     }
     return this.#max;

@@ -7,7 +7,9 @@
 // replay is a batch job over data that dies young: while a log is walked from its file, the young
 // generation keeps the size it has (growth factor 1) and the old generation is collected once it
 // has grown by 30 %; both go back to V8's defaults once the last walking source is closed. Left
-// alone when the process was started with heap flags of its own.
+// alone when the process was started with heap flags of its own. Still needed once nothing per
+// line is kept: a 100 MB log's replay peaks at 313 MB RSS without it, 195 MB with it (a room of three
+// 413 / 220 MB; 2026-11-27).
 import { setFlagsFromString } from "node:v8";
 
 /** V8's defaults, restored once no log is walked. */

@@ -6,6 +6,7 @@
 import { statSync } from "node:fs";
 import { goodLines, LogParseError, MAX_LOG_LINE_BYTES, parseLine, rawLines, readLog, tooLongReason, type LogLine } from "./log.ts";
 import { RUN_BYTES, sortRuns } from "./sort-runs.ts";
+import { idHash, IdHashes } from "./id-check.ts";
 import { holdHeapGrowth } from "./heap-growth.ts";
 
 /** A log in time order that can be walked as often as needed. */
@@ -42,17 +43,17 @@ export function arraySource(lines: readonly LogLine[], skipped: { skipped: Reado
 }
 
 const MAX_SKIPPED_KEPT = 1000;
-/** Ids the filter may have seen before, checked by a second walk; past this many, the log is read whole. */
+/** Hashes seen twice, whose ids are checked by a second walk; past this many, the log is read whole. */
 const MAX_SUSPECTS = 100_000;
 
 /**
  * Opens a log file for a replay. Errors are `readLog`'s, for the same line. Memory: the senders,
- * and a fixed-size filter (at most 32 MB) that finds ids seen before; a line whose id may have been
- * seen is checked by a second walk, and a repeated id sends the log to `readLog`, which names it.
- * A log out of time order is sorted in runs of `runBytes` of text (default 2 MB) written to temp
- * files, removed by `close`.
+ * and the ids' hashes a bucket at a time (id-check.ts: buckets of `bucketBytes` of log, 16 MB by
+ * default, in temp files past one); an id whose hash came twice is checked by a second walk, and a
+ * repeated id sends the log to `readLog`, which names it. A log out of time order is sorted in runs
+ * of `runBytes` of text (default 2 MB) written to temp files. `close` removes what was written.
  */
-export function openLogSource(file: string, opts: { skipBad?: boolean; maxLineBytes?: number; runBytes?: number } = {}): LineSource {
+export function openLogSource(file: string, opts: { skipBad?: boolean; maxLineBytes?: number; runBytes?: number; bucketBytes?: number } = {}): LineSource {
   // A log walked from its file keeps the heap from growing with it (heap-growth.ts) until it is closed.
   const release = holdHeapGrowth();
   try {
@@ -78,14 +79,24 @@ export function openLogSource(file: string, opts: { skipBad?: boolean; maxLineBy
   }
 }
 
-function scanLog(file: string, opts: { skipBad?: boolean; maxLineBytes?: number; runBytes?: number }): LineSource {
+function scanLog(file: string, opts: { skipBad?: boolean; maxLineBytes?: number; runBytes?: number; bucketBytes?: number }): LineSource {
+  const ids = new IdHashes(statSync(file).size, opts.bucketBytes);
+  try {
+    return scanWith(file, opts, ids);
+  } finally {
+    ids.remove();
+  }
+}
+
+function scanWith(file: string, opts: { skipBad?: boolean; maxLineBytes?: number; runBytes?: number }, ids: IdHashes): LineSource {
   const skipBad = opts.skipBad === true;
   const max = opts.maxLineBytes ?? MAX_LOG_LINE_BYTES;
   const whole = (): LineSource => {
+    // The hashes are not needed past here: their files go before the log is read whole.
+    ids.remove();
     const parsed = readLog(file, { skipBad, maxLineBytes: max });
     return arraySource(parsed.lines, parsed);
   };
-  const seen = new IdFilter(statSync(file).size);
   const senders = new Map<string, string>();
   const skipped: Array<{ line: number; reason: string }> = [];
   let skippedCount = 0;
@@ -93,7 +104,6 @@ function scanLog(file: string, opts: { skipBad?: boolean; maxLineBytes?: number;
   let firstTs: number | undefined;
   let lastTs = -Infinity;
   let sorted = true;
-  const suspects = new Set<string>();
   for (const raw of rawLines(file, max)) {
     let reason: string;
     if (raw.text === null) reason = tooLongReason(max);
@@ -102,11 +112,8 @@ function scanLog(file: string, opts: { skipBad?: boolean; maxLineBytes?: number;
       if (t === "") continue;
       try {
         const l = parseLine(t, raw.line);
-        // Maybe a repeated id: checked once the scan is done.
-        if (!seen.add(l.id)) {
-          suspects.add(l.id);
-          if (suspects.size > MAX_SUSPECTS) return whole();
-        }
+        // Repeated ids are looked for once the scan is done.
+        ids.add(l.id);
         if (l.ts < lastTs) sorted = false;
         lastTs = l.ts;
         firstTs ??= l.ts;
@@ -120,12 +127,15 @@ function scanLog(file: string, opts: { skipBad?: boolean; maxLineBytes?: number;
     }
     // An earlier line may repeat an id: that error would come first.
     if (!skipBad) {
-      if (suspects.size) return whole();
+      if (ids.repeated(MAX_SUSPECTS)?.size !== 0) return whole();
       throw new LogParseError(raw.line, reason);
     }
     skippedCount++;
     if (skipped.length < MAX_SKIPPED_KEPT) skipped.push({ line: raw.line, reason });
   }
+  const suspects = ids.repeated(MAX_SUSPECTS);
+  if (suspects === undefined) return whole();
+  ids.remove();
   const intern = (sender: string) => senders.get(sender) ?? sender;
   // Out of time order: walked through sorted runs on disk.
   const runs = sorted ? undefined : sortRuns(file, max, intern, opts.runBytes ?? RUN_BYTES);
@@ -159,12 +169,12 @@ function scanLog(file: string, opts: { skipBad?: boolean; maxLineBytes?: number;
     },
     close: () => runs?.remove(),
   };
-  /** Whether one of the ids the filter was unsure of is on two lines. */
-  function repeats(ids: ReadonlySet<string>): boolean {
-    if (ids.size === 0) return false;
+  /** Whether an id whose hash came twice is on two lines. */
+  function repeats(hashes: ReadonlySet<number>): boolean {
+    if (hashes.size === 0) return false;
     const once = new Set<string>();
     for (const l of source.lines()) {
-      if (!ids.has(l.id)) continue;
+      if (!hashes.has(idHash(l.id))) continue;
       if (once.has(l.id)) return true;
       once.add(l.id);
     }
@@ -178,47 +188,4 @@ function scanLog(file: string, opts: { skipBad?: boolean; maxLineBytes?: number;
     if (repeated) source.close();
   }
   return repeated ? whole() : source;
-}
-
-/**
- * Ids seen so far, as a Bloom filter of fixed size: `add` says false when the id may have been
- * seen (certainly, when it was; by chance, rarely: about one line in ten million for ordinary logs
- * up to the 32 MB cap). Sized from the file: ~0.6 bit per byte of log, 64 KB to 32 MB.
- */
-class IdFilter {
-  readonly #bits: Uint32Array;
-  readonly #size: number;
-  static readonly K = 7;
-
-  constructor(fileBytes: number) {
-    const bytes = Math.min(32 * 1024 * 1024, Math.max(64 * 1024, Math.ceil(fileBytes / 12)));
-    this.#bits = new Uint32Array(Math.ceil(bytes / 4));
-    this.#size = this.#bits.length * 32;
-  }
-
-  /** Adds the id; false when it may have been added before. */
-  add(id: string): boolean {
-    let h1 = 0x811c9dc5;
-    let h2 = 0x9747b28c;
-    for (let i = 0; i < id.length; i++) {
-      const c = id.charCodeAt(i);
-      h1 = Math.imul(h1 ^ c, 0x01000193);
-      h2 = Math.imul(h2 ^ c, 0x5bd1e995);
-      h2 ^= h2 >>> 15;
-    }
-    h1 >>>= 0;
-    h2 = (h2 | 1) >>> 0;
-    let fresh = false;
-    for (let k = 0; k < IdFilter.K; k++) {
-      const bit = (h1 + Math.imul(k, h2)) >>> 0;
-      const idx = bit % this.#size;
-      const word = idx >>> 5;
-      const mask = 1 << (idx & 31);
-      if ((this.#bits[word]! & mask) === 0) {
-        fresh = true;
-        this.#bits[word] = this.#bits[word]! | mask;
-      }
-    }
-    return fresh;
-  }
 }

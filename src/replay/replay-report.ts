@@ -81,10 +81,10 @@ export interface ReplayView {
   dispatches(): Iterable<ReplayDispatch>;
   /** The drops, in order (the report's `drops` when the log is in memory). */
   drops(): Iterable<{ id: string; reason: DropReason }>;
-  /** The flagged lines a dispatch (as a walk of `dispatches()` gave it) carried, in its order. */
+  /** The flagged lines the dispatch a walk of `dispatches()` gave last carried, in its order (none for another dispatch). */
   shown(dispatch: ReplayDispatch): Iterable<ShownLine>;
   /**
-   * The log lines a dispatch (as a walk of `dispatches()` gave it) carried, by position in time
+   * The log lines the dispatch a walk of `dispatches()` gave last carried, by position in time
    * order, and the time of its first message when that is a log line (not another agent's reply).
    */
   carried(dispatch: ReplayDispatch): { ordinals: readonly number[]; firstTs: number | undefined };
@@ -116,11 +116,14 @@ export interface ReplayRecorder {
   onDecision(d: DispatchDecision): void;
   /** The msg ids of the newest dispatch: one dispatch runs at a time per agent, so the one sending. */
   newestDispatchIds(): readonly string[];
+  /** The position in the log of each of those messages (undefined: not a log line, another agent's reply). */
+  newestDispatchLines(): ReadonlyArray<number | undefined>;
   /**
    * The report, once the client and monitor are closed; `modelCalls` as the stand-in model counted
-   * them. Walks the lines once more, in the order fed; each line's fate goes to `onMessage`.
+   * them. Walks the lines once more, in the order fed; each line's fate goes to `onMessage` (only
+   * with `fates`).
    */
-  finish(modelCalls: number, lines: Iterable<LogLine>, onMessage: OnMessage): { report: ReplayReport; view: ReplayView };
+  finish(modelCalls: number, lines: Iterable<LogLine>, onMessage?: OnMessage): { report: ReplayReport; view: ReplayView };
 }
 
 /** What the last dispatch that carried a line did with it: none carried it, skipped over budget (which allowance), or anything else. */
@@ -179,9 +182,10 @@ interface DispatchRecord {
 
 /**
  * `spill`: write the dispatches and drops to temp files as they settle (a log walked from its
- * file); else keep them in the report.
+ * file); else keep them in the report. `fates`: keep each line's addressing reason for the fates
+ * `finish` gives (without, `finish` takes no `onMessage`).
  */
-export function createReplayRecorder(p: { count: number; persona: string; isPersona: (sender: string) => boolean; spill: boolean }): ReplayRecorder {
+export function createReplayRecorder(p: { count: number; persona: string; isPersona: (sender: string) => boolean; spill: boolean; fates?: boolean }): ReplayRecorder {
   const report: ReplayReport = {
     messages: [],
     dispatches: [],
@@ -193,13 +197,14 @@ export function createReplayRecorder(p: { count: number; persona: string; isPers
   const dispatches: RecordStore<DispatchRecord> = p.spill ? fileStore("dispatches") : memoryStore();
   const drops: RecordStore<{ id: string; reason: DropReason }> = p.spill ? fileStore("drops") : memoryStore();
   const bits = new Uint8Array(p.count);
-  const why = new ReasonColumn(p.count);
+  const why = p.fates === false ? undefined : new ReasonColumn(p.count);
   // The lines of the batch being fed (accepted events come while it is fed), then each accepted
   // message's mark for as long as the group client holds it.
   let feeding = new Map<string, { l: LogLine; ordinal: number }>();
   const marks = new WeakMap<object, LineMark>();
   const pending: Pending[] = [];
   let newest: readonly string[] = [];
+  let newestLines: ReadonlyArray<number | undefined> = [];
   const paid = new Map<string, number>();
   const waits = new Waits();
   const waitsByKind = { mentions: new Waits(), unaddressed: new Waits() };
@@ -223,6 +228,7 @@ export function createReplayRecorder(p: { count: number; persona: string; isPers
       outcome: { replyType: null, sent: false, skipReason: null, text: null, budgetRatio: 0, modelCalled: false, detail: null },
     };
     newest = rec.messageIds;
+    newestLines = b.messages.map((m) => marks.get(m)?.ordinal);
     const carried: LineMark[] = [];
     for (const m of b.messages) {
       const mark = marks.get(m);
@@ -279,7 +285,7 @@ export function createReplayRecorder(p: { count: number; persona: string; isPers
         const fed = feeding.get(e.message.msgId);
         if (fed === undefined) return;
         const { l, ordinal: i } = fed;
-        why.set(i, e.message.addressing);
+        why?.set(i, e.message.addressing);
         const { isMention, engaged } = e.message;
         bits[i] = (bits[i]! & ~(MENTION | ENGAGED)) | (isMention ? MENTION : 0) | (engaged ? ENGAGED : 0);
         marks.set(e.message, {
@@ -309,7 +315,9 @@ export function createReplayRecorder(p: { count: number; persona: string; isPers
       settle(false);
     },
     newestDispatchIds: () => newest,
+    newestDispatchLines: () => newestLines,
     finish(modelCalls, lines, onMessage) {
+      if (onMessage && why === undefined) throw new Error("each line's fate was not kept (started without fates)");
       settle(true);
       report.summary.modelCalls = modelCalls;
       const lineHours = new Map<number, { messages: number; mentions: number }>();
@@ -321,8 +329,8 @@ export function createReplayRecorder(p: { count: number; persona: string; isPers
         const isMention = (b & MENTION) !== 0;
         const engaged = (b & ENGAGED) !== 0;
         const directed = p.isPersona(l.sender) ? null : isDirectedAt(l, p.persona);
-        const reason = why.get(i);
-        onMessage(
+        const reason = why?.get(i);
+        onMessage?.(
           { id: l.id, isMention, engaged, why: reason === undefined ? null : addressingLabel(reason), reached: (b & REACHED) !== 0, directed },
           { line: l, rule: reason?.rule, lastCarrier: LAST_CARRIERS[(b & CARRIER) >> CARRIER_SHIFT]! },
         );
@@ -346,19 +354,22 @@ export function createReplayRecorder(p: { count: number; persona: string; isPers
         report.dispatches = [...dispatches.records()].map((d) => d.rec);
         report.drops = [...drops.records()];
       }
-      // The shown and carried lines travel with their dispatch's record: found by the record a walk gave.
-      const recordOf = new WeakMap<ReplayDispatch, DispatchRecord>();
+      // The shown and carried lines travel with their dispatch's record: those of the record a walk
+      // gave last. (Not a WeakMap of every record given: its entries carried each record read back
+      // through the young generation's collections into the old one, ~40 MB of garbage at a time.)
+      let last: DispatchRecord | undefined;
+      const recordOf = (d: ReplayDispatch) => (last?.rec === d ? last : undefined);
       const view: ReplayView = {
         *dispatches() {
           for (const d of dispatches.records()) {
-            recordOf.set(d.rec, d);
+            last = d;
             yield d.rec;
           }
         },
         drops: () => drops.records(),
-        shown: (d) => recordOf.get(d)?.shown ?? [],
+        shown: (d) => recordOf(d)?.shown ?? [],
         carried: (d) => {
-          const r = recordOf.get(d);
+          const r = recordOf(d);
           return { ordinals: r?.lines ?? [], firstTs: r?.first ?? undefined };
         },
         lineBits: (ordinal) => (bits[ordinal] ?? 0) & (MENTION | ENGAGED | REACHED),

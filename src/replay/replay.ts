@@ -120,23 +120,27 @@ export interface ReplayAgent {
   feed(batch: readonly LogLine[], first: number): void;
   /** Another agent's reply arrives. */
   receive(m: ReplaySent): void;
-  /** Closes the agent's client and monitor and computes its report, walking the log once more. */
-  finish(onMessage: OnMessage): Promise<{ report: ReplayReport; view: ReplayView }>;
+  /** Closes the agent's client and monitor and computes its report, walking the log once more; each line's fate to `onMessage` (only when started with `fates`). */
+  finish(onMessage?: OnMessage): Promise<{ report: ReplayReport; view: ReplayView }>;
 }
 
 /**
  * Builds one agent on the installed clock. `peers`: the other agents of the room (persona, aid),
- * who are agents to this one; their lines in the log are theirs. `onSent` hears every reply sent.
+ * who are agents to this one; their lines in the log are theirs. `onSent` hears every reply sent,
+ * with the position in the log of each message it answers (`answers`; undefined where not a log
+ * line). `fates` (default true): each line's fate will be asked for at the end (its addressing
+ * reason is kept, a byte or two a line).
  */
 export function startReplayAgent(p: {
   source: LineSource;
   opts: ReplayOptions;
   peers: ReadonlyArray<{ persona: string; aid: string }>;
-  onSent?: (m: ReplaySent) => void;
+  onSent?: (m: ReplaySent, lines: ReadonlyArray<number | undefined>) => void;
+  fates?: boolean;
 }): ReplayAgent {
   const { source, opts } = p;
   const { aid, isPersona, identity, humans, agents, senderOf } = rosterOf(source.senders, opts, p.peers);
-  const recorder = createReplayRecorder({ count: source.count, persona: opts.persona, isPersona, spill: !source.inMemory });
+  const recorder = createReplayRecorder({ count: source.count, persona: opts.persona, isPersona, spill: !source.inMemory, fates: p.fates ?? true });
   let replySeq = 0;
   const backend = createScriptedBackend({
     mode: opts.responder ?? "silent",
@@ -161,7 +165,7 @@ export function startReplayAgent(p: {
       sendMessage: async (m) => {
         const sent = { msgId: p.peers.length ? `${aid}:reply-${++replySeq}` : `reply-${++replySeq}`, timestamp: Date.now() };
         const answers = recorder.newestDispatchIds();
-        p.onSent?.({ aid, msgId: sent.msgId, timestamp: sent.timestamp, content: m.content, metadata: m.metadata ?? null, answers });
+        p.onSent?.({ aid, msgId: sent.msgId, timestamp: sent.timestamp, content: m.content, metadata: m.metadata ?? null, answers }, recorder.newestDispatchLines());
         return sent;
       },
     },
@@ -237,6 +241,8 @@ export async function feedReplay(p: {
   clock: ReplayClock;
   agents: readonly ReplayAgent[];
   onProgress?: (linesDone: number, linesTotal: number) => void;
+  /** Hears each timestamp's lines before the agents do; `first`: the first one's position in the log. */
+  onBatch?: (batch: readonly LogLine[], first: number) => void;
 }): Promise<void> {
   const { clock, source } = p;
   let fed = 0;
@@ -244,6 +250,7 @@ export async function feedReplay(p: {
   for (const batch of batchesOf(source.lines())) {
     const ts = batch[0]!.ts;
     if (ts > clock.now) await clock.tickAsync(ts - clock.now);
+    p.onBatch?.(batch, fed);
     for (const a of p.agents) a.feed(batch, fed);
     fed += batch.length;
     if (fed >= nextProgress) {

@@ -5,9 +5,10 @@
 // open questions and how many agents answered each, agent messages per person message, and the
 // longest run of agent messages with no person between them.
 import { memberKeys } from "../group/addressee.ts";
-import { isOpenQuestion, isQuestion, replyToOf } from "../monitor/floor.ts";
+import { isOpenQuestion, replyToOf } from "../monitor/floor.ts";
 import type { LogLine } from "./log.ts";
 import { arraySource, type LineSource } from "./log-source.ts";
+import { isAnnotatedOpen, RoomTally, type ReplyTarget } from "./room-tally.ts";
 import { feedReplay, installReplayClock, startReplayAgent, type ReplayAgent, type ReplayMessage, type ReplayOptions, type ReplayReport, type ReplaySent, type ReplayView } from "./replay.ts";
 
 export interface RoomMetrics {
@@ -61,7 +62,7 @@ export interface RoomAgentReport {
 
 export interface RoomReport {
   agents: RoomAgentReport[];
-  /** Every reply the agents sent, in the order sent. */
+  /** Every reply the agents sent, in the order sent, when the lines were in memory (empty for a log read from its file). */
   sent: ReplaySent[];
   room: RoomMetrics;
 }
@@ -76,18 +77,25 @@ export async function runRoomReplay(
 ): Promise<RoomReport> {
   const source = Array.isArray(log) ? arraySource(log as readonly LogLine[]) : (log as LineSource);
   const ids = agents.map((o) => ({ persona: o.persona, aid: o.aid ?? o.persona }));
+  const agentIndex = indexOfAid(ids.map((a) => a.aid));
+  // What the room's figures need of each reply is counted as it is sent; the replies themselves are kept only with the lines in memory.
+  const tally = new RoomTally(source.count, agentIndex.size);
   const clock = installReplayClock(source.firstTs);
   try {
     const sent: ReplaySent[] = [];
     const running: ReplayAgent[] = [];
+    const isAgentLine = (l: LogLine) => running.some((a) => a.isPersona(l.sender));
     agents.forEach((opts, i) => {
       running.push(
         startReplayAgent({
           source,
           opts,
           peers: ids.filter((_, j) => j !== i),
-          onSent: (m) => {
-            sent.push(m);
+          // Each line's fate is asked for only with the lines in memory (the reports' `messages`).
+          fates: source.inMemory,
+          onSent: (m, lines) => {
+            if (source.inMemory) sent.push(m);
+            tally.reply(agentIndex.get(m.aid)!, m.timestamp, targetsOf(m, lines));
             // Delivered once the sender's own send has returned, at the same simulated time.
             setTimeout(() => {
               for (const other of running) if (other.aid !== m.aid) other.receive(m);
@@ -96,26 +104,50 @@ export async function runRoomReplay(
         }),
       );
     });
-    await feedReplay({ source, clock, agents: running, ...(onProgress ? { onProgress } : {}) });
+    await feedReplay({
+      source,
+      clock,
+      agents: running,
+      onBatch: (batch, first) => batch.forEach((l, k) => tally.line(l, first + k, isAgentLine(l))),
+      ...(onProgress ? { onProgress } : {}),
+    });
     const reports: RoomAgentReport[] = [];
     for (const a of running) {
       const messages: ReplayMessage[] = [];
-      const { report, view } = await a.finish(source.inMemory ? (m) => messages.push(m) : () => {});
+      const { report, view } = await a.finish(source.inMemory ? (m) => messages.push(m) : undefined);
       report.messages = messages;
       reports.push({ persona: a.persona, aid: a.aid, report, view });
     }
-    const isAgentLine = (l: LogLine) => running.some((a) => a.isPersona(l.sender));
     const mentioned = (ordinal: number) => reports.some((r) => r.view.isMention(ordinal));
-    return { agents: reports, sent, room: measureRoom({ lines: { [Symbol.iterator]: () => source.lines()[Symbol.iterator]() }, senders: source.senders, isAgentLine, agentNames: ids, sent, mentioned }) };
+    return { agents: reports, sent, room: measureTally({ lines: { [Symbol.iterator]: () => source.lines()[Symbol.iterator]() }, senders: source.senders, isAgentLine, agentNames: ids, tally, mentioned }) };
   } finally {
     clock.uninstall();
   }
 }
 
+/** Each aid's number (the first agent's, when two share one). */
+function indexOfAid(aids: readonly string[]): Map<string, number> {
+  const index = new Map<string, number>();
+  for (const aid of aids) if (!index.has(aid)) index.set(aid, index.size);
+  return index;
+}
+
 /**
- * The room's figures. Who a reply answers: the open question its `reply_to` names, or, with no
- * `reply_to`, every open question in the batch it was written for. Walks the lines twice (time
- * order), keeping only the open questions.
+ * What a reply answers: the message its `reply_to` names, or, with no `reply_to`, every message of
+ * the batch it was written for — a log line by its position where the batch carried it as one
+ * (`lines`: each batch message's position, undefined for another agent's reply), else by id.
+ */
+function targetsOf(m: ReplaySent, lines?: ReadonlyArray<number | undefined>): ReplyTarget[] {
+  const at = (k: number) => lines?.[k] ?? m.answers[k]!;
+  const replyTo = replyToOf(m.metadata);
+  if (replyTo === undefined) return m.answers.map((_, k) => at(k));
+  const k = m.answers.findIndex((id, j) => id === replyTo && lines?.[j] !== undefined);
+  return [k === -1 ? replyTo : at(k)];
+}
+
+/**
+ * The room's figures from a hand-written timeline: the log's lines and the replies sent (in the
+ * order sent). See {@link measureTally}.
  */
 export function measureRoom(p: {
   lines: Iterable<LogLine>;
@@ -128,12 +160,35 @@ export function measureRoom(p: {
   mentioned?: (ordinal: number, id: string) => boolean;
   reports?: readonly RoomAgentReport[];
 }): RoomMetrics {
+  const index = indexOfAid([...p.agentNames.map((a) => a.aid), ...p.sent.map((m) => m.aid)]);
+  const tally = new RoomTally(0, index.size);
+  for (const m of p.sent) tally.reply(index.get(m.aid)!, m.timestamp, targetsOf(m));
+  return measureTally({ ...p, tally, mentioned: p.mentioned ?? mentionedIn(p.reports ?? []) });
+}
+
+/**
+ * The room's figures. Who a reply answers: the open question its `reply_to` names, or, with no
+ * `reply_to`, every open question in the batch it was written for (as the tally counted them).
+ * Walks the lines once, and once more for the person-answered questions when the log has
+ * annotated open questions, keeping only those.
+ */
+function measureTally(p: {
+  lines: Iterable<LogLine>;
+  senders?: readonly string[] | undefined;
+  isAgentLine: (l: LogLine) => boolean;
+  agentNames: ReadonlyArray<{ persona: string; aid: string }>;
+  tally: RoomTally;
+  mentioned: (ordinal: number, id: string) => boolean;
+}): RoomMetrics {
+  const { tally } = p;
   const keys = new Set<string>();
   for (const s of p.senders ?? senderList(p.lines)) for (const k of memberKeys(s)) keys.add(k);
   for (const a of p.agentNames) for (const k of [...memberKeys(a.persona), ...memberKeys(a.aid)]) keys.add(k);
-  const mentioned = p.mentioned ?? mentionedIn(p.reports ?? []);
 
-  const open = new Map<string, Set<string>>();
+  const answeredBy = { none: 0, one: 0, twoOrMore: 0 };
+  let openQuestions = 0;
+  // The annotated open questions, in log order, by id: position, asker and time.
+  const questions = new Map<string, { ordinal: number; sender: string; ts: number }>();
   let personMessages = 0;
   let agentLines = 0;
   let ordinal = 0;
@@ -147,7 +202,7 @@ export function measureRoom(p: {
   };
   for (const l of p.lines) {
     const i = ordinal++;
-    while (next < p.sent.length && p.sent[next]!.timestamp < l.ts) {
+    while (next < tally.replies && tally.sentAt(next) < l.ts) {
       step(true);
       next++;
     }
@@ -158,33 +213,27 @@ export function measureRoom(p: {
       continue;
     }
     personMessages++;
-    if (!mentioned(i, l.id) && isOpenQuestion(l.content, (k) => keys.has(k), l.sender)) open.set(l.id, new Set());
-  }
-  for (; next < p.sent.length; next++) step(true);
-  for (const m of p.sent) {
-    const replyTo = replyToOf(m.metadata);
-    const targets = replyTo !== undefined ? [replyTo] : m.answers;
-    for (const id of targets) open.get(id)?.add(m.aid);
-  }
-  const answeredBy = { none: 0, one: 0, twoOrMore: 0 };
-  for (const by of open.values()) {
-    if (by.size === 0) answeredBy.none++;
-    else if (by.size === 1) answeredBy.one++;
+    if (isAnnotatedOpen(l)) questions.set(l.id, { ordinal: i, sender: l.sender.toLowerCase(), ts: l.ts });
+    if (p.mentioned(i, l.id) || !isOpenQuestion(l.content, (k) => keys.has(k), l.sender)) continue;
+    openQuestions++;
+    const by = tally.answeredBy(i, l.id);
+    if (by === 0) answeredBy.none++;
+    else if (by === 1) answeredBy.one++;
     else answeredBy.twoOrMore++;
   }
+  for (; next < tally.replies; next++) step(true);
   const answered = answeredBy.one + answeredBy.twoOrMore;
-  const agentMessages = p.sent.length + agentLines;
-  const orphans = measureOrphans({ lines: p.lines, isAgentLine: p.isAgentLine, sent: p.sent });
+  const agentMessages = tally.replies + agentLines;
   return {
     agents: p.agentNames.length,
     personMessages,
     agentMessages,
     agentPerPerson: agentMessages / Math.max(1, personMessages),
-    openQuestions: open.size,
+    openQuestions,
     answeredBy,
     multiAnswerRate: answered === 0 ? 0 : answeredBy.twoOrMore / answered,
     longestAgentChain: longest,
-    orphans,
+    orphans: measureOrphans({ lines: p.lines, isAgentLine: p.isAgentLine, tally, questions }),
   };
 }
 
@@ -201,52 +250,40 @@ const mentionedIn = (reports: readonly RoomAgentReport[]) => {
   return (_ordinal: number, id: string) => ids.has(id);
 };
 
-/** The annotated open questions: a person's question the annotators direct at nobody but its asker. */
-function isAnnotatedOpen(l: LogLine): boolean {
-  if (l.directedTo === undefined || !isQuestion(l.content)) return false;
-  const asker = l.sender.toLowerCase();
-  return !l.directedTo.some((d) => d.toLowerCase() !== asker);
-}
-
-/** {@link OrphanMetrics} of a log and the replies the agents sent; walks the lines twice, keeping the open questions. */
-export function measureOrphans(p: { lines: Iterable<LogLine>; isAgentLine: (l: LogLine) => boolean; sent: readonly ReplaySent[] }): OrphanMetrics {
-  // The annotated open questions, in log order, by id: asker and time.
-  const questions = new Map<string, { sender: string; ts: number }>();
-  for (const l of p.lines) if (!p.isAgentLine(l) && isAnnotatedOpen(l)) questions.set(l.id, { sender: l.sender.toLowerCase(), ts: l.ts });
+/** {@link OrphanMetrics} of the annotated open questions (by id, in log order) and what the tally counted; walks the lines for the person-answered ones. */
+function measureOrphans(p: {
+  lines: Iterable<LogLine>;
+  isAgentLine: (l: LogLine) => boolean;
+  tally: RoomTally;
+  questions: ReadonlyMap<string, { ordinal: number; sender: string; ts: number }>;
+}): OrphanMetrics {
+  const { questions, tally } = p;
   // Questions another person replied to.
   const personAnswered = new Set<string>();
-  for (const l of p.lines) {
-    if (p.isAgentLine(l)) continue;
-    for (const id of l.replyTo ?? []) {
-      const q = questions.get(id);
-      if (q !== undefined && q.sender !== l.sender.toLowerCase()) personAnswered.add(id);
-    }
-  }
-  // Each agent's first answer to each question: who, and when.
-  const answers = new Map<string, Map<string, number>>();
-  for (const m of p.sent) {
-    const replyTo = replyToOf(m.metadata);
-    for (const id of replyTo !== undefined ? [replyTo] : m.answers) {
-      const by = answers.get(id) ?? answers.set(id, new Map()).get(id)!;
-      if (!by.has(m.aid)) by.set(m.aid, m.timestamp);
+  if (questions.size > 0) {
+    for (const l of p.lines) {
+      if (p.isAgentLine(l)) continue;
+      for (const id of l.replyTo ?? []) {
+        const q = questions.get(id);
+        if (q !== undefined && q.sender !== l.sender.toLowerCase()) personAnswered.add(id);
+      }
     }
   }
   const out: OrphanMetrics = { open: 0, orphaned: 0, orphanedAnsweredBy: { none: 0, one: 0, twoOrMore: 0 }, orphanedOnceInTime: 0, orphanedOnceInTimeRate: 0, personAnsweredAlsoByAgent: 0, timeToAnswerMs: { p50: null, p90: null } };
   const waits: number[] = [];
   for (const [id, q] of questions) {
     out.open++;
-    const by = answers.get(id);
+    const n = tally.answeredBy(q.ordinal, id);
     if (personAnswered.has(id)) {
-      if (by !== undefined) out.personAnsweredAlsoByAgent++;
+      if (n > 0) out.personAnsweredAlsoByAgent++;
       continue;
     }
     out.orphaned++;
-    const n = by?.size ?? 0;
     if (n === 0) out.orphanedAnsweredBy.none++;
     else if (n === 1) out.orphanedAnsweredBy.one++;
     else out.orphanedAnsweredBy.twoOrMore++;
-    if (by === undefined) continue;
-    const first = Math.min(...by.values()) - q.ts;
+    if (n === 0) continue;
+    const first = tally.firstAnswer(q.ordinal, id)! - q.ts;
     waits.push(first);
     if (n === 1 && first <= ORPHAN_ANSWER_WITHIN_MS) out.orphanedOnceInTime++;
   }

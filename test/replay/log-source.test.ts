@@ -92,11 +92,12 @@ describe("openLogSource", () => {
       fc.constantFrom("", "  ", "not json", "[1]", '{"id":"x"}'),
     );
     fc.assert(
-      fc.property(fc.array(row, { maxLength: 12 }), fc.boolean(), fc.constantFrom(1, 40, 1 << 20), (rows, skipBad, runBytes) => {
+      // runBytes and bucketBytes from one line's worth (runs and id buckets in temp files) to the whole log.
+      fc.property(fc.array(row, { maxLength: 12 }), fc.boolean(), fc.constantFrom(1, 40, 1 << 20), fc.constantFrom(1, 40, 1 << 20), (rows, skipBad, runBytes, bucketBytes) => {
         const f = file(rows.join("\n"));
         const want = outcome(() => readLog(f, { skipBad }));
         const got = outcome(() => {
-          const src = openLogSource(f, { skipBad, runBytes });
+          const src = openLogSource(f, { skipBad, runBytes, bucketBytes });
           try {
             const lines = [...src.lines()];
           expect(src.senders).toEqual([...new Set(lines.map((l) => l.sender))]);

@@ -1,0 +1,98 @@
+// What a room replay keeps of its agents' replies for the room's figures (room.ts), counted as the
+// replies are sent: which agents answered each log line (bits by the line's position), the earliest
+// answer to each annotated open question, and when each reply was sent — not the replies, their
+// texts or the ids they answer, so that a long replay keeps a few bits a line and 8 bytes a reply.
+import { isQuestion } from "../monitor/floor.ts";
+import type { LogLine } from "./log.ts";
+
+/** What a reply answers: a log line by its position (a line the dispatch carried), or anything else by id. */
+export type ReplyTarget = number | string;
+
+/** An annotated open question: a person's question the annotators direct at nobody but its asker. */
+export function isAnnotatedOpen(l: LogLine): boolean {
+  if (l.directedTo === undefined || !isQuestion(l.content)) return false;
+  const asker = l.sender.toLowerCase();
+  return !l.directedTo.some((d) => d.toLowerCase() !== asker);
+}
+
+export class RoomTally {
+  readonly #agents: number;
+  /** Bytes a line in #answered: one bit per agent. */
+  readonly #width: number;
+  readonly #answered: Uint8Array;
+  /** One bit a line: a person's annotated open question (only those keep their first answer's time). */
+  readonly #annotatedOpen: Uint8Array;
+  readonly #firstAnswer = new Map<number, number>();
+  /** Targets not known by position (another agent's reply, or replies given by id): by id. */
+  readonly #byId = new Map<string, { agents: Set<number>; first: number }>();
+  #sentAt = new Float64Array(256);
+  #replies = 0;
+
+  /** `count` lines, `agents` agents (numbered from 0). */
+  constructor(count: number, agents: number) {
+    this.#agents = agents;
+    this.#width = Math.ceil(agents / 8);
+    this.#answered = new Uint8Array(count * this.#width);
+    this.#annotatedOpen = new Uint8Array(Math.ceil(count / 8));
+  }
+
+  /** The log line at `ordinal` is fed; `agentLine`: one of the room's agents sent it. */
+  line(l: LogLine, ordinal: number, agentLine: boolean): void {
+    if (!agentLine && isAnnotatedOpen(l)) this.#annotatedOpen[ordinal >> 3]! |= 1 << (ordinal & 7);
+  }
+
+  /** Agent `agent` sent a reply at `ts` answering `targets`. */
+  reply(agent: number, ts: number, targets: readonly ReplyTarget[]): void {
+    if (!(agent >= 0 && agent < this.#agents)) throw new RangeError(`agent ${agent} of ${this.#agents}`);
+    if (this.#replies === this.#sentAt.length) {
+      const more = new Float64Array(this.#sentAt.length * 2);
+      more.set(this.#sentAt);
+      this.#sentAt = more;
+    }
+    this.#sentAt[this.#replies++] = ts;
+    for (const t of targets) {
+      if (typeof t === "string") {
+        const by = this.#byId.get(t);
+        if (by === undefined) this.#byId.set(t, { agents: new Set([agent]), first: ts });
+        else {
+          by.agents.add(agent);
+          if (ts < by.first) by.first = ts;
+        }
+        continue;
+      }
+      this.#answered[t * this.#width + (agent >> 3)]! |= 1 << (agent & 7);
+      if (this.#annotatedOpen[t >> 3]! & (1 << (t & 7))) {
+        const first = this.#firstAnswer.get(t);
+        if (first === undefined || ts < first) this.#firstAnswer.set(t, ts);
+      }
+    }
+  }
+
+  /** Replies sent, and the time of the k-th (in the order sent). */
+  get replies(): number {
+    return this.#replies;
+  }
+  sentAt(k: number): number {
+    return this.#sentAt[k]!;
+  }
+
+  /** How many different agents answered the line at `ordinal` with this id. */
+  answeredBy(ordinal: number, id: string): number {
+    const byId = this.#byId.get(id)?.agents;
+    let n = 0;
+    for (let a = 0; a < this.#agents; a++) if (this.#has(ordinal, a) || byId?.has(a)) n++;
+    return n;
+  }
+
+  /** When the line at `ordinal` with this id was first answered (an annotated open question's, or one answered by id), if it was. */
+  firstAnswer(ordinal: number, id: string): number | undefined {
+    const a = this.#firstAnswer.get(ordinal);
+    const b = this.#byId.get(id)?.first;
+    return a === undefined ? b : b === undefined ? a : Math.min(a, b);
+  }
+
+  #has(ordinal: number, agent: number): boolean {
+    const at = ordinal * this.#width + (agent >> 3);
+    return at < this.#answered.length && (this.#answered[at]! & (1 << (agent & 7))) !== 0;
+  }
+}
