@@ -81,11 +81,12 @@ export interface ReplayView {
   dispatches(): Iterable<ReplayDispatch>;
   /** The drops, in order (the report's `drops` when the log is in memory). */
   drops(): Iterable<{ id: string; reason: DropReason }>;
-  /** The flagged lines the dispatch a walk of `dispatches()` gave last carried, in its order (none for another dispatch). */
+  /** The flagged lines the dispatch a walk of `dispatches()` gave last carried, in its order (throws for another dispatch). */
   shown(dispatch: ReplayDispatch): Iterable<ShownLine>;
   /**
    * The log lines the dispatch a walk of `dispatches()` gave last carried, by position in time
    * order, and the time of its first message when that is a log line (not another agent's reply).
+   * Throws for another dispatch.
    */
   carried(dispatch: ReplayDispatch): { ordinals: readonly number[]; firstTs: number | undefined };
   /** The line at this position: mentioned the agent, engaged it, reached a model call (bits of {@link LINE_BITS}). */
@@ -357,8 +358,12 @@ export function createReplayRecorder(p: { count: number; persona: string; isPers
       // The shown and carried lines travel with their dispatch's record: those of the record a walk
       // gave last. (Not a WeakMap of every record given: its entries carried each record read back
       // through the young generation's collections into the old one, ~40 MB of garbage at a time.)
+      // Asking about any other dispatch is a caller's mistake, said at once rather than answered empty.
       let last: DispatchRecord | undefined;
-      const recordOf = (d: ReplayDispatch) => (last?.rec === d ? last : undefined);
+      const recordOf = (d: ReplayDispatch) => {
+        if (last?.rec !== d) throw new Error("a dispatch's shown and carried lines are kept only for the dispatch a walk of dispatches() gave last");
+        return last;
+      };
       const view: ReplayView = {
         *dispatches() {
           for (const d of dispatches.records()) {
@@ -367,10 +372,10 @@ export function createReplayRecorder(p: { count: number; persona: string; isPers
           }
         },
         drops: () => drops.records(),
-        shown: (d) => recordOf(d)?.shown ?? [],
+        shown: (d) => recordOf(d).shown,
         carried: (d) => {
           const r = recordOf(d);
-          return { ordinals: r?.lines ?? [], firstTs: r?.first ?? undefined };
+          return { ordinals: r.lines, firstTs: r.first ?? undefined };
         },
         lineBits: (ordinal) => (bits[ordinal] ?? 0) & (MENTION | ENGAGED | REACHED),
         waitsByKind,
