@@ -21,7 +21,9 @@ export interface LiveSession {
    * Starts each identity on the session's signal; none after stopping began. Resolves once all
    * started (connecting goes on in the background); rejects with the first that could not start.
    * A thousand identities start in slices of at most START_SLICE_MS, the event loop free between
-   * them, so the ones already connected keep answering.
+   * them, so the ones already connected keep answering; the first slice waits for the next turn,
+   * so the work before it (reading the config, and the garbage collection that leaves due) is
+   * never in the same turn as identities starting.
    */
   startIdentities(ids: readonly string[], params: (id: string) => Omit<StartIdentityParams, "identityId" | "abortSignal">): Promise<void>;
   /** Stops after `ms` (none when undefined). */
@@ -38,6 +40,10 @@ export const START_SLICE_MS = 20;
 
 export function openLiveSession(p: {
   io: Io;
+  /** Starts one identity (default startIdentity; tests give their own). */
+  startOne?: (params: StartIdentityParams) => RunningIdentity;
+  /** The clock the slices are cut by, in ms (default performance.now). */
+  now?: () => number;
   /** Stopping also when this aborts. */
   signal?: AbortSignal | undefined;
   /** After every identity closed: save conversations, close the back-end and what else runs. */
@@ -46,6 +52,8 @@ export function openLiveSession(p: {
   onStopFailed: (err: unknown) => void;
 }): LiveSession {
   const { io } = p;
+  const startOne = p.startOne ?? startIdentity;
+  const now = p.now ?? (() => performance.now());
   const abort = new AbortController();
   const running: RunningIdentity[] = [];
   let stopping: Promise<void> | undefined;
@@ -93,13 +101,15 @@ export function openLiveSession(p: {
     stopped,
     stop,
     async startIdentities(ids, params) {
-      let slice = performance.now();
+      const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+      if (ids.length > 0) await nextTurn();
+      let slice = now();
       for (const id of ids) {
         if (stopping) break;
-        running.push(startIdentity({ ...params(id), identityId: id, abortSignal: abort.signal }));
-        if (performance.now() - slice >= START_SLICE_MS) {
-          await new Promise<void>((resolve) => setImmediate(resolve));
-          slice = performance.now();
+        running.push(startOne({ ...params(id), identityId: id, abortSignal: abort.signal }));
+        if (now() - slice >= START_SLICE_MS) {
+          await nextTurn();
+          slice = now();
         }
       }
     },
