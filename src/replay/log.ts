@@ -1,6 +1,7 @@
 // Reading a recorded chat log (JSON Lines) for `replay` and `inspect`: from a file a line at a
 // time (memory is the messages kept, never the file), or from text already in memory.
 import { closeSync, openSync, readSync } from "node:fs";
+import { parseJsonText } from "./json-text.ts";
 
 export interface LogLine {
   id: string;
@@ -63,7 +64,8 @@ const shown = (v: unknown): string => {
 export function parseLine(text: string, line: number): LogLine {
   let obj: unknown;
   try {
-    obj = JSON.parse(text);
+    // Not JSON.parse: it interns short string values, as a log's ids often are (json-text.ts).
+    obj = parseJsonText(text);
   } catch {
     throw new LogParseError(line, "not valid JSON");
   }

@@ -4,6 +4,7 @@
 // order is `readLog`'s: by `ts`, lines of one time in file order.
 import { closeSync, openSync, writeSync } from "node:fs";
 import { join } from "node:path";
+import { parseJsonText } from "./json-text.ts";
 import { goodLines, rawLines, type LogLine } from "./log.ts";
 import { makeTempDir, removeTempDir } from "./temp-dirs.ts";
 
@@ -81,7 +82,7 @@ export function sortRuns(file: string, max: number, intern: (sender: string) => 
           const r = readers[i]!.next();
           if (r.done) return undefined;
           if (!r.value.text) continue;
-          const l = JSON.parse(r.value.text) as LogLine;
+          const l = parseJsonText(r.value.text) as LogLine;
           l.sender = intern(l.sender);
           return l;
         }

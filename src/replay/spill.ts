@@ -3,6 +3,7 @@
 // replay keeps does not grow with its log.
 import { closeSync, openSync, writeSync } from "node:fs";
 import { join } from "node:path";
+import { parseJsonText } from "./json-text.ts";
 import { rawLines } from "./log.ts";
 import { makeTempDir, removeTempDir } from "./temp-dirs.ts";
 
@@ -50,7 +51,7 @@ export function fileStore<T>(name: string): RecordStore<T> {
     *records() {
       flush();
       if (fd === undefined) return;
-      for (const raw of rawLines(file, Number.MAX_SAFE_INTEGER)) if (raw.text) yield JSON.parse(raw.text) as T;
+      for (const raw of rawLines(file, Number.MAX_SAFE_INTEGER)) if (raw.text) yield parseJsonText(raw.text) as T;
     },
     remove() {
       if (fd !== undefined) closeSync(fd);
