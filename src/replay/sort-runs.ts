@@ -33,7 +33,9 @@ export function sortRuns(file: string, max: number, intern: (sender: string) => 
   const dir = makeTempDir("acp-replay-sort-");
   const files: string[] = [];
   try {
-    let run: LogLine[] = [];
+    // A run holds each line as the text its file gets, with its time and place: the parsed line is
+    // dropped at once (young), not kept through the run to be carried into the old generation.
+    let run: Array<{ ts: number; line: number; text: string }> = [];
     let held = 0;
     const flush = () => {
       if (run.length === 0) return;
@@ -43,8 +45,7 @@ export function sortRuns(file: string, max: number, intern: (sender: string) => 
       try {
         let pending: string[] = [];
         let size = 0;
-        for (const l of run) {
-          const text = `${JSON.stringify(l)}\n`;
+        for (const { text } of run) {
           pending.push(text);
           size += text.length;
           if (size >= WRITE_BYTES) {
@@ -62,7 +63,7 @@ export function sortRuns(file: string, max: number, intern: (sender: string) => 
       held = 0;
     };
     for (const { line, chars } of goodLines(file, max)) {
-      run.push(line);
+      run.push({ ts: line.ts, line: line.line, text: `${JSON.stringify(line)}\n` });
       held += chars;
       if (held >= runBytes) flush();
     }

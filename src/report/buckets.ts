@@ -1,42 +1,52 @@
 // Text sorted into named buckets as it comes, each read back whole later, in one piece: what the
 // page needs when one walk of the log fills several parts that the page writes one after another
-// (a column of the page data, a path of the chart). A bucket past FLUSH_CHARS goes to a temp file
+// (a column of the page data, a path of the chart). A bucket past FLUSH_BYTES goes to a temp file
 // of its own (0600, in a folder removed by `remove`), so what is held is a little per bucket.
 import { closeSync, openSync, readSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { StringDecoder } from "node:string_decoder";
 import { makeTempDir, removeTempDir } from "../replay/temp-dirs.ts";
 
-const FLUSH_CHARS = 32 * 1024;
+const FLUSH_BYTES = 32 * 1024;
 const READ_BYTES = 64 * 1024;
 
 interface Bucket {
-  parts: string[];
-  size: number;
+  /** The text not yet in the file, as UTF-8 (allocated at the first add). */
+  buf: Buffer | undefined;
+  used: number;
   file: string | undefined;
   fd: number | undefined;
 }
 
 export class Buckets {
   readonly #buckets = new Map<string, Bucket>();
-  readonly #flushChars: number;
+  readonly #flushBytes: number;
   readonly #readBytes: number;
   #dir: string | undefined;
   #files = 0;
 
-  /** `flushChars`: a bucket's text held before it goes to its file; `readBytes`: the read-back chunk. */
-  constructor(opts: { flushChars?: number; readBytes?: number } = {}) {
-    this.#flushChars = opts.flushChars ?? FLUSH_CHARS;
+  /** `flushBytes`: a bucket's text held (as UTF-8) before it goes to its file; `readBytes`: the read-back chunk. */
+  constructor(opts: { flushBytes?: number; readBytes?: number } = {}) {
+    this.#flushBytes = Math.max(1, opts.flushBytes ?? FLUSH_BYTES);
     this.#readBytes = opts.readBytes ?? READ_BYTES;
   }
 
-  /** Appends `text` to the bucket `key` (made on first use: {@link keys} keeps that order). */
+  /**
+   * Appends `text` to the bucket `key` (made on first use: {@link keys} keeps that order). The text
+   * is copied into the bucket's bytes at once: a page's many small strings die young instead of
+   * waiting in the bucket long enough to be carried into V8's old generation as garbage.
+   */
   add(key: string, text: string): void {
     let b = this.#buckets.get(key);
-    if (!b) this.#buckets.set(key, (b = { parts: [], size: 0, file: undefined, fd: undefined }));
-    b.parts.push(text);
-    b.size += text.length;
-    if (b.size >= this.#flushChars) this.#flush(b);
+    if (!b) this.#buckets.set(key, (b = { buf: undefined, used: 0, file: undefined, fd: undefined }));
+    const n = Buffer.byteLength(text);
+    if (b.used + n > this.#flushBytes) this.#flush(b);
+    if (n > this.#flushBytes) {
+      writeSync(this.#open(b), text);
+      return;
+    }
+    b.buf ??= Buffer.allocUnsafe(this.#flushBytes);
+    b.used += b.buf.write(text, b.used);
   }
 
   /** The buckets, in the order each got its first text. */
@@ -66,7 +76,7 @@ export class Buckets {
         closeSync(fd);
       }
     }
-    if (b.parts.length) out(b.parts.join(""));
+    if (b.used > 0) out(b.buf!.toString("utf8", 0, b.used));
   }
 
   /** Removes the temp files; the buckets are not used after. */
@@ -77,15 +87,18 @@ export class Buckets {
     this.#dir = undefined;
   }
 
-  #flush(b: Bucket): void {
-    if (b.parts.length === 0) return;
+  #open(b: Bucket): number {
     if (b.fd === undefined) {
       this.#dir ??= makeTempDir("acp-replay-page-");
       b.file = join(this.#dir, `bucket-${this.#files++}.txt`);
       b.fd = openSync(b.file, "w", 0o600);
     }
-    writeSync(b.fd, b.parts.join(""));
-    b.parts = [];
-    b.size = 0;
+    return b.fd;
+  }
+
+  #flush(b: Bucket): void {
+    if (b.used === 0) return;
+    writeSync(this.#open(b), b.buf!, 0, b.used);
+    b.used = 0;
   }
 }

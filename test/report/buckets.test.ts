@@ -13,8 +13,8 @@ describe("Buckets", () => {
   it("property: each key drains exactly its text in order, keys in first-use order, spilled or not", () => {
     const piece = fc.string({ unit: fc.constantFrom("a", "é", "漢", "👍", ",", '"', "\u2028"), maxLength: 12 });
     fc.assert(
-      fc.property(fc.array(fc.tuple(fc.constantFrom("x", "y", "m:0:plain", "col:text"), piece), { maxLength: 300 }), fc.integer({ min: 1, max: 64 }), fc.integer({ min: 1, max: 9 }), (adds, flushChars, readBytes) => {
-        const b = new Buckets({ flushChars, readBytes });
+      fc.property(fc.array(fc.tuple(fc.constantFrom("x", "y", "m:0:plain", "col:text"), piece), { maxLength: 300 }), fc.integer({ min: 1, max: 64 }), fc.integer({ min: 1, max: 9 }), (adds, flushBytes, readBytes) => {
+        const b = new Buckets({ flushBytes, readBytes });
         const want = new Map<string, string>();
         try {
           for (const [k, t] of adds) {
@@ -40,7 +40,7 @@ describe("Buckets", () => {
 
   it("a bucket past its size goes to a temp file of its own, removed with the buckets", () => {
     const before = new Set(pageDirs());
-    const b = new Buckets({ flushChars: 10 });
+    const b = new Buckets({ flushBytes: 10 });
     b.add("k", "0123456789abc");
     const made = pageDirs().filter((d) => !before.has(d));
     expect(made).toHaveLength(1);
