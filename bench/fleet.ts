@@ -17,6 +17,7 @@ import { createCliBackend } from "../src/cli/live.ts";
 import { loadConfigFile } from "../src/config/load.ts";
 import { createJsonLogger, silentLogger } from "../src/log.ts";
 import { createHttpClient, createIdentity } from "../src/network/index.ts";
+import { startIdentity } from "../src/runtime/identity.ts";
 import { processSignInPace } from "../src/network/sign-in-pace.ts";
 import { createFileStateStore } from "../src/state/file-store.ts";
 import { ask } from "./child.ts";
@@ -136,7 +137,15 @@ export async function benchFleet(fmt: Fmt): Promise<void> {
     const logger = logAt >= 0 ? createJsonLogger({ level: "warn", write: (line) => appendFileSync(process.argv[logAt + 1]!, line + "\n") }) : silentLogger;
     const store = createFileStateStore({ dir: stateDir, logger: silentLogger });
     const { backend } = createCliBackend({ config, logger: silentLogger, store, out: () => {}, showPrompts: false });
-    const session = openLiveSession({ io: { out: () => {}, err: () => {} }, afterStop: async () => void (await backend.close?.()), onStopFailed: () => {} });
+    // How long each identity takes from its start to `ready` (what holds its start-up slot).
+    const readyMs: number[] = [];
+    const startOne: typeof startIdentity = (params) => {
+      const at = performance.now();
+      const r = startIdentity(params);
+      r.ready.then(() => readyMs.push(performance.now() - at), () => {});
+      return r;
+    };
+    const session = openLiveSession({ io: { out: () => {}, err: () => {} }, startOne, afterStop: async () => void (await backend.close?.()), onStopFailed: () => {} });
     const startCpu0 = process.threadCpuUsage();
     await session.startIdentities(Object.keys(config.identities), () => ({ config, backend, logger, store }));
     const startedS = (performance.now() - t0) / 1000;
@@ -147,7 +156,7 @@ export async function benchFleet(fmt: Fmt): Promise<void> {
     await Promise.all(running.map((r) => r.ready));
     clearInterval(sample);
     if (process.argv.includes("--progress")) {
-      console.log(`  online over time: ${progress.join(" ")} · every identity started (sign-ins under way) at ${fmt(startedS, 1)} s, ${fmt(startedCpu, 1)} s of loop CPU until then`);
+      console.log(`  online over time: ${progress.join(" ")} · every identity started (sign-ins under way) at ${fmt(startedS, 1)} s, ${fmt(startedCpu, 1)} s of loop CPU until then · one identity's start to ready: p50 ${fmt(quantile(readyMs, 0.5) / 1000, 1)} s, p99 ${fmt(quantile(readyMs, 0.99) / 1000, 1)} s, max ${fmt(Math.max(...readyMs) / 1000, 1)} s`);
       // Where to cut a --cpu-prof of this process (its clock starts with the process).
       console.log(`  start-up window: ${fmt(t0 / 1000, 1)}–${fmt(performance.now() / 1000, 1)} s of this process`);
     }
@@ -212,13 +221,17 @@ export async function benchFleet(fmt: Fmt): Promise<void> {
     const down = performance.now();
     server = await startServer(serverArgs);
     const upAt = performance.now();
+    // The longest stall while they come back: the reconnect storm's own turns.
+    const comingBack = monitorEventLoopDelay({ resolution: TICK_MS });
+    comingBack.enable();
     crowd.send({ cmd: "traffic", rate: 5 } as unknown as string);
     const allBack = () => running.every((r) => [...r.connections.values()].every((c) => c.status === "open"));
     while (!allBack() && performance.now() - upAt < 120_000) await sleep(100);
     const backS = (performance.now() - upAt) / 1000;
+    comingBack.disable();
     const out = running.filter((r) => ![...r.connections.values()].every((c) => c.status === "open"));
     if (out.length > 0) console.log(`  not back: ${out.length}, e.g. ${out.slice(0, 5).map((r) => `${r.aid} (${[...r.connections.values()].map((c) => c.status).join(",")})`).join(", ")}`);
-    console.log(`network restart: down ${fmt((upAt - down) / 1000, 1)} s; ${allBack() ? "all" : "NOT all"} ${N} identities back ${fmt(backS, 1)} s after it listened again · ${load()}`);
+    console.log(`network restart: down ${fmt((upAt - down) / 1000, 1)} s; ${allBack() ? "all" : "NOT all"} ${N} identities back ${fmt(backS, 1)} s after it listened again, longest event-loop stall meanwhile ${fmt(lateMs(comingBack.max))} ms · ${load()}`);
     await sleep(Math.max(0, upAt + 60_000 - performance.now()));
     crowd.send({ cmd: "quiet" } as unknown as string);
     await sleep(3000);

@@ -5,6 +5,9 @@
 import { createInterface } from "node:readline";
 import { startIdentity, type RunningIdentity, type StartIdentityParams } from "../runtime/identity.ts";
 import type { Io } from "./args.ts";
+import { startInSlots } from "./start-slots.ts";
+
+export { START_AT_ONCE, START_SLICE_MS, START_WAIT_MS } from "./start-slots.ts";
 
 export interface LiveSession {
   /** Every identity started so far. */
@@ -21,9 +24,10 @@ export interface LiveSession {
    * Starts each identity on the session's signal; none after stopping began. Resolves once all
    * started (connecting goes on in the background); rejects with the first that could not start.
    * A thousand identities start in slices of at most START_SLICE_MS, the event loop free between
-   * them, so the ones already connected keep answering; the first slice waits for the next turn,
-   * so the work before it (reading the config, and the garbage collection that leaves due) is
-   * never in the same turn as identities starting.
+   * them, and at most START_AT_ONCE part-way through start-up (`ready` not settled, for at most
+   * START_WAIT_MS each), so the ones already connected keep answering (see start-slots.ts); the
+   * first slice waits for the next turn, so the work before it (reading the config, and the
+   * garbage collection that leaves due) is never in the same turn as identities starting.
    */
   startIdentities(ids: readonly string[], params: (id: string) => Omit<StartIdentityParams, "identityId" | "abortSignal">): Promise<void>;
   /** Stops after `ms` (none when undefined). */
@@ -35,15 +39,16 @@ export interface LiveSession {
   release(): void;
 }
 
-/** The longest stretch identities are started in before the event loop gets a turn. */
-export const START_SLICE_MS = 20;
-
 export function openLiveSession(p: {
   io: Io;
   /** Starts one identity (default startIdentity; tests give their own). */
   startOne?: (params: StartIdentityParams) => RunningIdentity;
-  /** The clock the slices are cut by, in ms (default performance.now). */
+  /** The clock the slices are cut by and slots are held by, in ms (default performance.now). */
   now?: () => number;
+  /** Identities part-way through start-up at once (default START_AT_ONCE; tests give their own). */
+  startAtOnce?: number;
+  /** The longest one holds its slot, in ms (default START_WAIT_MS; tests give their own). */
+  startWaitMs?: number;
   /** Stopping also when this aborts. */
   signal?: AbortSignal | undefined;
   /** After every identity closed: save conversations, close the back-end and what else runs. */
@@ -100,18 +105,19 @@ export function openLiveSession(p: {
     },
     stopped,
     stop,
-    async startIdentities(ids, params) {
-      const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
-      if (ids.length > 0) await nextTurn();
-      let slice = now();
-      for (const id of ids) {
-        if (stopping) break;
-        running.push(startOne({ ...params(id), identityId: id, abortSignal: abort.signal }));
-        if (now() - slice >= START_SLICE_MS) {
-          await nextTurn();
-          slice = now();
-        }
-      }
+    startIdentities(ids, params) {
+      return startInSlots({
+        ids,
+        start: (id) => {
+          const r = startOne({ ...params(id), identityId: id, abortSignal: abort.signal });
+          running.push(r);
+          return r;
+        },
+        signal: abort.signal,
+        now,
+        atOnce: p.startAtOnce,
+        waitMs: p.startWaitMs,
+      });
     },
     stopAfter(ms) {
       if (ms !== undefined && !stopping) timer = setTimeout(() => void stop(`--duration-ms ${ms}`), ms);

@@ -2,8 +2,9 @@
 // asked (the config read and the garbage collection it leaves due end first), then in slices of
 // at most START_SLICE_MS of the session's clock, one turn of the event loop between slices. The
 // identities here are stand-ins that only advance the clock by what a start costs.
-import { afterEach, describe, expect, it } from "vitest";
-import { openLiveSession, START_SLICE_MS, type LiveSession } from "../../src/cli/live-session.ts";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import fc from "fast-check";
+import { openLiveSession, START_AT_ONCE, START_SLICE_MS, START_WAIT_MS, type LiveSession } from "../../src/cli/live-session.ts";
 import type { RunningIdentity, StartIdentityParams } from "../../src/runtime/identity.ts";
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -23,7 +24,7 @@ function sessionWith(costMs: number) {
     startOne: (p: StartIdentityParams) => {
       started.push(`T+${now} ${p.identityId}`);
       now += costMs;
-      return { identityId: p.identityId, done: Promise.resolve() } as unknown as RunningIdentity;
+      return { identityId: p.identityId, ready: new Promise(() => {}), done: Promise.resolve() } as unknown as RunningIdentity;
     },
   });
   return { session, started };
@@ -60,5 +61,179 @@ describe("startIdentities", () => {
     await Promise.resolve();
     await Promise.resolve();
     expect(resolved).toBe(true);
+  });
+});
+
+// A bounded number of identities part-way through start-up (started, `ready` not settled): a slot
+// frees when `ready` resolves or rejects, or after the wait (a network that is down never holds
+// the rest for ever). Fake timers own every clock here; the session's clock is Date.now (faked).
+describe("startIdentities, a bounded number in start-up at once", () => {
+  beforeEach(() => vi.useFakeTimers({ now: 0 }));
+  afterEach(() => vi.useRealTimers());
+
+  type Ready = { resolve: () => void; reject: (err: Error) => void };
+  /** Identities whose `ready` the test settles; `log` lists starts and settles in the order they happened. */
+  function boundedSession(atOnce: number, waitMs: number, onStart: (id: string) => void = () => {}) {
+    const log: string[] = [];
+    const ready = new Map<string, Ready>();
+    session = openLiveSession({
+      io: { out: () => {}, err: () => {} },
+      afterStop: async () => {},
+      onStopFailed: () => {},
+      now: () => Date.now(),
+      startAtOnce: atOnce,
+      startWaitMs: waitMs,
+      startOne: (p: StartIdentityParams) => {
+        const id = p.identityId;
+        log.push(`T+${Date.now()} start ${id}`);
+        const settled = new Promise<void>((resolve, reject) => ready.set(id, { resolve, reject }));
+        // What run.ts does with it: a failed identity is reported there, not unhandled here.
+        settled.catch(() => {});
+        onStart(id);
+        return { identityId: id, ready: settled, done: Promise.resolve() } as unknown as RunningIdentity;
+      },
+    });
+    const settle = (id: string, how: "resolve" | "reject") => {
+      log.push(`T+${Date.now()} ${how} ${id}`);
+      if (how === "resolve") ready.get(id)!.resolve();
+      else ready.get(id)!.reject(new Error(`${id} refused`));
+    };
+    return { session, log, settle };
+  }
+  const none = () => ({}) as Omit<StartIdentityParams, "identityId" | "abortSignal">;
+
+  it("the default: 150 at once, a slot held at most 10 s", () => {
+    expect(START_AT_ONCE).toBe(150);
+    expect(START_WAIT_MS).toBe(10_000);
+  });
+
+  it("never more than the limit; a slot frees when ready resolves, when it rejects, and after the wait when it never settles", async () => {
+    const { session, log, settle } = boundedSession(2, 10_000);
+    let finished = false;
+    void session.startIdentities(["a", "b", "c", "d", "e"], none).then(() => (finished = true));
+    await vi.advanceTimersByTimeAsync(0);
+    // T+0: a and b start, c waits for a slot.
+    expect(log).toEqual(["T+0 start a", "T+0 start b"]);
+    await vi.advanceTimersByTimeAsync(100);
+    settle("a", "resolve");
+    await vi.advanceTimersByTimeAsync(0);
+    // T+100: a is online, c takes its slot.
+    expect(log.slice(2)).toEqual(["T+100 resolve a", "T+100 start c"]);
+    await vi.advanceTimersByTimeAsync(150);
+    settle("b", "reject");
+    await vi.advanceTimersByTimeAsync(0);
+    // T+250: b could not start, d takes its slot.
+    expect(log.slice(4)).toEqual(["T+250 reject b", "T+250 start d"]);
+    // c and d never settle: c gives up its slot 10 s after it started (T+10100), e starts then.
+    await vi.advanceTimersByTimeAsync(10_100 - 250 - 1);
+    expect(log.slice(6)).toEqual([]);
+    expect(finished).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(log.slice(6)).toEqual(["T+10100 start e"]);
+    expect(finished).toBe(true);
+    // Nothing left waiting once every identity started.
+    expect(vi.getTimerCount()).toBe(0);
+    expect(session.running.map((r) => r.identityId)).toEqual(["a", "b", "c", "d", "e"]);
+  });
+
+  it("a network that is down: five identities, two at once, all started after two waits (about N / limit × wait)", async () => {
+    const { session, log } = boundedSession(2, 10_000);
+    let finished = false;
+    void session.startIdentities(["a", "b", "c", "d", "e"], none).then(() => (finished = true));
+    await vi.advanceTimersByTimeAsync(30_000);
+    expect(log).toEqual(["T+0 start a", "T+0 start b", "T+10000 start c", "T+10000 start d", "T+20000 start e"]);
+    expect(finished).toBe(true);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it("stopping while identities wait for a slot starts no more and leaves no timer", async () => {
+    const { session, log } = boundedSession(2, 10_000);
+    const all = session.startIdentities(["a", "b", "c", "d", "e"], none);
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(log).toEqual(["T+0 start a", "T+0 start b"]);
+    void session.stop("test");
+    // At once, before any timer runs: the wait for a slot is gone.
+    expect(vi.getTimerCount()).toBe(0);
+    await all;
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(log).toEqual(["T+0 start a", "T+0 start b"]);
+  });
+
+  it("stopping between two slices starts no more and leaves no timer (the next turn is not waited for)", async () => {
+    let cost = 0;
+    const started: string[] = [];
+    session = openLiveSession({
+      io: { out: () => {}, err: () => {} },
+      afterStop: async () => {},
+      onStopFailed: () => {},
+      now: () => Date.now() + cost,
+      startOne: (p: StartIdentityParams) => {
+        started.push(p.identityId);
+        cost += 15;
+        return { identityId: p.identityId, ready: new Promise(() => {}), done: Promise.resolve() } as unknown as RunningIdentity;
+      },
+    });
+    const all = session.startIdentities(["a", "b", "c", "d"], none);
+    await vi.advanceTimersByTimeAsync(0);
+    // a and b: 30 ms of the clock, the slice is over; the next turn is asked for.
+    expect(started).toEqual(["a", "b"]);
+    expect(vi.getTimerCount()).toBe(1);
+    void session.stop("test");
+    expect(vi.getTimerCount()).toBe(0);
+    await all;
+    expect(started).toEqual(["a", "b"]);
+  });
+
+  it("property: for any ready outcomes and timings, each identity starts once, in order, never more than the limit in start-up, and start-up completes", async () => {
+    const WAIT = 1_000;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 5 }),
+        fc.array(fc.record({ outcome: fc.constantFrom("resolve", "reject", "never"), afterMs: fc.integer({ min: 0, max: 2_500 }) }), { minLength: 0, maxLength: 30 }),
+        fc.option(fc.integer({ min: 0, max: 8_000 }), { nil: undefined }),
+        async (atOnce, plans, stopAtMs) => {
+          vi.setSystemTime(0);
+          const ids = plans.map((_, i) => `i${i}`);
+          // Each identity's ready settles `afterMs` after it started (or never).
+          const { session, log, settle } = boundedSession(atOnce, WAIT, (id) => {
+            const plan = plans[Number(id.slice(1))]!;
+            if (plan.outcome !== "never") setTimeout(() => settle(id, plan.outcome as "resolve" | "reject"), plan.afterMs);
+          });
+          let finished = false;
+          void session.startIdentities(ids, none).then(() => (finished = true));
+          if (stopAtMs !== undefined) {
+            setTimeout(() => {
+              log.push(`T+${Date.now()} stop -`);
+              void session.stop("test");
+            }, stopAtMs);
+          }
+          await vi.advanceTimersByTimeAsync(ids.length * WAIT + 10_000);
+          expect(finished).toBe(true);
+
+          const starts = log.filter((l) => l.includes(" start ")).map((l) => l.split(" ")[2]);
+          // Each starts once, in order; all of them unless stopped, and none after the stop.
+          expect(starts).toEqual(ids.slice(0, stopAtMs === undefined ? ids.length : starts.length));
+          const stopLine = log.findIndex((l) => l.endsWith(" stop -"));
+          if (stopLine >= 0) expect(log.slice(stopLine).filter((l) => l.includes(" start "))).toEqual([]);
+          // At every start: those started earlier, not settled before it and started less than the wait ago.
+          const settledBefore = new Set<string>();
+          const startedAt = new Map<string, number>();
+          for (const line of log) {
+            const [, t, what, id] = /^T\+(\d+) (\w+) (\S+)$/.exec(line)!;
+            if (what !== "start") {
+              settledBefore.add(id!);
+              continue;
+            }
+            const inFlight = [...startedAt].filter(([other, t0]) => !settledBefore.has(other) && Number(t) - t0 < WAIT).length;
+            expect(inFlight).toBeLessThan(atOnce);
+            startedAt.set(id!, Number(t));
+          }
+          // A timer of the start-up is all that could be left (the settles above all ran).
+          expect(vi.getTimerCount()).toBe(0);
+          session.release();
+        },
+      ),
+      { numRuns: 80 },
+    );
   });
 });
