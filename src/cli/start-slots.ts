@@ -70,12 +70,15 @@ export async function startInSlots(p: StartInSlotsParams): Promise<void> {
       wake = resolve;
       turn = setImmediate(resume);
     });
+  /** How the last wait for a slot ended: an identity's `ready` settled, or the oldest's wait ran out. */
+  let freedBy = "wait" as "ready" | "wait";
   /** A slot frees: the oldest's wait ends in `ms`, or an identity's `ready` settles sooner. */
   const slotFree = (oldest: { at: number }, ms: number) =>
     new Promise<void>((resolve) => {
       wake = resolve;
       slotTimer = setTimeout(() => {
         holding.delete(oldest);
+        freedBy = "wait";
         resume();
       }, ms);
     });
@@ -85,22 +88,31 @@ export async function startInSlots(p: StartInSlotsParams): Promise<void> {
     await nextTurn();
     let slice = now();
     for (const id of p.ids) {
+      let waited: "no" | "ready" | "wait" = "no";
       while (holding.size >= atOnce && !signal.aborted) {
         const oldest = holding.values().next().value!;
         const left = oldest.at + waitMs - now();
         if (left <= 0) holding.delete(oldest);
         else {
           await slotFree(oldest, left);
-          slice = now();
+          if (waited !== "ready") waited = freedBy;
         }
       }
+      // A slot freed among other identities' I/O callbacks (their `ready` settling), often many
+      // in one turn: the next ones start in a turn of their own, a slice at most, not inside it.
+      // A wait that ran out ends in the slot timer's own turn, a new slice.
+      if (waited === "ready" && !signal.aborted) await nextTurn();
+      if (waited !== "no") slice = now();
       if (signal.aborted) return;
       const slot = { at: now() };
       const { ready } = p.start(id);
       holding.add(slot);
       const free = () => {
         // Only a wait for a slot ends here; a wait for the next turn goes on.
-        if (holding.delete(slot) && slotTimer !== undefined) resume();
+        if (holding.delete(slot) && slotTimer !== undefined) {
+          freedBy = "ready";
+          resume();
+        }
       };
       ready.then(free, free);
       if (now() - slice >= START_SLICE_MS) {

@@ -136,6 +136,26 @@ describe("startIdentities, a bounded number in start-up at once", () => {
     expect(session.running.map((r) => r.identityId)).toEqual(["a", "b", "c", "d", "e"]);
   });
 
+  it("slots freed in one turn are taken in the next, not among the I/O callbacks that freed them", async () => {
+    // The turn that settles many identities' ready is already long: starting the next ones inside
+    // it would add a start-up per freed slot to that turn, past any slice.
+    let freeingTurn = false;
+    const { session, log, settle } = boundedSession(3, 10_000, (id) => {
+      if (freeingTurn) log.push(`${id} started in the turn that freed its slot`);
+    });
+    void session.startIdentities(["a", "b", "c", "d", "e", "f"], none);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(log).toEqual(["T+0 start a", "T+0 start b", "T+0 start c"]);
+    // T+100: a, b and c come online in one turn; the turn ends with the immediate queued first.
+    freeingTurn = true;
+    setImmediate(() => (freeingTurn = false));
+    settle("a", "resolve");
+    settle("b", "resolve");
+    settle("c", "reject");
+    await vi.advanceTimersByTimeAsync(0);
+    expect(log.slice(3)).toEqual(["T+100 resolve a", "T+100 resolve b", "T+100 reject c", "T+100 start d", "T+100 start e", "T+100 start f"]);
+  });
+
   it("a network that is down: five identities, two at once, all started after two waits (about N / limit × wait)", async () => {
     const { session, log } = boundedSession(2, 10_000);
     let finished = false;
