@@ -147,12 +147,13 @@ export async function benchFleet(fmt: Fmt): Promise<void> {
     };
     const session = openLiveSession({ io: { out: () => {}, err: () => {} }, startOne, afterStop: async () => void (await backend.close?.()), onStopFailed: () => {} });
     const startCpu0 = process.threadCpuUsage();
+    const running = session.running;
+    const progress: string[] = [];
+    // From the first start: identities start as earlier ones come online (START_AT_ONCE).
+    const sample = setInterval(() => progress.push(`${fmt((performance.now() - t0) / 1000, 1)}s:${running.filter((r) => r.connection!.status === "open").length}/${running.length} (${processSignInPace.width} at once)`), 1000);
     await session.startIdentities(Object.keys(config.identities), () => ({ config, backend, logger, store }));
     const startedS = (performance.now() - t0) / 1000;
     const startedCpu = cpuSeconds(process.threadCpuUsage(startCpu0));
-    const running = session.running;
-    const progress: string[] = [];
-    const sample = setInterval(() => progress.push(`${fmt((performance.now() - t0) / 1000, 1)}s:${running.filter((r) => r.connection!.status === "open").length} (${processSignInPace.width} at once)`), 1000);
     await Promise.all(running.map((r) => r.ready));
     clearInterval(sample);
     if (process.argv.includes("--progress")) {
