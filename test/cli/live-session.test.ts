@@ -1,7 +1,8 @@
-// How `run` and `start` start many identities (src/cli/live-session.ts): never in the turn that
-// asked (the config read and the garbage collection it leaves due end first), then in slices of
-// at most START_SLICE_MS of the session's clock, one turn of the event loop between slices. The
-// identities here are stand-ins that only advance the clock by what a start costs.
+// How `run` and `start` start many identities (src/cli/live-session.ts, start-slots.ts): never in
+// the turn that asked (the config read and the garbage collection it leaves due end first), then
+// in slices of at most START_SLICE_MS of the session's clock, one turn of the event loop between
+// slices, and at most START_AT_ONCE part-way through start-up. The identities here are stand-ins
+// that only advance the clock by what a start costs, or whose `ready` the test settles.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import fc from "fast-check";
 import { openLiveSession, START_AT_ONCE, START_SLICE_MS, START_WAIT_MS, type LiveSession } from "../../src/cli/live-session.ts";
@@ -180,28 +181,16 @@ describe("startIdentities, a bounded number in start-up at once", () => {
   });
 
   it("stopping between two slices starts no more and leaves no timer (the next turn is not waited for)", async () => {
-    let cost = 0;
-    const started: string[] = [];
-    session = openLiveSession({
-      io: { out: () => {}, err: () => {} },
-      afterStop: async () => {},
-      onStopFailed: () => {},
-      now: () => Date.now() + cost,
-      startOne: (p: StartIdentityParams) => {
-        started.push(p.identityId);
-        cost += 15;
-        return { identityId: p.identityId, ready: new Promise(() => {}), done: Promise.resolve() } as unknown as RunningIdentity;
-      },
-    });
+    const { session, started } = sessionWith(15);
     const all = session.startIdentities(["a", "b", "c", "d"], none);
     await vi.advanceTimersByTimeAsync(0);
-    // a and b: 30 ms of the clock, the slice is over; the next turn is asked for.
-    expect(started).toEqual(["a", "b"]);
+    // a and b: 30 ms of the session's clock, the slice is over; the next turn is asked for.
+    expect(started).toEqual(["T+0 a", "T+15 b"]);
     expect(vi.getTimerCount()).toBe(1);
     void session.stop("test");
     expect(vi.getTimerCount()).toBe(0);
     await all;
-    expect(started).toEqual(["a", "b"]);
+    expect(started).toEqual(["T+0 a", "T+15 b"]);
   });
 
   it("property: for any ready outcomes and timings, each identity starts once, in order, never more than the limit in start-up, and start-up completes", async () => {
