@@ -1,4 +1,4 @@
-// `npm run bench -- fleet [--n 100] [--groups 5] [--progress] [--startup-only]`: N identities × G groups in this one process, as
+// `npm run bench -- fleet [--n 100] [--groups 5] [--progress] [--startup-only] [--start-at-once N]`: N identities × G groups in this one process, as
 // `acp-group run` runs them, against `acp-group server --tls` in a process of its own, with ten
 // people (bench/fleet-people.ts, a third process) posting 5 messages a second. Prints start-up
 // time and the longest event-loop stall meanwhile, how many profiles got published, RSS and JS
@@ -12,7 +12,7 @@ import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import { openLiveSession } from "../src/cli/live-session.ts";
+import { openLiveSession, START_AT_ONCE } from "../src/cli/live-session.ts";
 import { createCliBackend } from "../src/cli/live.ts";
 import { loadConfigFile } from "../src/config/load.ts";
 import { createJsonLogger, silentLogger } from "../src/log.ts";
@@ -145,7 +145,10 @@ export async function benchFleet(fmt: Fmt): Promise<void> {
       r.ready.then(() => readyMs.push(performance.now() - at), () => {});
       return r;
     };
-    const session = openLiveSession({ io: { out: () => {}, err: () => {} }, startOne, afterStop: async () => void (await backend.close?.()), onStopFailed: () => {} });
+    // `--start-at-once N`: identities part-way through start-up at once (default START_AT_ONCE), to size it.
+    const atOnceAt = process.argv.indexOf("--start-at-once");
+    const startAtOnce = atOnceAt >= 0 ? argOf("start-at-once", START_AT_ONCE) : undefined;
+    const session = openLiveSession({ io: { out: () => {}, err: () => {} }, startOne, startAtOnce, afterStop: async () => void (await backend.close?.()), onStopFailed: () => {} });
     const startCpu0 = process.threadCpuUsage();
     const running = session.running;
     const progress: string[] = [];
