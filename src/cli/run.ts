@@ -55,6 +55,8 @@ export async function runCommand(args: string[], io: Io, opts: { signal?: AbortS
     onStopFailed: (err) => logger.log("error", "run.shutdown-failed", errorFields(err)),
   });
   try {
+    // From launch: a thousand identities on a network that is down take minutes to all start.
+    session.stopAfter(durationMs);
     await session.startIdentities(identityIds, (id) => ({
       config,
       backend,
@@ -66,7 +68,6 @@ export async function runCommand(args: string[], io: Io, opts: { signal?: AbortS
     }));
     const { running } = session;
     io.out(`connecting ${listed(running.map((r) => `${r.identityId} (${r.aid})`))} · state: ${stateDir}`);
-    session.stopAfter(durationMs);
     const ready = Promise.all(running.map((r) => r.ready)).then(() => "ready" as const);
     const aborted = new Promise<"stopped">((resolve) => (session.signal.aborted ? resolve("stopped") : session.signal.addEventListener("abort", () => resolve("stopped"), { once: true })));
     const outcome = await Promise.race([ready, aborted]);
