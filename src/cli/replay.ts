@@ -1,10 +1,11 @@
 // `acp-group replay`: options, the replay, and its text, JSON or HTML report.
-import { closeSync, openSync, writeSync } from "node:fs";
+import { closeSync, openSync } from "node:fs";
 import { intOption, list, parse, UsageError, type CommandSpec, type Io } from "./args.ts";
 import { configuredGroups, loadOptionalConfig, openLogFile, requireGroup, settingsFor, warnSilentPersona } from "./checks.ts";
 import { writeHtmlReport } from "../report/html.ts";
 import { viewRun, type PageRun } from "../report/page-run.ts";
 import type { ChannelConfig, IdentityConfig } from "../types.ts";
+import { FileWriter } from "../replay/file-writer.ts";
 import type { LineSource } from "../replay/log-source.ts";
 import { replayLog, type ReplayMessage, type ReplayReport, type ReplayView } from "../replay/replay.ts";
 import { renderRoomText, runRoomReplay, type RoomMetrics, type RoomReport } from "../replay/room.ts";
@@ -70,19 +71,10 @@ const skippedLine = (parsed: Pick<LineSource, "skipped" | "skippedCount">): stri
 function writeHtml(file: string, run: PageRun, meta: { persona: string; aid: string | undefined; source: string; room?: RoomMetrics }, progress: ((line: string) => void) | undefined): void {
   const fd = openSync(file, "w");
   try {
-    let pending: string[] = [];
-    let size = 0;
+    const out = new FileWriter(fd);
     const onProgress = progress && ((done: number, total: number) => progress(`page: ${done.toLocaleString("en")}/${total.toLocaleString("en")} lines`));
-    writeHtmlReport(run, { ...meta, ...(onProgress ? { onProgress } : {}) }, (s) => {
-      pending.push(s);
-      size += s.length;
-      if (size >= 64 * 1024) {
-        writeSync(fd, pending.join(""));
-        pending = [];
-        size = 0;
-      }
-    });
-    writeSync(fd, pending.join(""));
+    writeHtmlReport(run, { ...meta, ...(onProgress ? { onProgress } : {}) }, (s) => out.write(s));
+    out.flush();
   } finally {
     closeSync(fd);
     progress?.("");

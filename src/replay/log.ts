@@ -180,12 +180,20 @@ export function* goodLines(file: string, max: number): Generator<{ line: LogLine
   }
 }
 
+/** Read buffers of walks that ended, for the next walk: each would otherwise wait outside the heap for a full collection. */
+const spareChunks: Buffer[] = [];
+const MAX_SPARE_CHUNKS = 4;
+
 /**
  * The lines of a file a chunk at a time: only the current line is held as text, and no line
- * longer than `max` bytes is held at all (it comes as `text: null`). Throws what readSync throws.
+ * longer than `max` bytes is held at all (it comes as `text: null`). `chunk`: the read size (its
+ * buffer reused from an ended walk), or a buffer to read into (the caller's, not reused). Throws
+ * what readSync throws.
  */
-export function* rawLines(file: string, max: number, chunkBytes = 256 * 1024): Generator<RawLine> {
-  const chunk = Buffer.allocUnsafe(chunkBytes);
+export function* rawLines(file: string, max: number, chunkOrBytes: number | Buffer = 256 * 1024): Generator<RawLine> {
+  const given = typeof chunkOrBytes !== "number";
+  const spare = given ? -1 : spareChunks.findIndex((b) => b.length === chunkOrBytes);
+  const chunk = given ? chunkOrBytes : spare >= 0 ? spareChunks.splice(spare, 1)[0]! : Buffer.allocUnsafeSlow(chunkOrBytes);
   const fd = openSync(file, "r");
   try {
     let parts: Buffer[] = [];
@@ -230,6 +238,7 @@ export function* rawLines(file: string, max: number, chunkBytes = 256 * 1024): G
     if (held > 0 || tooLong) yield pending();
   } finally {
     closeSync(fd);
+    if (!given && spareChunks.length < MAX_SPARE_CHUNKS) spareChunks.push(chunk);
   }
 }
 

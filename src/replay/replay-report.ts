@@ -7,6 +7,7 @@ import type { DispatchDecision } from "../monitor/monitor.ts";
 import type { AddressingReason, DropReason, ReplyType, SkipReason, TriggerType, VitalityState } from "../types.ts";
 import { AddressedCount, isDirectedAt, Waits, type AddressedReport } from "./addressed.ts";
 import type { LogLine } from "./log.ts";
+import { PagedColumn } from "./paged-column.ts";
 import { ReasonColumn } from "./reason-column.ts";
 import { fileStore, memoryStore, type RecordStore } from "./spill.ts";
 
@@ -141,8 +142,8 @@ export interface LineFate {
 export type OnMessage = (m: ReplayMessage, fate: LineFate) => void;
 
 // Per line, by position, only what its fate needs once the replay is over: these bits and the
-// addressing reason's index (1–2 bytes a line). The rest of a line lives on the message the group
-// client holds (a mark in a WeakMap), and goes with it.
+// addressing reason's index (1–2 bytes a line, paged: a few pages in memory, the rest in temp files).
+// The rest of a line lives on the message the group client holds (a mark in a WeakMap), and goes with it.
 const MENTION = 1;
 const ENGAGED = 2;
 const DISPATCHED = 4;
@@ -197,8 +198,8 @@ export function createReplayRecorder(p: { count: number; persona: string; isPers
   };
   const dispatches: RecordStore<DispatchRecord> = p.spill ? fileStore("dispatches") : memoryStore();
   const drops: RecordStore<{ id: string; reason: DropReason }> = p.spill ? fileStore("drops") : memoryStore();
-  const bits = new Uint8Array(p.count);
-  const why = p.fates === false ? undefined : new ReasonColumn(p.count);
+  const bits = new PagedColumn({ name: "line-bits", spill: p.spill });
+  const why = p.fates === false ? undefined : new ReasonColumn(p.count, { spill: p.spill });
   // The lines of the batch being fed (accepted events come while it is fed), then each accepted
   // message's mark for as long as the group client holds it.
   let feeding = new Map<string, { l: LogLine; ordinal: number }>();
@@ -237,13 +238,14 @@ export function createReplayRecorder(p: { count: number; persona: string; isPers
       if (mark === undefined) continue;
       carried.push(mark);
       const i = mark.ordinal;
-      if (bits[i]! & DISPATCHED) continue;
-      bits[i]! |= DISPATCHED;
-      if (bits[i]! & MENTION) waitsByKind.mentions.add(b.now - mark.ts);
-      else if (!(bits[i]! & ENGAGED)) waitsByKind.unaddressed.add(b.now - mark.ts);
+      const was = bits.get(i);
+      if (was & DISPATCHED) continue;
+      bits.set(i, was | DISPATCHED);
+      if (was & MENTION) waitsByKind.mentions.add(b.now - mark.ts);
+      else if (!(was & ENGAGED)) waitsByKind.unaddressed.add(b.now - mark.ts);
       const wait = Math.max(0, b.now - mark.ts);
       waits.add(wait);
-      if (bits[i]! & MENTION && wait > maxMentionWait) maxMentionWait = wait;
+      if (was & MENTION && wait > maxMentionWait) maxMentionWait = wait;
     }
     const first = b.messages.length ? marks.get(b.messages[0]!) : undefined;
     pending.push({ id: b.dispatchId, rec, marks: carried, firstTs: first?.ts, decided: false });
@@ -261,14 +263,14 @@ export function createReplayRecorder(p: { count: number; persona: string; isPers
       // A message is reached by the first dispatch that carried it and called the model.
       if (rec.outcome.modelCalled) {
         for (const mark of carried) {
-          if (bits[mark.ordinal]! & REACHED) continue;
-          bits[mark.ordinal]! |= REACHED;
+          if (bits.get(mark.ordinal) & REACHED) continue;
+          bits.set(mark.ordinal, bits.get(mark.ordinal) | REACHED);
           if (mark.gold) addressed.waits.add(Math.max(0, rec.at - mark.ts));
         }
       }
       const o = rec.outcome;
       const carrier = o.skipReason === "over-budget" ? (o.detail?.startsWith("unaddressed:") ? 1 : 2) : 3;
-      for (const mark of carried) bits[mark.ordinal] = (bits[mark.ordinal]! & ~CARRIER) | (carrier << CARRIER_SHIFT);
+      for (const mark of carried) bits.set(mark.ordinal, (bits.get(mark.ordinal) & ~CARRIER) | (carrier << CARRIER_SHIFT));
       const shown = carried.flatMap((mark) => (mark.shown ? [mark.shown] : []));
       dispatches.push({ rec, shown, lines: carried.map((mark) => mark.ordinal), first: firstTs ?? null });
     }
@@ -288,7 +290,7 @@ export function createReplayRecorder(p: { count: number; persona: string; isPers
         const { l, ordinal: i } = fed;
         why?.set(i, e.message.addressing);
         const { isMention, engaged } = e.message;
-        bits[i] = (bits[i]! & ~(MENTION | ENGAGED)) | (isMention ? MENTION : 0) | (engaged ? ENGAGED : 0);
+        bits.set(i, (bits.get(i) & ~(MENTION | ENGAGED)) | (isMention ? MENTION : 0) | (engaged ? ENGAGED : 0));
         marks.set(e.message, {
           ordinal: i,
           ts: l.ts,
@@ -326,7 +328,7 @@ export function createReplayRecorder(p: { count: number; persona: string; isPers
       let lastTs: number | undefined;
       let i = 0;
       for (const l of lines) {
-        const b = bits[i]!;
+        const b = bits.get(i);
         const isMention = (b & MENTION) !== 0;
         const engaged = (b & ENGAGED) !== 0;
         const directed = p.isPersona(l.sender) ? null : isDirectedAt(l, p.persona);
@@ -345,6 +347,7 @@ export function createReplayRecorder(p: { count: number; persona: string; isPers
         if (isMention) row.mentions++;
         i++;
       }
+      why?.remove();
       const s = report.summary;
       s.maxWaitMs = waits.max;
       s.p95WaitMs = waits.percentile(95);
@@ -360,6 +363,7 @@ export function createReplayRecorder(p: { count: number; persona: string; isPers
       // through the young generation's collections into the old one, ~40 MB of garbage at a time.)
       // Asking about any other dispatch is a caller's mistake, said at once rather than answered empty.
       let last: DispatchRecord | undefined;
+      const bitsAt = (ordinal: number) => (Number.isInteger(ordinal) && ordinal >= 0 && ordinal < p.count ? bits.get(ordinal) : 0);
       const recordOf = (d: ReplayDispatch) => {
         if (last?.rec !== d) throw new Error("a dispatch's shown and carried lines are kept only for the dispatch a walk of dispatches() gave last");
         return last;
@@ -377,16 +381,17 @@ export function createReplayRecorder(p: { count: number; persona: string; isPers
           const r = recordOf(d);
           return { ordinals: r.lines, firstTs: r.first ?? undefined };
         },
-        lineBits: (ordinal) => (bits[ordinal] ?? 0) & (MENTION | ENGAGED | REACHED),
+        lineBits: (ordinal) => bitsAt(ordinal) & (MENTION | ENGAGED | REACHED),
         waitsByKind,
         lineHours,
         senderCounts,
         lastTs,
-        isMention: (ordinal) => ((bits[ordinal] ?? 0) & MENTION) !== 0,
+        isMention: (ordinal) => (bitsAt(ordinal) & MENTION) !== 0,
         goldWaits: addressed.waits,
         close() {
           dispatches.remove();
           drops.remove();
+          bits.remove();
         },
       };
       return { report, view };

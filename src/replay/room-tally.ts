@@ -2,8 +2,11 @@
 // replies are sent: which agents answered each log line (bits by the line's position), the earliest
 // answer to each annotated open question, and when each reply was sent — not the replies, their
 // texts or the ids they answer, so that a long replay keeps a few bits a line and 8 bytes a reply.
+// The bits are paged columns (paged-column.ts): a log walked from its file keeps a few pages of them
+// in memory and the rest in temp files.
 import { isQuestion } from "../monitor/floor.ts";
 import type { LogLine } from "./log.ts";
+import { PagedColumn } from "./paged-column.ts";
 
 /** What a reply answers: a log line by its position (a line the dispatch carried), or anything else by id. */
 export type ReplyTarget = number | string;
@@ -19,26 +22,34 @@ export class RoomTally {
   readonly #agents: number;
   /** Bytes a line in #answered: one bit per agent. */
   readonly #width: number;
-  readonly #answered: Uint8Array;
+  readonly #count: number;
+  readonly #answered: PagedColumn;
   /** One bit a line: a person's annotated open question (only those keep their first answer's time). */
-  readonly #annotatedOpen: Uint8Array;
+  readonly #annotatedOpen: PagedColumn;
   readonly #firstAnswer = new Map<number, number>();
   /** Targets not known by position (another agent's reply, or replies given by id): by id. */
   readonly #byId = new Map<string, { agents: Set<number>; first: number }>();
   #sentAt = new Float64Array(256);
   #replies = 0;
 
-  /** `count` lines, `agents` agents (numbered from 0). */
-  constructor(count: number, agents: number) {
+  /** `count` lines, `agents` agents (numbered from 0); `spill`: pages past a few go to temp files (a log walked from its file), `pages` sizes them. */
+  constructor(count: number, agents: number, spill = false, pages: { pageEntries?: number; heldPages?: number } = {}) {
     this.#agents = agents;
     this.#width = Math.ceil(agents / 8);
-    this.#answered = new Uint8Array(count * this.#width);
-    this.#annotatedOpen = new Uint8Array(Math.ceil(count / 8));
+    this.#count = count;
+    this.#answered = new PagedColumn({ name: "answered", spill, ...pages });
+    this.#annotatedOpen = new PagedColumn({ name: "annotated-open", spill, ...pages });
+  }
+
+  /** Removes the temp files (if any); not used after. */
+  remove(): void {
+    this.#answered.remove();
+    this.#annotatedOpen.remove();
   }
 
   /** The log line at `ordinal` is fed; `agentLine`: one of the room's agents sent it. */
   line(l: LogLine, ordinal: number, agentLine: boolean): void {
-    if (!agentLine && isAnnotatedOpen(l)) this.#annotatedOpen[ordinal >> 3]! |= 1 << (ordinal & 7);
+    if (!agentLine && isAnnotatedOpen(l)) this.#annotatedOpen.set(ordinal >> 3, this.#annotatedOpen.get(ordinal >> 3) | (1 << (ordinal & 7)));
   }
 
   /** Agent `agent` sent a reply at `ts` answering `targets`. */
@@ -60,8 +71,10 @@ export class RoomTally {
         }
         continue;
       }
-      this.#answered[t * this.#width + (agent >> 3)]! |= 1 << (agent & 7);
-      if (this.#annotatedOpen[t >> 3]! & (1 << (t & 7))) {
+      if (!(Number.isInteger(t) && t >= 0 && t < this.#count)) continue;
+      const at = t * this.#width + (agent >> 3);
+      this.#answered.set(at, this.#answered.get(at) | (1 << (agent & 7)));
+      if (this.#annotatedOpen.get(t >> 3) & (1 << (t & 7))) {
         const first = this.#firstAnswer.get(t);
         if (first === undefined || ts < first) this.#firstAnswer.set(t, ts);
       }
@@ -92,7 +105,7 @@ export class RoomTally {
   }
 
   #has(ordinal: number, agent: number): boolean {
-    const at = ordinal * this.#width + (agent >> 3);
-    return at < this.#answered.length && (this.#answered[at]! & (1 << (agent & 7))) !== 0;
+    if (!(Number.isInteger(ordinal) && ordinal >= 0 && ordinal < this.#count)) return false;
+    return (this.#answered.get(ordinal * this.#width + (agent >> 3)) & (1 << (agent & 7))) !== 0;
   }
 }

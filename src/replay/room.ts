@@ -79,7 +79,7 @@ export async function runRoomReplay(
   const ids = agents.map((o) => ({ persona: o.persona, aid: o.aid ?? o.persona }));
   const agentIndex = indexOfAid(ids.map((a) => a.aid));
   // What the room's figures need of each reply is counted as it is sent; the replies themselves are kept only with the lines in memory.
-  const tally = new RoomTally(source.count, agentIndex.size);
+  const tally = new RoomTally(source.count, agentIndex.size, !source.inMemory);
   const clock = installReplayClock(source.firstTs);
   try {
     const sent: ReplaySent[] = [];
@@ -122,6 +122,7 @@ export async function runRoomReplay(
     return { agents: reports, sent, room: measureTally({ lines: { [Symbol.iterator]: () => source.lines()[Symbol.iterator]() }, senders: source.senders, isAgentLine, agentNames: ids, tally, mentioned }) };
   } finally {
     clock.uninstall();
+    tally.remove();
   }
 }
 

@@ -1,7 +1,8 @@
 // A log out of time order, sorted without holding it: its good lines are read a run at a time
 // (about `runBytes` of log text), each run sorted and written to a temp file (0600, in a folder of
-// its own), and a walk merges the runs, holding one line and one small read buffer per run. The
-// order is `readLog`'s: by `ts`, lines of one time in file order.
+// its own), and a walk merges the runs, holding one line and one small read buffer per run (all the
+// read buffers in one piece of at most MERGE_READ_BYTES while runs are few enough, kept from walk to
+// walk). The order is `readLog`'s: by `ts`, lines of one time in file order.
 import { closeSync, openSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { parseJsonText } from "./json-text.ts";
@@ -12,6 +13,14 @@ import { makeTempDir, removeTempDir } from "./temp-dirs.ts";
 export const RUN_BYTES = 2 * 1024 * 1024;
 const WRITE_BYTES = 64 * 1024;
 const MERGE_CHUNK_BYTES = 16 * 1024;
+/** What a merge reads into, all runs together (each run's share at least MIN_CHUNK_BYTES). */
+export const MERGE_READ_BYTES = 4 * 1024 * 1024;
+const MIN_CHUNK_BYTES = 4 * 1024;
+
+/** Each run's read buffer when a walk merges `runs` runs: 16 KB, less past 256 runs (MERGE_READ_BYTES in all), never below 4 KB. */
+export function mergeChunkBytes(runs: number): number {
+  return Math.max(MIN_CHUNK_BYTES, Math.min(MERGE_CHUNK_BYTES, Math.floor(MERGE_READ_BYTES / Math.max(1, runs) / 1024) * 1024));
+}
 
 export interface SortedRuns {
   /** A fresh walk over the good lines, in time order. */
@@ -73,11 +82,18 @@ export function sortRuns(file: string, max: number, intern: (sender: string) => 
     throw err;
   }
   let removed = false;
+  // The runs' read buffers, one piece kept for every walk; a walk that starts while another is under way has its own.
+  const chunkBytes = mergeChunkBytes(files.length);
+  let kept: Buffer | undefined;
+  let keptInUse = false;
   return {
     runs: files.length,
     *lines() {
       if (removed) throw new Error("sorted log already removed");
-      const readers = files.map((f) => rawLines(f, Number.MAX_SAFE_INTEGER, MERGE_CHUNK_BYTES));
+      const mine = !keptInUse;
+      const buffers = mine ? (kept ??= Buffer.allocUnsafeSlow(chunkBytes * files.length)) : Buffer.allocUnsafeSlow(chunkBytes * files.length);
+      if (mine) keptInUse = true;
+      const readers = files.map((f, i) => rawLines(f, Number.MAX_SAFE_INTEGER, buffers.subarray(i * chunkBytes, (i + 1) * chunkBytes)));
       const next = (i: number): LogLine | undefined => {
         for (;;) {
           const r = readers[i]!.next();
@@ -133,10 +149,12 @@ export function sortRuns(file: string, max: number, intern: (sender: string) => 
       } finally {
         // A walk left early closes its files.
         for (const r of readers) r.return(undefined);
+        if (mine) keptInUse = false;
       }
     },
     remove() {
       removed = true;
+      kept = undefined;
       removeTempDir(dir);
     },
   };

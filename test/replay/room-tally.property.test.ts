@@ -1,6 +1,7 @@
 // The room counts its agents' replies as they are sent (RoomTally): a log line a reply answers by
 // its position, anything else by id. Whatever the replies, each line's answering agents and first
-// answer are those of the replies kept whole and matched by id, as the room measured them before.
+// answer are those of the replies kept whole and matched by id, as the room measured them before —
+// also with its bits paged to temp files a few entries at a time.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { LogLine } from "../../src/replay/log.ts";
@@ -20,6 +21,8 @@ describe("RoomTally", () => {
     const world = fc.record({
       lines: fc.array(fc.record({ question: fc.boolean(), annotated: fc.boolean(), agentLine: fc.boolean() }), { minLength: 1, maxLength: 40 }),
       agents: fc.integer({ min: 1, max: 11 }),
+      // Paged to a temp file (a log walked from its file) with pages of a few entries, or held in memory.
+      pages: fc.option(fc.record({ pageEntries: fc.constantFrom(1, 2, 4, 8), heldPages: fc.integer({ min: 1, max: 3 }) })),
       replies: fc.array(
         fc.record({
           agent: fc.nat(),
@@ -33,7 +36,7 @@ describe("RoomTally", () => {
     fc.assert(
       fc.property(world, (w) => {
         const lines = w.lines.map((l, i) => line(i, l.question, l.annotated));
-        const tally = new RoomTally(lines.length, w.agents);
+        const tally = w.pages === null ? new RoomTally(lines.length, w.agents) : new RoomTally(lines.length, w.agents, true, w.pages);
         lines.forEach((l, i) => tally.line(l, i, w.lines[i]!.agentLine));
         // The reference: every reply kept, its targets by id.
         const by = new Map<string, Set<number>>();
@@ -57,6 +60,7 @@ describe("RoomTally", () => {
           // The first answer is kept for the people's annotated open questions (and for anything answered by id).
           if (!w.lines[i]!.agentLine && isAnnotatedOpen(l)) expect(tally.firstAnswer(i, l.id)).toBe(first.get(l.id));
         });
+        tally.remove();
       }),
       { numRuns: 500 },
     );

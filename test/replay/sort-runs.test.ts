@@ -1,0 +1,142 @@
+// A log out of time order is merged from sorted runs on disk. What a walk reads into does not grow
+// with the runs past 256 of them (all the runs' read buffers in one piece of at most 4 MB, kept
+// from walk to walk), and walks that overlap (one started while another is under way, one left
+// early) each give readLog's lines. A file's walk reads into the buffer of a walk that ended. Real
+// files in a temp folder.
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import fc from "fast-check";
+import { afterEach, describe, expect, it } from "vitest";
+import { rawLines, readLog, type LogLine } from "../../src/replay/log.ts";
+import { MERGE_READ_BYTES, mergeChunkBytes, sortRuns } from "../../src/replay/sort-runs.ts";
+import { tempDir } from "../support/runtime-harness.ts";
+
+let dirs: Array<{ remove(): void }> = [];
+afterEach(() => {
+  for (const d of dirs) d.remove();
+  dirs = [];
+});
+const MB = 1024 * 1024;
+const KB = 1024;
+
+/** A log of `n` lines with each pair swapped (out of order everywhere). */
+function shuffledLog(n: number): string {
+  const d = tempDir("sort-runs");
+  dirs.push(d);
+  const f = join(d.dir, "chat.jsonl");
+  const out: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const j = i ^ 1;
+    out.push(JSON.stringify({ id: `m${j}`, ts: 1_700_000_000_000 + j * 1000, sender: `s${j % 3}`, content: `line ${j} of a log out of order` }));
+  }
+  writeFileSync(f, `${out.join("\n")}\n`);
+  return f;
+}
+
+const same = (s: string) => s;
+
+describe("sortRuns' merge", () => {
+  it("reads 16 KB a run up to 256 runs, 4 MB in all past that, never less than 4 KB a run", () => {
+    expect(mergeChunkBytes(1)).toBe(16 * KB);
+    expect(mergeChunkBytes(256)).toBe(16 * KB);
+    expect(mergeChunkBytes(257)).toBe(15 * KB);
+    expect(mergeChunkBytes(750)).toBe(5 * KB);
+    expect(mergeChunkBytes(750) * 750).toBeLessThanOrEqual(MERGE_READ_BYTES);
+    expect(mergeChunkBytes(1024)).toBe(4 * KB);
+    expect(mergeChunkBytes(5000)).toBe(4 * KB);
+  });
+
+  it("1,000 runs are merged reading into 4 MB, not 16 KB a run, and the next walk reads into the same 4 MB", () => {
+    const f = shuffledLog(1000);
+    const before = process.memoryUsage().arrayBuffers;
+    // About a line a run: a thousand runs.
+    const runs = sortRuns(f, 1 << 20, same, 1);
+    try {
+      expect(runs.runs).toBe(1000);
+      const want = readLog(f).lines;
+      for (let walk = 0; walk < 2; walk++) {
+        const it = runs.lines();
+        const got: LogLine[] = [];
+        // Every run open: the merge holds each one's next line.
+        got.push(it.next().value as LogLine);
+        expect((process.memoryUsage().arrayBuffers - before) / MB).toBeLessThan(5);
+        for (const l of it) got.push(l);
+        expect(got).toEqual(want);
+      }
+    } finally {
+      runs.remove();
+    }
+  });
+
+  it("property: walks that overlap in any interleaving, or are left early, each give readLog's lines", () => {
+    // 3,000 lines in runs of about 48 KB of log: each run's file is read in several 16 KB pieces.
+    const f = shuffledLog(3000);
+    const want = readLog(f).lines;
+    const step = fc.record({ walk: fc.constantFrom("a", "b", "c", "stopA"), lines: fc.integer({ min: 1, max: 1500 }) });
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 12 }), (steps) => {
+        const runs = sortRuns(f, 1 << 20, same, 48 * KB);
+        try {
+          expect(runs.runs).toBeGreaterThan(2);
+          // Up to three walks under way at once; "stopA" leaves walk a early and starts it again.
+          const walks = { a: runs.lines(), b: runs.lines(), c: runs.lines() };
+          const got: Record<"a" | "b" | "c", LogLine[]> = { a: [], b: [], c: [] };
+          for (const s of steps) {
+            if (s.walk === "stopA") {
+              walks.a.return(undefined);
+              walks.a = runs.lines();
+              got.a = [];
+              continue;
+            }
+            for (let k = 0; k < s.lines; k++) {
+              const r = walks[s.walk].next();
+              if (r.done) break;
+              got[s.walk].push(r.value);
+            }
+          }
+          for (const k of ["a", "b", "c"] as const) {
+            for (const l of walks[k]) got[k].push(l);
+            expect(got[k]).toEqual(want);
+          }
+          // And a walk after them all.
+          expect([...runs.lines()]).toEqual(want);
+        } finally {
+          runs.remove();
+        }
+      }),
+      { numRuns: 40 },
+    );
+  });
+});
+
+describe("rawLines' read buffers", () => {
+  it("a walk that ended lends its buffer to the next: ten walks of a 2 MB file read into one 256 KB buffer, and two at once never share one", () => {
+    const f = shuffledLog(20_000);
+    const want = readLog(f).lines.length;
+    const before = process.memoryUsage().arrayBuffers;
+    for (let walk = 0; walk < 10; walk++) {
+      let n = 0;
+      for (const raw of rawLines(f, 1 << 20)) if (raw.text) n++;
+      expect(n).toBe(want);
+    }
+    // Ten fresh 256 KB buffers would be 2.5 MB until a full collection.
+    expect((process.memoryUsage().arrayBuffers - before) / MB).toBeLessThan(1);
+    // Two walks at once, in steps: each reads the whole file.
+    const a = rawLines(f, 1 << 20);
+    const b = rawLines(f, 1 << 20);
+    const texts: Record<"a" | "b", string[]> = { a: [], b: [] };
+    for (let done = false; !done; ) {
+      done = true;
+      for (const [k, w] of [["a", a], ["b", b]] as const) {
+        for (let i = 0; i < 997; i++) {
+          const r = w.next();
+          if (r.done) break;
+          done = false;
+          if (r.value.text) texts[k].push(r.value.text);
+        }
+      }
+    }
+    expect(texts.a).toHaveLength(want);
+    expect(texts.b).toEqual(texts.a);
+  });
+});
