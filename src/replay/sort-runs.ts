@@ -42,37 +42,26 @@ export function sortRuns(file: string, max: number, intern: (sender: string) => 
   const dir = makeTempDir("acp-replay-sort-");
   const files: string[] = [];
   try {
-    // A run holds each line as the text its file gets, with its time and place: the parsed line is
-    // dropped at once (young), not kept through the run to be carried into the old generation.
-    let run: Array<{ ts: number; line: number; text: string }> = [];
+    // A run holds each line as the bytes its file gets, with its time and place (run-bytes below):
+    // neither the parsed line nor its text outlives the line's turn, so none is carried into V8's
+    // old generation, and the arrays serve every run.
+    const run = new RunBytes();
     let held = 0;
     const flush = () => {
-      if (run.length === 0) return;
-      run.sort((a, b) => a.ts - b.ts || a.line - b.line);
+      if (run.count === 0) return;
       const f = join(dir, `run-${files.length}.jsonl`);
       const fd = openSync(f, "w", 0o600);
       try {
-        let pending: string[] = [];
-        let size = 0;
-        for (const { text } of run) {
-          pending.push(text);
-          size += text.length;
-          if (size >= WRITE_BYTES) {
-            writeSync(fd, pending.join(""));
-            pending = [];
-            size = 0;
-          }
-        }
-        if (pending.length) writeSync(fd, pending.join(""));
+        run.writeSorted(fd);
       } finally {
         closeSync(fd);
       }
       files.push(f);
-      run = [];
+      run.clear();
       held = 0;
     };
     for (const { line, chars } of goodLines(file, max)) {
-      run.push({ ts: line.ts, line: line.line, text: `${JSON.stringify(line)}\n` });
+      run.add(line.ts, line.line, `${JSON.stringify(line)}\n`);
       held += chars;
       if (held >= runBytes) flush();
     }
@@ -158,4 +147,77 @@ export function sortRuns(file: string, max: number, intern: (sender: string) => 
       removeTempDir(dir);
     },
   };
+}
+
+/** A run's lines as UTF-8 in one buffer, with each line's time, place in the log and slice; `writeSorted` writes them in `readLog`'s order. */
+class RunBytes {
+  #text = Buffer.allocUnsafeSlow(1 << 20);
+  #used = 0;
+  #ts = new Float64Array(1024);
+  #line = new Float64Array(1024);
+  #start = new Uint32Array(1025);
+  #order = new Uint32Array(1024);
+  #n = 0;
+  readonly #out = Buffer.allocUnsafeSlow(WRITE_BYTES);
+
+  get count(): number {
+    return this.#n;
+  }
+
+  add(ts: number, line: number, text: string): void {
+    const bytes = Buffer.byteLength(text);
+    if (this.#used + bytes > this.#text.length) {
+      const more = Buffer.allocUnsafeSlow(Math.max(this.#text.length * 2, this.#used + bytes));
+      this.#text.copy(more, 0, 0, this.#used);
+      this.#text = more;
+    }
+    if (this.#n === this.#ts.length) {
+      const grow = <A extends Float64Array | Uint32Array>(a: A, n: number): A => {
+        const b = new (a.constructor as new (n: number) => A)(n);
+        b.set(a);
+        return b;
+      };
+      this.#ts = grow(this.#ts, this.#n * 2);
+      this.#line = grow(this.#line, this.#n * 2);
+      this.#start = grow(this.#start, this.#n * 2 + 1);
+      this.#order = new Uint32Array(this.#n * 2);
+    }
+    this.#ts[this.#n] = ts;
+    this.#line[this.#n] = line;
+    this.#start[this.#n] = this.#used;
+    this.#used += this.#text.write(text, this.#used);
+    this.#n++;
+    this.#start[this.#n] = this.#used;
+  }
+
+  /** Writes the lines to `fd` by time, lines of one time by place in the log. */
+  writeSorted(fd: number): void {
+    const ts = this.#ts;
+    const line = this.#line;
+    const order = this.#order.subarray(0, this.#n);
+    for (let i = 0; i < order.length; i++) order[i] = i;
+    order.sort((a, b) => ts[a]! - ts[b]! || line[a]! - line[b]!);
+    const out = this.#out;
+    let used = 0;
+    const drain = () => {
+      for (let done = 0; done < used; ) done += writeSync(fd, out, done, used - done);
+      used = 0;
+    };
+    for (const i of order) {
+      const from = this.#start[i]!;
+      const to = this.#start[i + 1]!;
+      if (used + (to - from) > out.length) drain();
+      if (to - from > out.length) {
+        for (let done = from; done < to; ) done += writeSync(fd, this.#text, done, to - done);
+        continue;
+      }
+      used += this.#text.copy(out, used, from, to);
+    }
+    drain();
+  }
+
+  clear(): void {
+    this.#n = 0;
+    this.#used = 0;
+  }
 }

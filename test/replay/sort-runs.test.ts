@@ -48,9 +48,9 @@ describe("sortRuns' merge", () => {
 
   it("1,000 runs are merged reading into 4 MB, not 16 KB a run, and the next walk reads into the same 4 MB", () => {
     const f = shuffledLog(1000);
-    const before = process.memoryUsage().arrayBuffers;
     // About a line a run: a thousand runs.
     const runs = sortRuns(f, 1 << 20, same, 1);
+    const before = process.memoryUsage().arrayBuffers;
     try {
       expect(runs.runs).toBe(1000);
       const want = readLog(f).lines;
@@ -65,6 +65,28 @@ describe("sortRuns' merge", () => {
       }
     } finally {
       runs.remove();
+    }
+  });
+
+  it("a run of thousands of lines, some longer than the write buffer and more than a megabyte in all, is written in readLog's order", () => {
+    const d = tempDir("sort-runs-long");
+    dirs.push(d);
+    const f = join(d.dir, "chat.jsonl");
+    const out: string[] = [];
+    for (let i = 0; i < 3000; i++) {
+      // Times in a scramble with ties; every 500th line 100 KB long (some non-ASCII).
+      const content = i % 500 === 7 ? `é${"x".repeat(100 * 1024)}` : `line ${i} ✓`;
+      out.push(JSON.stringify({ id: `m${i}`, ts: (i * 7919) % 1000, sender: `s${i % 3}`, content }));
+    }
+    writeFileSync(f, `${out.join("\n")}\n`);
+    // One run (the whole log) and runs of about 300 KB.
+    for (const runBytes of [1 << 30, 300 * KB]) {
+      const runs = sortRuns(f, 1 << 20, same, runBytes);
+      try {
+        expect([...runs.lines()]).toEqual(readLog(f).lines);
+      } finally {
+        runs.remove();
+      }
     }
   });
 
