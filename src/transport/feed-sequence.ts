@@ -53,6 +53,21 @@ export function continuesFrom(fresh: readonly GroupMessage[], expected: number, 
 }
 
 /**
+ * Where consecutive ids after `expected` first break: the last id before the break and the first
+ * after it. A gap pull checks only that range; ids before it (a batch that starts in order) say
+ * nothing about whether the group's ids skip numbers.
+ */
+export function firstGap(fresh: readonly GroupMessage[], expected: number): { after: number; before: number } {
+  let after = expected;
+  for (const m of fresh) {
+    const id = msgIdValue(m.msgId);
+    if (id !== after + 1) return { after, before: id };
+    after = id;
+  }
+  return { after, before: after + 1 };
+}
+
+/**
  * The id a pull answered too large to read skips: the smallest id above `after` named in the
  * response (a metadata key may name another id, but never one below the message's own), else the
  * next id.

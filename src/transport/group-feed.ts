@@ -8,7 +8,7 @@ import type { BatchRange } from "../wire/frames.ts";
 import { msgIdValue } from "../wire/msg-id.ts";
 import type { PullPage } from "../wire/responses.ts";
 import { pullPages } from "./feed-pull.ts";
-import { claimedUpTo, continuesFrom, freshMessages, highestId, isRefusal } from "./feed-sequence.ts";
+import { claimedUpTo, continuesFrom, firstGap, freshMessages, highestId, isRefusal } from "./feed-sequence.ts";
 
 export type GroupFeedStatus = "offline" | "syncing" | "live" | "retrying" | "closed";
 
@@ -217,7 +217,7 @@ export class GroupFeed {
     if (!continuesFrom(fresh, expected, this.#sparseIds)) {
       this.#p.counters.gapResyncs++;
       this.#p.logger.log("debug", "transport.push-gap", { groupId: this.groupId, expected: expected + 1, got: fresh[0]!.msgId });
-      const probe = { after: expected, before: msgIdValue(fresh[0]!.msgId), filled: false };
+      const probe = { ...firstGap(fresh, expected), filled: false };
       this.#gapProbe = probe;
       void this.sync().then(() => {
         if (this.#gapProbe !== probe) return;
