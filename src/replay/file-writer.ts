@@ -12,9 +12,10 @@ export class FileWriter {
   readonly #buf: Buffer;
   #used = 0;
 
-  constructor(fd: number, bytes = WRITE_BYTES) {
+  /** `buffer`: its size, or one to write through (a caller's, reused from file to file). */
+  constructor(fd: number, buffer: number | Buffer = WRITE_BYTES) {
     this.#fd = fd;
-    this.#buf = Buffer.allocUnsafeSlow(Math.max(4, bytes));
+    this.#buf = typeof buffer === "number" ? Buffer.allocUnsafeSlow(Math.max(4, buffer)) : buffer;
   }
 
   /** Appends `text` (as UTF-8); a piece too long for the buffer is written straight to the file. */
@@ -28,6 +29,19 @@ export class FileWriter {
       }
     }
     this.#used += this.#buf.write(text, this.#used);
+  }
+
+  /** Appends `src[from, to)` as it is; a piece too long for the buffer is written straight to the file. */
+  writeBytes(src: Uint8Array, from: number, to: number): void {
+    if (to - from > this.#buf.length - this.#used) {
+      this.flush();
+      if (to - from > this.#buf.length) {
+        for (let done = from; done < to; ) done += writeSync(this.#fd, src, done, to - done);
+        return;
+      }
+    }
+    this.#buf.set(src.subarray(from, to), this.#used);
+    this.#used += to - from;
   }
 
   /** Writes out what the buffer holds. */

@@ -3,8 +3,9 @@
 // its own), and a walk merges the runs, holding one line and one small read buffer per run (all the
 // read buffers in one piece of at most MERGE_READ_BYTES while runs are few enough, kept from walk to
 // walk). The order is `readLog`'s: by `ts`, lines of one time in file order.
-import { closeSync, openSync, writeSync } from "node:fs";
+import { closeSync, openSync } from "node:fs";
 import { join } from "node:path";
+import { FileWriter } from "./file-writer.ts";
 import { parseJsonText } from "./json-text.ts";
 import { goodLines, rawLines, type LogLine } from "./log.ts";
 import { makeTempDir, removeTempDir } from "./temp-dirs.ts";
@@ -197,23 +198,9 @@ class RunBytes {
     const order = this.#order.subarray(0, this.#n);
     for (let i = 0; i < order.length; i++) order[i] = i;
     order.sort((a, b) => ts[a]! - ts[b]! || line[a]! - line[b]!);
-    const out = this.#out;
-    let used = 0;
-    const drain = () => {
-      for (let done = 0; done < used; ) done += writeSync(fd, out, done, used - done);
-      used = 0;
-    };
-    for (const i of order) {
-      const from = this.#start[i]!;
-      const to = this.#start[i + 1]!;
-      if (used + (to - from) > out.length) drain();
-      if (to - from > out.length) {
-        for (let done = from; done < to; ) done += writeSync(fd, this.#text, done, to - done);
-        continue;
-      }
-      used += this.#text.copy(out, used, from, to);
-    }
-    drain();
+    const out = new FileWriter(fd, this.#out);
+    for (const i of order) out.writeBytes(this.#text, this.#start[i]!, this.#start[i + 1]!);
+    out.flush();
   }
 
   clear(): void {
