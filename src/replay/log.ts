@@ -2,6 +2,7 @@
 // time (memory is the messages kept, never the file), or from text already in memory.
 import { closeSync, openSync, readSync } from "node:fs";
 import { parseJsonText } from "./json-text.ts";
+import { heapGrowthTick } from "./heap-growth.ts";
 
 export interface LogLine {
   id: string;
@@ -225,6 +226,8 @@ export function* rawLines(file: string, max: number, chunkOrBytes: number | Buff
       const data = chunk.subarray(0, n);
       let start = 0;
       for (let nl = data.indexOf(0x0a, start); nl !== -1; nl = data.indexOf(0x0a, start)) {
+        // While a log is walked, the young generation grows to its set size and no further.
+        heapGrowthTick();
         // The whole line is in this chunk (most are): decoded from it, nothing copied.
         if (held === 0 && !tooLong && nl - start <= max) yield { text: data.toString("utf8", start, nl), line: line++ };
         else {
