@@ -2,6 +2,7 @@
 // time (memory is the messages kept, never the file), or from text already in memory.
 import { closeSync, openSync, readSync } from "node:fs";
 import { parseJsonText } from "./json-text.ts";
+import { heapGrowthTick } from "./heap-growth.ts";
 
 export interface LogLine {
   id: string;
@@ -219,12 +220,18 @@ export function* rawLines(file: string, max: number, chunkOrBytes: number | Buff
       tooLong = false;
       return out;
     };
+    // A line cut by the end of a read is moved to the chunk's start and the next read goes after it:
+    // only a line longer than the chunk is copied out, in parts (a copy per cut line would be an
+    // allocation outside the heap every read, which a merge's small reads make many of).
+    let carry = 0;
     for (;;) {
-      const n = readSync(fd, chunk, 0, chunk.length, null);
+      const n = readSync(fd, chunk, carry, chunk.length - carry, null);
       if (n === 0) break;
-      const data = chunk.subarray(0, n);
+      const data = chunk.subarray(0, carry + n);
       let start = 0;
-      for (let nl = data.indexOf(0x0a, start); nl !== -1; nl = data.indexOf(0x0a, start)) {
+      for (let nl = data.indexOf(0x0a, carry); nl !== -1; nl = data.indexOf(0x0a, start)) {
+        // While a log is walked, the young generation grows to its set size and no further.
+        heapGrowthTick();
         // The whole line is in this chunk (most are): decoded from it, nothing copied.
         if (held === 0 && !tooLong && nl - start <= max) yield { text: data.toString("utf8", start, nl), line: line++ };
         else {
@@ -233,9 +240,15 @@ export function* rawLines(file: string, max: number, chunkOrBytes: number | Buff
         }
         start = nl + 1;
       }
-      take(data.subarray(start));
+      const rest = data.length - start;
+      carry = 0;
+      if (held === 0 && !tooLong && rest < chunk.length) {
+        data.copyWithin(0, start);
+        carry = rest;
+      } else take(data.subarray(start));
     }
-    if (held > 0 || tooLong) yield pending();
+    if (carry > 0) yield { text: carry <= max ? chunk.toString("utf8", 0, carry) : null, line: line++ };
+    else if (held > 0 || tooLong) yield pending();
   } finally {
     closeSync(fd);
     if (!given && spareChunks.length < MAX_SPARE_CHUNKS) spareChunks.push(chunk);

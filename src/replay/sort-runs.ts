@@ -1,9 +1,11 @@
 // A log out of time order, sorted without holding it: its good lines are read a run at a time
 // (about `runBytes` of log text), each run sorted and written to a temp file (0600, in a folder of
 // its own), and a walk merges the runs, holding one line and one small read buffer per run (all the
-// read buffers in one piece of at most MERGE_READ_BYTES while runs are few enough, kept from walk to
-// walk). The order is `readLog`'s: by `ts`, lines of one time in file order.
-import { closeSync, openSync } from "node:fs";
+// read buffers in one piece of at most MERGE_READ_BYTES, kept from walk to walk). A log cut into
+// more than MAX_MERGE_RUNS runs (past about 2 GB) has them merged that many at a time into longer
+// runs on disk first, in rounds, so that no walk reads more than MAX_MERGE_RUNS files at
+// MIN_CHUNK_BYTES each. The order is `readLog`'s: by `ts`, lines of one time in file order.
+import { closeSync, openSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { FileWriter } from "./file-writer.ts";
 import { parseJsonText } from "./json-text.ts";
@@ -17,6 +19,8 @@ const MERGE_CHUNK_BYTES = 16 * 1024;
 /** What a merge reads into, all runs together (each run's share at least MIN_CHUNK_BYTES). */
 export const MERGE_READ_BYTES = 4 * 1024 * 1024;
 const MIN_CHUNK_BYTES = 4 * 1024;
+/** The most runs a walk merges (each read MIN_CHUNK_BYTES at a time): more are merged on disk first. */
+export const MAX_MERGE_RUNS = MERGE_READ_BYTES / MIN_CHUNK_BYTES;
 
 /** Each run's read buffer when a walk merges `runs` runs: 16 KB, less past 256 runs (MERGE_READ_BYTES in all), never below 4 KB. */
 export function mergeChunkBytes(runs: number): number {
@@ -26,7 +30,7 @@ export function mergeChunkBytes(runs: number): number {
 export interface SortedRuns {
   /** A fresh walk over the good lines, in time order. */
   lines(): Generator<LogLine>;
-  /** How many runs the log was cut into (each a temp file). */
+  /** How many sorted runs a walk merges (each a temp file; at most `maxRuns`). */
   readonly runs: number;
   /** Removes the temp files; no walk after. */
   remove(): void;
@@ -37,11 +41,19 @@ const before = (a: LogLine, b: LogLine): boolean => a.ts < b.ts || (a.ts === b.t
 
 /**
  * Sorts the good lines of `file` (lines longer than `max`, blank or bad are left out: the caller
- * has checked them) into runs on disk. `intern` gives each sender's one string.
+ * has checked them) into runs on disk, at most `maxRuns` of them once sorted. `intern` gives
+ * each sender's one string.
  */
-export function sortRuns(file: string, max: number, intern: (sender: string) => string, runBytes = RUN_BYTES): SortedRuns {
+export function sortRuns(file: string, max: number, intern: (sender: string) => string, runBytes = RUN_BYTES, maxRuns = MAX_MERGE_RUNS): SortedRuns {
   const dir = makeTempDir("acp-replay-sort-");
-  const files: string[] = [];
+  let files: string[] = [];
+  let made = 0;
+  const create = (): { f: string; fd: number } => {
+    const f = join(dir, `run-${made++}.jsonl`);
+    return { f, fd: openSync(f, "w", 0o600) };
+  };
+  // What the merges read into: one piece for every merge on disk, then kept for the walks.
+  let kept: Buffer | undefined;
   try {
     // A run holds each line as the bytes its file gets, with its time and place (run-bytes below):
     // neither the parsed line nor its text outlives the line's turn, so none is carried into V8's
@@ -50,8 +62,7 @@ export function sortRuns(file: string, max: number, intern: (sender: string) => 
     let held = 0;
     const flush = () => {
       if (run.count === 0) return;
-      const f = join(dir, `run-${files.length}.jsonl`);
-      const fd = openSync(f, "w", 0o600);
+      const { f, fd } = create();
       try {
         run.writeSorted(fd);
       } finally {
@@ -67,78 +78,57 @@ export function sortRuns(file: string, max: number, intern: (sender: string) => 
       if (held >= runBytes) flush();
     }
     flush();
+    // Rounds of merges on disk, `fanIn` runs into one, until a walk merges no more than that.
+    const fanIn = Math.max(2, maxRuns);
+    const out = Buffer.allocUnsafeSlow(WRITE_BYTES);
+    while (files.length > fanIn) {
+      const merged: string[] = [];
+      for (let k = 0; k < files.length; k += fanIn) {
+        const group = files.slice(k, k + fanIn);
+        if (group.length === 1) {
+          merged.push(group[0]!);
+          continue;
+        }
+        // Enough for a group of any size up to fanIn (what it reads is not monotonic in its size).
+        kept ??= Buffer.allocUnsafeSlow(Math.max(Math.min(MERGE_CHUNK_BYTES * fanIn, MERGE_READ_BYTES), MIN_CHUNK_BYTES * fanIn));
+        const { f, fd } = create();
+        try {
+          const w = new FileWriter(fd, out);
+          for (const { text } of merge(group, kept)) {
+            w.write(text);
+            w.write("\n");
+          }
+          w.flush();
+        } finally {
+          closeSync(fd);
+        }
+        for (const g of group) unlinkSync(g);
+        merged.push(f);
+      }
+      files = merged;
+    }
   } catch (err) {
     removeTempDir(dir);
     throw err;
   }
   let removed = false;
   // The runs' read buffers, one piece kept for every walk; a walk that starts while another is under way has its own.
-  const chunkBytes = mergeChunkBytes(files.length);
-  let kept: Buffer | undefined;
+  const bytes = mergeChunkBytes(files.length) * files.length;
+  if (kept && kept.length < bytes) kept = undefined;
   let keptInUse = false;
   return {
     runs: files.length,
     *lines() {
       if (removed) throw new Error("sorted log already removed");
       const mine = !keptInUse;
-      const buffers = mine ? (kept ??= Buffer.allocUnsafeSlow(chunkBytes * files.length)) : Buffer.allocUnsafeSlow(chunkBytes * files.length);
+      const buffers = mine ? (kept ??= Buffer.allocUnsafeSlow(bytes)) : Buffer.allocUnsafeSlow(bytes);
       if (mine) keptInUse = true;
-      const readers = files.map((f, i) => rawLines(f, Number.MAX_SAFE_INTEGER, buffers.subarray(i * chunkBytes, (i + 1) * chunkBytes)));
-      const next = (i: number): LogLine | undefined => {
-        for (;;) {
-          const r = readers[i]!.next();
-          if (r.done) return undefined;
-          if (!r.value.text) continue;
-          const l = parseJsonText(r.value.text) as LogLine;
-          l.sender = intern(l.sender);
-          return l;
-        }
-      };
-      // A binary heap of each run's next line, earliest on top.
-      const heap: Array<{ l: LogLine; i: number }> = [];
-      const up = (k: number) => {
-        while (k > 0) {
-          const parent = (k - 1) >> 1;
-          if (!before(heap[k]!.l, heap[parent]!.l)) break;
-          [heap[k], heap[parent]] = [heap[parent]!, heap[k]!];
-          k = parent;
-        }
-      };
-      const down = (k: number) => {
-        for (;;) {
-          const a = 2 * k + 1;
-          const b = a + 1;
-          let top = k;
-          if (a < heap.length && before(heap[a]!.l, heap[top]!.l)) top = a;
-          if (b < heap.length && before(heap[b]!.l, heap[top]!.l)) top = b;
-          if (top === k) return;
-          [heap[k], heap[top]] = [heap[top]!, heap[k]!];
-          k = top;
-        }
-      };
       try {
-        readers.forEach((_, i) => {
-          const l = next(i);
-          if (l) {
-            heap.push({ l, i });
-            up(heap.length - 1);
-          }
-        });
-        while (heap.length) {
-          const top = heap[0]!;
-          yield top.l;
-          const l = next(top.i);
-          if (l) heap[0] = { l, i: top.i };
-          else {
-            const last = heap.pop()!;
-            if (heap.length === 0) break;
-            heap[0] = last;
-          }
-          down(0);
+        for (const { l } of merge(files, buffers)) {
+          l.sender = intern(l.sender);
+          yield l;
         }
       } finally {
-        // A walk left early closes its files.
-        for (const r of readers) r.return(undefined);
         if (mine) keptInUse = false;
       }
     },
@@ -148,6 +138,67 @@ export function sortRuns(file: string, max: number, intern: (sender: string) => 
       removeTempDir(dir);
     },
   };
+}
+
+/** The lines of sorted run files in `readLog`'s order, each parsed and as its file holds it; `buffers`: what the runs are read into. */
+function* merge(files: readonly string[], buffers: Buffer): Generator<{ l: LogLine; text: string }> {
+  const chunkBytes = mergeChunkBytes(files.length);
+  if (buffers.length < chunkBytes * files.length) throw new Error(`merge of ${files.length} runs given ${buffers.length} bytes to read into`);
+  const readers = files.map((f, i) => rawLines(f, Number.MAX_SAFE_INTEGER, buffers.subarray(i * chunkBytes, (i + 1) * chunkBytes)));
+  const next = (i: number): { l: LogLine; text: string; i: number } | undefined => {
+    for (;;) {
+      const r = readers[i]!.next();
+      if (r.done) return undefined;
+      if (!r.value.text) continue;
+      return { l: parseJsonText(r.value.text) as LogLine, text: r.value.text, i };
+    }
+  };
+  // A binary heap of each run's next line, earliest on top.
+  const heap: Array<{ l: LogLine; text: string; i: number }> = [];
+  const up = (k: number) => {
+    while (k > 0) {
+      const parent = (k - 1) >> 1;
+      if (!before(heap[k]!.l, heap[parent]!.l)) break;
+      [heap[k], heap[parent]] = [heap[parent]!, heap[k]!];
+      k = parent;
+    }
+  };
+  const down = (k: number) => {
+    for (;;) {
+      const a = 2 * k + 1;
+      const b = a + 1;
+      let top = k;
+      if (a < heap.length && before(heap[a]!.l, heap[top]!.l)) top = a;
+      if (b < heap.length && before(heap[b]!.l, heap[top]!.l)) top = b;
+      if (top === k) return;
+      [heap[k], heap[top]] = [heap[top]!, heap[k]!];
+      k = top;
+    }
+  };
+  try {
+    readers.forEach((_, i) => {
+      const e = next(i);
+      if (e) {
+        heap.push(e);
+        up(heap.length - 1);
+      }
+    });
+    while (heap.length) {
+      const top = heap[0]!;
+      yield top;
+      const e = next(top.i);
+      if (e) heap[0] = e;
+      else {
+        const last = heap.pop()!;
+        if (heap.length === 0) break;
+        heap[0] = last;
+      }
+      down(0);
+    }
+  } finally {
+    // A walk left early closes its files.
+    for (const r of readers) r.return(undefined);
+  }
 }
 
 /** A run's lines as UTF-8 in one buffer, with each line's time, place in the log and slice; `writeSorted` writes them in `readLog`'s order. */

@@ -1,14 +1,14 @@
 // A log out of time order is merged from sorted runs on disk. What a walk reads into does not grow
 // with the runs past 256 of them (all the runs' read buffers in one piece of at most 4 MB, kept
-// from walk to walk), and walks that overlap (one started while another is under way, one left
+// from walk to walk; past 1,024 runs, about 2 GB of log, they are merged on disk first), and walks that overlap (one started while another is under way, one left
 // early) each give readLog's lines. A file's walk reads into the buffer of a walk that ended. Real
 // files in a temp folder.
-import { writeFileSync } from "node:fs";
+import { readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { rawLines, readLog, type LogLine } from "../../src/replay/log.ts";
-import { MERGE_READ_BYTES, mergeChunkBytes, sortRuns } from "../../src/replay/sort-runs.ts";
+import { MAX_MERGE_RUNS, MERGE_READ_BYTES, mergeChunkBytes, sortRuns } from "../../src/replay/sort-runs.ts";
 import { tempDir } from "../support/runtime-harness.ts";
 
 let dirs: Array<{ remove(): void }> = [];
@@ -160,5 +160,56 @@ describe("rawLines' read buffers", () => {
     }
     expect(texts.a).toHaveLength(want);
     expect(texts.b).toEqual(texts.a);
+  });
+});
+
+describe("sortRuns past MAX_MERGE_RUNS runs", () => {
+  it("3,000 runs are merged on disk down to at most 1,024 before a walk, which then reads into at most 4 MB", () => {
+    const f = shuffledLog(3000);
+    // About a line a run: three thousand runs.
+    const runs = sortRuns(f, 1 << 20, same, 1);
+    try {
+      expect(runs.runs).toBeLessThanOrEqual(MAX_MERGE_RUNS);
+      expect(mergeChunkBytes(runs.runs) * runs.runs).toBeLessThanOrEqual(MERGE_READ_BYTES);
+      const before = process.memoryUsage().arrayBuffers;
+      const it = runs.lines();
+      const got: LogLine[] = [it.next().value as LogLine];
+      expect((process.memoryUsage().arrayBuffers - before) / MB).toBeLessThan(5);
+      for (const l of it) got.push(l);
+      expect(got).toEqual(readLog(f).lines);
+    } finally {
+      runs.remove();
+    }
+  });
+
+  it("property: any log in runs of any size, merged on disk at most 2-5 at a time, walks as readLog reads it, from as many files as a walk merges", () => {
+    const line = fc.record({ ts: fc.integer({ min: 0, max: 40 }), content: fc.string({ unit: "grapheme", maxLength: 40 }) });
+    let n = 0;
+    fc.assert(
+      fc.property(fc.array(line, { maxLength: 120 }), fc.integer({ min: 1, max: 2000 }), fc.integer({ min: 2, max: 5 }), (ls, runBytes, maxRuns) => {
+        const d = tempDir(`sort-runs-prop-${n++}`);
+        dirs.push(d);
+        const f = join(d.dir, "chat.jsonl");
+        writeFileSync(f, ls.map((l, i) => JSON.stringify({ id: `m${i}`, ts: l.ts, sender: `s${i % 3}`, content: l.content })).join("\n") + "\n");
+        const saved = process.env.TMPDIR;
+        process.env.TMPDIR = d.dir;
+        let runs;
+        try {
+          runs = sortRuns(f, 1 << 20, same, runBytes, maxRuns);
+        } finally {
+          if (saved === undefined) delete process.env.TMPDIR;
+          else process.env.TMPDIR = saved;
+        }
+        try {
+          expect(runs.runs).toBeLessThanOrEqual(maxRuns);
+          const folder = readdirSync(d.dir).find((x) => x.startsWith("acp-replay-sort-"))!;
+          expect(readdirSync(join(d.dir, folder))).toHaveLength(runs.runs);
+          expect([...runs.lines()]).toEqual(readLog(f).lines);
+        } finally {
+          runs.remove();
+        }
+      }),
+      { numRuns: 150 },
+    );
   });
 });
