@@ -7,7 +7,9 @@ import { startIdentity, type RunningIdentity, type StartIdentityParams } from ".
 import type { Io } from "./args.ts";
 import { startInSlots } from "./start-slots.ts";
 
-export { START_AT_ONCE, START_SLICE_MS, START_WAIT_MS } from "./start-slots.ts";
+import type { TurnBudget } from "../util/turn-budget.ts";
+
+export { START_AT_ONCE, START_WAIT_MS } from "./start-slots.ts";
 
 export interface LiveSession {
   /** Every identity started so far. */
@@ -23,11 +25,12 @@ export interface LiveSession {
   /**
    * Starts each identity on the session's signal; none after stopping began. Resolves once all
    * started (connecting goes on in the background); rejects with the first that could not start.
-   * A thousand identities start in slices of at most START_SLICE_MS, the event loop free between
-   * them, and at most START_AT_ONCE part-way through start-up (`ready` not settled, for at most
-   * START_WAIT_MS each), so the ones already connected keep answering (see start-slots.ts); the
-   * first slice waits for the next turn, so the work before it (reading the config, and the
-   * garbage collection that leaves due) is never in the same turn as identities starting.
+   * A thousand identities start under the process's turn budget (each while the turn has time
+   * left, shared with the sign-ins' requests, else in a later turn), and at most START_AT_ONCE
+   * part-way through start-up (`ready` not settled, for at most START_WAIT_MS each), so the ones
+   * already connected keep answering (see start-slots.ts); the first start waits for the next
+   * turn, so the work before it (reading the config, and the garbage collection that leaves due)
+   * is never in the same turn as identities starting.
    */
   startIdentities(ids: readonly string[], params: (id: string) => Omit<StartIdentityParams, "identityId" | "abortSignal">): Promise<void>;
   /** Stops after `ms` (none when undefined). */
@@ -43,8 +46,10 @@ export function openLiveSession(p: {
   io: Io;
   /** Starts one identity (default startIdentity; tests give their own). */
   startOne?: (params: StartIdentityParams) => RunningIdentity;
-  /** The clock the slices are cut by and slots are held by, in ms (default performance.now). */
+  /** The clock slots are held by, in ms (default performance.now). */
   now?: () => number;
+  /** The turn budget identities start under (default the process's; tests give their own). */
+  turns?: TurnBudget;
   /** Identities part-way through start-up at once (default START_AT_ONCE; tests give their own). */
   startAtOnce?: number;
   /** The longest one holds its slot, in ms (default START_WAIT_MS; tests give their own). */
@@ -115,6 +120,7 @@ export function openLiveSession(p: {
         },
         signal: abort.signal,
         now,
+        turns: p.turns,
         atOnce: p.startAtOnce,
         waitMs: p.startWaitMs,
       });

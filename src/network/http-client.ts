@@ -7,6 +7,7 @@ import { request as httpRequest, type Agent, type IncomingMessage } from "node:h
 import { request as httpsRequest } from "node:https";
 import { NetworkError } from "./errors.ts";
 import { acquireAgents, type TlsOptions } from "./trust.ts";
+import { processTurnBudget, type TurnBudget } from "../util/turn-budget.ts";
 
 export { tlsConnectOptions, type TlsConnectOptions, type TlsOptions } from "./trust.ts";
 
@@ -34,6 +35,12 @@ export interface HttpClientDefaults {
   timeoutMs?: number;
   /** Default 1 MiB: sign-in answers are a few KB. */
   maxBodyBytes?: number;
+  /**
+   * The turn budget each request is sent under (default the process's, processTurnBudget): the
+   * answers of many sign-ins arrive in one turn of the event loop, and each one's next request then
+   * goes out in that turn only while it has time left, else in the next.
+   */
+  turns?: TurnBudget;
 }
 
 export interface HttpClient {
@@ -99,73 +106,83 @@ export function createHttpClient(tls: TlsOptions = {}, defaults: HttpClientDefau
   // Shared with every client of the same TLS rules: one secure context, kept-alive sockets.
   const agents = acquireAgents(tls);
   const { https: httpsAgent, http: httpAgent } = agents;
+  const turns = defaults.turns ?? processTurnBudget;
   const request = (url: string, init: HttpRequestInit = {}): Promise<HttpReply> =>
-    new Promise((resolve, reject) => {
-      let parsed: URL;
-      try {
-        parsed = new URL(url);
-      } catch {
-        reject(new NetworkError("INVALID_OPTIONS", `Expected an http(s) URL, got \`${url}\``, { url }));
-        return;
-      }
-      const timeoutMs = init.timeoutMs ?? defaults.timeoutMs ?? DEFAULT_HTTP_TIMEOUT_MS;
-      const maxBody = init.maxBodyBytes ?? defaults.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-      // One deadline for the whole exchange, not an idle timer: a server sending a byte a second
-      // would reset an idle timer for ever.
-      const deadline = AbortSignal.timeout(timeoutMs);
-      const signal = init.signal ? AbortSignal.any([deadline, init.signal]) : deadline;
-      let settled = false;
-      const fail = (err: NetworkError) => {
-        if (settled) return;
-        settled = true;
-        signal.removeEventListener("abort", onAbort);
-        req.destroy();
-        reject(err);
-      };
-      const onAbort = () =>
-        fail(
-          deadline.aborted
-            ? new NetworkError("HTTP_TIMEOUT", `${url}: no complete answer from ${originOf(url)} within ${inSeconds(timeoutMs)}`, { url })
-            : new NetworkError("CLOSED", `${url}: request cancelled`, { url }),
-        );
-      const secure = parsed.protocol === "https:";
-      const send = secure ? httpsRequest : httpRequest;
-      const req = send(
-        parsed,
-        {
-          method: init.method ?? "GET",
-          headers: { ...(init.body !== undefined ? { "content-length": Buffer.byteLength(init.body).toString() } : {}), ...init.headers },
-          agent: secure ? httpsAgent : httpAgent,
-          ...(tls.lookup ? { lookup: tls.lookup } : {}),
-        },
-        (res) => {
-          readBodyCapped(res, maxBody).then(
-            ({ body, overLimit }) => {
-              if (overLimit) {
-                return fail(new NetworkError("RESPONSE_TOO_LARGE", `${url}: answer larger than ${maxBody} bytes from ${originOf(url)}, refused unread`, { url, status: res.statusCode }));
-              }
-              if (settled) return;
-              settled = true;
-              signal.removeEventListener("abort", onAbort);
-              const text = body.toString("utf8");
-              let json: unknown;
-              try {
-                json = text ? JSON.parse(text) : undefined;
-              } catch {
-                json = undefined;
-              }
-              resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
-            },
-            (err: Error) => fail(new NetworkError("HTTP_ERROR", `${url}: ${err.message}`, { url, cause: err })),
-          );
-        },
+    new Promise((resolve, reject) =>
+      turns.run(() => {
+        try {
+          send(url, init, resolve, reject);
+        } catch (err) {
+          reject(err);
+        }
+      }),
+    );
+  /** Sends one request (its deadline counted from here) and settles with its answer. */
+  const send = (url: string, init: HttpRequestInit, resolve: (reply: HttpReply) => void, reject: (err: unknown) => void): void => {
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      reject(new NetworkError("INVALID_OPTIONS", `Expected an http(s) URL, got \`${url}\``, { url }));
+      return;
+    }
+    const timeoutMs = init.timeoutMs ?? defaults.timeoutMs ?? DEFAULT_HTTP_TIMEOUT_MS;
+    const maxBody = init.maxBodyBytes ?? defaults.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+    // One deadline for the whole exchange, not an idle timer: a server sending a byte a second
+    // would reset an idle timer for ever.
+    const deadline = AbortSignal.timeout(timeoutMs);
+    const signal = init.signal ? AbortSignal.any([deadline, init.signal]) : deadline;
+    let settled = false;
+    const fail = (err: NetworkError) => {
+      if (settled) return;
+      settled = true;
+      signal.removeEventListener("abort", onAbort);
+      req.destroy();
+      reject(err);
+    };
+    const onAbort = () =>
+      fail(
+        deadline.aborted
+          ? new NetworkError("HTTP_TIMEOUT", `${url}: no complete answer from ${originOf(url)} within ${inSeconds(timeoutMs)}`, { url })
+          : new NetworkError("CLOSED", `${url}: request cancelled`, { url }),
       );
-      req.on("error", (err) => fail(new NetworkError("HTTP_ERROR", `${url}: ${err.message}`, { url, cause: err })));
-      if (signal.aborted) return onAbort();
-      signal.addEventListener("abort", onAbort, { once: true });
-      if (init.body !== undefined) req.write(init.body);
-      req.end();
-    });
+    const secure = parsed.protocol === "https:";
+    const req = (secure ? httpsRequest : httpRequest)(
+      parsed,
+      {
+        method: init.method ?? "GET",
+        headers: { ...(init.body !== undefined ? { "content-length": Buffer.byteLength(init.body).toString() } : {}), ...init.headers },
+        agent: secure ? httpsAgent : httpAgent,
+        ...(tls.lookup ? { lookup: tls.lookup } : {}),
+      },
+      (res) => {
+        readBodyCapped(res, maxBody).then(
+          ({ body, overLimit }) => {
+            if (overLimit) {
+              return fail(new NetworkError("RESPONSE_TOO_LARGE", `${url}: answer larger than ${maxBody} bytes from ${originOf(url)}, refused unread`, { url, status: res.statusCode }));
+            }
+            if (settled) return;
+            settled = true;
+            signal.removeEventListener("abort", onAbort);
+            const text = body.toString("utf8");
+            let json: unknown;
+            try {
+              json = text ? JSON.parse(text) : undefined;
+            } catch {
+              json = undefined;
+            }
+            resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
+          },
+          (err: Error) => fail(new NetworkError("HTTP_ERROR", `${url}: ${err.message}`, { url, cause: err })),
+        );
+      },
+    );
+    req.on("error", (err) => fail(new NetworkError("HTTP_ERROR", `${url}: ${err.message}`, { url, cause: err })));
+    if (signal.aborted) return onAbort();
+    signal.addEventListener("abort", onAbort, { once: true });
+    if (init.body !== undefined) req.write(init.body);
+    req.end();
+  };
   return {
     request,
     postJson: (url, body, headers) =>

@@ -7,6 +7,7 @@ import type { DirectMessage } from "./direct-link.ts";
 import type { SignInPace } from "./sign-in-pace.ts";
 import type { OpenPresenceSocket } from "./presence.ts";
 import type { NonceSigner } from "./sign-in.ts";
+import type { TurnBudget } from "../util/turn-budget.ts";
 
 export interface ConnectAgentOptions {
   identity: Identity;
@@ -33,6 +34,8 @@ export interface ConnectAgentOptions {
    * a few at once, the most urgent first, all woken when one gets back in); null: unpaced.
    */
   signInPace?: SignInPace | null;
+  /** The turn budget its sessions are built under once the socket opens (default processTurnBudget). */
+  turns?: TurnBudget;
   /** How urgently it needs its connection (higher first), read when a sign-in slot frees. */
   signInPriority?: () => number;
   /** UDP presence with the network's `heartbeat_server`, as the SDKs keep it (src/network/presence.ts). Default true. */

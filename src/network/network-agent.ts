@@ -29,6 +29,7 @@ import { DirectSessions } from "./direct-sessions.ts";
 
 import type { ConnectAgentOptions, NetworkAgentCounters, NetworkAgentEvents, NetworkAgentStatus } from "./network-agent-types.ts";
 import { processSignInPace, UNPACED, type SignInPace, type SignInRelease } from "./sign-in-pace.ts";
+import { processTurnBudget } from "../util/turn-budget.ts";
 export type { ConnectAgentOptions, NetworkAgentCounters, NetworkAgentEvents, NetworkAgentStatus } from "./network-agent-types.ts";
 
 export class NetworkAgent implements AgentLink, DirectLink {
@@ -240,7 +241,10 @@ export class NetworkAgent implements AgentLink, DirectLink {
       this.#ping.arm(ws);
       this.#logger.log("info", "network.socket-open", { aid: this.aid });
       this.#readyResolve();
-      for (const ch of this.#channels.values()) ch.socketUp();
+      // The sessions are built in a turn with time left (sockets of many identities open in one).
+      (this.#o.turns ?? processTurnBudget).run(() => {
+        if (this.#ws === ws && this.#socketOpen()) for (const ch of this.#channels.values()) ch.socketUp();
+      });
     });
     ws.on("message", (data, isBinary) => {
       if (this.#ws === ws && !isBinary) this.#onFrame(data.toString());

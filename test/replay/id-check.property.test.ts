@@ -2,24 +2,12 @@
 // (src/replay/id-check.ts): whatever the ids, the buckets (one in memory, or many in temp files)
 // and when it is asked, the hashes it says came twice are exactly those of the ids added twice so
 // far — the repeats the whole-log Set of readLog finds — and its temp files go with `remove`.
-import { readdirSync } from "node:fs";
 import fc from "fast-check";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { idHash, IdHashes } from "../../src/replay/id-check.ts";
-import { tempDir } from "../support/runtime-harness.ts";
+import { usePrivateTmpdir } from "../support/private-tmpdir.ts";
 
-let tmp: { dir: string; remove(): void };
-let saved: string | undefined;
-beforeEach(() => {
-  tmp = tempDir("id-check");
-  saved = process.env.TMPDIR;
-  process.env.TMPDIR = tmp.dir;
-});
-afterEach(() => {
-  if (saved === undefined) delete process.env.TMPDIR;
-  else process.env.TMPDIR = saved;
-  tmp.remove();
-});
+const tempFolders = usePrivateTmpdir("id-check");
 
 describe("IdHashes", () => {
   it("says which ids came twice, exactly, at any point, in one bucket or many on disk", () => {
@@ -44,7 +32,7 @@ describe("IdHashes", () => {
         } finally {
           hashes.remove();
         }
-        expect(readdirSync(tmp.dir)).toEqual([]);
+        expect([...tempFolders("")]).toEqual([]);
       }),
       { numRuns: 150 },
     );
@@ -55,10 +43,10 @@ describe("IdHashes", () => {
     try {
       for (let n = 0; n < 2_000_000; n++) hashes.add(`g${n}`);
       expect(hashes.repeated(10)).toEqual(new Set());
-      expect(readdirSync(tmp.dir)).toHaveLength(1);
+      expect([...tempFolders("")]).toHaveLength(1);
     } finally {
       hashes.remove();
     }
-    expect(readdirSync(tmp.dir)).toEqual([]);
+    expect([...tempFolders("")]).toEqual([]);
   });
 });

@@ -2,12 +2,11 @@
 // agents of a room answered it) does not take memory in proportion to the log: a recorder and a
 // room tally for 40 million lines hold a few pages, the rest goes to temp files as it is written.
 // Their contents against arrays in memory: paged-column.property.test.ts, room-tally.property.test.ts.
-import { readdirSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { describe, expect, it } from "vitest";
 import { createReplayRecorder } from "../../src/replay/replay-report.ts";
 import { RoomTally } from "../../src/replay/room-tally.ts";
 import type { LogLine } from "../../src/replay/log.ts";
+import { usePrivateTmpdir } from "../support/private-tmpdir.ts";
 
 const LINES = 40_000_000;
 /** Memory outside the heap (typed arrays) the columns may take, whatever the lines' count. */
@@ -15,7 +14,8 @@ const MAX_ARRAY_BUFFERS_MB = 4;
 const MB = 1024 * 1024;
 
 const arrayBuffers = () => process.memoryUsage().arrayBuffers;
-const replayTemp = () => new Set(readdirSync(tmpdir()).filter((f) => f.startsWith("acp-replay-")));
+const tempFolders = usePrivateTmpdir("line-columns");
+const replayTemp = () => tempFolders("acp-replay-");
 
 const line = (i: number): LogLine => ({ id: `m${i}`, ts: 1000 * i, sender: "bob", content: "alice?", line: i + 1 });
 

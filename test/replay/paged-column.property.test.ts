@@ -1,7 +1,7 @@
 // A per-line column spilled to a temp file a page at a time reads back what an array in memory
 // would: any length, any page size and number of pages held, writes and reads in any order (mostly
 // near a moving position, as a replay touches them, some anywhere), widths of 1, 2 and 4 bytes.
-import { readdirSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
@@ -9,8 +9,10 @@ import { describe, expect, it } from "vitest";
 import { PagedColumn, type ColumnWidth } from "../../src/replay/paged-column.ts";
 import { ReasonColumn } from "../../src/replay/reason-column.ts";
 import type { AddressingReason } from "../../src/types.ts";
+import { usePrivateTmpdir } from "../support/private-tmpdir.ts";
 
-const columnDirs = () => new Set(readdirSync(tmpdir()).filter((f) => f.startsWith("acp-replay-column-")));
+const tempFolders = usePrivateTmpdir("paged-column");
+const columnDirs = () => tempFolders("acp-replay-column-");
 
 const op = fc.oneof(
   fc.record({ kind: fc.constant("set" as const), near: fc.boolean(), at: fc.nat(), v: fc.nat() }),

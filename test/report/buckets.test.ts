@@ -1,13 +1,15 @@
 // The page's buckets: text sorted by key as it comes, given back whole per key in the order added,
 // whether it stayed in memory or went to a temp file (read back in chunks that split UTF-8
 // characters); the temp files go with `remove`.
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Buckets } from "../../src/report/buckets.ts";
+import { usePrivateTmpdir } from "../support/private-tmpdir.ts";
 
-const pageDirs = () => readdirSync(tmpdir()).filter((d) => d.startsWith("acp-replay-page-"));
+const tempFolders = usePrivateTmpdir("buckets");
+const pageDirs = () => [...tempFolders("acp-replay-page-")];
 
 describe("Buckets", () => {
   it("property: each key drains exactly its text in order, keys in first-use order, spilled or not", () => {
