@@ -40,6 +40,20 @@ describe("Buckets", () => {
     );
   });
 
+  it("a spilled bucket of 2 MB, mostly ASCII with a character past Latin-1 here and there, drains in pieces of at most 16 K characters (never a two-byte string of 128 KB, which V8 keeps in its large-object space)", () => {
+    const b = new Buckets();
+    const line = `${"a".repeat(1000)}漢`;
+    try {
+      for (let i = 0; i < 2000; i++) b.add("col:text", line);
+      const got: string[] = [];
+      b.drain("col:text", (s) => got.push(s));
+      expect(got.join("")).toBe(line.repeat(2000));
+      expect(Math.max(...got.map((s) => s.length))).toBeLessThanOrEqual(16 * 1024);
+    } finally {
+      b.remove();
+    }
+  });
+
   it("a bucket past its size goes to a temp file of its own, removed with the buckets", () => {
     const before = new Set(pageDirs());
     const b = new Buckets({ flushBytes: 10 });
