@@ -2,10 +2,17 @@
 // replay's: `node bench/replay-memory-child.ts CHECKOUT ARGS…` runs `acp-group ARGS…` from the
 // checkout CHECKOUT (this one, or another to compare) with stdout thrown away by the parent, then
 // prints { code, peakMb, ms } as JSON on stderr's last line.
+// `BENCH_REPLAY_SAMPLE=FILE` (passed on by the bench): also appends to FILE a line naming the run,
+// then at each new RSS high and every 10 s (looked at no more often than every 50 ms, on the
+// replay's reads and writes of files) the time, RSS, RssAnon, ArrayBuffers, V8's heap spaces and
+// the replay's own frames of the stack: where a peak is reached, and which part of memory grew
+// (bench/replay-memory-sampler.ts).
 import { pathToFileURL } from "node:url";
 import { join } from "node:path";
+import { sampleOnFileCalls } from "./replay-memory-sampler.ts";
 
 const [checkout, ...args] = process.argv.slice(2) as [string, ...string[]];
+if (process.env.BENCH_REPLAY_SAMPLE) sampleOnFileCalls(process.env.BENCH_REPLAY_SAMPLE, `${args.join(" ")} (${checkout})`);
 const started = performance.now();
 const { main } = (await import(pathToFileURL(join(checkout, "src/cli/index.ts")).href)) as { main: (argv: string[]) => Promise<number> };
 const code = await main(args);

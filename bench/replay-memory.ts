@@ -11,6 +11,8 @@
 // as a multiple of the smallest's (flat is 1×).
 // `BENCH_REPLAY_BEFORE=DIR` also runs the checkout DIR (e.g. an older commit's worktree) on the
 // same logs, up to `BENCH_REPLAY_BEFORE_MB` (100). The files are removed at the end.
+// `BENCH_REPLAY_SAMPLE=FILE` samples every run's memory into FILE (bench/replay-memory-child.ts);
+// the sampler's own work adds a few MB to the peaks, so a sampled run's figures are not the bench's.
 import { spawnSync } from "node:child_process";
 import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
