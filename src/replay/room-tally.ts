@@ -2,11 +2,11 @@
 // replies are sent: which agents answered each log line (bits by the line's position), the earliest
 // answer to each annotated open question, and when each reply was sent — not the replies, their
 // texts or the ids they answer, so that a long replay keeps a few bits a line and 8 bytes a reply.
-// The bits are paged columns (paged-column.ts): a log walked from its file keeps a few pages of them
-// in memory and the rest in temp files.
+// The bits and first answers are paged columns (paged-column.ts): a log walked from its file keeps
+// a few pages of them in memory and the rest in temp files.
 import { isQuestion } from "../monitor/floor.ts";
 import type { LogLine } from "./log.ts";
-import { PagedColumn } from "./paged-column.ts";
+import { PAGE_ENTRIES, PagedColumn } from "./paged-column.ts";
 
 /** What a reply answers: a log line by its position (a line the dispatch carried), or anything else by id. */
 export type ReplyTarget = number | string;
@@ -26,7 +26,10 @@ export class RoomTally {
   readonly #answered: PagedColumn;
   /** One bit a line: a person's annotated open question (only those keep their first answer's time). */
   readonly #annotatedOpen: PagedColumn;
-  readonly #firstAnswer = new Map<number, number>();
+  /** One bit a line: an annotated open question answered by position, whose first answer's time is in #firstAnswer. */
+  readonly #hasFirst: PagedColumn;
+  /** By position: when an annotated open question was first answered (a double a line, 8 KB pages unless `pages` says). */
+  readonly #firstAnswer: PagedColumn;
   /** Targets not known by position (another agent's reply, or replies given by id): by id. */
   readonly #byId = new Map<string, { agents: Set<number>; first: number }>();
   #sentAt = new Float64Array(256);
@@ -39,12 +42,16 @@ export class RoomTally {
     this.#count = count;
     this.#answered = new PagedColumn({ name: "answered", spill, ...pages });
     this.#annotatedOpen = new PagedColumn({ name: "annotated-open", spill, ...pages });
+    this.#hasFirst = new PagedColumn({ name: "has-first-answer", spill, ...pages });
+    this.#firstAnswer = new PagedColumn({ name: "first-answer", width: 8, spill, pageEntries: PAGE_ENTRIES / 8, ...pages });
   }
 
   /** Removes the temp files (if any); not used after. */
   remove(): void {
     this.#answered.remove();
     this.#annotatedOpen.remove();
+    this.#hasFirst.remove();
+    this.#firstAnswer.remove();
   }
 
   /** The log line at `ordinal` is fed; `agentLine`: one of the room's agents sent it. */
@@ -75,8 +82,10 @@ export class RoomTally {
       const at = t * this.#width + (agent >> 3);
       this.#answered.set(at, this.#answered.get(at) | (1 << (agent & 7)));
       if (this.#annotatedOpen.get(t >> 3) & (1 << (t & 7))) {
-        const first = this.#firstAnswer.get(t);
-        if (first === undefined || ts < first) this.#firstAnswer.set(t, ts);
+        const has = this.#hasFirst.get(t >> 3);
+        if (!(has & (1 << (t & 7)))) this.#hasFirst.set(t >> 3, has | (1 << (t & 7)));
+        else if (this.#firstAnswer.get(t) <= ts) continue;
+        this.#firstAnswer.set(t, ts);
       }
     }
   }
@@ -99,9 +108,14 @@ export class RoomTally {
 
   /** When the line at `ordinal` with this id was first answered (an annotated open question's, or one answered by id), if it was. */
   firstAnswer(ordinal: number, id: string): number | undefined {
-    const a = this.#firstAnswer.get(ordinal);
+    const a = this.#hasFirstAt(ordinal) ? this.#firstAnswer.get(ordinal) : undefined;
     const b = this.#byId.get(id)?.first;
     return a === undefined ? b : b === undefined ? a : Math.min(a, b);
+  }
+
+  #hasFirstAt(ordinal: number): boolean {
+    if (!(Number.isInteger(ordinal) && ordinal >= 0 && ordinal < this.#count)) return false;
+    return (this.#hasFirst.get(ordinal >> 3) & (1 << (ordinal & 7))) !== 0;
   }
 
   #has(ordinal: number, agent: number): boolean {
