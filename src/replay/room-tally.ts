@@ -1,9 +1,9 @@
 // What a room replay keeps of its agents' replies for the room's figures (room.ts), counted as the
 // replies are sent: which agents answered each log line (bits by the line's position), the earliest
 // answer to each annotated open question, and when each reply was sent — not the replies, their
-// texts or the ids they answer, so that a long replay keeps a few bits a line and 8 bytes a reply.
-// The bits and first answers are paged columns (paged-column.ts): a log walked from its file keeps
-// a few pages of them in memory and the rest in temp files.
+// texts or the ids they answer, so that a long replay keeps a few bits and a double a line and a
+// double a reply. All are paged columns (paged-column.ts): a log walked from its file keeps a few
+// pages of each in memory and the rest in temp files.
 import { isQuestion } from "../monitor/floor.ts";
 import type { LogLine } from "./log.ts";
 import { PAGE_ENTRIES, PagedColumn } from "./paged-column.ts";
@@ -32,7 +32,8 @@ export class RoomTally {
   readonly #firstAnswer: PagedColumn;
   /** Targets not known by position (another agent's reply, or replies given by id): by id. */
   readonly #byId = new Map<string, { agents: Set<number>; first: number }>();
-  #sentAt = new Float64Array(256);
+  /** When each reply was sent, in the order sent (a double a reply, in pages like the bits). */
+  readonly #sentAt: PagedColumn;
   #replies = 0;
 
   /** `count` lines, `agents` agents (numbered from 0); `spill`: pages past a few go to temp files (a log walked from its file), `pages` sizes them. */
@@ -44,6 +45,7 @@ export class RoomTally {
     this.#annotatedOpen = new PagedColumn({ name: "annotated-open", spill, ...pages });
     this.#hasFirst = new PagedColumn({ name: "has-first-answer", spill, ...pages });
     this.#firstAnswer = new PagedColumn({ name: "first-answer", width: 8, spill, pageEntries: PAGE_ENTRIES / 8, ...pages });
+    this.#sentAt = new PagedColumn({ name: "sent-at", width: 8, spill, pageEntries: PAGE_ENTRIES / 8, ...pages });
   }
 
   /** Removes the temp files (if any); not used after. */
@@ -52,6 +54,7 @@ export class RoomTally {
     this.#annotatedOpen.remove();
     this.#hasFirst.remove();
     this.#firstAnswer.remove();
+    this.#sentAt.remove();
   }
 
   /** The log line at `ordinal` is fed; `agentLine`: one of the room's agents sent it. */
@@ -62,12 +65,7 @@ export class RoomTally {
   /** Agent `agent` sent a reply at `ts` answering `targets`. */
   reply(agent: number, ts: number, targets: readonly ReplyTarget[]): void {
     if (!(agent >= 0 && agent < this.#agents)) throw new RangeError(`agent ${agent} of ${this.#agents}`);
-    if (this.#replies === this.#sentAt.length) {
-      const more = new Float64Array(this.#sentAt.length * 2);
-      more.set(this.#sentAt);
-      this.#sentAt = more;
-    }
-    this.#sentAt[this.#replies++] = ts;
+    this.#sentAt.set(this.#replies++, ts);
     for (const t of targets) {
       if (typeof t === "string") {
         const by = this.#byId.get(t);
@@ -95,7 +93,8 @@ export class RoomTally {
     return this.#replies;
   }
   sentAt(k: number): number {
-    return this.#sentAt[k]!;
+    if (!(Number.isInteger(k) && k >= 0 && k < this.#replies)) throw new RangeError(`reply ${k} of ${this.#replies}`);
+    return this.#sentAt.get(k);
   }
 
   /** How many different agents answered the line at `ordinal` with this id. */
