@@ -1,13 +1,14 @@
 // The room's orphan figures (room.ts): a log's annotated open questions joined by id with the
 // people's replies that point at them — which questions another person answered. Walked from its
-// file, a log's questions and replies go to buckets by their id's hash (id-check.ts's), each
-// appended to a temp file of its own (0600, in a folder of their own) 8 KB at a time, and each
-// bucket is joined on its own, in memory: about `bucketLines` lines of log's worth of it at once.
-// The times to a first answer go to a paged column of doubles (paged-column.ts), and their median
-// and 90th percentile are found by a radix select over it (16 bits a walk), exact, as a sort gives
-// them. What the join holds does not grow with the questions' count, but for 8 KB a bucket waiting
-// to be written (a bucket per BUCKET_LINES lines of log: 0.8 MB at 6.5 million lines). A reply
-// whose id's hash no question has (a bit set of 8 million, 1 MB) is not written at all.
+// file, a log's questions and replies go to buckets by their id's hash (id-check.ts's): each record
+// is written as JSON text into its bucket's 8 KB of bytes, appended to the bucket's temp file (0600,
+// in a folder of their own) when full, so no small string lives long enough to reach V8's old
+// generation; then each bucket is joined on its own, in memory, about BUCKET_LINES lines of log's
+// worth at a time. The times to a first answer go to a paged column of doubles (paged-column.ts),
+// and their median and 90th percentile are found by a radix select over it (16 bits a walk), exact,
+// as a sort gives them. Nothing held grows with the questions' count but the buckets' 8 KB each (a
+// bucket per BUCKET_LINES lines of log: 0.8 MB at 6.5 million lines). A reply whose id's hash no
+// question has (a bit set of 8 million, 1 MB) is not written at all.
 import { closeSync, existsSync, openSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { idHash } from "./id-check.ts";
@@ -52,8 +53,8 @@ export interface QuestionFacts {
 
 /** Log lines per bucket by default (about 16 MB of log). */
 export const BUCKET_LINES = 64 * 1024;
-/** Characters of records a bucket holds before they are appended to its file. */
-const WRITE_CHARS = 8 * 1024;
+/** Bytes of records a bucket holds before they are appended to its file. */
+const WRITE_BYTES = 8 * 1024;
 const TWO_52 = 2 ** 52;
 /** Bits of the questions' hashes, to pass over the replies to anything else. */
 const SEEN_BITS = 1 << 23;
@@ -64,7 +65,7 @@ type JoinRecord = [0, string, string, number, number | null] | [1, string, strin
 /**
  * Questions first (`question`, in log order), then the people's replies (`reply`), then `measure`.
  * `spill: false` holds every record (a log in memory); `lines`: the log's, to size the buckets;
- * `hash`: an id's bucket key (below 2^52; tests give colliding ones); `writeChars`: what a bucket
+ * `hash`: an id's bucket key (below 2^52; tests give colliding ones); `writeBytes`: what a bucket
  * holds before it is written; `pages`: the waits' column.
  */
 export class OrphanJoin {
@@ -72,24 +73,24 @@ export class OrphanJoin {
   readonly #buckets: number;
   readonly #hash: (id: string) => number;
   readonly #pages: { pageEntries?: number; heldPages?: number };
-  readonly #writeChars: number;
+  readonly #writeBytes: number;
   /** Each bucket's records (JSON text) not yet in its file. */
-  #pending: string[][];
-  #chars: number[];
+  #pending: Array<Buffer | undefined>;
+  #used: number[];
   #dir: string | undefined;
   /** A bit per hash (modulo SEEN_BITS) of the questions' ids. */
   readonly #seen = new Uint8Array(SEEN_BITS / 8);
   #questions = 0;
   #replying = false;
 
-  constructor(p: { spill: boolean; lines: number; bucketLines?: number; hash?: (id: string) => number; writeChars?: number; pages?: { pageEntries?: number; heldPages?: number } }) {
+  constructor(p: { spill: boolean; lines: number; bucketLines?: number; hash?: (id: string) => number; writeBytes?: number; pages?: { pageEntries?: number; heldPages?: number } }) {
     this.#spill = p.spill;
     this.#buckets = p.spill ? Math.max(1, Math.ceil(p.lines / Math.max(1, p.bucketLines ?? BUCKET_LINES))) : 1;
     this.#hash = p.hash ?? idHash;
     this.#pages = p.pages ?? {};
-    this.#writeChars = p.writeChars ?? WRITE_CHARS;
-    this.#pending = Array.from({ length: this.#buckets }, () => []);
-    this.#chars = new Array<number>(this.#buckets).fill(0);
+    this.#writeBytes = Math.max(1, p.writeBytes ?? WRITE_BYTES);
+    this.#pending = new Array<Buffer | undefined>(this.#buckets).fill(undefined);
+    this.#used = new Array<number>(this.#buckets).fill(0);
   }
 
   /** Annotated open questions given so far. */
@@ -166,9 +167,16 @@ export class OrphanJoin {
   #add(hash: number, record: JoinRecord): void {
     const b = this.#buckets === 1 ? 0 : Math.floor((hash / TWO_52) * this.#buckets);
     const text = `${JSON.stringify(record)}\n`;
-    this.#pending[b]!.push(text);
-    this.#chars[b]! += text.length;
-    if (this.#spill && this.#chars[b]! >= this.#writeChars) this.#flush(b);
+    const bytes = Buffer.byteLength(text);
+    let buf = (this.#pending[b] ??= Buffer.allocUnsafeSlow(this.#writeBytes));
+    if (this.#used[b]! + bytes > buf.length && this.#spill && this.#used[b]! > 0) this.#flush(b);
+    // Held (a log in memory), or one record longer than the bytes: more room.
+    if (this.#used[b]! + bytes > buf.length) {
+      const more = Buffer.allocUnsafeSlow(Math.max(buf.length * 2, this.#used[b]! + bytes));
+      buf.copy(more, 0, 0, this.#used[b]!);
+      this.#pending[b] = buf = more;
+    }
+    this.#used[b]! += buf.write(text, this.#used[b]!);
   }
 
   #file(b: number): string {
@@ -179,12 +187,12 @@ export class OrphanJoin {
     this.#dir ??= makeTempDir("acp-replay-orphans-");
     const fd = openSync(this.#file(b), "a", 0o600);
     try {
-      writeSync(fd, this.#pending[b]!.join(""));
+      const buf = this.#pending[b]!;
+      for (let at = 0; at < this.#used[b]!; ) at += writeSync(fd, buf, at, this.#used[b]! - at);
     } finally {
       closeSync(fd);
     }
-    this.#pending[b] = [];
-    this.#chars[b] = 0;
+    this.#used[b] = 0;
   }
 
   /** A bucket's records in the order given: those in its file, then those waiting. */
@@ -192,7 +200,9 @@ export class OrphanJoin {
     if (this.#dir !== undefined && existsSync(this.#file(b))) {
       for (const raw of rawLines(this.#file(b), Number.MAX_SAFE_INTEGER)) if (raw.text) yield parseJsonText(raw.text) as JoinRecord;
     }
-    for (const text of this.#pending[b]!) yield parseJsonText(text.slice(0, -1)) as JoinRecord;
+    const buf = this.#pending[b];
+    if (buf === undefined) return;
+    for (const text of buf.toString("utf8", 0, this.#used[b]!).split("\n")) if (text) yield parseJsonText(text) as JoinRecord;
   }
 }
 
@@ -217,7 +227,7 @@ function digit(x: number, d: number): number {
 }
 
 /** The `k`-th smallest (from 0) of the first `n` entries of a column of doubles: four walks, each narrowing the key by 16 bits. */
-export function selectDouble(col: PagedColumn, n: number, k: number): number {
+function selectDouble(col: PagedColumn, n: number, k: number): number {
   if (!(Number.isInteger(k) && k >= 0 && k < n)) throw new RangeError(`select ${k} of ${n}`);
   const counts = new Uint32Array(1 << 16);
   const prefix: number[] = [];

@@ -72,13 +72,13 @@ describe("OrphanJoin", () => {
       lines: fc.integer({ min: 0, max: 300 }),
       bucketLines: fc.integer({ min: 1, max: 40 }),
       hash: fc.constantFrom(...Object.keys(hashes)),
-      writeChars: fc.integer({ min: 1, max: 400 }),
+      writeBytes: fc.integer({ min: 1, max: 400 }),
       pages: fc.record({ pageEntries: fc.constantFrom(1, 2, 4, 8), heldPages: fc.integer({ min: 1, max: 3 }) }),
     });
     fc.assert(
       fc.property(world, (w) => {
         const before = replayTemp();
-        const join = new OrphanJoin({ spill: w.spill, lines: w.lines, bucketLines: w.bucketLines, hash: hashes[w.hash]!, writeChars: w.writeChars, pages: w.pages });
+        const join = new OrphanJoin({ spill: w.spill, lines: w.lines, bucketLines: w.bucketLines, hash: hashes[w.hash]!, writeBytes: w.writeBytes, pages: w.pages });
         try {
           for (const q of w.questions) join.question(q);
           expect(join.questions).toBe(w.questions.length);
