@@ -328,7 +328,8 @@ async function closeIdentity(p: { runtimes: GroupRuntimes; direct: DirectRuntime
   // handled; and no group may wait on another group's model call for the dispatch slot.
   for (const g of runtimes.byId.values()) g.monitor.close();
   p.modelCalls.close(); // no group waits on a back-end that ignores its abort signal
-  p.profile.close();
+  // Its publish ends now (the upload cut) or soon (an answered upload's state write), awaited below.
+  const profileClosed = p.profile.close();
   // Then stop intake so nothing arrives while groups settle.
   await Promise.all(
     [...p.connections.byService.values()].map((c) => c.close().catch((err) => logger.log("warn", "runtime.close-transport-failed", { service: c.peer, ...errorFields(err) }))),
@@ -340,5 +341,6 @@ async function closeIdentity(p: { runtimes: GroupRuntimes; direct: DirectRuntime
     );
     runtimes.saveNow(g);
   }
+  await profileClosed;
   await runtimes.flush(); // every requested save is on disk before done
 }

@@ -31,8 +31,11 @@ export interface IdentityProfile {
   publishAfterSignIn(link: { token?: () => string | undefined }, signedIn: Promise<unknown> | undefined): Promise<ProfileSyncResult | undefined>;
   /** Where the identity's agent.md stands: `pending` until a publish succeeded (retried with backoff). */
   readonly publishState: ProfilePublishState;
-  /** Aborts profile requests in flight; later results are ignored. */
-  close(): void;
+  /**
+   * Aborts profile requests in flight; later results are ignored. Resolves once a publish under
+   * way is over, its state write (profile.json) included: nothing is written after. Never rejects.
+   */
+  close(): Promise<void>;
 }
 
 /**
@@ -131,6 +134,9 @@ export function createIdentityProfile(p: {
       abort.signal.aborted && event === "profile.publish-failed" ? logger.log("debug", "profile.publish-stopped", fields) : logger.log(level, event, fields),
   };
 
+  // The publish under way, if any: close waits for it, so its state write never lands after close.
+  let inFlight: Promise<ProfileSyncResult> | undefined;
+
   const publishAfterSignIn: IdentityProfile["publishAfterSignIn"] = async (link, signedIn) => {
     if (!fetch) return undefined;
     if (typeof link.token !== "function") {
@@ -152,7 +158,11 @@ export function createIdentityProfile(p: {
     for (let attempt = 0; ; attempt++) {
       if (abort.signal.aborted) return undefined;
       const token = link.token!();
-      const result = await publishProfileIfChanged({ identityId: p.identityId, identity: p.identity, token, stateDir: p.stateDir, fetch, logger: publishLogger, now: p.now });
+      const call = publishProfileIfChanged({ identityId: p.identityId, identity: p.identity, token, stateDir: p.stateDir, fetch, logger: publishLogger, now: p.now });
+      inFlight = call;
+      const result = await call.finally(() => {
+        if (inFlight === call) inFlight = undefined;
+      });
       if (abort.signal.aborted) return undefined;
       const retry = result.action === "skipped" && (result.reason === "publish-failed" || result.reason === "no-token");
       if (!retry) {
@@ -174,10 +184,12 @@ export function createIdentityProfile(p: {
     get publishState() {
       return publishState;
     },
-    close() {
+    async close() {
       abort.abort();
       mt.close();
       groups.close();
+      // An upload the host already answered is recorded, not lost; one still waiting is cut by the abort.
+      await inFlight;
     },
   };
 }

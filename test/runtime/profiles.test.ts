@@ -161,6 +161,48 @@ describe("agent.md on the local network (real sockets, real keys)", () => {
     }
   });
 
+  it("stopped while its upload is being answered: close resolves after the publish and its state write, nothing lands after", async () => {
+    const n = await network([]);
+    try {
+      identityOf.set(n.dev, await n.dev.identity(AGENTS.alice.aid));
+      const config = lobbyConfig({ stateDir: n.stateDir, agents: ["alice"], lobby: FAST });
+      let alice: RecordedIdentity | undefined;
+      let closing: Promise<void> | undefined;
+      let sent = false;
+      let stopped!: () => void;
+      const stopCalled = new Promise<void>((resolve) => (stopped = resolve));
+      // The real profile host, whose answer to the upload was already on its way when the identity
+      // was stopped: the stop begins as the upload is sent, and the answer arrives 200 ms later
+      // whatever the abort (a response in flight). Then comes the state write that records it.
+      const profileFetch: typeof n.dev.profileFetch = async (url, init) => {
+        if (init.method !== "POST" || closing !== undefined || sent) return n.dev.profileFetch(url, init);
+        sent = true;
+        const { signal: _cut, ...uncut } = init;
+        const answer = n.dev.profileFetch(url, uncut);
+        queueMicrotask(() => {
+          closing = alice!.close();
+          stopped();
+        });
+        const res = await answer;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        return res;
+      };
+      alice = fx.track(
+        startRecorded({ config, identityId: "alice", backend: recording("mention"), logger: createMemoryLogger(), profileFetch, connect: ({ logger: l }) => n.dev.connect(identityOf.get(n.dev)!, l, QUICK) }),
+      );
+      let publishOver = false;
+      void alice.profilePublished.then(() => (publishOver = true));
+      await stopCalled;
+      await closing;
+      // Seen failing before the fix: the identity's close resolved before the answer came, and the
+      // state write ran after it (into a state folder a `--fresh` run had removed by then).
+      expect(publishOver).toBe(true);
+      expect(describePublishedProfile({ stateDir: n.stateDir, identityId: "alice", identity: config.identities.alice! })).toMatch(/^agent\.md published /);
+    } finally {
+      await n.close();
+    }
+  });
+
   it("a profile host that cannot be reached: a warn line, a retry planned, and the identity joins and answers anyway", async () => {
     const n = await network([]);
     try {
