@@ -1,5 +1,5 @@
-// A column of small unsigned integers by position (a replayed line's bits, its addressing reason's
-// index, which agents answered it) that holds a few pages in memory and the rest in a temp file
+// A column of small unsigned integers (or of doubles, width 8) by position (a replayed line's bits,
+// its addressing reason's index, which agents answered it, when a question was first answered) that holds a few pages in memory and the rest in a temp file
 // (0600, in a folder of its own, removed by `remove` or when the process ends): what a long
 // replay keeps per line no longer grows its memory with the log. A replay writes near the line it
 // is feeding and reads the lines back in order, so a few pages serve nearly every access; any
@@ -8,9 +8,10 @@ import { closeSync, openSync, readSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { makeTempDir, removeTempDir } from "./temp-dirs.ts";
 
-export type ColumnWidth = 1 | 2 | 4;
+/** Bytes an entry: unsigned integers of 1, 2 or 4 bytes, or (8) doubles. */
+export type ColumnWidth = 1 | 2 | 4 | 8;
 
-type Page = Uint8Array | Uint16Array | Uint32Array;
+type Page = Uint8Array | Uint16Array | Uint32Array | Float64Array;
 
 interface Held {
   no: number;
@@ -27,6 +28,7 @@ const pageOf: Record<ColumnWidth, (n: number) => Page> = {
   1: (n) => new Uint8Array(n),
   2: (n) => new Uint16Array(n),
   4: (n) => new Uint32Array(n),
+  8: (n) => new Float64Array(n),
 };
 
 /**

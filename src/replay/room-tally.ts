@@ -1,12 +1,12 @@
 // What a room replay keeps of its agents' replies for the room's figures (room.ts), counted as the
 // replies are sent: which agents answered each log line (bits by the line's position), the earliest
 // answer to each annotated open question, and when each reply was sent — not the replies, their
-// texts or the ids they answer, so that a long replay keeps a few bits a line and 8 bytes a reply.
-// The bits are paged columns (paged-column.ts): a log walked from its file keeps a few pages of them
-// in memory and the rest in temp files.
+// texts or the ids they answer, so that a long replay keeps a few bits and a double a line and a
+// double a reply. All are paged columns (paged-column.ts): a log walked from its file keeps a few
+// pages of each in memory and the rest in temp files.
 import { isQuestion } from "../monitor/floor.ts";
 import type { LogLine } from "./log.ts";
-import { PagedColumn } from "./paged-column.ts";
+import { PAGE_ENTRIES, PagedColumn } from "./paged-column.ts";
 
 /** What a reply answers: a log line by its position (a line the dispatch carried), or anything else by id. */
 export type ReplyTarget = number | string;
@@ -26,10 +26,14 @@ export class RoomTally {
   readonly #answered: PagedColumn;
   /** One bit a line: a person's annotated open question (only those keep their first answer's time). */
   readonly #annotatedOpen: PagedColumn;
-  readonly #firstAnswer = new Map<number, number>();
+  /** One bit a line: an annotated open question answered by position, whose first answer's time is in #firstAnswer. */
+  readonly #hasFirst: PagedColumn;
+  /** By position: when an annotated open question was first answered (a double a line, 8 KB pages unless `pages` says). */
+  readonly #firstAnswer: PagedColumn;
   /** Targets not known by position (another agent's reply, or replies given by id): by id. */
   readonly #byId = new Map<string, { agents: Set<number>; first: number }>();
-  #sentAt = new Float64Array(256);
+  /** When each reply was sent, in the order sent (a double a reply, in pages like the bits). */
+  readonly #sentAt: PagedColumn;
   #replies = 0;
 
   /** `count` lines, `agents` agents (numbered from 0); `spill`: pages past a few go to temp files (a log walked from its file), `pages` sizes them. */
@@ -39,12 +43,18 @@ export class RoomTally {
     this.#count = count;
     this.#answered = new PagedColumn({ name: "answered", spill, ...pages });
     this.#annotatedOpen = new PagedColumn({ name: "annotated-open", spill, ...pages });
+    this.#hasFirst = new PagedColumn({ name: "has-first-answer", spill, ...pages });
+    this.#firstAnswer = new PagedColumn({ name: "first-answer", width: 8, spill, pageEntries: PAGE_ENTRIES / 8, ...pages });
+    this.#sentAt = new PagedColumn({ name: "sent-at", width: 8, spill, pageEntries: PAGE_ENTRIES / 8, ...pages });
   }
 
   /** Removes the temp files (if any); not used after. */
   remove(): void {
     this.#answered.remove();
     this.#annotatedOpen.remove();
+    this.#hasFirst.remove();
+    this.#firstAnswer.remove();
+    this.#sentAt.remove();
   }
 
   /** The log line at `ordinal` is fed; `agentLine`: one of the room's agents sent it. */
@@ -55,12 +65,7 @@ export class RoomTally {
   /** Agent `agent` sent a reply at `ts` answering `targets`. */
   reply(agent: number, ts: number, targets: readonly ReplyTarget[]): void {
     if (!(agent >= 0 && agent < this.#agents)) throw new RangeError(`agent ${agent} of ${this.#agents}`);
-    if (this.#replies === this.#sentAt.length) {
-      const more = new Float64Array(this.#sentAt.length * 2);
-      more.set(this.#sentAt);
-      this.#sentAt = more;
-    }
-    this.#sentAt[this.#replies++] = ts;
+    this.#sentAt.set(this.#replies++, ts);
     for (const t of targets) {
       if (typeof t === "string") {
         const by = this.#byId.get(t);
@@ -75,8 +80,10 @@ export class RoomTally {
       const at = t * this.#width + (agent >> 3);
       this.#answered.set(at, this.#answered.get(at) | (1 << (agent & 7)));
       if (this.#annotatedOpen.get(t >> 3) & (1 << (t & 7))) {
-        const first = this.#firstAnswer.get(t);
-        if (first === undefined || ts < first) this.#firstAnswer.set(t, ts);
+        const has = this.#hasFirst.get(t >> 3);
+        if (!(has & (1 << (t & 7)))) this.#hasFirst.set(t >> 3, has | (1 << (t & 7)));
+        else if (this.#firstAnswer.get(t) <= ts) continue;
+        this.#firstAnswer.set(t, ts);
       }
     }
   }
@@ -86,7 +93,8 @@ export class RoomTally {
     return this.#replies;
   }
   sentAt(k: number): number {
-    return this.#sentAt[k]!;
+    if (!(Number.isInteger(k) && k >= 0 && k < this.#replies)) throw new RangeError(`reply ${k} of ${this.#replies}`);
+    return this.#sentAt.get(k);
   }
 
   /** How many different agents answered the line at `ordinal` with this id. */
@@ -99,9 +107,14 @@ export class RoomTally {
 
   /** When the line at `ordinal` with this id was first answered (an annotated open question's, or one answered by id), if it was. */
   firstAnswer(ordinal: number, id: string): number | undefined {
-    const a = this.#firstAnswer.get(ordinal);
+    const a = this.#hasFirstAt(ordinal) ? this.#firstAnswer.get(ordinal) : undefined;
     const b = this.#byId.get(id)?.first;
     return a === undefined ? b : b === undefined ? a : Math.min(a, b);
+  }
+
+  #hasFirstAt(ordinal: number): boolean {
+    if (!(Number.isInteger(ordinal) && ordinal >= 0 && ordinal < this.#count)) return false;
+    return (this.#hasFirst.get(ordinal >> 3) & (1 << (ordinal & 7))) !== 0;
   }
 
   #has(ordinal: number, agent: number): boolean {

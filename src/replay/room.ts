@@ -8,6 +8,7 @@ import { memberKeys } from "../group/addressee.ts";
 import { isOpenQuestion, replyToOf } from "../monitor/floor.ts";
 import type { LogLine } from "./log.ts";
 import { arraySource, type LineSource } from "./log-source.ts";
+import { ORPHAN_ANSWER_WITHIN_MS, OrphanJoin, type OrphanMetrics } from "./orphan-join.ts";
 import { isAnnotatedOpen, RoomTally, type ReplyTarget } from "./room-tally.ts";
 import { feedReplay, installReplayClock, startReplayAgent, type ReplayAgent, type ReplayMessage, type ReplayOptions, type ReplayReport, type ReplaySent, type ReplayView } from "./replay.ts";
 
@@ -29,28 +30,7 @@ export interface RoomMetrics {
   orphans: OrphanMetrics;
 }
 
-/** An answer later than this after its question is late: the asker has likely moved on (see {@link measureOrphans}). */
-export const ORPHAN_ANSWER_WITHIN_MS = 180_000;
-
-/**
- * Open questions by the log's annotation: a person's line ending in `?`/`？` in the annotated part
- * that the annotators direct at nobody but its asker. Orphaned: no other person replied to it (the
- * log's `replyTo`). Only annotated lines count: elsewhere the log does not say who answered.
- */
-export interface OrphanMetrics {
-  open: number;
-  orphaned: number;
-  /** Orphaned questions by how many different agents answered them. */
-  orphanedAnsweredBy: { none: number; one: number; twoOrMore: number };
-  /** Orphaned questions exactly one agent answered, within {@link ORPHAN_ANSWER_WITHIN_MS} of the question. */
-  orphanedOnceInTime: number;
-  /** orphanedOnceInTime / orphaned (0 when none were orphaned). */
-  orphanedOnceInTimeRate: number;
-  /** Questions a person answered that an agent answered too. */
-  personAnsweredAlsoByAgent: number;
-  /** Time from an orphaned question to the first agent's answer to it: median and 90th percentile, ms (null: none answered). */
-  timeToAnswerMs: { p50: number | null; p90: number | null };
-}
+export { ORPHAN_ANSWER_WITHIN_MS, type OrphanMetrics } from "./orphan-join.ts";
 
 export interface RoomAgentReport {
   persona: string;
@@ -119,7 +99,8 @@ export async function runRoomReplay(
       reports.push({ persona: a.persona, aid: a.aid, report, view });
     }
     const mentioned = (ordinal: number) => reports.some((r) => r.view.isMention(ordinal));
-    return { agents: reports, sent, room: measureTally({ lines: { [Symbol.iterator]: () => source.lines()[Symbol.iterator]() }, senders: source.senders, isAgentLine, agentNames: ids, tally, mentioned }) };
+    const lines = { [Symbol.iterator]: () => source.lines()[Symbol.iterator]() };
+    return { agents: reports, sent, room: measureTally({ lines, count: source.count, spill: !source.inMemory, senders: source.senders, isAgentLine, agentNames: ids, tally, mentioned }) };
   } finally {
     clock.uninstall();
     tally.remove();
@@ -160,36 +141,54 @@ export function measureRoom(p: {
   /** Whether an agent took the line at this position as a mention (default: from `reports`' messages). */
   mentioned?: (ordinal: number, id: string) => boolean;
   reports?: readonly RoomAgentReport[];
+  /** The lines' count, and whether the figures' records go to temp files as for a log walked from its file (default: held). */
+  count?: number;
+  spill?: boolean;
 }): RoomMetrics {
   const index = indexOfAid([...p.agentNames.map((a) => a.aid), ...p.sent.map((m) => m.aid)]);
   const tally = new RoomTally(0, index.size);
   for (const m of p.sent) tally.reply(index.get(m.aid)!, m.timestamp, targetsOf(m));
-  return measureTally({ ...p, tally, mentioned: p.mentioned ?? mentionedIn(p.reports ?? []) });
+  return measureTally({ ...p, count: p.count ?? 0, spill: p.spill ?? false, tally, mentioned: p.mentioned ?? mentionedIn(p.reports ?? []) });
 }
 
 /**
  * The room's figures. Who a reply answers: the open question its `reply_to` names, or, with no
  * `reply_to`, every open question in the batch it was written for (as the tally counted them).
  * Walks the lines once, and once more for the person-answered questions when the log has
- * annotated open questions, keeping only those.
+ * annotated open questions, joining those with the replies to them (orphan-join.ts: on disk with
+ * `spill`, in buckets for `count` lines).
  */
 function measureTally(p: {
   lines: Iterable<LogLine>;
+  count: number;
+  spill: boolean;
   senders?: readonly string[] | undefined;
   isAgentLine: (l: LogLine) => boolean;
   agentNames: ReadonlyArray<{ persona: string; aid: string }>;
   tally: RoomTally;
   mentioned: (ordinal: number, id: string) => boolean;
 }): RoomMetrics {
-  const { tally } = p;
   const keys = new Set<string>();
   for (const s of p.senders ?? senderList(p.lines)) for (const k of memberKeys(s)) keys.add(k);
   for (const a of p.agentNames) for (const k of [...memberKeys(a.persona), ...memberKeys(a.aid)]) keys.add(k);
+  // The annotated open questions, in log order: id, asker and what the agents did.
+  const questions = new OrphanJoin({ spill: p.spill, lines: p.count });
+  try {
+    return measureLines(p, keys, questions);
+  } finally {
+    questions.remove();
+  }
+}
 
+/** {@link measureTally}'s walks, the open questions' people, agents and times going to `questions`. */
+function measureLines(
+  p: { lines: Iterable<LogLine>; isAgentLine: (l: LogLine) => boolean; agentNames: ReadonlyArray<{ persona: string; aid: string }>; tally: RoomTally; mentioned: (ordinal: number, id: string) => boolean },
+  keys: ReadonlySet<string>,
+  questions: OrphanJoin,
+): RoomMetrics {
+  const { tally } = p;
   const answeredBy = { none: 0, one: 0, twoOrMore: 0 };
   let openQuestions = 0;
-  // The annotated open questions, in log order, by id: position, asker and time.
-  const questions = new Map<string, { ordinal: number; sender: string; ts: number }>();
   let personMessages = 0;
   let agentLines = 0;
   let ordinal = 0;
@@ -214,7 +213,10 @@ function measureTally(p: {
       continue;
     }
     personMessages++;
-    if (isAnnotatedOpen(l)) questions.set(l.id, { ordinal: i, sender: l.sender.toLowerCase(), ts: l.ts });
+    if (isAnnotatedOpen(l)) {
+      const n = tally.answeredBy(i, l.id);
+      questions.question({ id: l.id, asker: l.sender.toLowerCase(), answeredBy: n, waitMs: n === 0 ? undefined : tally.firstAnswer(i, l.id)! - l.ts });
+    }
     if (p.mentioned(i, l.id) || !isOpenQuestion(l.content, (k) => keys.has(k), l.sender)) continue;
     openQuestions++;
     const by = tally.answeredBy(i, l.id);
@@ -234,7 +236,7 @@ function measureTally(p: {
     answeredBy,
     multiAnswerRate: answered === 0 ? 0 : answeredBy.twoOrMore / answered,
     longestAgentChain: longest,
-    orphans: measureOrphans({ lines: p.lines, isAgentLine: p.isAgentLine, tally, questions }),
+    orphans: measureOrphans({ lines: p.lines, isAgentLine: p.isAgentLine, questions }),
   };
 }
 
@@ -251,48 +253,16 @@ const mentionedIn = (reports: readonly RoomAgentReport[]) => {
   return (_ordinal: number, id: string) => ids.has(id);
 };
 
-/** {@link OrphanMetrics} of the annotated open questions (by id, in log order) and what the tally counted; walks the lines for the person-answered ones. */
-function measureOrphans(p: {
-  lines: Iterable<LogLine>;
-  isAgentLine: (l: LogLine) => boolean;
-  tally: RoomTally;
-  questions: ReadonlyMap<string, { ordinal: number; sender: string; ts: number }>;
-}): OrphanMetrics {
-  const { questions, tally } = p;
-  // Questions another person replied to.
-  const personAnswered = new Set<string>();
-  if (questions.size > 0) {
+/** {@link OrphanMetrics} of the annotated open questions (given to `questions` as the lines were walked); walks the lines for the people's replies to them. */
+function measureOrphans(p: { lines: Iterable<LogLine>; isAgentLine: (l: LogLine) => boolean; questions: OrphanJoin }): OrphanMetrics {
+  const { questions } = p;
+  if (questions.questions > 0) {
     for (const l of p.lines) {
       if (p.isAgentLine(l)) continue;
-      for (const id of l.replyTo ?? []) {
-        const q = questions.get(id);
-        if (q !== undefined && q.sender !== l.sender.toLowerCase()) personAnswered.add(id);
-      }
+      for (const id of l.replyTo ?? []) questions.reply(id, l.sender.toLowerCase());
     }
   }
-  const out: OrphanMetrics = { open: 0, orphaned: 0, orphanedAnsweredBy: { none: 0, one: 0, twoOrMore: 0 }, orphanedOnceInTime: 0, orphanedOnceInTimeRate: 0, personAnsweredAlsoByAgent: 0, timeToAnswerMs: { p50: null, p90: null } };
-  const waits: number[] = [];
-  for (const [id, q] of questions) {
-    out.open++;
-    const n = tally.answeredBy(q.ordinal, id);
-    if (personAnswered.has(id)) {
-      if (n > 0) out.personAnsweredAlsoByAgent++;
-      continue;
-    }
-    out.orphaned++;
-    if (n === 0) out.orphanedAnsweredBy.none++;
-    else if (n === 1) out.orphanedAnsweredBy.one++;
-    else out.orphanedAnsweredBy.twoOrMore++;
-    if (n === 0) continue;
-    const first = tally.firstAnswer(q.ordinal, id)! - q.ts;
-    waits.push(first);
-    if (n === 1 && first <= ORPHAN_ANSWER_WITHIN_MS) out.orphanedOnceInTime++;
-  }
-  out.orphanedOnceInTimeRate = out.orphaned === 0 ? 0 : out.orphanedOnceInTime / out.orphaned;
-  waits.sort((a, b) => a - b);
-  const at = (q: number) => (waits.length === 0 ? null : waits[Math.min(waits.length - 1, Math.floor(q * waits.length))]!);
-  out.timeToAnswerMs = { p50: at(0.5), p90: at(0.9) };
-  return out;
+  return questions.measure();
 }
 
 /** The room's text lines (after each agent's own report). */

@@ -1,6 +1,7 @@
 // What a replay walked from its file keeps per line (each line's bits and addressing reason, which
-// agents of a room answered it) does not take memory in proportion to the log: a recorder and a
-// room tally for 40 million lines hold a few pages, the rest goes to temp files as it is written.
+// agents of a room answered it, when a question was first answered, when each reply was sent) does
+// not take memory in proportion to the log: a recorder and a room tally for 40 million lines hold a
+// few pages, the rest goes to temp files as it is written.
 // Their contents against arrays in memory: paged-column.property.test.ts, room-tally.property.test.ts.
 import { describe, expect, it } from "vitest";
 import { createReplayRecorder } from "../../src/replay/replay-report.ts";
@@ -43,6 +44,21 @@ describe("per-line columns of a log walked from its file", () => {
     expect(tally.answeredBy(LINES - 1, "x")).toBe(1);
     expect(tally.answeredBy(0, "y")).toBe(1);
     expect(tally.answeredBy(1, "z")).toBe(0);
+    tally.remove();
+  });
+
+  it("a room tally of 4 million replies, each answering an annotated open question, keeps their times in pages too", () => {
+    const replies = 4_000_000;
+    const tally = new RoomTally(replies, 3, true);
+    const before = arrayBuffers();
+    // Each line an annotated open question, answered by the next reply, a second later.
+    for (let i = 0; i < replies; i++) {
+      const l = { ...line(i), directedTo: [] };
+      tally.line(l, i, false);
+      tally.reply(i % 3, l.ts + 1000, [i]);
+    }
+    expect((arrayBuffers() - before) / MB).toBeLessThan(MAX_ARRAY_BUFFERS_MB);
+    expect([tally.replies, tally.sentAt(replies - 1), tally.firstAnswer(replies - 1, "x")]).toEqual([replies, 1000 * replies, 1000 * replies]);
     tally.remove();
   });
 });

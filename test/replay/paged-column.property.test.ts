@@ -1,6 +1,6 @@
 // A per-line column spilled to a temp file a page at a time reads back what an array in memory
 // would: any length, any page size and number of pages held, writes and reads in any order (mostly
-// near a moving position, as a replay touches them, some anywhere), widths of 1, 2 and 4 bytes.
+// near a moving position, as a replay touches them, some anywhere), widths of 1, 2 and 4 bytes and of doubles.
 import { statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -24,7 +24,7 @@ describe("PagedColumn", () => {
   it("reads back every entry as an array in memory holds it, whatever the order, page size and pages held", () => {
     const world = fc.record({
       length: fc.integer({ min: 1, max: 600 }),
-      width: fc.constantFrom<ColumnWidth>(1, 2, 4),
+      width: fc.constantFrom<ColumnWidth>(1, 2, 4, 8),
       pageEntries: fc.constantFrom(1, 2, 4, 8, 16, 64, 256),
       heldPages: fc.integer({ min: 1, max: 5 }),
       spill: fc.boolean(),
@@ -33,8 +33,9 @@ describe("PagedColumn", () => {
     fc.assert(
       fc.property(world, (w) => {
         const before = columnDirs();
-        const max = 2 ** (8 * w.width);
-        const ref = w.width === 1 ? new Uint8Array(w.length) : w.width === 2 ? new Uint16Array(w.length) : new Uint32Array(w.length);
+        // Doubles (width 8): fractions and negatives too, as times and their differences.
+        const value = (v: number) => (w.width === 8 ? v / 3 - 1e6 : v % 2 ** (8 * w.width));
+        const ref = w.width === 1 ? new Uint8Array(w.length) : w.width === 2 ? new Uint16Array(w.length) : w.width === 4 ? new Uint32Array(w.length) : new Float64Array(w.length);
         const col = new PagedColumn({ name: "test", width: w.width, spill: w.spill, pageEntries: w.pageEntries, heldPages: w.heldPages });
         try {
           let pos = 0;
@@ -46,8 +47,8 @@ describe("PagedColumn", () => {
             // Near the moving position (a dispatch's recent lines) or anywhere in the column.
             const i = o.near ? Math.max(0, pos - (o.at % 50)) : o.at % w.length;
             if (o.kind === "set") {
-              ref[i] = o.v % max;
-              col.set(i, o.v % max);
+              ref[i] = value(o.v);
+              col.set(i, value(o.v));
             } else expect(col.get(i)).toBe(ref[i]);
           }
           // Read back in order, as the report walks the lines, twice.
