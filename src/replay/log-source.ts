@@ -1,10 +1,12 @@
 // The lines a replay walks, without holding the log: a file is scanned once (every line checked as
 // `readLog` checks it, the senders and the line count noted) and then read again from the disk
 // each time the replay walks it — a file in time order as it is, one out of order through sorted
-// runs in temp files (sort-runs.ts). Only a log that repeats an id is read whole into memory, as
-// `readLog` reads it (to refuse or skip the repeat as it does).
+// runs in temp files (sort-runs.ts). A log that repeats an id is walked the same way: the repeat is
+// refused naming its line, as `readLog` does, or with `skipBad` left out of every walk (what is
+// kept is each repeated id's first line). Only a log with more than MAX_SUSPECTS ids whose hash
+// came twice is read whole into memory.
 import { statSync } from "node:fs";
-import { goodLines, LogParseError, MAX_LOG_LINE_BYTES, parseLine, rawLines, readLog, tooLongReason, type LogLine } from "./log.ts";
+import { duplicateIdReason, goodLines, LogParseError, MAX_LOG_LINE_BYTES, parseLine, rawLines, readLog, tooLongReason, type LogLine } from "./log.ts";
 import { RUN_BYTES, sortRuns } from "./sort-runs.ts";
 import { idHash, IdHashes } from "./id-check.ts";
 import { holdHeapGrowth } from "./heap-growth.ts";
@@ -20,7 +22,7 @@ export interface LineSource {
   /** The first bad lines skipped with `skipBad`, with why, and how many in all. */
   readonly skipped: ReadonlyArray<{ line: number; reason: string }>;
   readonly skippedCount: number;
-  /** Whether the lines are held in memory (lines given as an array, or a log that repeats an id). */
+  /** Whether the lines are held in memory (lines given as an array, or a log with more than MAX_SUSPECTS repeated id hashes). */
   readonly inMemory: boolean;
   /** A fresh walk over the good lines, in time order. */
   lines(): Iterable<LogLine>;
@@ -127,7 +129,9 @@ function scanWith(file: string, opts: { skipBad?: boolean; maxLineBytes?: number
     }
     // An earlier line may repeat an id: that error would come first.
     if (!skipBad) {
-      if (ids.repeated(MAX_SUSPECTS)?.size !== 0) return whole();
+      const suspects = ids.repeated(MAX_SUSPECTS);
+      if (suspects === undefined) return whole();
+      if (suspects.size > 0) repeatsInFileOrder(file, max, suspects, false, raw.line);
       throw new LogParseError(raw.line, reason);
     }
     skippedCount++;
@@ -136,15 +140,34 @@ function scanWith(file: string, opts: { skipBad?: boolean; maxLineBytes?: number
   const suspects = ids.repeated(MAX_SUSPECTS);
   if (suspects === undefined) return whole();
   ids.remove();
+  // An id whose hash came twice: is it on two lines? Without skipBad the first repeat is refused
+  // here; with it, the repeats are left out of every walk and counted as skipped.
+  const repeats = suspects.size > 0 ? repeatsInFileOrder(file, max, suspects, skipBad) : undefined;
+  const firstLine = repeats && repeats.count > 0 ? repeats.firstLine : undefined;
+  /** Not a later line of a repeated id (with skipBad; without it a repeat was refused above). */
+  const kept = (l: LogLine): boolean => {
+    const first = firstLine?.get(l.id);
+    return first === undefined || first === l.line;
+  };
+  let firstSenders = senders;
+  if (repeats && repeats.count > 0) {
+    count -= repeats.count;
+    skippedCount += repeats.count;
+    skipped.push(...repeats.skipped);
+    skipped.sort((a, b) => a.line - b.line);
+    skipped.length = Math.min(skipped.length, MAX_SKIPPED_KEPT);
+    firstSenders = repeats.senders;
+  }
   const intern = (sender: string) => senders.get(sender) ?? sender;
   // Out of time order: walked through sorted runs on disk.
   const runs = sorted ? undefined : sortRuns(file, max, intern, opts.runBytes ?? RUN_BYTES);
   // Sorted, the first line and the senders' order of first appearance are those of time order.
-  let order = [...senders.keys()];
+  let order = [...firstSenders.keys()];
   if (runs) {
     const inTime = new Set<string>();
     firstTs = undefined;
     for (const l of runs.lines()) {
+      if (!kept(l)) continue;
       firstTs ??= l.ts;
       inTime.add(l.sender);
     }
@@ -159,33 +182,61 @@ function scanWith(file: string, opts: { skipBad?: boolean; maxLineBytes?: number
     inMemory: false,
     *lines() {
       if (runs) {
-        yield* runs.lines();
+        for (const l of runs.lines()) if (kept(l)) yield l;
         return;
       }
       for (const { line } of goodLines(file, max)) {
+        if (!kept(line)) continue;
         line.sender = intern(line.sender);
         yield line;
       }
     },
     close: () => runs?.remove(),
   };
-  /** Whether an id whose hash came twice is on two lines. */
-  function repeats(hashes: ReadonlySet<number>): boolean {
-    if (hashes.size === 0) return false;
-    const once = new Set<string>();
-    for (const l of source.lines()) {
-      if (!hashes.has(idHash(l.id))) continue;
-      if (once.has(l.id)) return true;
-      once.add(l.id);
+  return source;
+}
+
+/**
+ * The ids of `suspects` (hashes seen twice) that are on two good lines, walked in file order as
+ * `readLog` reads: each such id's first line (the one kept), how many later lines repeat one, the
+ * first MAX_SKIPPED_KEPT of those with why, and the senders of the lines kept in order of first
+ * appearance. Without `skipBad` the first repeat is thrown instead, as `readLog` throws it. Stops
+ * before line `before`. Memory: the suspected ids' lines, not the log's.
+ */
+function repeatsInFileOrder(
+  file: string,
+  max: number,
+  suspects: ReadonlySet<number>,
+  skipBad: boolean,
+  before = Infinity,
+): { firstLine: Map<string, number>; count: number; skipped: Array<{ line: number; reason: string }>; senders: Map<string, string> } {
+  const seen = new Map<string, number>();
+  const senders = new Map<string, string>();
+  const skipped: Array<{ line: number; reason: string }> = [];
+  let count = 0;
+  for (const raw of rawLines(file, max)) {
+    if (raw.line >= before) break;
+    if (raw.text === null) continue;
+    const t = raw.text.trim();
+    if (t === "") continue;
+    let l: LogLine;
+    try {
+      l = parseLine(t, raw.line);
+    } catch (err) {
+      if (err instanceof LogParseError) continue;
+      throw err;
     }
-    return false;
+    if (suspects.has(idHash(l.id))) {
+      if (seen.has(l.id)) {
+        if (!skipBad) throw new LogParseError(raw.line, duplicateIdReason(l.id));
+        count++;
+        if (skipped.length < MAX_SKIPPED_KEPT) skipped.push({ line: raw.line, reason: duplicateIdReason(l.id) });
+        continue;
+      }
+      seen.set(l.id, raw.line);
+    }
+    if (!senders.has(l.sender)) senders.set(l.sender, l.sender);
   }
-  // An id on two lines: readLog names (or skips) the repeat.
-  let repeated = true;
-  try {
-    repeated = repeats(suspects);
-  } finally {
-    if (repeated) source.close();
-  }
-  return repeated ? whole() : source;
+  // A suspected id on one line only is kept there, as every other line is.
+  return { firstLine: seen, count, skipped, senders };
 }

@@ -119,7 +119,7 @@ class LogLines {
     if (t === "") return;
     try {
       const parsed = parseLine(t, line);
-      if (this.#seen.has(parsed.id)) throw new LogParseError(line, `duplicate id ${shown(parsed.id)}`);
+      if (this.#seen.has(parsed.id)) throw new LogParseError(line, duplicateIdReason(parsed.id));
       this.#seen.add(parsed.id);
       // A log has few senders and many lines: one string per sender, not one per line.
       const sender = this.#senders.get(parsed.sender);
@@ -151,6 +151,9 @@ export function parseLog(text: string, opts: { skipBad?: boolean } = {}): Parsed
   for (let i = 0; i < raw.length; i++) log.add(raw[i]!, i + 1);
   return log.finish();
 }
+
+/** Why a line whose id an earlier good line has is refused. */
+export const duplicateIdReason = (id: string): string => `duplicate id ${shown(id)}`;
 
 /** Why a line past the length limit is refused. */
 export const tooLongReason = (max: number): string => `longer than ${max.toLocaleString("en")} bytes: not a chat message (is this a JSON Lines log, one message a line?)`;

@@ -73,17 +73,30 @@ describe("openLogSource", () => {
     }
   });
 
-  it("an id on two lines: read whole, the repeat refused naming its line (or skipped)", () => {
+  it("an id on two lines: still walked from the file, the repeat refused naming its line (or skipped)", () => {
     const repeated = file([ok("a", 1), "not json", ok("a", 2), ok("b", 3)].join("\n"));
     expect(outcome(() => openLogSource(repeated))).toBe("line 2: not valid JSON");
     const dupFirst = file([ok("a", 1), ok("a", 2), "not json"].join("\n"));
     expect(outcome(() => openLogSource(dupFirst))).toBe('line 2: duplicate id "a"');
     const skipped = openLogSource(dupFirst, { skipBad: true });
-    expect(skipped.inMemory).toBe(true);
+    // Seen failing before: a log that repeats an id was read whole (a 100 MB log with one repeat
+    // replayed with --skip-bad at 558 MB peak RSS, against 142 MB without it).
+    expect(skipped.inMemory).toBe(false);
     expect(skipped.skipped).toEqual([
       { line: 2, reason: 'duplicate id "a"' },
       { line: 3, reason: "not valid JSON" },
     ]);
+    expect([...skipped.lines()].map((l) => [l.id, l.ts])).toEqual([["a", 1]]);
+    expect(skipped.count).toBe(1);
+    // Out of time order too: the repeat is the later line in the file, whatever its time.
+    const early = file([ok("b", 5, "ann"), ok("a", 3), ok("b", 1, "cy"), ok("c", 4)].join("\n"));
+    const src = openLogSource(early, { skipBad: true, runBytes: 1 });
+    expect(src.inMemory).toBe(false);
+    expect([...src.lines()].map((l) => l.id)).toEqual(["a", "c", "b"]);
+    expect(src.senders).toEqual(["bob", "ann"]);
+    expect(src.skipped).toEqual([{ line: 3, reason: 'duplicate id "b"' }]);
+    expect(src.count).toBe(3);
+    src.close();
   });
 
   it("property: whatever the lines (bad, blank, repeated ids, any order), it gives what readLog gives", () => {
