@@ -214,26 +214,17 @@ function repeatsInFileOrder(
   const senders = new Map<string, string>();
   const skipped: Array<{ line: number; reason: string }> = [];
   let count = 0;
-  for (const raw of rawLines(file, max)) {
-    if (raw.line >= before) break;
-    if (raw.text === null) continue;
-    const t = raw.text.trim();
-    if (t === "") continue;
-    let l: LogLine;
-    try {
-      l = parseLine(t, raw.line);
-    } catch (err) {
-      if (err instanceof LogParseError) continue;
-      throw err;
-    }
+  // Bad lines are passed over: the first scan refused or counted them, and their ids count for nothing.
+  for (const { line: l } of goodLines(file, max)) {
+    if (l.line >= before) break;
     if (suspects.has(idHash(l.id))) {
       if (seen.has(l.id)) {
-        if (!skipBad) throw new LogParseError(raw.line, duplicateIdReason(l.id));
+        if (!skipBad) throw new LogParseError(l.line, duplicateIdReason(l.id));
         count++;
-        if (skipped.length < MAX_SKIPPED_KEPT) skipped.push({ line: raw.line, reason: duplicateIdReason(l.id) });
+        if (skipped.length < MAX_SKIPPED_KEPT) skipped.push({ line: l.line, reason: duplicateIdReason(l.id) });
         continue;
       }
-      seen.set(l.id, raw.line);
+      seen.set(l.id, l.line);
     }
     if (!senders.has(l.sender)) senders.set(l.sender, l.sender);
   }
