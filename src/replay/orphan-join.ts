@@ -1,21 +1,15 @@
 // The room's orphan figures (room.ts): a log's annotated open questions joined by id with the
 // people's replies that point at them — which questions another person answered. Walked from its
-// file, a log's questions and replies go to buckets by their id's hash (id-check.ts's): each record
-// is written as JSON text into its bucket's 8 KB of bytes, appended to the bucket's temp file (0600,
-// in a folder of their own) when full, so no small string lives long enough to reach V8's old
-// generation; then each bucket is joined on its own, in memory, about BUCKET_LINES lines of log's
+// file, a log's questions and replies go to buckets by their id's hash (hash-buckets.ts: 8 KB of
+// each in memory, the rest in temp files); then each bucket is joined on its own, in memory, about BUCKET_LINES lines of log's
 // worth at a time. The times to a first answer go to a paged column of doubles (paged-column.ts),
 // and their median and 90th percentile are found by a radix select over it (16 bits a walk), exact,
 // as a sort gives them. Nothing held grows with the questions' count but the buckets' 8 KB each (a
 // bucket per BUCKET_LINES lines of log: 0.8 MB at 6.5 million lines). A reply whose id's hash no
 // question has (a bit set of 8 million, 1 MB) is not written at all.
-import { closeSync, existsSync, openSync, writeSync } from "node:fs";
-import { join } from "node:path";
+import { HashBuckets } from "./hash-buckets.ts";
 import { idHash } from "./id-check.ts";
-import { parseJsonText } from "./json-text.ts";
-import { rawLines } from "./log.ts";
 import { PagedColumn } from "./paged-column.ts";
-import { makeTempDir, removeTempDir } from "./temp-dirs.ts";
 
 /** An answer later than this after its question is late: the asker has likely moved on. */
 export const ORPHAN_ANSWER_WITHIN_MS = 180_000;
@@ -53,9 +47,6 @@ export interface QuestionFacts {
 
 /** Log lines per bucket by default (about 16 MB of log). */
 export const BUCKET_LINES = 64 * 1024;
-/** Bytes of records a bucket holds before they are appended to its file. */
-const WRITE_BYTES = 8 * 1024;
-const TWO_52 = 2 ** 52;
 /** Bits of the questions' hashes, to pass over the replies to anything else. */
 const SEEN_BITS = 1 << 23;
 
@@ -70,14 +61,9 @@ type JoinRecord = [0, string, string, number, number | null] | [1, string, strin
  */
 export class OrphanJoin {
   readonly #spill: boolean;
-  readonly #buckets: number;
   readonly #hash: (id: string) => number;
   readonly #pages: { pageEntries?: number; heldPages?: number };
-  readonly #writeBytes: number;
-  /** Each bucket's records (JSON text) not yet in its file. */
-  #pending: Array<Buffer | undefined>;
-  #used: number[];
-  #dir: string | undefined;
+  readonly #buckets: HashBuckets<JoinRecord>;
   /** A bit per hash (modulo SEEN_BITS) of the questions' ids. */
   readonly #seen = new Uint8Array(SEEN_BITS / 8);
   #questions = 0;
@@ -85,12 +71,10 @@ export class OrphanJoin {
 
   constructor(p: { spill: boolean; lines: number; bucketLines?: number; hash?: (id: string) => number; writeBytes?: number; pages?: { pageEntries?: number; heldPages?: number } }) {
     this.#spill = p.spill;
-    this.#buckets = p.spill ? Math.max(1, Math.ceil(p.lines / Math.max(1, p.bucketLines ?? BUCKET_LINES))) : 1;
     this.#hash = p.hash ?? idHash;
     this.#pages = p.pages ?? {};
-    this.#writeBytes = Math.max(1, p.writeBytes ?? WRITE_BYTES);
-    this.#pending = new Array<Buffer | undefined>(this.#buckets).fill(undefined);
-    this.#used = new Array<number>(this.#buckets).fill(0);
+    const buckets = Math.ceil(p.lines / Math.max(1, p.bucketLines ?? BUCKET_LINES));
+    this.#buckets = new HashBuckets<JoinRecord>({ name: "orphans", buckets, spill: p.spill, writeBytes: p.writeBytes });
   }
 
   /** Annotated open questions given so far. */
@@ -107,14 +91,14 @@ export class OrphanJoin {
     const wait = q.waitMs === undefined ? null : q.waitMs === 0 ? 0 : q.waitMs;
     const h = this.#hash(q.id);
     this.#seen[(h % SEEN_BITS) >> 3]! |= 1 << (h & 7);
-    this.#add(h, [0, q.id, q.asker, q.answeredBy, wait]);
+    this.#buckets.add(h, [0, q.id, q.asker, q.answeredBy, wait]);
   }
 
   /** A person's (`sender`, lower-cased) reply to the message `id`. */
   reply(id: string, sender: string): void {
     this.#replying = true;
     const h = this.#hash(id);
-    if (this.#seen[(h % SEEN_BITS) >> 3]! & (1 << (h & 7))) this.#add(h, [1, id, sender]);
+    if (this.#seen[(h % SEEN_BITS) >> 3]! & (1 << (h & 7))) this.#buckets.add(h, [1, id, sender]);
   }
 
   /** The figures; the records are not used after (call `remove`). */
@@ -123,10 +107,10 @@ export class OrphanJoin {
     const waits = new PagedColumn({ name: "orphan-waits", width: 8, spill: this.#spill, ...this.#pages });
     let n = 0;
     try {
-      for (let b = 0; b < this.#buckets; b++) {
+      for (let b = 0; b < this.#buckets.count; b++) {
         // A bucket's questions by id, then whether another person replied to each.
         const questions = new Map<string, { asker: string; answeredBy: number; wait: number | null; byPerson: boolean }>();
-        for (const r of this.#records(b)) {
+        for (const r of this.#buckets.records(b)) {
           if (r[0] === 0) questions.set(r[1], { asker: r[2], answeredBy: r[3], wait: r[4], byPerson: false });
           else {
             const q = questions.get(r[1]);
@@ -159,50 +143,7 @@ export class OrphanJoin {
 
   /** Removes the temp files (if any); not used after. */
   remove(): void {
-    if (this.#dir !== undefined) removeTempDir(this.#dir);
-    this.#dir = undefined;
-    this.#pending = [];
-  }
-
-  #add(hash: number, record: JoinRecord): void {
-    const b = this.#buckets === 1 ? 0 : Math.floor((hash / TWO_52) * this.#buckets);
-    const text = `${JSON.stringify(record)}\n`;
-    const bytes = Buffer.byteLength(text);
-    let buf = (this.#pending[b] ??= Buffer.allocUnsafeSlow(this.#writeBytes));
-    if (this.#used[b]! + bytes > buf.length && this.#spill && this.#used[b]! > 0) this.#flush(b);
-    // Held (a log in memory), or one record longer than the bytes: more room.
-    if (this.#used[b]! + bytes > buf.length) {
-      const more = Buffer.allocUnsafeSlow(Math.max(buf.length * 2, this.#used[b]! + bytes));
-      buf.copy(more, 0, 0, this.#used[b]!);
-      this.#pending[b] = buf = more;
-    }
-    this.#used[b]! += buf.write(text, this.#used[b]!);
-  }
-
-  #file(b: number): string {
-    return join(this.#dir!, `bucket-${b}.jsonl`);
-  }
-
-  #flush(b: number): void {
-    this.#dir ??= makeTempDir("acp-replay-orphans-");
-    const fd = openSync(this.#file(b), "a", 0o600);
-    try {
-      const buf = this.#pending[b]!;
-      for (let at = 0; at < this.#used[b]!; ) at += writeSync(fd, buf, at, this.#used[b]! - at);
-    } finally {
-      closeSync(fd);
-    }
-    this.#used[b] = 0;
-  }
-
-  /** A bucket's records in the order given: those in its file, then those waiting. */
-  *#records(b: number): Generator<JoinRecord> {
-    if (this.#dir !== undefined && existsSync(this.#file(b))) {
-      for (const raw of rawLines(this.#file(b), Number.MAX_SAFE_INTEGER)) if (raw.text) yield parseJsonText(raw.text) as JoinRecord;
-    }
-    const buf = this.#pending[b];
-    if (buf === undefined) return;
-    for (const text of buf.toString("utf8", 0, this.#used[b]!).split("\n")) if (text) yield parseJsonText(text) as JoinRecord;
+    this.#buckets.remove();
   }
 }
 
