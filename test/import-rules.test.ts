@@ -60,7 +60,7 @@ const PURE_FILES = [
   ...["members", "opening", "reason", "rules", "second-person", "view"].map((n) => `group/addressing/${n}.ts`),
   "members/member-types.ts",
   "config/budget-windows.ts",
-  ...["assemble", "budget-windows", "confusables", "context-xml", "decision", "dedup", "delay", "direct-prompt", "floor", "format-common", "identity-shared", "intent", "loop-guard", "outbound", "prompt", "reply-address", "reply-policy", "sanitize", "sender-share", "token-estimate"].map((n) => `monitor/${n}.ts`),
+  ...["assemble", "budget-windows", "confusables", "context-xml", "decision", "dedup", "delay", "direct-prompt", "floor", "format-common", "identity-shared", "intent", "known-names", "loop-guard", "outbound", "prompt", "reply-address", "reply-policy", "sanitize", "sender-share", "token-estimate"].map((n) => `monitor/${n}.ts`),
   ...["access", "exchange", "journal"].map((n) => `direct/${n}.ts`),
   // The shared helpers that are pure (util/wait.ts owns a timer: not here).
   ...["backoff", "bounded-map", "equals-lower", "rank"].map((n) => `util/${n}.ts`),

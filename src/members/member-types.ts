@@ -9,6 +9,7 @@ import type { ProfileType } from "../profile/agent-md.ts";
 import { memberKeys, nickKey } from "../group/addressee.ts";
 import { readMemberTypeWord } from "../wire/member-type.ts";
 import { BoundedMap } from "../util/bounded-map.ts";
+import { NameIndex, type LookalikeNames } from "../monitor/known-names.ts";
 
 export type MemberType = "human" | "agent" | "unknown";
 export type MemberTypeSource = "owner" | "config" | "service" | "profile" | "none";
@@ -40,10 +41,11 @@ export function isVouched(info: MemberTypeInfo): boolean {
 /** What the loop guard and the prompt ask. */
 export interface MemberTypes {
   typeOf(aid: string): MemberTypeInfo;
-  /** The aids our config names (humans, agents, owner): look-alikes of these are flagged in prompts. */
-  knownAids?(): readonly string[];
-  /** The aids the group service says are people: look-alikes of these are flagged too. The same array until that changes. */
-  servicePersons?(): readonly string[];
+  /**
+   * The aids our config names (humans, agents, owner) and the ones the group service says are
+   * people: look-alikes of these are flagged in prompts. The same object, updated in place.
+   */
+  lookalikeNames?(): LookalikeNames;
   /** Whether any member other than `selfAid` is known to be an agent (a room where agents may contend). */
   anyAgent?(selfAid: string): boolean;
 }
@@ -68,6 +70,10 @@ export function memberNameFromServiceEntry(entry: unknown): string | undefined {
 
 const NO_KEYS: ReadonlySet<string> = new Set();
 
+// Shared: a replay's config names every sender of its log.
+const CONFIG_HUMAN: MemberTypeInfo = Object.freeze({ type: "human", source: "config" });
+const CONFIG_AGENT: MemberTypeInfo = Object.freeze({ type: "agent", source: "config" });
+const OWNER: MemberTypeInfo = Object.freeze({ type: "human", source: "owner" });
 const UNKNOWN: MemberTypeInfo = Object.freeze({ type: "unknown", source: "none" });
 const AGENT_BY_PROFILE: MemberTypeInfo = Object.freeze({ type: "agent", source: "profile" });
 // Only our config and the group service can make a member a person: its own claim grants nothing.
@@ -124,29 +130,35 @@ export class MemberDirectory implements MemberTypes, MemberNames {
   /** Bounded: a group of strangers churning ids cannot grow these without limit (oldest written first out). */
   readonly #service: BoundedMap<string, MemberType>;
   readonly #profile: BoundedMap<string, MemberType>;
-  readonly #knownAids: readonly string[];
-  /** {@link servicePersons}, built on first read after the service's word changed. */
-  #servicePersons: readonly string[] | undefined;
+  readonly #maxEntries: number;
+  /** The config's names and the service's people, for look-alike tags: kept in step with #config and #service. */
+  readonly #lookalikes: LookalikeNames;
+  /** The config's agents (a few): {@link anyAgent} never walks the config's people. */
+  readonly #configAgents: readonly string[];
+  /** {@link anyAgent} per asking aid, until the service's or a profile's word changes. */
+  readonly #anyAgent = new Map<string, boolean>();
 
   constructor(p: { humans?: readonly string[]; agents?: readonly string[]; owner?: string | undefined; maxEntries?: number } = {}) {
-    for (const a of p.agents ?? []) this.#config.set(a.toLowerCase(), { type: "agent", source: "config" });
-    for (const h of p.humans ?? []) this.#config.set(h.toLowerCase(), { type: "human", source: "config" });
+    for (const a of p.agents ?? []) this.#config.set(a.toLowerCase(), CONFIG_AGENT);
+    for (const h of p.humans ?? []) this.#config.set(h.toLowerCase(), CONFIG_HUMAN);
     // The owner is always human, whatever else is configured (config load rejects the conflict).
-    if (p.owner) this.#config.set(p.owner.toLowerCase(), { type: "human", source: "owner" });
+    if (p.owner) this.#config.set(p.owner.toLowerCase(), OWNER);
     const maxEntries = p.maxEntries ?? 10_000;
+    this.#maxEntries = maxEntries;
     this.#names = new BoundedMap(maxEntries);
     this.#service = new BoundedMap(maxEntries);
     this.#profile = new BoundedMap(maxEntries);
-    this.#knownAids = Object.freeze([...this.#config.keys()]);
+    this.#lookalikes = Object.freeze({ config: new NameIndex(this.#config.keys()), persons: new NameIndex() });
+    this.#configAgents = [...this.#config].flatMap(([aid, info]) => (info.type === "agent" ? [aid] : []));
   }
 
-  knownAids(): readonly string[] {
-    return this.#knownAids;
+  lookalikeNames(): LookalikeNames {
+    return this.#lookalikes;
   }
 
-  servicePersons(): readonly string[] {
-    this.#servicePersons ??= Object.freeze([...this.#service].flatMap(([aid, type]) => (type === "human" ? [aid] : [])));
-    return this.#servicePersons;
+  /** The aids the group service says are people, oldest written first. */
+  servicePersons(): string[] {
+    return [...this.#service].flatMap(([aid, type]) => (type === "human" ? [aid] : []));
   }
 
   typeOf(aid: string): MemberTypeInfo {
@@ -162,9 +174,14 @@ export class MemberDirectory implements MemberTypes, MemberNames {
 
   anyAgent(selfAid: string): boolean {
     const self = selfAid.toLowerCase();
-    for (const map of [this.#service, this.#profile]) for (const [aid, type] of map) if (type === "agent" && aid !== self && this.#config.get(aid)?.type !== "human") return true;
-    for (const [aid, info] of this.#config) if (info.type === "agent" && aid !== self) return true;
-    return false;
+    let any = this.#anyAgent.get(self);
+    if (any === undefined) {
+      any = this.#configAgents.some((aid) => aid !== self) || [this.#service, this.#profile].some((map) => [...map].some(([aid, type]) => type === "agent" && aid !== self && this.#config.get(aid)?.type !== "human"));
+      // A handful of identities ask: the bound only stops a caller that makes up aids.
+      if (this.#anyAgent.size >= 64) this.#anyAgent.clear();
+      this.#anyAgent.set(self, any);
+    }
+    return any;
   }
 
   /** Every member with a known type (the host's directory lists them), by precedence. */
@@ -244,13 +261,30 @@ export class MemberDirectory implements MemberTypes, MemberNames {
 
   #record(map: BoundedMap<string, MemberType>, aid: string, type: MemberType): void {
     const key = aid.toLowerCase();
-    if (map === this.#service) this.#servicePersons = undefined;
+    this.#anyAgent.clear();
+    if (map === this.#service) this.#notePerson(key, type);
     // "unknown" from a source erases what it said before; it never erases another source.
     if (type === "unknown") {
       map.delete(key);
       return;
     }
     map.set(key, type);
+  }
+
+  /**
+   * Keeps the look-alike persons in step with what #service is about to hold: in its order (a
+   * write makes an aid the newest), without the entry its bound is about to drop.
+   */
+  #notePerson(key: string, type: MemberType): void {
+    const persons = this.#lookalikes.persons;
+    if (type !== "unknown" && !this.#service.has(key) && this.#service.size >= this.#maxEntries) {
+      for (const [oldest, oldType] of this.#service) {
+        if (oldType === "human") persons.delete(oldest);
+        break;
+      }
+    }
+    persons.delete(key);
+    if (type === "human") persons.add(key);
   }
 }
 

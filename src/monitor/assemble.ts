@@ -5,7 +5,7 @@ import type { ConversationRef, DispatchBatch, GroupSettings, OwnReply, ReplyType
 import { buildAcpSystemPrompt, buildGroupSituationPrompt, formatMessages, type PromptIdentity } from "./prompt.ts";
 import { buildDirectSituationPrompt } from "./direct-prompt.ts";
 import { isGroupEvent } from "./format-common.ts";
-import { knownNames, type KnownNames } from "./sanitize.ts";
+import { knownNames, type KnownNames } from "./known-names.ts";
 import { decideDirectReplyType, decideReplyType, type ReplyTypeReason } from "./reply-policy.ts";
 
 export interface PromptParts {
@@ -65,7 +65,7 @@ export function assembleDispatchPrompt(p: AssembleParams): PromptParts {
   const memberTypes = p.memberTypes ?? new MemberDirectory({ owner: p.identity.owner });
   // Whom a sender must not pass for: ourselves, our owner and every member our config names; the
   // people the group service names; and, among the batch's other speakers, the plainest name.
-  const known = knownNames([p.identity.aid, p.identity.owner, ...(memberTypes.knownAids?.() ?? [])], memberTypes.servicePersons?.()).forSpeakers(
+  const known = knownNames({ self: [p.identity.aid, p.identity.owner], names: memberTypes.lookalikeNames?.() }).forSpeakers(
     speakersOf(batch.messages, p.identity.aid),
   );
   const situation = buildGroupSituationPrompt(
@@ -116,7 +116,7 @@ function assembleDirectPrompt(p: AssembleParams, peer: string): PromptParts {
   const stablePrefix = p.stablePrefix ?? buildAcpSystemPrompt(p.identity);
   const memberTypes = p.memberTypes ?? new MemberDirectory({ owner: p.identity.owner });
   // One speaker: who they must not pass for (ourselves, our owner, the members our config and the service name).
-  const known: KnownNames = knownNames([p.identity.aid, p.identity.owner, ...(memberTypes.knownAids?.() ?? [])], memberTypes.servicePersons?.());
+  const known: KnownNames = knownNames({ self: [p.identity.aid, p.identity.owner], names: memberTypes.lookalikeNames?.() });
   const situation = buildDirectSituationPrompt({
     peer,
     peerType: memberTypes.typeOf(peer),

@@ -3,7 +3,8 @@
 // prefix, so a provider's prefix cache serves both. Pure: same input, same bytes.
 import type { MemberType, MemberTypeSource } from "../members/member-types.ts";
 import type { ReplyType } from "../types.ts";
-import { sanitizeSender, type KnownNames } from "./sanitize.ts";
+import { sanitizeSender } from "./sanitize.ts";
+import type { KnownNames } from "./known-names.ts";
 
 export interface DirectSituation {
   peer: string;

@@ -1,7 +1,7 @@
 // Inbound text is written by other agents and people: before it reaches the model it must not be
 // able to forge a line, a sender or one of our markers, nor pass for a member it imitates with
 // look-alike letters. Pure; imports only the confusables table.
-import { asciiLookalikeOf, confusableSkeleton, lookalikeKey } from "./confusables.ts";
+import { asciiLookalikeOf, confusableSkeleton } from "./confusables.ts";
 import { BoundedMap } from "../util/bounded-map.ts";
 
 // C0/C1 controls except the whitespace we collapse below, bidi overrides/isolates that make text
@@ -150,10 +150,10 @@ export function sanitizeSender(sender: string, known?: NameDisplay): string {
   return shown;
 }
 
-const SENDER_CACHE_LIMIT = 1024;
+export const SENDER_CACHE_LIMIT = 1024;
 const senderCache = new BoundedMap<string, string>(SENDER_CACHE_LIMIT);
 
-function cleanSenderName(sender: string): string {
+export function cleanSenderName(sender: string): string {
   if (sender.length <= 64 && SAFE_SENDER.test(sender)) return sender;
   const head = sender.length > 256 ? sender.slice(0, 256) : sender;
   const clean = head.replace(SENDER_HIDDEN, "\uFFFD").replace(SENDER_UNSAFE, "_").replace(/^_+|_+$/g, "");
@@ -161,156 +161,11 @@ function cleanSenderName(sender: string): string {
   return cut === "" ? "unknown" : cut;
 }
 
-function withTag(clean: string, imitates: string): string {
+/** `clean` shown with the name it imitates: "sarn(≈sam)". */
+export function withTag(clean: string, imitates: string): string {
   return `${clean}(≈${imitates.replace(SENDER_UNSAFE, "_")})`;
 }
 
-// Look-alike keys of the names a process meets: a few hundred ns each, and names repeat.
-const keyCache = new BoundedMap<string, string>(SENDER_CACHE_LIMIT);
-function keyOf(name: string): string {
-  const head = name.length > 256 ? name.slice(0, 256) : name;
-  let key = keyCache.get(head);
-  if (key === undefined) {
-    key = lookalikeKey(head);
-    keyCache.set(head, key);
-  }
-  return key;
-}
-
-/** `sam` of `sam.acp.local`; a bare nick is its own. */
-function userPart(name: string): string {
-  const dot = name.indexOf(".");
-  return dot > 0 ? name.slice(0, dot) : name;
-}
-
-// What makes a name a disguise of a plainer one: a letter from outside ASCII, a digit or bar in
-// place of a letter, "rn" for m, "vv" for w, a capital I among small letters.
-const DISGUISE = /[^\x00-\x7F]|[01|]|rn|vv|(?<=[a-z])I/g;
-const disguise = (name: string): number => name.match(DISGUISE)?.length ?? 0;
-
-/**
- * How far a name is trusted to be who it says: our config (3: the owner, ourselves and every
- * member it names), a person by the group service's word (2), anyone else (1). A name is shown as
- * a look-alike only of a name trusted more than itself — two configured aids that look alike are
- * both real.
- */
-export type NameRank = 1 | 2 | 3;
-
-interface KnownRef {
-  /** Lower-cased. */
-  aid: string;
-  rank: NameRank;
-}
-
-/**
- * The names a sender may not pass for, each under its look-alike key (and, for a bare nick, its
- * aid's user part's key). One per set of names (see {@link knownNames}); it remembers how it
- * showed each sender name (bounded).
- */
-export class KnownNames implements NameDisplay {
-  readonly #byKey = new Map<string, KnownRef>();
-  readonly #byUser = new Map<string, KnownRef>();
-  /** The names themselves, with their rank. */
-  readonly #rank = new Map<string, NameRank>();
-  readonly #shown = new BoundedMap<string, string>(SENDER_CACHE_LIMIT);
-
-  constructor(names: Iterable<string | { aid: string; rank: NameRank }>) {
-    for (const n of names) {
-      const { aid, rank } = typeof n === "string" ? { aid: n, rank: 3 as NameRank } : n;
-      const ref = { aid: aid.toLowerCase(), rank };
-      if ((this.#rank.get(ref.aid) ?? 0) < rank) this.#rank.set(ref.aid, rank);
-      for (const [map, key] of [[this.#byKey, keyOf(aid)], [this.#byUser, keyOf(userPart(aid))]] as const) {
-        const had = map.get(key);
-        if (key !== "" && (had === undefined || had.rank < rank)) map.set(key, ref);
-      }
-    }
-  }
-
-  /** The known name `sender` imitates: one trusted more, with the same look-alike key, not `sender` itself. */
-  #imitated(sender: string, rank: number): string | undefined {
-    if (this.#byKey.size === 0) return undefined;
-    const lower = sender.toLowerCase();
-    const dotted = lower.includes(".");
-    let ref = this.#byKey.get(keyOf(sender));
-    if (ref === undefined) {
-      // A bare nick against an aid's user part ("sarn" and sam.acp.local), or an aid against a
-      // bare configured nick ("sarn.acp.local" and "sam").
-      const r = this.#byUser.get(keyOf(dotted ? userPart(sender) : sender));
-      if (r !== undefined && (!dotted || !r.aid.includes(".")) && userPart(r.aid) !== userPart(lower)) ref = r;
-    }
-    return ref === undefined || ref.aid === lower || ref.rank <= rank ? undefined : ref.aid;
-  }
-
-  #rankOf(sender: string): NameRank {
-    return this.#rank.get(sender.toLowerCase()) ?? 1;
-  }
-
-  show(sender: string): string {
-    const cached = this.#shown.get(sender);
-    if (cached !== undefined) return cached;
-    const imitated = this.#imitated(sender, this.#rankOf(sender));
-    const shown = imitated === undefined ? sanitizeSender(sender) : withTag(cleanSenderName(sender), imitated);
-    if (sender.length <= 256) this.#shown.set(sender, shown);
-    return shown;
-  }
-
-  /**
-   * As shown beside `speakers` (one batch's senders, oldest first): of speakers nobody vouches for
-   * that look alike and imitate no known name, the plainest name (then the first to speak) is the
-   * one the others are shown with — "sam" and "sarn" in one batch: "sarn(≈sam)".
-   */
-  forSpeakers(speakers: Iterable<string>): NameDisplay {
-    const groups = new Map<string, string[]>();
-    // A batch repeats a few senders: each is looked at once.
-    const seen = new Set<string>();
-    for (const s of speakers) {
-      if (seen.has(s)) continue;
-      seen.add(s);
-      if (this.#rank.has(s.toLowerCase()) || this.#imitated(s, 1) !== undefined) continue;
-      const key = keyOf(s);
-      const group = groups.get(key);
-      if (group === undefined) groups.set(key, [s]);
-      else if (!group.some((g) => g.toLowerCase() === s.toLowerCase())) group.push(s);
-    }
-    let local: Map<string, string> | undefined;
-    for (const group of groups.values()) {
-      if (group.length < 2) continue;
-      const ref = group.reduce((best, s) => (disguise(s) < disguise(best) ? s : best));
-      for (const s of group) if (s !== ref) (local ??= new Map()).set(s, ref);
-    }
-    if (local === undefined) return this;
-    const tagged = local;
-    return { show: (sender) => {
-      const ref = tagged.get(sender);
-      return ref === undefined ? this.show(sender) : withTag(cleanSenderName(sender), cleanSenderName(ref));
-    } };
-  }
-}
-
-// A handful of identities per process; the bound only stops a caller that makes up sets.
-const knownSets = new BoundedMap<string, { base: KnownNames; withPersons: WeakMap<readonly string[], KnownNames> }>(64);
-
-/**
- * The {@link KnownNames} of these aids (empty and missing ones skipped; our config's, rank 3) and
- * of the people the group service names (rank 2), shared by every prompt build that names the
- * same sets. `persons` is compared by identity: pass the directory's array, not a copy.
- */
-export function knownNames(aids: ReadonlyArray<string | undefined>, persons?: readonly string[]): KnownNames {
-  const list = aids.filter((a): a is string => typeof a === "string" && a !== "");
-  const id = list.join("\n").toLowerCase();
-  let known = knownSets.get(id);
-  if (known === undefined) {
-    known = { base: new KnownNames(list), withPersons: new WeakMap() };
-    knownSets.set(id, known);
-  }
-  if (persons === undefined || persons.length === 0) return known.base;
-  let both = known.withPersons.get(persons);
-  if (both === undefined) {
-    both = new KnownNames([...list, ...persons.map((aid) => ({ aid, rank: 2 as NameRank }))]);
-    known.withPersons.set(persons, both);
-  }
-  return both;
-}
 const SAFE_SENDER = /^[A-Za-z0-9][A-Za-z0-9._@|^{}-]*$/;
 const SAFE_ID = /^[A-Za-z0-9:._-]{1,64}$/;
 

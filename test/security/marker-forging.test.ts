@@ -5,7 +5,8 @@ import { describe, expect, it } from "vitest";
 import { MemberDirectory } from "../../src/members/member-types.ts";
 import { assembleDispatchPrompt } from "../../src/monitor/assemble.ts";
 import { formatMessages } from "../../src/monitor/prompt.ts";
-import { knownNames, sanitizeContent, sanitizeSender } from "../../src/monitor/sanitize.ts";
+import { sanitizeContent, sanitizeSender } from "../../src/monitor/sanitize.ts";
+import { KnownNames } from "../../src/monitor/known-names.ts";
 import { settingsWith, T0 } from "../monitor/helpers.ts";
 import type { InboundMessage } from "../../src/types.ts";
 
@@ -106,7 +107,7 @@ describe("sender names that imitate another member", () => {
 });
 
 describe("sender names that imitate a known member with ASCII or diacritic look-alikes", () => {
-  const known = knownNames(["sam.acp.local", "alice.acp.local", "bob.agentcp.io"]);
+  const known = KnownNames.of(["sam.acp.local", "alice.acp.local", "bob.agentcp.io"]);
 
   it.each([
     ["rn for m", "sarn.acp.local", "sam.acp.local"],
@@ -142,7 +143,7 @@ describe("sender names that imitate a known member with ASCII or diacritic look-
   });
 
   it("two configured aids that look alike are both real: neither is tagged, a third look-alike is", () => {
-    const both = knownNames(["alice.acp.local", "a1ice.acp.local"]);
+    const both = KnownNames.of(["alice.acp.local", "a1ice.acp.local"]);
     expect(sanitizeSender("alice.acp.local", both)).toBe("alice.acp.local");
     expect(sanitizeSender("a1ice.acp.local", both)).toBe("a1ice.acp.local");
     expect(sanitizeSender("aIice.acp.local", both)).toBe("aIice.acp.local(≈alice.acp.local)");
