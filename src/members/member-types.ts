@@ -9,7 +9,7 @@ import type { ProfileType } from "../profile/agent-md.ts";
 import { memberKeys, nickKey } from "../group/addressee.ts";
 import { readMemberTypeWord } from "../wire/member-type.ts";
 import { BoundedMap } from "../util/bounded-map.ts";
-import { NameIndex, type LookalikeNames } from "../monitor/known-names.ts";
+import { FixedNames, NameIndex, type LookalikeNames } from "../monitor/known-names.ts";
 
 export type MemberType = "human" | "agent" | "unknown";
 export type MemberTypeSource = "owner" | "config" | "service" | "profile" | "none";
@@ -132,7 +132,7 @@ export class MemberDirectory implements MemberTypes, MemberNames {
   readonly #profile: BoundedMap<string, MemberType>;
   readonly #maxEntries: number;
   /** The config's names and the service's people, for look-alike tags: kept in step with #config and #service. */
-  readonly #lookalikes: LookalikeNames;
+  readonly #lookalikes: { readonly config: FixedNames; readonly persons: NameIndex };
   /** The config's agents (a few): {@link anyAgent} never walks the config's people. */
   readonly #configAgents: readonly string[];
   /** {@link anyAgent} per asking aid, until the service's or a profile's word changes. */
@@ -148,7 +148,7 @@ export class MemberDirectory implements MemberTypes, MemberNames {
     this.#names = new BoundedMap(maxEntries);
     this.#service = new BoundedMap(maxEntries);
     this.#profile = new BoundedMap(maxEntries);
-    this.#lookalikes = Object.freeze({ config: new NameIndex(this.#config.keys()), persons: new NameIndex() });
+    this.#lookalikes = Object.freeze({ config: new FixedNames(this.#config), persons: new NameIndex() });
     this.#configAgents = [...this.#config].flatMap(([aid, info]) => (info.type === "agent" ? [aid] : []));
   }
 

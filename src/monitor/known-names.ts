@@ -38,16 +38,64 @@ const disguise = (name: string): number => name.match(DISGUISE)?.length ?? 0;
  */
 export type NameRank = 1 | 2 | 3;
 
+/** Names of one trust, as a layer of {@link KnownNames} reads them. */
+export interface NameSource {
+  /** Grows with every change: a view that cached how it showed names knows to forget them. */
+  readonly version: number;
+  readonly size: number;
+  /** Whether a name lower-cases to `lower`. */
+  hasLower(lower: string): boolean;
+  /** The oldest name (lower-cased) under a look-alike key of whole names, or of user parts with `user`. */
+  oldestUnder(key: string, user: boolean): string | undefined;
+}
+
+/**
+ * Names of one trust that never change (our config's), read from the table that already holds
+ * them under their lower-cased aids: a replay's config names every sender of its log, and a copy
+ * would be one more table of them. Keyed on the first look-up that needs it.
+ */
+export class FixedNames implements NameSource {
+  readonly version = 0;
+  readonly #names: ReadonlyMap<string, unknown>;
+  #byKey: Map<string, string> | undefined;
+  #byUser: Map<string, string> | undefined;
+
+  /** `names`: lower-cased keys, in the order they count (the oldest first); the caller never changes it. */
+  constructor(names: ReadonlyMap<string, unknown>) {
+    this.#names = names;
+  }
+
+  get size(): number {
+    return this.#names.size;
+  }
+
+  hasLower(lower: string): boolean {
+    return this.#names.has(lower);
+  }
+
+  oldestUnder(key: string, user: boolean): string | undefined {
+    if (this.#names.size === 0) return undefined;
+    if (this.#byKey === undefined || this.#byUser === undefined) {
+      const byKey = (this.#byKey = new Map());
+      const byUser = (this.#byUser = new Map());
+      for (const name of this.#names.keys()) {
+        for (const [map, k] of [[byKey, keyOf(name)], [byUser, keyOf(userPart(name))]] as const) if (k !== "" && !map.has(k)) map.set(k, name);
+      }
+    }
+    return (user ? this.#byUser : this.#byKey).get(key);
+  }
+}
+
 /**
  * Names of one trust, oldest added first, under their look-alike keys (and their user part's
  * key). Names come and go: a person the service names, then no longer does. Under one key the
  * oldest name is the one shown. The keys are computed on the first look-up that needs them — a
  * sender who is itself a configured name never does — and kept up to date from then on.
  */
-export class NameIndex {
+export class NameIndex implements NameSource {
   /** Each name as given → lower-cased. */
   readonly #names = new Map<string, string>();
-  /** Lower-cased → how many names as given lower-case to it. */
+  /** Lower-cased → how many names as given lower-case to it, of the names not lower-case already (an aid from a directory always is). */
   readonly #lower = new Map<string, number>();
   /** Look-alike key → names as given under it, oldest first; undefined until first needed. */
   #byKey: Map<string, Set<string>> | undefined;
@@ -61,7 +109,6 @@ export class NameIndex {
     for (const n of names) this.add(n);
   }
 
-  /** Grows with every change: a view that cached how it showed names knows to forget them. */
   get version(): number {
     return this.#version;
   }
@@ -70,9 +117,8 @@ export class NameIndex {
     return this.#names.size;
   }
 
-  /** Whether a name lower-cases to `lower`. */
   hasLower(lower: string): boolean {
-    return this.#lower.has(lower);
+    return this.#names.get(lower) === lower || this.#lower.has(lower);
   }
 
   /** Adds `name` as the newest; a name already here keeps its place. */
@@ -80,7 +126,7 @@ export class NameIndex {
     if (this.#names.has(name)) return;
     const lower = name.toLowerCase();
     this.#names.set(name, lower);
-    this.#lower.set(lower, (this.#lower.get(lower) ?? 0) + 1);
+    if (lower !== name) this.#lower.set(lower, (this.#lower.get(lower) ?? 0) + 1);
     this.#version++;
     if (this.#byKey !== undefined) this.#index(name);
   }
@@ -89,9 +135,11 @@ export class NameIndex {
     const lower = this.#names.get(name);
     if (lower === undefined) return;
     this.#names.delete(name);
-    const n = this.#lower.get(lower)!;
-    if (n === 1) this.#lower.delete(lower);
-    else this.#lower.set(lower, n - 1);
+    if (lower !== name) {
+      const n = this.#lower.get(lower)!;
+      if (n === 1) this.#lower.delete(lower);
+      else this.#lower.set(lower, n - 1);
+    }
     this.#version++;
     if (this.#byKey === undefined || this.#byUser === undefined) return;
     for (const [map, key] of [[this.#byKey, this.#keyOf(name)], [this.#byUser, this.#keyOf(userPart(name))]] as const) {
@@ -101,7 +149,6 @@ export class NameIndex {
     }
   }
 
-  /** The oldest name (lower-cased) under a look-alike key of whole names, or of user parts with `user`. */
   oldestUnder(key: string, user: boolean): string | undefined {
     if (this.#names.size === 0) return undefined;
     if (this.#byKey === undefined || this.#byUser === undefined) {
@@ -133,7 +180,7 @@ export class NameIndex {
 /** A layer of names that share one trust. */
 export interface NameLayer {
   rank: NameRank;
-  names: NameIndex;
+  names: NameSource;
 }
 
 /**
@@ -251,8 +298,8 @@ export class KnownNames implements NameDisplay {
 
 /** A directory's names by trust: the members our config names (fixed) and the people the group service names (they change). */
 export interface LookalikeNames {
-  readonly config: NameIndex;
-  readonly persons: NameIndex;
+  readonly config: NameSource;
+  readonly persons: NameSource;
 }
 
 const NO_NAMES: LookalikeNames = Object.freeze({ config: new NameIndex(), persons: new NameIndex() });

@@ -4,6 +4,7 @@
 import FakeTimers from "@sinonjs/fake-timers";
 import { closeGroupClientForIdentity, initGroupClientForIdentity, type GroupClientEvent } from "../group/group-client.ts";
 import { silentLogger } from "../log.ts";
+import { MemberDirectory } from "../members/member-types.ts";
 import { createGroupMonitor } from "../monitor/monitor.ts";
 import { createScriptedBackend, type ScriptedMode } from "../backends/deterministic.ts";
 import type { GroupMessage, GroupSettings, IdentityConfig } from "../types.ts";
@@ -150,14 +151,17 @@ export function startReplayAgent(p: {
   });
   // Nothing reads the engine's log lines in a replay: kept, they would grow with the log.
   const logger = silentLogger;
+  // `--agents` and the room's other agents: shown as agents in the prompt's [Senders], not as unknown.
+  // One directory for the monitor and the group client: the log's people are every sender of it,
+  // and a table of them per reader would be one more per distinct sender.
+  const members = new MemberDirectory({ humans, agents, owner: identity.owner });
   const monitor = createGroupMonitor({
     identityId: aid,
     identity,
     groupId: REPLAY_GROUP_ID,
     settings: opts.settings,
-    humans,
-    // `--agents` and the room's other agents: shown as agents in the prompt's [Senders], not as unknown.
-    agents,
+    humans: [],
+    memberTypes: members,
     backend,
     // Alone, replies go nowhere: the log is history. The group client still counts them as ours.
     // In a room, they reach the other agents.
@@ -177,7 +181,9 @@ export function startReplayAgent(p: {
     identityId: aid,
     groupId: REPLAY_GROUP_ID,
     identity,
-    humans,
+    // The owner, and the directory's people (the group client's own list would be a copy of them).
+    humans: [],
+    memberTypes: { typeOf: (sender) => members.typeOf(sender) },
     settings: opts.settings,
     dispatch: monitor.handle,
     logger,
