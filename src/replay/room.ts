@@ -3,7 +3,9 @@
 // enters every other agent's timeline at the moment it is sent (after its model latency and send
 // delay) as an agent's message. The log's people are as in the log. Then the room is measured:
 // open questions and how many agents answered each, agent messages per person message, and the
-// longest run of agent messages with no person between them.
+// longest run of agent messages with no person between them. What the figures keep of a log walked
+// from its file (room-tally.ts, orphan-join.ts) is in paged columns and buckets on disk: it does not
+// grow with the log's lines, its questions or the agents' replies.
 import { memberKeys } from "../group/addressee.ts";
 import { isOpenQuestion, replyToOf } from "../monitor/floor.ts";
 import type { LogLine } from "./log.ts";
@@ -146,17 +148,25 @@ export function measureRoom(p: {
   spill?: boolean;
 }): RoomMetrics {
   const index = indexOfAid([...p.agentNames.map((a) => a.aid), ...p.sent.map((m) => m.aid)]);
-  const tally = new RoomTally(0, index.size);
-  for (const m of p.sent) tally.reply(index.get(m.aid)!, m.timestamp, targetsOf(m));
-  return measureTally({ ...p, count: p.count ?? 0, spill: p.spill ?? false, tally, mentioned: p.mentioned ?? mentionedIn(p.reports ?? []) });
+  const count = p.count ?? 0;
+  const spill = p.spill ?? false;
+  // Every target is an id here: no batch carried the lines by position.
+  const tally = new RoomTally(count, index.size, spill);
+  try {
+    for (const m of p.sent) tally.reply(index.get(m.aid)!, m.timestamp, targetsOf(m));
+    return measureTally({ ...p, count, spill, tally, mentioned: p.mentioned ?? mentionedIn(p.reports ?? []) });
+  } finally {
+    tally.remove();
+  }
 }
 
 /**
  * The room's figures. Who a reply answers: the open question its `reply_to` names, or, with no
  * `reply_to`, every open question in the batch it was written for (as the tally counted them).
- * Walks the lines once, and once more for the person-answered questions when the log has
- * annotated open questions, joining those with the replies to them (orphan-join.ts: on disk with
- * `spill`, in buckets for `count` lines).
+ * Walks the lines once to join the replies given by id with the lines they name, when there are
+ * any (room-tally.ts: in buckets, on disk with `spill`); once for the figures; and once more for
+ * the person-answered questions when the log has annotated open questions, joining those with the
+ * replies to them (orphan-join.ts: on disk with `spill`, in buckets for `count` lines).
  */
 function measureTally(p: {
   lines: Iterable<LogLine>;
@@ -171,6 +181,7 @@ function measureTally(p: {
   const keys = new Set<string>();
   for (const s of p.senders ?? senderList(p.lines)) for (const k of memberKeys(s)) keys.add(k);
   for (const a of p.agentNames) for (const k of [...memberKeys(a.persona), ...memberKeys(a.aid)]) keys.add(k);
+  p.tally.joinIds(p.lines);
   // The annotated open questions, in log order: id, asker and what the agents did.
   const questions = new OrphanJoin({ spill: p.spill, lines: p.count });
   try {
@@ -214,12 +225,12 @@ function measureLines(
     }
     personMessages++;
     if (isAnnotatedOpen(l)) {
-      const n = tally.answeredBy(i, l.id);
-      questions.question({ id: l.id, asker: l.sender.toLowerCase(), answeredBy: n, waitMs: n === 0 ? undefined : tally.firstAnswer(i, l.id)! - l.ts });
+      const n = tally.answeredBy(i);
+      questions.question({ id: l.id, asker: l.sender.toLowerCase(), answeredBy: n, waitMs: n === 0 ? undefined : tally.firstAnswer(i)! - l.ts });
     }
     if (p.mentioned(i, l.id) || !isOpenQuestion(l.content, (k) => keys.has(k), l.sender)) continue;
     openQuestions++;
-    const by = tally.answeredBy(i, l.id);
+    const by = tally.answeredBy(i);
     if (by === 0) answeredBy.none++;
     else if (by === 1) answeredBy.one++;
     else answeredBy.twoOrMore++;
