@@ -6,7 +6,9 @@
 // the peak RSS, its ratio to the log and the time (`BENCH_REPLAY_RUNS=single` or `room` for one);
 // `shuffled` replays (single, `--json`) the same log with each pair of lines swapped, out of time
 // order everywhere; `inspect` shows the prompt at the log's 100th second; `suite` runs `replay --suite`
-// on a folder holding the log (`--personas 1`); `html` writes the `--html` page of the single replay.
+// on a folder holding the log (`--personas 1`); `html` writes the `--html` page of the single replay;
+// `repeated` replays (single, `--json --skip-bad`) a log of the same size made of a log of half the
+// size written twice, every id on two lines (and out of time order where the copy starts).
 // After the sizes, each run's peak RSS growth against the log's growth, and the largest log's peak
 // as a multiple of the smallest's (flat is 1×).
 // `BENCH_REPLAY_BEFORE=DIR` also runs the checkout DIR (e.g. an older commit's worktree) on the
@@ -14,7 +16,7 @@
 // `BENCH_REPLAY_SAMPLE=FILE` samples every run's memory into FILE (bench/replay-memory-child.ts);
 // the sampler's own work adds a few MB to the peaks, so a sampled run's figures are not the bench's.
 import { spawnSync } from "node:child_process";
-import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeSync } from "node:fs";
+import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, symlinkSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -57,6 +59,27 @@ function writeLog(file: string, mb: number, swapPairs = false): { bytes: number;
   return { bytes: statSync(file).size, lines };
 }
 
+/** A log of `mb` MB: one of half the size, then the same lines again (a log concatenated with itself). */
+function writeTwice(file: string, mb: number): void {
+  const half = `${file}.half`;
+  writeLog(half, mb / 2);
+  const fd = openSync(file, "w");
+  try {
+    for (let k = 0; k < 2; k++) {
+      const from = openSync(half, "r");
+      try {
+        const buf = Buffer.allocUnsafe(MB);
+        for (let n; (n = readSync(from, buf, 0, buf.length, null)) > 0; ) writeSync(fd, buf, 0, n);
+      } finally {
+        closeSync(from);
+      }
+    }
+  } finally {
+    closeSync(fd);
+    rmSync(half, { force: true });
+  }
+}
+
 function run(checkout: string, args: string[]): { code: number; peakMb: number; ms: number } {
   const r = spawnSync(process.execPath, [CHILD, checkout, ...args], { stdio: ["ignore", "ignore", "pipe"], encoding: "utf8", maxBuffer: 64 * MB });
   const last = r.stderr.trim().split("\n").at(-1) ?? "";
@@ -83,6 +106,8 @@ export function benchReplayMemory(fmt: (n: number, digits?: number) => string): 
       const shuffled = join(dir, `shuffled-${mb}.jsonl`);
       const { bytes, lines } = writeLog(file, mb);
       if (kinds.includes("shuffled")) writeLog(shuffled, mb, true);
+      const repeated = join(dir, `repeated-${mb}.jsonl`);
+      if (kinds.includes("repeated")) writeTwice(repeated, mb);
       // The suite replays every log of a folder: this one alone.
       const suiteDir = join(dir, `suite-${mb}`);
       const page = join(dir, `page-${mb}.html`);
@@ -98,6 +123,7 @@ export function benchReplayMemory(fmt: (n: number, digits?: number) => string): 
         ["inspect", "inspect --at 100 s", ["inspect", "--log", file, "--at", String(FIRST_TS + 100_000), "--persona", "ubottu"]],
         ["suite", "suite, 1 persona", ["replay", "--suite", suiteDir, "--personas", "1"]],
         ["html", "single --html", ["replay", file, "--persona", "ubottu", "--html", page]],
+        ["repeated", "every id twice, single --json --skip-bad", ["replay", repeated, "--persona", "ubottu", "--json", "--skip-bad"]],
       ];
       for (const [key, label, args] of runs) {
         if (!kinds.includes(key)) continue;
@@ -114,6 +140,7 @@ export function benchReplayMemory(fmt: (n: number, digits?: number) => string): 
       }
       rmSync(file, { force: true });
       rmSync(shuffled, { force: true });
+      rmSync(repeated, { force: true });
       rmSync(suiteDir, { recursive: true, force: true });
       rmSync(page, { force: true });
     }

@@ -3,10 +3,11 @@
 // each time the replay walks it — a file in time order as it is, one out of order through sorted
 // runs in temp files (sort-runs.ts). A log that repeats an id is walked the same way: the repeat is
 // refused naming its line, as `readLog` does, or with `skipBad` left out of every walk (what is
-// kept is each repeated id's first line). Only a log with more than MAX_SUSPECTS ids whose hash
-// came twice is read whole into memory.
+// kept is each repeated id's first line), however many ids it repeats: the repeats are found by
+// joining ids a bucket at a time on disk (findRepeats). Only lines given as an array are held.
 import { statSync } from "node:fs";
-import { duplicateIdReason, goodLines, LogParseError, MAX_LOG_LINE_BYTES, parseLine, rawLines, readLog, tooLongReason, type LogLine } from "./log.ts";
+import { duplicateIdReason, goodLines, LogParseError, MAX_LOG_LINE_BYTES, parseLine, rawLines, tooLongReason, type LogLine } from "./log.ts";
+import { HashBuckets } from "./hash-buckets.ts";
 import { RUN_BYTES, sortRuns } from "./sort-runs.ts";
 import { idHash, IdHashes } from "./id-check.ts";
 import { holdHeapGrowth } from "./heap-growth.ts";
@@ -22,7 +23,7 @@ export interface LineSource {
   /** The first bad lines skipped with `skipBad`, with why, and how many in all. */
   readonly skipped: ReadonlyArray<{ line: number; reason: string }>;
   readonly skippedCount: number;
-  /** Whether the lines are held in memory (lines given as an array, or a log with more than MAX_SUSPECTS repeated id hashes). */
+  /** Whether the lines are held in memory (lines given as an array; a file is walked from the disk). */
   readonly inMemory: boolean;
   /** A fresh walk over the good lines, in time order. */
   lines(): Iterable<LogLine>;
@@ -45,25 +46,26 @@ export function arraySource(lines: readonly LogLine[], skipped: { skipped: Reado
 }
 
 const MAX_SKIPPED_KEPT = 1000;
-/** Hashes seen twice, whose ids are checked by a second walk; past this many, the log is read whole. */
+/** Hashes seen twice whose lines alone are looked at for repeated ids; past this many, every line is. */
 const MAX_SUSPECTS = 100_000;
+/** Log bytes per bucket of the ids looked at for repeats, by default. */
+const REPEAT_BUCKET_LOG_BYTES = 8 * 1024 * 1024;
+
+type SourceOptions = { skipBad?: boolean; maxLineBytes?: number; runBytes?: number; bucketBytes?: number; maxSuspects?: number };
 
 /**
  * Opens a log file for a replay. Errors are `readLog`'s, for the same line. Memory: the senders,
  * and the ids' hashes a bucket at a time (id-check.ts: buckets of `bucketBytes` of log, 16 MB by
- * default, in temp files past one); an id whose hash came twice is checked by a second walk, and a
- * repeated id sends the log to `readLog`, which names it. A log out of time order is sorted in runs
- * of `runBytes` of text (default 2 MB) written to temp files. `close` removes what was written.
+ * default, in temp files past one); the lines of an id whose hash came twice (every line's, past
+ * `maxSuspects` such hashes) are looked at again, their ids joined a bucket at a time (see
+ * {@link findRepeats}). A log out of time order is sorted in runs of `runBytes` of text (default
+ * 2 MB) written to temp files. `close` removes what was written.
  */
-export function openLogSource(file: string, opts: { skipBad?: boolean; maxLineBytes?: number; runBytes?: number; bucketBytes?: number } = {}): LineSource {
+export function openLogSource(file: string, opts: SourceOptions = {}): LineSource {
   // A log walked from its file keeps the heap from growing with it (heap-growth.ts) until it is closed.
   const release = holdHeapGrowth();
   try {
     const source = scanLog(file, opts);
-    if (source.inMemory) {
-      release();
-      return source;
-    }
     const close = source.close;
     return {
       ...source,
@@ -81,24 +83,20 @@ export function openLogSource(file: string, opts: { skipBad?: boolean; maxLineBy
   }
 }
 
-function scanLog(file: string, opts: { skipBad?: boolean; maxLineBytes?: number; runBytes?: number; bucketBytes?: number }): LineSource {
-  const ids = new IdHashes(statSync(file).size, opts.bucketBytes);
+function scanLog(file: string, opts: SourceOptions): LineSource {
+  const bytes = statSync(file).size;
+  const ids = new IdHashes(bytes, opts.bucketBytes);
   try {
-    return scanWith(file, opts, ids);
+    return scanWith(file, opts, ids, Math.ceil(bytes / Math.max(1, opts.bucketBytes ?? REPEAT_BUCKET_LOG_BYTES)));
   } finally {
     ids.remove();
   }
 }
 
-function scanWith(file: string, opts: { skipBad?: boolean; maxLineBytes?: number; runBytes?: number }, ids: IdHashes): LineSource {
+function scanWith(file: string, opts: SourceOptions, ids: IdHashes, repeatBuckets: number): LineSource {
   const skipBad = opts.skipBad === true;
   const max = opts.maxLineBytes ?? MAX_LOG_LINE_BYTES;
-  const whole = (): LineSource => {
-    // The hashes are not needed past here: their files go before the log is read whole.
-    ids.remove();
-    const parsed = readLog(file, { skipBad, maxLineBytes: max });
-    return arraySource(parsed.lines, parsed);
-  };
+  const maxSuspects = opts.maxSuspects ?? MAX_SUSPECTS;
   const senders = new Map<string, string>();
   const skipped: Array<{ line: number; reason: string }> = [];
   let skippedCount = 0;
@@ -129,49 +127,44 @@ function scanWith(file: string, opts: { skipBad?: boolean; maxLineBytes?: number
     }
     // An earlier line may repeat an id: that error would come first.
     if (!skipBad) {
-      const suspects = ids.repeated(MAX_SUSPECTS);
-      if (suspects === undefined) return whole();
-      if (suspects.size > 0) repeatsInFileOrder(file, max, suspects, false, raw.line);
+      const suspects = ids.repeated(maxSuspects);
+      ids.remove();
+      if (suspects === undefined || suspects.size > 0) findRepeats(file, max, { suspects, buckets: repeatBuckets, skipBad: false, before: raw.line });
       throw new LogParseError(raw.line, reason);
     }
     skippedCount++;
     if (skipped.length < MAX_SKIPPED_KEPT) skipped.push({ line: raw.line, reason });
   }
-  const suspects = ids.repeated(MAX_SUSPECTS);
-  if (suspects === undefined) return whole();
+  // undefined: too many hashes came twice to look at their lines alone.
+  const suspects = ids.repeated(maxSuspects);
   ids.remove();
-  // An id whose hash came twice: is it on two lines? Without skipBad the first repeat is refused
+  // Is an id whose hash came twice on two lines? Without skipBad the first repeat is refused
   // here; with it, the repeats are left out of every walk and counted as skipped.
-  const repeats = suspects.size > 0 ? repeatsInFileOrder(file, max, suspects, skipBad) : undefined;
-  const firstLine = repeats && repeats.count > 0 ? repeats.firstLine : undefined;
+  const repeats = suspects === undefined || suspects.size > 0 ? findRepeats(file, max, { suspects, buckets: repeatBuckets, skipBad }) : undefined;
   /** Not a later line of a repeated id (with skipBad; without it a repeat was refused above). */
-  const kept = (l: LogLine): boolean => {
-    const first = firstLine?.get(l.id);
-    return first === undefined || first === l.line;
-  };
-  let firstSenders = senders;
-  if (repeats && repeats.count > 0) {
+  const kept = (l: LogLine): boolean => repeats === undefined || !repeats.has(l.line);
+  if (repeats !== undefined && repeats.count > 0) {
     count -= repeats.count;
     skippedCount += repeats.count;
     skipped.push(...repeats.skipped);
     skipped.sort((a, b) => a.line - b.line);
     skipped.length = Math.min(skipped.length, MAX_SKIPPED_KEPT);
-    firstSenders = repeats.senders;
   }
   const intern = (sender: string) => senders.get(sender) ?? sender;
   // Out of time order: walked through sorted runs on disk.
   const runs = sorted ? undefined : sortRuns(file, max, intern, opts.runBytes ?? RUN_BYTES);
-  // Sorted, the first line and the senders' order of first appearance are those of time order.
-  let order = [...firstSenders.keys()];
-  if (runs) {
-    const inTime = new Set<string>();
+  // Sorted, the first line and the senders' order of first appearance are those of time order;
+  // a repeat left out may have been a sender's first line.
+  let order = [...senders.keys()];
+  if (runs || (repeats !== undefined && repeats.count > 0)) {
+    const inOrder = new Set<string>();
     firstTs = undefined;
-    for (const l of runs.lines()) {
+    for (const l of runs ? runs.lines() : fileOrder(file, max)) {
       if (!kept(l)) continue;
       firstTs ??= l.ts;
-      inTime.add(l.sender);
+      inOrder.add(l.sender);
     }
-    order = [...inTime];
+    order = [...inOrder];
   }
   const source: LineSource = {
     count,
@@ -196,38 +189,71 @@ function scanWith(file: string, opts: { skipBad?: boolean; maxLineBytes?: number
   return source;
 }
 
+/** The later lines of a log's repeated ids, by line number. */
+interface Repeats {
+  has(line: number): boolean;
+  /** How many lines repeat an earlier line's id. */
+  readonly count: number;
+  /** The first MAX_SKIPPED_KEPT of them, with why. */
+  readonly skipped: Array<{ line: number; reason: string }>;
+}
+
 /**
- * The ids of `suspects` (hashes seen twice) that are on two good lines, walked in file order as
- * `readLog` reads: each such id's first line (the one kept), how many later lines repeat one, the
- * first MAX_SKIPPED_KEPT of those with why, and the senders of the lines kept in order of first
- * appearance. Without `skipBad` the first repeat is thrown instead, as `readLog` throws it. Stops
- * before line `before`. Memory: the suspected ids' lines, not the log's.
+ * The good lines of `file` that repeat an earlier line's id, in file order as `readLog` reads
+ * (before line `before`). Without `skipBad` the first of them is thrown instead, as `readLog`
+ * throws it. Only the lines whose id's hash is in `suspects` are looked at (all, when undefined):
+ * their (line, id) go to `buckets` buckets by hash (hash-buckets.ts, in temp files), and each
+ * bucket's ids are then joined in memory on their own. Memory: a bucket's distinct ids, 8 KB a
+ * bucket while they are written, and a bit per line of the file once a repeat is found.
  */
-function repeatsInFileOrder(
-  file: string,
-  max: number,
-  suspects: ReadonlySet<number>,
-  skipBad: boolean,
-  before = Infinity,
-): { firstLine: Map<string, number>; count: number; skipped: Array<{ line: number; reason: string }>; senders: Map<string, string> } {
-  const seen = new Map<string, number>();
-  const senders = new Map<string, string>();
-  const skipped: Array<{ line: number; reason: string }> = [];
-  let count = 0;
-  // Bad lines are passed over: the first scan refused or counted them, and their ids count for nothing.
-  for (const { line: l } of goodLines(file, max)) {
-    if (l.line >= before) break;
-    if (suspects.has(idHash(l.id))) {
-      if (seen.has(l.id)) {
-        if (!skipBad) throw new LogParseError(l.line, duplicateIdReason(l.id));
-        count++;
-        if (skipped.length < MAX_SKIPPED_KEPT) skipped.push({ line: l.line, reason: duplicateIdReason(l.id) });
-        continue;
-      }
-      seen.set(l.id, l.line);
+function findRepeats(file: string, max: number, p: { suspects: ReadonlySet<number> | undefined; buckets: number; skipBad: boolean; before?: number }): Repeats {
+  const buckets = new HashBuckets<[number, string]>({ name: "repeats", buckets: p.buckets, spill: true });
+  try {
+    let lastLine = 0;
+    // Bad lines are passed over: the scan refused or counted them, and their ids count for nothing.
+    for (const l of fileOrder(file, max)) {
+      if (l.line >= (p.before ?? Infinity)) break;
+      const h = idHash(l.id);
+      if (p.suspects !== undefined && !p.suspects.has(h)) continue;
+      buckets.add(h, [l.line, l.id]);
+      lastLine = l.line;
     }
-    if (!senders.has(l.sender)) senders.set(l.sender, l.sender);
+    let bits: Uint8Array | undefined;
+    let count = 0;
+    // The earliest repeats (kept to twice MAX_SKIPPED_KEPT, then cut back), with their ids.
+    let first: Array<[number, string]> = [];
+    const cut = () => {
+      first.sort((a, b) => a[0] - b[0]);
+      first.length = Math.min(first.length, MAX_SKIPPED_KEPT);
+    };
+    for (let b = 0; b < buckets.count; b++) {
+      // A bucket's lines are in file order: an id's first line is the one kept.
+      const seen = new Set<string>();
+      for (const [line, id] of buckets.records(b)) {
+        if (!seen.has(id)) {
+          seen.add(id);
+          continue;
+        }
+        bits ??= new Uint8Array((lastLine >> 3) + 1);
+        bits[line >> 3]! |= 1 << (line & 7);
+        count++;
+        first.push([line, id]);
+        if (first.length >= 2 * MAX_SKIPPED_KEPT) cut();
+      }
+    }
+    cut();
+    if (!p.skipBad && first.length > 0) throw new LogParseError(first[0]![0], duplicateIdReason(first[0]![1]));
+    const set = bits;
+    return {
+      has: (line) => set !== undefined && line >> 3 < set.length && (set[line >> 3]! & (1 << (line & 7))) !== 0,
+      count,
+      skipped: first.map(([line, id]) => ({ line, reason: duplicateIdReason(id) })),
+    };
+  } finally {
+    buckets.remove();
   }
-  // A suspected id on one line only is kept there, as every other line is.
-  return { firstLine: seen, count, skipped, senders };
+}
+
+function* fileOrder(file: string, max: number): Generator<LogLine> {
+  for (const { line } of goodLines(file, max)) yield line;
 }

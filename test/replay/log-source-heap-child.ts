@@ -1,5 +1,5 @@
-// Child of log-source.test.ts (run with --expose-gc): opens the log given as a source, walks it
-// once, and prints { lines, inOrder, liveMb } — the largest heap still live after a full GC,
+// Child of log-source.test.ts (run with --expose-gc): opens the log given as a source (with
+// `skipBad` when the second argument is `--skip-bad`), walks it once, and prints { lines, inOrder, liveMb } — the largest heap still live after a full GC,
 // sampled after opening and every 20,000 lines of the walk.
 import { openLogSource } from "../../src/replay/log-source.ts";
 
@@ -9,7 +9,7 @@ const sample = () => {
   gc();
   liveMb = Math.max(liveMb, process.memoryUsage().heapUsed / 1024 / 1024);
 };
-const src = openLogSource(process.argv[2]!);
+const src = openLogSource(process.argv[2]!, { skipBad: process.argv[3] === "--skip-bad" });
 sample();
 let lines = 0;
 let last = -Infinity;

@@ -1,7 +1,7 @@
 // Issue 30.6: replay walks a log from its file instead of holding it. The source opened on a file
 // must give exactly what readLog gives (the same lines in the same order, the same skipped lines,
-// the same error for the same line), whether it walks the file (in time order, no id twice) or
-// falls back to reading it whole (out of order, an id on two lines). Real files. The memory
+// the same error for the same line), whether it walks the file as it is or through sorted runs,
+// with repeated ids looked for one by one or every id joined on disk. Real files. The memory
 // figures are in `npm run bench -- replay-memory` (peak RSS against the log's size).
 import { execFileSync, spawn } from "node:child_process";
 import { closeSync, openSync, readdirSync, readFileSync, writeFileSync, writeSync } from "node:fs";
@@ -99,20 +99,46 @@ describe("openLogSource", () => {
     src.close();
   });
 
+  it("a log repeating more ids than are looked for one by one is still walked from the file, the repeats refused or skipped as readLog does", () => {
+    // Each of ten ids on three lines (its hash came twice: ten suspects), past a limit of two.
+    const rows: string[] = [];
+    for (let k = 0; k < 3; k++) for (let i = 0; i < 10; i++) rows.push(ok(`m${i}`, k * 10 + i, k === 2 ? "cy" : "bob"));
+    rows.splice(4, 0, "not json");
+    const f = file(rows.join("\n"));
+    expect(outcome(() => openLogSource(f, { maxSuspects: 2 }))).toBe("line 5: not valid JSON");
+    const noBad = file(rows.filter((r) => r !== "not json").join("\n"));
+    expect(outcome(() => openLogSource(noBad, { maxSuspects: 2 }))).toBe('line 11: duplicate id "m0"');
+    for (const bucketBytes of [1, 100, 1 << 20]) {
+      // Seen failing before: past MAX_SUSPECTS such hashes the log was read whole (inMemory true).
+      const src = openLogSource(f, { skipBad: true, maxSuspects: 2, bucketBytes });
+      const want = readLog(f, { skipBad: true });
+      expect(src.inMemory).toBe(false);
+      expect([...src.lines()]).toEqual(want.lines);
+      expect(src.count).toBe(10);
+      expect(src.senders).toEqual(["bob"]);
+      expect(src.skipped).toEqual(want.skipped);
+      expect(src.skippedCount).toBe(21);
+      src.close();
+    }
+  });
+
   it("property: whatever the lines (bad, blank, repeated ids, any order), it gives what readLog gives", () => {
     const row = fc.oneof(
       fc.tuple(fc.constantFrom("a", "b", "c", "d", "e", "f", "g", "h"), fc.integer({ min: 0, max: 20 }), fc.constantFrom("ann", "bob")).map(([id, ts, s]) => ok(id, ts, s)),
       fc.constantFrom("", "  ", "not json", "[1]", '{"id":"x"}'),
     );
     fc.assert(
-      // runBytes and bucketBytes from one line's worth (runs and id buckets in temp files) to the whole log.
-      fc.property(fc.array(row, { maxLength: 12 }), fc.boolean(), fc.constantFrom(1, 40, 1 << 20), fc.constantFrom(1, 40, 1 << 20), (rows, skipBad, runBytes, bucketBytes) => {
+      // runBytes and bucketBytes from one line's worth (runs and id buckets in temp files) to the
+      // whole log; repeated ids looked for one by one, or every line's id written to buckets.
+      fc.property(fc.array(row, { maxLength: 12 }), fc.boolean(), fc.constantFrom(1, 40, 1 << 20), fc.constantFrom(1, 40, 1 << 20), fc.constantFrom(0, 1, 100_000), (rows, skipBad, runBytes, bucketBytes, maxSuspects) => {
         const f = file(rows.join("\n"));
         const want = outcome(() => readLog(f, { skipBad }));
         const got = outcome(() => {
-          const src = openLogSource(f, { skipBad, runBytes, bucketBytes });
+          // Seen failing before: past maxSuspects repeated hashes the log was read whole.
+          const src = openLogSource(f, { skipBad, runBytes, bucketBytes, maxSuspects });
           try {
             const lines = [...src.lines()];
+          expect(src.inMemory).toBe(false);
           expect(src.senders).toEqual([...new Set(lines.map((l) => l.sender))]);
           expect(src.firstTs).toBe(lines[0]?.ts);
           return { lines, skipped: src.skipped, skippedCount: src.skippedCount };
@@ -155,6 +181,23 @@ describe("memory of a walk", () => {
     // Held whole, the parsed lines alone take well over the log's 24 MB.
     expect(r.liveMb).toBeLessThan(20);
     expect(readdirSync(d.dir)).toEqual(["shuffled.jsonl"]);
+  });
+  it("a log written twice into one file (every id on two lines) is walked with --skip-bad holding a bounded heap", () => {
+    const d = tempDir("log-source-heap");
+    dirs.push(d);
+    const f = join(d.dir, "twice.jsonl");
+    // 120,000 short lines (past the 100,000 repeated ids looked for one by one), then the same again.
+    const out: string[] = [];
+    for (let i = 0; i < 120_000; i++) out.push(JSON.stringify({ id: `m${i}`, ts: 1_700_000_000_000 + i * 1000, sender: `s${i % 7}`, content: `line ${i} lorem ipsum dolor` }));
+    const half = `${out.join("\n")}\n`;
+    writeFileSync(f, half + half);
+    const r = JSON.parse(execFileSync(process.execPath, ["--expose-gc", CHILD, f, "--skip-bad"], { encoding: "utf8", env: { ...process.env, TMPDIR: d.dir } })) as { lines: number; inOrder: boolean; liveMb: number };
+    console.log(`log-source heap, every id twice: ${JSON.stringify(r)}`);
+    expect(r.lines).toBe(120_000);
+    expect(r.inOrder).toBe(true);
+    // Seen failing before: such a log was read whole (live heap 20+ MB).
+    expect(r.liveMb).toBeLessThan(12);
+    expect(readdirSync(d.dir)).toEqual(["twice.jsonl"]);
   });
 });
 
