@@ -1,13 +1,14 @@
 // A long-running command restarts itself once at launch with V8's helper threads sized to the
 // machine, and `run` and `start` with a young generation of at most 16 MB a semi-space
-// (src/cli/node-args.ts): which commands, which sizes, when the operator's own setting stands; then the real command in a child process, seen from inside by a preloaded module that
-// writes down each start (pid and Node's arguments).
+// (src/cli/node-args.ts), and `replay` and `inspect` with one malloc arena: which commands, which
+// sizes, when the operator's own setting stands; then the real command in a child process, seen
+// from inside by a preloaded module that writes down each start (pid, Node's arguments, MALLOC_ARENA_MAX).
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { relaunchArgs, v8PoolSizeFor, YOUNG_SEMI_SPACE_MB } from "../../src/cli/node-args.ts";
+import { relaunchArgs, relaunchEnv, v8PoolSizeFor, YOUNG_SEMI_SPACE_MB } from "../../src/cli/node-args.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const BIN = join(ROOT, "bin", "acp-group.mjs");
@@ -57,12 +58,14 @@ describe("relaunchArgs", () => {
 
 describe("the command as launched", () => {
   /** Each start of the process as the preload saw it: pid and Node's arguments. */
-  function launch(args: string[], nodeOptions = ""): { status: number | null; starts: Array<{ pid: number; execArgv: string[] }>; stdout: string; stderr: string } {
+  function launch(args: string[], nodeOptions = "", extraEnv: Record<string, string> = {}): { status: number | null; starts: Array<{ pid: number; execArgv: string[]; arenas: string | null }>; stdout: string; stderr: string } {
     const log = join(work, `starts-${Math.random().toString(36).slice(2)}.jsonl`);
     const preload = join(work, "preload.mjs");
-    writeFileSync(preload, `import { appendFileSync } from "node:fs"; appendFileSync(${JSON.stringify(log)}, JSON.stringify({ pid: process.pid, execArgv: process.execArgv }) + "\\n");\n`);
-    const r = spawnSync(process.execPath, [BIN, ...args], { encoding: "utf8", env: { ...process.env, NODE_OPTIONS: `--import=${preload} ${nodeOptions}`.trim() } });
-    const starts = readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { pid: number; execArgv: string[] });
+    writeFileSync(preload, `import { appendFileSync } from "node:fs"; appendFileSync(${JSON.stringify(log)}, JSON.stringify({ pid: process.pid, execArgv: process.execArgv, arenas: process.env.MALLOC_ARENA_MAX ?? null }) + "\\n");\n`);
+    const env: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: `--import=${preload} ${nodeOptions}`.trim() };
+    delete env["MALLOC_ARENA_MAX"];
+    const r = spawnSync(process.execPath, [BIN, ...args], { encoding: "utf8", env: { ...env, ...extraEnv } });
+    const starts = readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { pid: number; execArgv: string[]; arenas: string | null });
     return { status: r.status, starts, stdout: r.stdout, stderr: r.stderr };
   }
   const size = v8PoolSizeFor(availableParallelism());
@@ -90,4 +93,35 @@ describe("the command as launched", () => {
     expect(own.status).toBe(0);
     expect(own.starts).toHaveLength(1);
   }, 60_000);
+
+  it("`replay` and `inspect` start once more, in the same process, with one malloc arena (glibc's), unless MALLOC_ARENA_MAX is set", () => {
+    for (const command of ["replay", "inspect"]) {
+      const r = launch([command, "--help"]);
+      expect(r.status).toBe(0);
+      expect(r.stderr).toBe("");
+      expect(r.starts[0]!.arenas).toBeNull();
+      if (canRestart && process.platform === "linux") {
+        expect(r.starts).toHaveLength(2);
+        expect(r.starts[1]!.pid).toBe(r.starts[0]!.pid);
+        expect(r.starts[1]!.arenas).toBe("1");
+        // Node's arguments as they were: no V8 sizes for these commands.
+        expect(r.starts[1]!.execArgv).toEqual(r.starts[0]!.execArgv);
+      } else expect(r.starts).toHaveLength(1);
+    }
+    const own = launch(["replay", "--help"], "", { MALLOC_ARENA_MAX: "4" });
+    expect(own.status).toBe(0);
+    expect(own.starts.map((s) => s.arenas)).toEqual(["4"]);
+    // Other commands are left as started.
+    expect(launch(["id", "--help"]).starts.map((s) => s.arenas)).toEqual([null]);
+  }, 60_000);
+});
+
+describe("relaunchEnv", () => {
+  it("gives the log-walking commands one malloc arena on Linux, unless the operator set a number", () => {
+    expect(relaunchEnv({ command: "replay", env: {}, platform: "linux" })).toEqual({ MALLOC_ARENA_MAX: "1" });
+    expect(relaunchEnv({ command: "inspect", env: { PATH: "/bin" }, platform: "linux" })).toEqual({ MALLOC_ARENA_MAX: "1" });
+    expect(relaunchEnv({ command: "replay", env: { MALLOC_ARENA_MAX: "8" }, platform: "linux" })).toBeUndefined();
+    expect(relaunchEnv({ command: "replay", env: {}, platform: "darwin" })).toBeUndefined();
+    for (const command of ["run", "start", "server", "chat", undefined]) expect(relaunchEnv({ command, env: {}, platform: "linux" })).toBeUndefined();
+  });
 });
