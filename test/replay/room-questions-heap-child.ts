@@ -5,13 +5,8 @@
 // after a full GC before the figures, and the largest at the end of each walk of the lines.
 import type { LogLine } from "../../src/replay/log.ts";
 import { measureRoom } from "../../src/replay/room.ts";
+import { liveMb as live } from "../support/live-memory.ts";
 
-const gc = (globalThis as { gc?: () => void }).gc!;
-const live = () => {
-  gc();
-  const m = process.memoryUsage();
-  return (m.heapUsed + m.arrayBuffers) / 1024 / 1024;
-};
 const n = Number(process.argv[2]);
 const senders = ["ann", "bob", "cyd"];
 // Line 2k: ann's question k; line 2k+1: bob's reply to it (every third one is ann's own follow-up instead).

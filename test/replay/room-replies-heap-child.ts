@@ -6,13 +6,8 @@
 // after the replies and at the end of each walk of the lines, the lines answered, and the sum of
 // their first answers' times.
 import { RoomTally } from "../../src/replay/room-tally.ts";
+import { liveMb as live } from "../support/live-memory.ts";
 
-const gc = (globalThis as { gc?: () => void }).gc!;
-const live = () => {
-  gc();
-  const m = process.memoryUsage();
-  return (m.heapUsed + m.arrayBuffers) / 1024 / 1024;
-};
 const n = Number(process.argv[2]);
 const LINES = 20_000;
 const AGENTS = 3;
