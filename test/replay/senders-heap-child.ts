@@ -6,13 +6,8 @@ import { replayLog } from "../../src/replay/replay.ts";
 import type { LogLine } from "../../src/replay/log.ts";
 import type { LineSource } from "../../src/replay/log-source.ts";
 import { settingsWith } from "../monitor/helpers.ts";
+import { liveMb as live } from "../support/live-memory.ts";
 
-const gc = (globalThis as { gc?: () => void }).gc!;
-const live = () => {
-  gc();
-  const m = process.memoryUsage();
-  return (m.heapUsed + m.arrayBuffers) / 1024 / 1024;
-};
 const n = Number(process.argv[2]);
 const FIRST_TS = 1_767_600_000_000;
 const senders = Array.from({ length: n }, (_, i) => `u${i}`);
