@@ -102,7 +102,7 @@ export async function runRoomReplay(
     }
     const mentioned = (ordinal: number) => reports.some((r) => r.view.isMention(ordinal));
     const lines = { [Symbol.iterator]: () => source.lines()[Symbol.iterator]() };
-    return { agents: reports, sent, room: measureTally({ lines, count: source.count, spill: !source.inMemory, senders: source.senders, isAgentLine, agentNames: ids, tally, mentioned }) };
+    return { agents: reports, sent, room: measureTally({ lines, count: source.count, spill: !source.inMemory, isAgentLine, agentNames: ids, tally, mentioned }) };
   } finally {
     clock.uninstall();
     tally.remove();

@@ -39,7 +39,8 @@ export function viewRun(report: ReplayReport, view: ReplayView, source: LineSour
   return {
     report,
     count: source.count,
-    senderCounts: view.senderCounts,
+    // Only a page asks: a walk of the log more, rather than a count per sender in every replay.
+    senderCounts: countSenders(source.lines()),
     firstTs: source.firstTs,
     lastTs: view.lastTs,
     lines: () => source.lines(),
@@ -54,6 +55,12 @@ export function viewRun(report: ReplayReport, view: ReplayView, source: LineSour
 
 const HOUR = 3_600_000;
 
+function countSenders(lines: Iterable<LogLine>): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const l of lines) counts.set(l.sender, (counts.get(l.sender) ?? 0) + 1);
+  return counts;
+}
+
 /** The page of a report with its `messages`, and its lines in the same order, in memory. */
 export function memoryRun(report: ReplayReport, lines: readonly LogLine[]): PageRun {
   const msgIndex = new Map(lines.map((l, i) => [l.id, i]));
@@ -61,9 +68,7 @@ export function memoryRun(report: ReplayReport, lines: readonly LogLine[]): Page
   const carriedAt = new Map<string, number>();
   for (const d of report.dispatches) for (const id of d.messageIds) if (!carriedAt.has(id)) carriedAt.set(id, d.at);
   const lineHours = new Map<number, { messages: number; mentions: number }>();
-  const senderCounts = new Map<string, number>();
   lines.forEach((l, i) => {
-    senderCounts.set(l.sender, (senderCounts.get(l.sender) ?? 0) + 1);
     const m = report.messages[i];
     const hour = Math.floor(l.ts / HOUR) * HOUR;
     const row = lineHours.get(hour) ?? lineHours.set(hour, { messages: 0, mentions: 0 }).get(hour)!;
@@ -77,7 +82,7 @@ export function memoryRun(report: ReplayReport, lines: readonly LogLine[]): Page
   return {
     report,
     count: lines.length,
-    senderCounts,
+    senderCounts: countSenders(lines),
     firstTs: lines[0]?.ts,
     lastTs: lines.at(-1)?.ts,
     lines: () => lines,
