@@ -17,13 +17,14 @@ export interface PageDispatch {
 
 export interface PageRun {
   report: ReplayReport;
-  /** Lines in the log, lines per sender, the first and last line's times. */
+  /** Lines in the log, the first and last line's times. */
   count: number;
-  senderCounts: ReadonlyMap<string, number>;
   firstTs: number | undefined;
   lastTs: number | undefined;
   /** A fresh walk over the lines, in time order. */
   lines(): Iterable<LogLine>;
+  /** Whether what is counted of the lines goes to temp files (a log walked from its file). */
+  spill: boolean;
   /** The line at this position: {@link LINE_BITS} (mention, engaged, reached). */
   lineBits(ordinal: number): number;
   /** A fresh walk over the dispatches, in the order they started. */
@@ -39,8 +40,7 @@ export function viewRun(report: ReplayReport, view: ReplayView, source: LineSour
   return {
     report,
     count: source.count,
-    // Only a page asks: a walk of the log more, rather than a count per sender in every replay.
-    senderCounts: countSenders(source.lines()),
+    spill: !source.inMemory,
     firstTs: source.firstTs,
     lastTs: view.lastTs,
     lines: () => source.lines(),
@@ -55,11 +55,6 @@ export function viewRun(report: ReplayReport, view: ReplayView, source: LineSour
 
 const HOUR = 3_600_000;
 
-function countSenders(lines: Iterable<LogLine>): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const l of lines) counts.set(l.sender, (counts.get(l.sender) ?? 0) + 1);
-  return counts;
-}
 
 /** The page of a report with its `messages`, and its lines in the same order, in memory. */
 export function memoryRun(report: ReplayReport, lines: readonly LogLine[]): PageRun {
@@ -82,7 +77,7 @@ export function memoryRun(report: ReplayReport, lines: readonly LogLine[]): Page
   return {
     report,
     count: lines.length,
-    senderCounts: countSenders(lines),
+    spill: false,
     firstTs: lines[0]?.ts,
     lastTs: lines.at(-1)?.ts,
     lines: () => lines,
