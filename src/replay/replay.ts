@@ -141,7 +141,7 @@ export function startReplayAgent(p: {
   fates?: boolean;
 }): ReplayAgent {
   const { source, opts } = p;
-  const { aid, isPersona, identity, isPerson, agents, senderOf } = rosterOf(opts, p.peers);
+  const { aid, isPersona, identity, members, agents, senderOf } = replayRoster(source, opts, p.peers);
   const recorder = createReplayRecorder({ count: source.count, persona: opts.persona, isPersona, spill: !source.inMemory, fates: p.fates ?? true });
   let replySeq = 0;
   const backend = createScriptedBackend({
@@ -152,13 +152,6 @@ export function startReplayAgent(p: {
   });
   // Nothing reads the engine's log lines in a replay: kept, they would grow with the log.
   const logger = silentLogger;
-  // `--agents` and the room's other agents: shown as agents in the prompt's [Senders], not as unknown.
-  // The log's people are every other sender of it, answered for without a table of them (a log
-  // may have a new sender on every line); the oldest under a look-alike key is found by walking
-  // the log (only a `--strangers` sender is ever shown with a tag). One directory for the monitor
-  // and the group client.
-  const people = new WalkedNames({ has: isPerson, walk: () => sendersOf(source) });
-  const members = new MemberDirectory({ agents, owner: identity.owner, people: { has: isPerson, names: people } });
   const monitor = createGroupMonitor({
     identityId: aid,
     identity,
@@ -222,11 +215,14 @@ export function startReplayAgent(p: {
 
 /**
  * Who is who for one agent: its identity (the persona under `--aid`), the agents it knows
- * (`--agents` and the room's other agents), everyone else in the log as a person (`isPerson`,
- * of a lower-cased sender: a replay feeds only the log's senders and the agents' replies), and
- * the sender each log line is fed under (the persona's and the peers' lines under their aids).
+ * (`--agents` and the room's other agents), everyone else in the log as a person, and the sender
+ * each log line is fed under (the persona's and the peers' lines under their aids). `members`: the
+ * one directory its monitor and group client share. Its people are every other sender of the log,
+ * answered for by a rule without a table of them (a log may have a new sender on every line; a
+ * replay feeds only the log's senders and the agents' replies); the oldest of them under a
+ * look-alike key is found by walking the log (only a `--strangers` sender is shown with a tag).
  */
-function rosterOf(opts: ReplayOptions, peers: ReadonlyArray<{ persona: string; aid: string }>) {
+export function replayRoster(source: LineSource, opts: ReplayOptions, peers: ReadonlyArray<{ persona: string; aid: string }>) {
   const aid = opts.aid ?? opts.persona;
   const isPersona = personaMatcher(opts.persona, aid);
   const peerMatchers = peers.map((peer) => ({ aid: peer.aid, is: personaMatcher(peer.persona, peer.aid) }));
@@ -243,7 +239,9 @@ function rosterOf(opts: ReplayOptions, peers: ReadonlyArray<{ persona: string; a
     groups: {},
   };
   const senderOf = (sender: string) => (isPersona(sender) ? aid : (peerOf(sender)?.aid ?? sender));
-  return { aid, isPersona, identity, isPerson, agents: [...agents], senderOf };
+  const people = new WalkedNames({ has: isPerson, walk: () => sendersOf(source) });
+  const members = new MemberDirectory({ agents: [...agents], owner: identity.owner, people: { has: isPerson, names: people } });
+  return { aid, isPersona, identity, members, agents: [...agents], senderOf };
 }
 
 /** The senders of a log's lines, in time order (repeated). */
