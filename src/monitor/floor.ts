@@ -25,13 +25,24 @@ export type FloorMessage = Pick<InboundMessage, "msgId" | "sender" | "content" |
  * dave is open). `isMember` takes a nick key.
  */
 export function isOpenQuestion(content: string, isMember: (key: string) => boolean, asker?: string): boolean {
+  const asks = openQuestionAsks(content, asker);
+  return typeof asks === "boolean" ? asks : !isMember(asks);
+}
+
+/**
+ * {@link isOpenQuestion} without the members: whether the line is an open question (`true` /
+ * `false`) when the line alone decides, else the nick key it asks about — the bare name it opens
+ * with, open unless that is a member's. A replay that does not hold its log's members asks it per
+ * line and joins the keys with the members on disk (src/replay/member-asks.ts).
+ */
+export function openQuestionAsks(content: string, asker?: string): boolean | string {
   if (!isQuestion(content)) return false;
   const lead = leadingName(content);
   if (lead === null) return true;
   const key = nickKey(lead.name);
   // People open with their own name too ("Dave here, …"): that addresses nobody.
   if (asker !== undefined && memberKeys(asker).includes(key)) return true;
-  return !lead.marked && !isMember(key);
+  return lead.marked ? false : key;
 }
 
 /** `reply_to` of a message: plain (`metadata.reply_to`) or inside `group_meta`. */

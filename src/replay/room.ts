@@ -4,12 +4,12 @@
 // delay) as an agent's message. The log's people are as in the log. Then the room is measured:
 // open questions and how many agents answered each, agent messages per person message, and the
 // longest run of agent messages with no person between them. What the figures keep of a log walked
-// from its file (room-tally.ts, orphan-join.ts) is in paged columns and buckets on disk: it does not
-// grow with the log's lines, its questions or the agents' replies.
-import { memberKeys } from "../group/addressee.ts";
+// from its file (room-tally.ts, orphan-join.ts, member-asks.ts) is in paged columns and buckets on
+// disk: it does not grow with the log's lines, its questions, its senders or the agents' replies.
 import { isOpenQuestion, replyToOf } from "../monitor/floor.ts";
 import type { LogLine } from "./log.ts";
 import { arraySource, type LineSource } from "./log-source.ts";
+import { MemberAsks } from "./member-asks.ts";
 import { ORPHAN_ANSWER_WITHIN_MS, OrphanJoin, type OrphanMetrics } from "./orphan-join.ts";
 import { isAnnotatedOpen, RoomTally, type ReplyTarget } from "./room-tally.ts";
 import { feedReplay, installReplayClock, startReplayAgent, type ReplayAgent, type ReplayMessage, type ReplayOptions, type ReplayReport, type ReplaySent, type ReplayView } from "./replay.ts";
@@ -62,6 +62,8 @@ export async function runRoomReplay(
   const agentIndex = indexOfAid(ids.map((a) => a.aid));
   // What the room's figures need of each reply is counted as it is sent; the replies themselves are kept only with the lines in memory.
   const tally = new RoomTally(source.count, agentIndex.size, !source.inMemory);
+  // Which lines put a question to a member by name, noted as the lines are fed.
+  const asks = new MemberAsks({ members: agentNamesOf(ids), lines: source.count, spill: !source.inMemory });
   const clock = installReplayClock(source.firstTs);
   try {
     const sent: ReplaySent[] = [];
@@ -90,7 +92,11 @@ export async function runRoomReplay(
       source,
       clock,
       agents: running,
-      onBatch: (batch, first) => batch.forEach((l, k) => tally.line(l, first + k, isAgentLine(l))),
+      onBatch: (batch, first) =>
+        batch.forEach((l, k) => {
+          tally.line(l, first + k, isAgentLine(l));
+          asks.line(l, first + k);
+        }),
       ...(onProgress ? { onProgress } : {}),
     });
     const reports: RoomAgentReport[] = [];
@@ -102,10 +108,11 @@ export async function runRoomReplay(
     }
     const mentioned = (ordinal: number) => reports.some((r) => r.view.isMention(ordinal));
     const lines = { [Symbol.iterator]: () => source.lines()[Symbol.iterator]() };
-    return { agents: reports, sent, room: measureTally({ lines, count: source.count, spill: !source.inMemory, isAgentLine, agentNames: ids, tally, mentioned }) };
+    return { agents: reports, sent, room: measureTally({ lines, count: source.count, spill: !source.inMemory, isAgentLine, agentNames: ids, tally, asks, mentioned }) };
   } finally {
     clock.uninstall();
     tally.remove();
+    asks.remove();
   }
 }
 
@@ -135,8 +142,6 @@ function targetsOf(m: ReplaySent, lines?: ReadonlyArray<number | undefined>): Re
  */
 export function measureRoom(p: {
   lines: Iterable<LogLine>;
-  /** Each sender of the log (default: walked from the lines). */
-  senders?: readonly string[];
   isAgentLine: (l: LogLine) => boolean;
   agentNames: ReadonlyArray<{ persona: string; aid: string }>;
   sent: readonly ReplaySent[];
@@ -152,18 +157,22 @@ export function measureRoom(p: {
   const spill = p.spill ?? false;
   // Every target is an id here: no batch carried the lines by position.
   const tally = new RoomTally(count, index.size, spill);
+  const asks = new MemberAsks({ members: agentNamesOf(p.agentNames), lines: count, spill });
   try {
     for (const m of p.sent) tally.reply(index.get(m.aid)!, m.timestamp, targetsOf(m));
-    return measureTally({ ...p, count, spill, tally, mentioned: p.mentioned ?? mentionedIn(p.reports ?? []) });
+    let ordinal = 0;
+    for (const l of p.lines) asks.line(l, ordinal++);
+    return measureTally({ ...p, count, spill, tally, asks, mentioned: p.mentioned ?? mentionedIn(p.reports ?? []) });
   } finally {
     tally.remove();
+    asks.remove();
   }
 }
 
 /**
  * The room's figures. Who a reply answers: the open question its `reply_to` names, or, with no
  * `reply_to`, every open question in the batch it was written for (as the tally counted them).
- * Walks the lines once to join the replies given by id with the lines they name, when there are
+ * Whether a question opens with a member's name is `asks`' (given every line). Walks the lines once to join the replies given by id with the lines they name, when there are
  * any (room-tally.ts: in buckets, on disk with `spill`); once for the figures; and once more for
  * the person-answered questions when the log has annotated open questions, joining those with the
  * replies to them (orphan-join.ts: on disk with `spill`, in buckets for `count` lines).
@@ -172,20 +181,18 @@ function measureTally(p: {
   lines: Iterable<LogLine>;
   count: number;
   spill: boolean;
-  senders?: readonly string[] | undefined;
   isAgentLine: (l: LogLine) => boolean;
   agentNames: ReadonlyArray<{ persona: string; aid: string }>;
   tally: RoomTally;
+  asks: MemberAsks;
   mentioned: (ordinal: number, id: string) => boolean;
 }): RoomMetrics {
-  const keys = new Set<string>();
-  for (const s of p.senders ?? senderList(p.lines)) for (const k of memberKeys(s)) keys.add(k);
-  for (const a of p.agentNames) for (const k of [...memberKeys(a.persona), ...memberKeys(a.aid)]) keys.add(k);
+  p.asks.join();
   p.tally.joinIds(p.lines);
   // The annotated open questions, in log order: id, asker and what the agents did.
   const questions = new OrphanJoin({ spill: p.spill, lines: p.count });
   try {
-    return measureLines(p, keys, questions);
+    return measureLines(p, questions);
   } finally {
     questions.remove();
   }
@@ -193,8 +200,7 @@ function measureTally(p: {
 
 /** {@link measureTally}'s walks, the open questions' people, agents and times going to `questions`. */
 function measureLines(
-  p: { lines: Iterable<LogLine>; isAgentLine: (l: LogLine) => boolean; agentNames: ReadonlyArray<{ persona: string; aid: string }>; tally: RoomTally; mentioned: (ordinal: number, id: string) => boolean },
-  keys: ReadonlySet<string>,
+  p: { lines: Iterable<LogLine>; isAgentLine: (l: LogLine) => boolean; agentNames: ReadonlyArray<{ persona: string; aid: string }>; tally: RoomTally; asks: MemberAsks; mentioned: (ordinal: number, id: string) => boolean },
   questions: OrphanJoin,
 ): RoomMetrics {
   const { tally } = p;
@@ -228,7 +234,8 @@ function measureLines(
       const n = tally.answeredBy(i);
       questions.question({ id: l.id, asker: l.sender.toLowerCase(), answeredBy: n, waitMs: n === 0 ? undefined : tally.firstAnswer(i)! - l.ts });
     }
-    if (p.mentioned(i, l.id) || !isOpenQuestion(l.content, (k) => keys.has(k), l.sender)) continue;
+    // The key the line asks about is the one MemberAsks joined for this line (floor.ts's openQuestionAsks).
+    if (p.mentioned(i, l.id) || !isOpenQuestion(l.content, () => p.asks.asksMember(i), l.sender)) continue;
     openQuestions++;
     const by = tally.answeredBy(i);
     if (by === 0) answeredBy.none++;
@@ -251,11 +258,8 @@ function measureLines(
   };
 }
 
-const senderList = (lines: Iterable<LogLine>): string[] => {
-  const senders = new Set<string>();
-  for (const l of lines) senders.add(l.sender);
-  return [...senders];
-};
+/** The room's agents are members though they may send nothing: their personas and aids. */
+const agentNamesOf = (agents: ReadonlyArray<{ persona: string; aid: string }>): string[] => agents.flatMap((a) => [a.persona, a.aid]);
 
 /** Mentions by the agents' reports (lines in memory): by id. */
 const mentionedIn = (reports: readonly RoomAgentReport[]) => {

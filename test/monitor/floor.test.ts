@@ -2,7 +2,7 @@
 // or yields. No timers here; the timelines are in floor.timeline.test.ts.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { decideFloor, findAnswer, floorRank, isOpenQuestion, isQuestion, onlyAgentAnswers, replyToOf, saysSomething, takenUp, type FloorContext, type FloorMessage } from "../../src/monitor/floor.ts";
+import { decideFloor, findAnswer, floorRank, isOpenQuestion, isQuestion, onlyAgentAnswers, openQuestionAsks, replyToOf, saysSomething, takenUp, type FloorContext, type FloorMessage } from "../../src/monitor/floor.ts";
 
 const T0 = Date.UTC(2026, 0, 5, 14, 30, 0);
 const AGENTS = new Set(["bot1.acp.local", "bot2.acp.local", "alice.acp.local"]);
@@ -43,6 +43,20 @@ describe("isQuestion / isOpenQuestion", () => {
     // A bare first word that is nobody's name is just a word.
     expect(isOpenQuestion("why does apt hang?", isMember)).toBe(true);
     expect(isOpenQuestion("apt hangs. any idea", isMember)).toBe(false);
+  });
+
+  it("openQuestionAsks: what the line alone decides, else the one key it asks a member list about", () => {
+    expect(openQuestionAsks("apt hangs.")).toBe(false);
+    expect(openQuestionAsks("anyone know why apt hangs?")).toBe("anyone");
+    expect(openQuestionAsks("? why")).toBe(false);
+    expect(openQuestionAsks("?? why does apt hang?")).toBe(true);
+    expect(openQuestionAsks("bob: why does apt hang?")).toBe(false);
+    expect(openQuestionAsks("@Bob_ why does apt hang?")).toBe(false);
+    expect(openQuestionAsks("Bob_ why does apt hang?")).toBe("bob");
+    expect(openQuestionAsks("bob.acp.io why does apt hang?")).toBe("bob.acp.io");
+    // The asker's own name, or its aid's user part: open, whatever the members.
+    expect(openQuestionAsks("Dave here, why does apt hang?", "dave.acp.io")).toBe(true);
+    expect(openQuestionAsks("@dave why does apt hang?", "dave")).toBe(true);
   });
 });
 

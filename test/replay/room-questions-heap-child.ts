@@ -8,7 +8,6 @@ import { measureRoom } from "../../src/replay/room.ts";
 import { liveMb as live } from "../support/live-memory.ts";
 
 const n = Number(process.argv[2]);
-const senders = ["ann", "bob", "cyd"];
 // Line 2k: ann's question k; line 2k+1: bob's reply to it (every third one is ann's own follow-up instead).
 function* lines(): Generator<LogLine> {
   for (let k = 0; k < n; k++) {
@@ -25,6 +24,6 @@ const walked = {
   },
 };
 const baseMb = live();
-const room = measureRoom({ lines: walked, senders, count: 2 * n, spill: true, isAgentLine: () => false, agentNames: [{ persona: "dee", aid: "dee" }], sent: [], mentioned: () => false });
+const room = measureRoom({ lines: walked, count: 2 * n, spill: true, isAgentLine: () => false, agentNames: [{ persona: "dee", aid: "dee" }], sent: [], mentioned: () => false });
 const round = (x: number) => Math.round(x * 10) / 10;
 process.stdout.write(JSON.stringify({ baseMb: round(baseMb), liveMb: round(liveMb), open: room.orphans.open, orphaned: room.orphans.orphaned }));
