@@ -8,7 +8,9 @@
 // order everywhere; `inspect` shows the prompt at the log's 100th second; `suite` runs `replay --suite`
 // on a folder holding the log (`--personas 1`); `html` writes the `--html` page of the single replay;
 // `repeated` replays (single, `--json --skip-bad`) a log of the same size made of a log of half the
-// size written twice, every id on two lines (and out of time order where the copy starts).
+// size written twice, every id on two lines (and out of time order where the copy starts);
+// `senders` replays (single, `--json`) the log with a sender of its own on every line (`u0`, `u1`, …),
+// and `senders-room` the same log with a room of three.
 // After the sizes, each run's peak RSS growth against the log's growth, and the largest log's peak
 // as a multiple of the smallest's (flat is 1×).
 // `BENCH_REPLAY_BEFORE=DIR` also runs the checkout DIR (e.g. an older commit's worktree) on the
@@ -29,7 +31,7 @@ const DEV = join(HERE, "test/fixtures/irc-dev");
 const FIRST_TS = 1_767_600_000_000;
 
 /** Writes ordinary lines from the bundled logs until the file holds `mb` MB; returns its size and line count. */
-function writeLog(file: string, mb: number, swapPairs = false): { bytes: number; lines: number } {
+function writeLog(file: string, mb: number, how: { swapPairs?: boolean; ownSenders?: boolean } = {}): { bytes: number; lines: number } {
   const source = readdirSync(DEV)
     .filter((f) => f.endsWith(".jsonl"))
     .sort()
@@ -41,9 +43,9 @@ function writeLog(file: string, mb: number, swapPairs = false): { bytes: number;
   let pending: string[] = [];
   let size = 0;
   while (bytes + size < mb * MB) {
-    const n = swapPairs ? lines ^ 1 : lines;
+    const n = how.swapPairs ? lines ^ 1 : lines;
     const o = source[n % source.length]!;
-    const text = `${JSON.stringify({ ...o, id: `g${n}`, ts: FIRST_TS + n * 1000 })}\n`;
+    const text = `${JSON.stringify({ ...o, ...(how.ownSenders ? { sender: `u${n}` } : {}), id: `g${n}`, ts: FIRST_TS + n * 1000 })}\n`;
     pending.push(text);
     size += Buffer.byteLength(text);
     lines++;
@@ -105,7 +107,9 @@ export function benchReplayMemory(fmt: (n: number, digits?: number) => string): 
       const file = join(dir, `log-${mb}.jsonl`);
       const shuffled = join(dir, `shuffled-${mb}.jsonl`);
       const { bytes, lines } = writeLog(file, mb);
-      if (kinds.includes("shuffled")) writeLog(shuffled, mb, true);
+      if (kinds.includes("shuffled")) writeLog(shuffled, mb, { swapPairs: true });
+      const senders = join(dir, `senders-${mb}.jsonl`);
+      if (kinds.includes("senders") || kinds.includes("senders-room")) writeLog(senders, mb, { ownSenders: true });
       const repeated = join(dir, `repeated-${mb}.jsonl`);
       if (kinds.includes("repeated")) writeTwice(repeated, mb);
       // The suite replays every log of a folder: this one alone.
@@ -124,6 +128,8 @@ export function benchReplayMemory(fmt: (n: number, digits?: number) => string): 
         ["suite", "suite, 1 persona", ["replay", "--suite", suiteDir, "--personas", "1"]],
         ["html", "single --html", ["replay", file, "--persona", "ubottu", "--html", page]],
         ["repeated", "every id twice, single --json --skip-bad", ["replay", repeated, "--persona", "ubottu", "--json", "--skip-bad"]],
+        ["senders", "a new sender every line, single --json", ["replay", senders, "--persona", "ubottu", "--json"]],
+        ["senders-room", "a new sender every line, room of 3, text", ["replay", senders, "--persona", "room-agent-a", "--persona", "room-agent-b", "--persona", "room-agent-c", "--responder", "helpful"]],
       ];
       for (const [key, label, args] of runs) {
         if (!kinds.includes(key)) continue;
@@ -141,6 +147,7 @@ export function benchReplayMemory(fmt: (n: number, digits?: number) => string): 
       rmSync(file, { force: true });
       rmSync(shuffled, { force: true });
       rmSync(repeated, { force: true });
+      rmSync(senders, { force: true });
       rmSync(suiteDir, { recursive: true, force: true });
       rmSync(page, { force: true });
     }

@@ -9,7 +9,7 @@ import type { ProfileType } from "../profile/agent-md.ts";
 import { memberKeys, nickKey } from "../group/addressee.ts";
 import { readMemberTypeWord } from "../wire/member-type.ts";
 import { BoundedMap } from "../util/bounded-map.ts";
-import { FixedNames, NameIndex, type LookalikeNames } from "../monitor/known-names.ts";
+import { ChainedNames, FixedNames, NameIndex, type LookalikeNames, type NameSource } from "../monitor/known-names.ts";
 
 export type MemberType = "human" | "agent" | "unknown";
 export type MemberTypeSource = "owner" | "config" | "service" | "profile" | "none";
@@ -70,7 +70,7 @@ export function memberNameFromServiceEntry(entry: unknown): string | undefined {
 
 const NO_KEYS: ReadonlySet<string> = new Set();
 
-// Shared: a replay's config names every sender of its log.
+// Shared by every person our config names.
 const CONFIG_HUMAN: MemberTypeInfo = Object.freeze({ type: "human", source: "config" });
 const CONFIG_AGENT: MemberTypeInfo = Object.freeze({ type: "agent", source: "config" });
 const OWNER: MemberTypeInfo = Object.freeze({ type: "human", source: "owner" });
@@ -116,6 +116,16 @@ export function memberTypeFromServiceEntry(entry: unknown): { aid: string; type:
 }
 
 /**
+ * People our config names without listing them: a replay's config names every sender of its log
+ * as a person, and a table of them would grow with the log. `has` answers for an aid (lower-cased),
+ * `names` gives them for look-alike tags, in the order they count.
+ */
+export interface UnlistedPeople {
+  has(lowerAid: string): boolean;
+  names: NameSource;
+}
+
+/**
  * One identity's directory. Config and owner are fixed at construction; service and profile
  * facts are recorded as they arrive and may change (a member republishes its profile).
  */
@@ -132,13 +142,16 @@ export class MemberDirectory implements MemberTypes, MemberNames {
   readonly #profile: BoundedMap<string, MemberType>;
   readonly #maxEntries: number;
   /** The config's names and the service's people, for look-alike tags: kept in step with #config and #service. */
-  readonly #lookalikes: { readonly config: FixedNames; readonly persons: NameIndex };
+  readonly #lookalikes: { readonly config: NameSource; readonly persons: NameIndex };
   /** The config's agents (a few): {@link anyAgent} never walks the config's people. */
   readonly #configAgents: readonly string[];
   /** {@link anyAgent} per asking aid, until the service's or a profile's word changes. */
   readonly #anyAgent = new Map<string, boolean>();
+  /** People our config names without listing them (after #config: the agents and the owner come first). */
+  readonly #people: UnlistedPeople | undefined;
 
-  constructor(p: { humans?: readonly string[]; agents?: readonly string[]; owner?: string | undefined; maxEntries?: number } = {}) {
+  /** `people`: people our config names without listing them (see {@link UnlistedPeople}); `humans` lists the others. */
+  constructor(p: { humans?: readonly string[]; agents?: readonly string[]; owner?: string | undefined; people?: UnlistedPeople; maxEntries?: number } = {}) {
     for (const a of p.agents ?? []) this.#config.set(a.toLowerCase(), CONFIG_AGENT);
     for (const h of p.humans ?? []) this.#config.set(h.toLowerCase(), CONFIG_HUMAN);
     // The owner is always human, whatever else is configured (config load rejects the conflict).
@@ -148,7 +161,9 @@ export class MemberDirectory implements MemberTypes, MemberNames {
     this.#names = new BoundedMap(maxEntries);
     this.#service = new BoundedMap(maxEntries);
     this.#profile = new BoundedMap(maxEntries);
-    this.#lookalikes = Object.freeze({ config: new FixedNames(this.#config), persons: new NameIndex() });
+    this.#people = p.people;
+    const config = new FixedNames(this.#config);
+    this.#lookalikes = Object.freeze({ config: p.people ? new ChainedNames([config, p.people.names]) : config, persons: new NameIndex() });
     this.#configAgents = [...this.#config].flatMap(([aid, info]) => (info.type === "agent" ? [aid] : []));
   }
 
@@ -165,6 +180,7 @@ export class MemberDirectory implements MemberTypes, MemberNames {
     const key = aid.toLowerCase();
     const fixed = this.#config.get(key);
     if (fixed) return fixed;
+    if (this.#people?.has(key)) return CONFIG_HUMAN;
     const service = this.#service.get(key);
     if (service) return { type: service, source: "service" };
     const profile = this.#profile.get(key);
@@ -176,7 +192,7 @@ export class MemberDirectory implements MemberTypes, MemberNames {
     const self = selfAid.toLowerCase();
     let any = this.#anyAgent.get(self);
     if (any === undefined) {
-      any = this.#configAgents.some((aid) => aid !== self) || [this.#service, this.#profile].some((map) => [...map].some(([aid, type]) => type === "agent" && aid !== self && this.#config.get(aid)?.type !== "human"));
+      any = this.#configAgents.some((aid) => aid !== self) || [this.#service, this.#profile].some((map) => [...map].some(([aid, type]) => type === "agent" && aid !== self && this.#config.get(aid)?.type !== "human" && this.#people?.has(aid) !== true));
       // A handful of identities ask: the bound only stops a caller that makes up aids.
       if (this.#anyAgent.size >= 64) this.#anyAgent.clear();
       this.#anyAgent.set(self, any);
@@ -184,7 +200,7 @@ export class MemberDirectory implements MemberTypes, MemberNames {
     return any;
   }
 
-  /** Every member with a known type (the host's directory lists them), by precedence. */
+  /** Every member with a known type (the host's directory lists them), by precedence; not the {@link UnlistedPeople}. */
   known(): Array<{ aid: string; type: MemberType }> {
     const out = new Map<string, MemberType>();
     // A member's own "human" is an unverified claim: listed as unknown.
@@ -256,7 +272,7 @@ export class MemberDirectory implements MemberTypes, MemberNames {
   /** True when nothing but our config could answer for `aid` yet: worth fetching its agent.md. */
   needsLookup(aid: string): boolean {
     const key = aid.toLowerCase();
-    return !this.#config.has(key) && !this.#service.has(key) && !this.#profile.has(key);
+    return !this.#config.has(key) && this.#people?.has(key) !== true && !this.#service.has(key) && !this.#profile.has(key);
   }
 
   #record(map: BoundedMap<string, MemberType>, aid: string, type: MemberType): void {

@@ -42,7 +42,6 @@ export type NameRank = 1 | 2 | 3;
 export interface NameSource {
   /** Grows with every change: a view that cached how it showed names knows to forget them. */
   readonly version: number;
-  readonly size: number;
   /** Whether a name lower-cases to `lower`. */
   hasLower(lower: string): boolean;
   /** The oldest name (lower-cased) under a look-alike key of whole names, or of user parts with `user`. */
@@ -83,6 +82,74 @@ export class FixedNames implements NameSource {
       }
     }
     return (user ? this.#byUser : this.#byKey).get(key);
+  }
+}
+
+/**
+ * Names of one trust too many to hold or key (a replay's config names every sender of its log,
+ * however many): whether a name is one of them is asked of `has`, and which is the oldest under a
+ * look-alike key is found by walking them in order (`walk`: the names oldest first, repeats
+ * allowed), once per key — a replay shows only its `--strangers` with look-alike tags, so a few
+ * keys are asked. The answers are kept, bounded.
+ */
+export class WalkedNames implements NameSource {
+  readonly version = 0;
+  readonly #has: (lower: string) => boolean;
+  readonly #walk: () => Iterable<string>;
+  /** "w"/"u" + key → the oldest name under it, null when none. */
+  readonly #found = new BoundedMap<string, string | null>(SENDER_CACHE_LIMIT);
+
+  constructor(p: { has(lower: string): boolean; walk(): Iterable<string> }) {
+    this.#has = p.has;
+    this.#walk = p.walk;
+  }
+
+  hasLower(lower: string): boolean {
+    return this.#has(lower);
+  }
+
+  oldestUnder(key: string, user: boolean): string | undefined {
+    // No name is kept under an empty key (FixedNames and NameIndex leave them out too).
+    if (key === "") return undefined;
+    const at = (user ? "u" : "w") + key;
+    let found = this.#found.get(at);
+    if (found === undefined) {
+      found = null;
+      for (const name of this.#walk()) {
+        const lower = name.toLowerCase();
+        if (this.#has(lower) && keyOf(user ? userPart(lower) : lower) === key) {
+          found = lower;
+          break;
+        }
+      }
+      this.#found.set(at, found);
+    }
+    return found ?? undefined;
+  }
+}
+
+/** Layers of one trust read as one, the earlier first (a directory's fixed config, then the people it names without listing them). */
+export class ChainedNames implements NameSource {
+  readonly #parts: readonly NameSource[];
+
+  constructor(parts: readonly NameSource[]) {
+    this.#parts = parts;
+  }
+
+  get version(): number {
+    return this.#parts.reduce((sum, p) => sum + p.version, 0);
+  }
+
+  hasLower(lower: string): boolean {
+    return this.#parts.some((p) => p.hasLower(lower));
+  }
+
+  oldestUnder(key: string, user: boolean): string | undefined {
+    for (const p of this.#parts) {
+      const name = p.oldestUnder(key, user);
+      if (name !== undefined) return name;
+    }
+    return undefined;
   }
 }
 

@@ -1,5 +1,5 @@
 // The lines a replay walks, without holding the log: a file is scanned once (every line checked as
-// `readLog` checks it, the senders and the line count noted) and then read again from the disk
+// `readLog` checks it, the line count and first time noted) and then read again from the disk
 // each time the replay walks it — a file in time order as it is, one out of order through sorted
 // runs in temp files (sort-runs.ts). A log that repeats an id is walked the same way: the repeat is
 // refused naming its line, as `readLog` does, or with `skipBad` left out of every walk (what is
@@ -11,13 +11,12 @@ import { HashBuckets } from "./hash-buckets.ts";
 import { RUN_BYTES, sortRuns } from "./sort-runs.ts";
 import { idHash, IdHashes } from "./id-check.ts";
 import { holdHeapGrowth } from "./heap-growth.ts";
+import { BoundedMap } from "../util/bounded-map.ts";
 
 /** A log in time order that can be walked as often as needed. */
 export interface LineSource {
   /** Good lines. */
   readonly count: number;
-  /** Each sender once, in order of first appearance. */
-  readonly senders: readonly string[];
   /** The first line's time (undefined: no lines). */
   readonly firstTs: number | undefined;
   /** The first bad lines skipped with `skipBad`, with why, and how many in all. */
@@ -35,7 +34,6 @@ export interface LineSource {
 export function arraySource(lines: readonly LogLine[], skipped: { skipped: ReadonlyArray<{ line: number; reason: string }>; skippedCount: number } = { skipped: [], skippedCount: 0 }): LineSource {
   return {
     count: lines.length,
-    senders: [...new Set(lines.map((l) => l.sender))],
     firstTs: lines[0]?.ts,
     skipped: skipped.skipped,
     skippedCount: skipped.skippedCount,
@@ -50,12 +48,18 @@ const MAX_SKIPPED_KEPT = 1000;
 const MAX_SUSPECTS = 100_000;
 /** Log bytes per bucket of the ids looked at for repeats, by default. */
 const REPEAT_BUCKET_LOG_BYTES = 8 * 1024 * 1024;
+/**
+ * Sender names a walk shares between its lines (one string per sender rather than one per line,
+ * for the lines a replay keeps a while): the most recently first-met, so a log with a new sender
+ * on every line keeps this many.
+ */
+const INTERNED_SENDERS = 4096;
 
 type SourceOptions = { skipBad?: boolean; maxLineBytes?: number; runBytes?: number; bucketBytes?: number; maxSuspects?: number };
 
 /**
- * Opens a log file for a replay. Errors are `readLog`'s, for the same line. Memory: the senders,
- * and the ids' hashes a bucket at a time (id-check.ts: buckets of `bucketBytes` of log, 16 MB by
+ * Opens a log file for a replay. Errors are `readLog`'s, for the same line. Memory: nothing per
+ * sender or per line but the ids' hashes a bucket at a time (id-check.ts: buckets of `bucketBytes` of log, 16 MB by
  * default, in temp files past one); the lines of an id whose hash came twice (every line's, past
  * `maxSuspects` such hashes) are looked at again, their ids joined a bucket at a time (see
  * {@link findRepeats}). A log out of time order is sorted in runs of `runBytes` of text (default
@@ -97,7 +101,6 @@ function scanWith(file: string, opts: SourceOptions, ids: IdHashes, repeatBucket
   const skipBad = opts.skipBad === true;
   const max = opts.maxLineBytes ?? MAX_LOG_LINE_BYTES;
   const maxSuspects = opts.maxSuspects ?? MAX_SUSPECTS;
-  const senders = new Map<string, string>();
   const skipped: Array<{ line: number; reason: string }> = [];
   let skippedCount = 0;
   let count = 0;
@@ -117,7 +120,6 @@ function scanWith(file: string, opts: SourceOptions, ids: IdHashes, repeatBucket
         if (l.ts < lastTs) sorted = false;
         lastTs = l.ts;
         firstTs ??= l.ts;
-        if (!senders.has(l.sender)) senders.set(l.sender, l.sender);
         count++;
         continue;
       } catch (err) {
@@ -150,25 +152,19 @@ function scanWith(file: string, opts: SourceOptions, ids: IdHashes, repeatBucket
     skipped.sort((a, b) => a.line - b.line);
     skipped.length = Math.min(skipped.length, MAX_SKIPPED_KEPT);
   }
-  const intern = (sender: string) => senders.get(sender) ?? sender;
-  // Out of time order: walked through sorted runs on disk.
-  const runs = sorted ? undefined : sortRuns(file, max, intern, opts.runBytes ?? RUN_BYTES);
-  // Sorted, the first line and the senders' order of first appearance are those of time order;
-  // a repeat left out may have been a sender's first line.
-  let order = [...senders.keys()];
-  if (runs || (repeats !== undefined && repeats.count > 0)) {
-    const inOrder = new Set<string>();
+  const runs = sorted ? undefined : sortRuns(file, max, interner(), opts.runBytes ?? RUN_BYTES);
+  // Out of time order, the first line is the sorted walk's first kept; in time order it is the
+  // file's first good line (never a repeat left out: it is its id's first).
+  if (runs) {
     firstTs = undefined;
-    for (const l of runs ? runs.lines() : fileOrder(file, max)) {
+    for (const l of runs.lines()) {
       if (!kept(l)) continue;
-      firstTs ??= l.ts;
-      inOrder.add(l.sender);
+      firstTs = l.ts;
+      break;
     }
-    order = [...inOrder];
   }
   const source: LineSource = {
     count,
-    senders: order,
     firstTs,
     skipped,
     skippedCount,
@@ -178,6 +174,7 @@ function scanWith(file: string, opts: SourceOptions, ids: IdHashes, repeatBucket
         for (const l of runs.lines()) if (kept(l)) yield l;
         return;
       }
+      const intern = interner();
       for (const { line } of goodLines(file, max)) {
         if (!kept(line)) continue;
         line.sender = intern(line.sender);
@@ -252,6 +249,17 @@ function findRepeats(file: string, max: number, p: { suspects: ReadonlySet<numbe
   } finally {
     buckets.remove();
   }
+}
+
+/** One walk's sender names, shared between its lines (the {@link INTERNED_SENDERS} most recently first-met). */
+function interner(): (sender: string) => string {
+  const names = new BoundedMap<string, string>(INTERNED_SENDERS);
+  return (sender) => {
+    const known = names.get(sender);
+    if (known !== undefined) return known;
+    names.set(sender, sender);
+    return sender;
+  };
 }
 
 function* fileOrder(file: string, max: number): Generator<LogLine> {

@@ -96,8 +96,7 @@ export interface ReplayView {
   waitsByKind: { mentions: Waits; unaddressed: Waits };
   /** Lines and mentions per UTC hour (start of the hour, epoch ms). */
   lineHours: ReadonlyMap<number, { messages: number; mentions: number }>;
-  /** Lines per sender, and the last line's time (undefined: no lines). */
-  senderCounts: ReadonlyMap<string, number>;
+  /** The last line's time (undefined: no lines). */
   lastTs: number | undefined;
   /** Whether the line at this position (in time order) mentioned the agent. */
   isMention(ordinal: number): boolean;
@@ -324,7 +323,6 @@ export function createReplayRecorder(p: { count: number; persona: string; isPers
       settle(true);
       report.summary.modelCalls = modelCalls;
       const lineHours = new Map<number, { messages: number; mentions: number }>();
-      const senderCounts = new Map<string, number>();
       let lastTs: number | undefined;
       let i = 0;
       for (const l of lines) {
@@ -341,7 +339,6 @@ export function createReplayRecorder(p: { count: number; persona: string; isPers
         if (directed !== null) addressed.add({ directed, flagged: isMention || engaged, reached: (b & REACHED) !== 0 });
         const hour = Math.floor(l.ts / HOUR) * HOUR;
         const row = lineHours.get(hour) ?? lineHours.set(hour, { messages: 0, mentions: 0 }).get(hour)!;
-        senderCounts.set(l.sender, (senderCounts.get(l.sender) ?? 0) + 1);
         lastTs = l.ts;
         row.messages++;
         if (isMention) row.mentions++;
@@ -384,7 +381,6 @@ export function createReplayRecorder(p: { count: number; persona: string; isPers
         lineBits: (ordinal) => bitsAt(ordinal) & (MENTION | ENGAGED | REACHED),
         waitsByKind,
         lineHours,
-        senderCounts,
         lastTs,
         isMention: (ordinal) => (bitsAt(ordinal) & MENTION) !== 0,
         goldWaits: addressed.waits,

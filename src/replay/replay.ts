@@ -6,6 +6,7 @@ import { closeGroupClientForIdentity, initGroupClientForIdentity, type GroupClie
 import { silentLogger } from "../log.ts";
 import { MemberDirectory } from "../members/member-types.ts";
 import { createGroupMonitor } from "../monitor/monitor.ts";
+import { WalkedNames } from "../monitor/known-names.ts";
 import { createScriptedBackend, type ScriptedMode } from "../backends/deterministic.ts";
 import type { GroupMessage, GroupSettings, IdentityConfig } from "../types.ts";
 import { batchesOf, type LogLine } from "./log.ts";
@@ -140,7 +141,7 @@ export function startReplayAgent(p: {
   fates?: boolean;
 }): ReplayAgent {
   const { source, opts } = p;
-  const { aid, isPersona, identity, humans, agents, senderOf } = rosterOf(source.senders, opts, p.peers);
+  const { aid, isPersona, identity, members, agents, senderOf } = replayRoster(source, opts, p.peers);
   const recorder = createReplayRecorder({ count: source.count, persona: opts.persona, isPersona, spill: !source.inMemory, fates: p.fates ?? true });
   let replySeq = 0;
   const backend = createScriptedBackend({
@@ -151,10 +152,6 @@ export function startReplayAgent(p: {
   });
   // Nothing reads the engine's log lines in a replay: kept, they would grow with the log.
   const logger = silentLogger;
-  // `--agents` and the room's other agents: shown as agents in the prompt's [Senders], not as unknown.
-  // One directory for the monitor and the group client: the log's people are every sender of it,
-  // and a table of them per reader would be one more per distinct sender.
-  const members = new MemberDirectory({ humans, agents, owner: identity.owner });
   const monitor = createGroupMonitor({
     identityId: aid,
     identity,
@@ -218,17 +215,21 @@ export function startReplayAgent(p: {
 
 /**
  * Who is who for one agent: its identity (the persona under `--aid`), the agents it knows
- * (`--agents` and the room's other agents), everyone else in the log as a person, and the
- * sender each log line is fed under (the persona's and the peers' lines under their aids).
+ * (`--agents` and the room's other agents), everyone else in the log as a person, and the sender
+ * each log line is fed under (the persona's and the peers' lines under their aids). `members`: the
+ * one directory its monitor and group client share. Its people are every other sender of the log,
+ * answered for by a rule without a table of them (a log may have a new sender on every line; a
+ * replay feeds only the log's senders and the agents' replies); the oldest of them under a
+ * look-alike key is found by walking the log (only a `--strangers` sender is shown with a tag).
  */
-function rosterOf(senders: readonly string[], opts: ReplayOptions, peers: ReadonlyArray<{ persona: string; aid: string }>) {
+export function replayRoster(source: LineSource, opts: ReplayOptions, peers: ReadonlyArray<{ persona: string; aid: string }>) {
   const aid = opts.aid ?? opts.persona;
   const isPersona = personaMatcher(opts.persona, aid);
   const peerMatchers = peers.map((peer) => ({ aid: peer.aid, is: personaMatcher(peer.persona, peer.aid) }));
   const peerOf = (sender: string) => peerMatchers.find((m) => m.is(sender));
   const agents = new Set([...(opts.agents ?? []), ...peers.map((peer) => peer.aid)].map((a) => a.toLowerCase()));
   const strangers = new Set((opts.strangers ?? []).map((s) => s.toLowerCase()));
-  const humans = senders.filter((s) => !isPersona(s) && !agents.has(s.toLowerCase()) && !strangers.has(s.toLowerCase()) && peerOf(s) === undefined);
+  const isPerson = (lower: string) => !isPersona(lower) && !agents.has(lower) && !strangers.has(lower) && peerOf(lower) === undefined;
   const identity: IdentityConfig = {
     aid,
     name: opts.persona,
@@ -238,7 +239,14 @@ function rosterOf(senders: readonly string[], opts: ReplayOptions, peers: Readon
     groups: {},
   };
   const senderOf = (sender: string) => (isPersona(sender) ? aid : (peerOf(sender)?.aid ?? sender));
-  return { aid, isPersona, identity, humans, agents: [...agents], senderOf };
+  const people = new WalkedNames({ has: isPerson, walk: () => sendersOf(source) });
+  const members = new MemberDirectory({ agents: [...agents], owner: identity.owner, people: { has: isPerson, names: people } });
+  return { aid, isPersona, identity, members, agents: [...agents], senderOf };
+}
+
+/** The senders of a log's lines, in time order (repeated). */
+function* sendersOf(source: LineSource): Generator<string> {
+  for (const l of source.lines()) yield l.sender;
 }
 
 /** Feeds the log on the clock to every agent, then lets every timer play out. */

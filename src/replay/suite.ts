@@ -9,6 +9,7 @@ import type { GroupSettings } from "../types.ts";
 import { Waits } from "./addressed.ts";
 import type { LogLine } from "./log.ts";
 import { openLogSource } from "./log-source.ts";
+import { countKeys } from "./key-counts.ts";
 import { personaMatcher, replayLog, type LineFate, type ReplayMessage } from "./replay.ts";
 import { RuleCount, renderRuleTable, toRuleRows, type RuleCounts, type RuleRow } from "./suite-rules.ts";
 import type { ScriptedMode } from "../backends/deterministic.ts";
@@ -91,18 +92,17 @@ const round = (x: number, digits = 3) => Math.round(x * 10 ** digits) / 10 ** di
 
 /**
  * The personas of a log: the `personas` list of `personas.json` beside it when it names this
- * log, else the senders most often named in `directedTo` (at least 10 lines), most first.
+ * log, else the senders most often named in `directedTo` (at least 10 lines), most first. The
+ * names are counted on disk (key-counts.ts) when `spill` (a log walked from its file, `total` lines).
  */
-export function suitePersonas(lines: Iterable<LogLine>, fromFile: readonly string[] | undefined, count: number): string[] {
+export function suitePersonas(lines: Iterable<LogLine>, fromFile: readonly string[] | undefined, count: number, p: { total: number; spill: boolean } = { total: 0, spill: false }): string[] {
   if (fromFile && fromFile.length) return fromFile.slice(0, count);
-  const counts = new Map<string, number>();
-  for (const l of lines) {
-    for (const n of new Set(l.directedTo ?? [])) {
-      if (n.toLowerCase() === l.sender.toLowerCase()) continue;
-      counts.set(n, (counts.get(n) ?? 0) + 1);
+  function* named(): Generator<string> {
+    for (const l of lines) {
+      for (const n of new Set(l.directedTo ?? [])) if (n.toLowerCase() !== l.sender.toLowerCase()) yield n;
     }
   }
-  return [...counts].filter(([, c]) => c >= 10).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).slice(0, count).map(([n]) => n);
+  return countKeys(named(), { top: count, min: 10, total: p.total, spill: p.spill, tie: (a, b) => a.localeCompare(b) || (a < b ? -1 : a > b ? 1 : 0) }).top.map(([n]) => n);
 }
 
 function readPersonasFile(dir: string): Map<string, string[]> {
@@ -236,7 +236,7 @@ export async function runSuite(dir: string, opts: SuiteOptions): Promise<SuiteRe
     const source = openLogSource(join(dir, `${log}.jsonl`));
     try {
       // The walk is taken only when personas.json names none for the log.
-      const personas = suitePersonas(source.lines(), fromFile.get(log), opts.personas ?? 3);
+      const personas = suitePersonas(source.lines(), fromFile.get(log), opts.personas ?? 3, { total: source.count, spill: !source.inMemory });
       const rows: SuiteRow[] = [];
       const logParts: RowParts[] = [];
       const logRules: RuleCounts[] = [];

@@ -1,8 +1,10 @@
 // Where the report's chart puts things: the time scale, the lanes stacked from the top, and one
-// row per busy sender. Pure: the same counts always give the same layout.
+// row per busy sender. Pure but for counting the senders (in temp files for a log walked from its
+// file): the same lines always give the same layout.
+import { countKeys } from "../replay/key-counts.ts";
 
 /** Senders with a row of their own; the rest share the last row. */
-const SENDER_ROWS = 24;
+export const SENDER_ROWS = 24;
 export const LANE = { axis: 24, vitality: 16, budget: 44, dispatches: 36, sent: 18, addressed: 18, sender: 12 } as const;
 const GAP = 6;
 
@@ -37,31 +39,42 @@ export function timeScale(p: { firstTs: number | undefined; lastTs: number | und
 }
 
 export interface SenderRows {
-  /** Every sender, most lines first (ties by name). */
-  ranked: string[];
+  /** How many distinct senders. */
+  distinct: number;
   /** The persona as it appears among the senders, if it speaks. */
   own: string | undefined;
   /** Senders with a row of their own, the persona first. */
   rowSenders: string[];
   /** Whether the rest share an "others" row. */
   others: boolean;
-  /** Index of each sender in `ranked`. */
-  senderIndex: Map<string, number>;
   /** Row of each sender in `rowSenders`; absent means the "others" row. */
   rowOf: Map<string, number>;
 }
 
-/** Senders by how much they say (`counts`: lines per sender); the persona always gets a row. */
-export function rankSenders(counts: ReadonlyMap<string, number>, isPersona: (sender: string) => boolean): SenderRows {
-  const ranked = [...counts.keys()].sort((a, b) => counts.get(b)! - counts.get(a)! || (a < b ? -1 : 1));
-  const own = ranked.find(isPersona);
-  const rowSenders = [...(own ? [own] : []), ...ranked.filter((s) => s !== own)].slice(0, SENDER_ROWS);
+/**
+ * Senders by how much they say (most lines first, ties by name): the persona always gets a row, the
+ * most active others the rest of the {@link SENDER_ROWS}. `lines`: each line's sender (`total`
+ * of them), counted on disk when `spill` (key-counts.ts) — a log may have a new sender on every line.
+ */
+export function rankSenders(lines: Iterable<string>, p: { total: number; spill: boolean; isPersona: (sender: string) => boolean }): SenderRows {
+  // The persona's own spellings (a handful) are counted apart: it has a row however little it says.
+  const ownCounts = new Map<string, number>();
+  function* senders(): Generator<string> {
+    for (const s of lines) {
+      if (p.isPersona(s)) ownCounts.set(s, (ownCounts.get(s) ?? 0) + 1);
+      yield s;
+    }
+  }
+  const { distinct, top } = countKeys(senders(), { top: SENDER_ROWS + 1, total: p.total, spill: p.spill });
+  let own: string | undefined;
+  let ownCount = 0;
+  for (const [s, c] of ownCounts) if (c > ownCount || (c === ownCount && own !== undefined && s < own)) [own, ownCount] = [s, c];
+  const rowSenders = [...(own !== undefined ? [own] : []), ...top.map(([s]) => s).filter((s) => s !== own)].slice(0, SENDER_ROWS);
   return {
-    ranked,
+    distinct,
     own,
     rowSenders,
-    others: ranked.length > rowSenders.length,
-    senderIndex: new Map(ranked.map((s, i) => [s, i])),
+    others: distinct > rowSenders.length,
     rowOf: new Map(rowSenders.map((s, i) => [s, i])),
   };
 }

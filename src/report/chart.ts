@@ -58,7 +58,7 @@ export const dot = (x: number, y: number) => `M${x} ${y}h0`;
 /** The `<svg id="labels">` element: each lane's name, and each sender row's sender. */
 export function renderLabels(layout: Layout, senders: SenderRows, annotated: boolean): string {
   const { lanes, rowY, height } = layout;
-  const { ranked, rowSenders, own, others } = senders;
+  const { distinct, rowSenders, own, others } = senders;
   const labels = [
     ["time (UTC)", lanes.axis! + 14],
     ["vitality", lanes.vitality! + 12],
@@ -70,7 +70,7 @@ export function renderLabels(layout: Layout, senders: SenderRows, annotated: boo
     ["our replies", lanes.sent! + 13],
     ...(annotated ? [["addressed lines", lanes.addressed! + 13] as const] : []),
     ...rowSenders.map((s, i) => [s === own ? `${s} (persona)` : s, rowY[i]! + 4] as const),
-    ...(others ? [[`${ranked.length - rowSenders.length} others`, rowY.at(-1)! + 4] as const] : []),
+    ...(others ? [[`${distinct - rowSenders.length} others`, rowY.at(-1)! + 4] as const] : []),
   ] as const;
   return `<svg id="labels" xmlns="http://www.w3.org/2000/svg" width="170" height="${height}" role="presentation">${labels
     .map(([t, ly]) => `<text x="164" y="${ly}" text-anchor="end">${escapeHtml(t.length > 26 ? `${t.slice(0, 25)}…` : t)}</text>`)

@@ -44,7 +44,8 @@ export function renderHtmlReport(p: HtmlReportInput): string {
 /**
  * The page of a run, to `out` a piece at a time. Walks the lines once (each line's dots and data
  * columns into buckets, which spill to temp files past a few KB) and the dispatches a few times:
- * what it holds is per sender and per bucket, never per line.
+ * what it holds is per bucket, never per line or per sender (the senders are counted a
+ * bucket of them at a time, on disk for a log walked from its file: key-counts.ts).
  */
 export function writeHtmlReport(
   run: PageRun,
@@ -57,7 +58,7 @@ export function writeHtmlReport(
   for (const { d } of run.dispatches()) lastDispatchAt = d.at;
   const time = timeScale({ firstTs: run.firstTs, lastTs: run.lastTs, count: run.count, lastDispatchAt });
   const { t0, t1, width } = time;
-  const senders = rankSenders(run.senderCounts, isPersona);
+  const senders = rankSenders(sendersOf(run), { total: run.count, spill: run.spill, isPersona });
   const annotated = report.addressed !== null;
   const layout = stackLanes(width, annotated, senders);
   const buckets = new Buckets();
@@ -89,7 +90,7 @@ export function writeHtmlReport(
 <body>
 <header>
 <h1>${escapeHtml(title)}</h1>
-<p class="sub">${escapeHtml(new Date(t0).toISOString().slice(0, 16).replace("T", " "))} – ${escapeHtml(new Date(t1).toISOString().slice(0, 16).replace("T", " "))} UTC · ${run.count} messages from ${senders.ranked.length} senders</p>
+<p class="sub">${escapeHtml(new Date(t0).toISOString().slice(0, 16).replace("T", " "))} – ${escapeHtml(new Date(t1).toISOString().slice(0, 16).replace("T", " "))} UTC · ${run.count} messages from ${senders.distinct} senders</p>
 </header>
 ${renderSummary(report, run.waitsByKind)}${p.room ? renderRoom(p.room) : ""}
 ${renderLegend(annotated)}
@@ -111,6 +112,10 @@ ${renderHours(hourRows(run.lineHours, dispatchesOf(run)))}
   } finally {
     buckets.remove();
   }
+}
+
+function* sendersOf(run: PageRun): Generator<string> {
+  for (const l of run.lines()) yield l.sender;
 }
 
 function* dispatchesOf(run: PageRun) {

@@ -31,7 +31,7 @@ const bucketOf = (column: (typeof COLUMNS)[number]) => `col:${column}`;
 export function addLineColumns(buckets: Buckets, l: LogLine, i: number, f: number, senders: SenderRows): void {
   const sep = i === 0 ? "" : ",";
   buckets.add(bucketOf("ts"), sep + JSON.stringify(l.ts));
-  buckets.add(bucketOf("s"), sep + JSON.stringify(senders.senderIndex.get(l.sender)!));
+  buckets.add(bucketOf("s"), sep + JSON.stringify(l.sender));
   buckets.add(bucketOf("row"), sep + JSON.stringify(senders.rowOf.get(l.sender) ?? senders.rowSenders.length));
   buckets.add(bucketOf("text"), sep + JSON.stringify(l.content));
   buckets.add(bucketOf("f"), sep + JSON.stringify(f));
@@ -40,7 +40,7 @@ export function addLineColumns(buckets: Buckets, l: LogLine, i: number, f: numbe
 /** The data block's JSON (as JSON.stringify writes it, escaped for the inline element), to `out` a piece at a time. */
 export function writePageData(p: { run: PageRun; time: TimeScale; layout: Layout; senders: SenderRows; buckets: Buckets }, out: (s: string) => void): void {
   const put = (s: string) => out(escapeForScript(s));
-  put(`{"t0":${JSON.stringify(p.time.t0)},"t1":${JSON.stringify(p.time.t1)},"layout":${JSON.stringify(p.layout)},"senders":${JSON.stringify(p.senders.ranked)},"msgs":{`);
+  put(`{"t0":${JSON.stringify(p.time.t0)},"t1":${JSON.stringify(p.time.t1)},"layout":${JSON.stringify(p.layout)},"msgs":{`);
   COLUMNS.forEach((c, k) => {
     put(`${k ? "," : ""}"${c}":[`);
     p.buckets.drain(bucketOf(c), put);

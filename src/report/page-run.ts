@@ -17,13 +17,14 @@ export interface PageDispatch {
 
 export interface PageRun {
   report: ReplayReport;
-  /** Lines in the log, lines per sender, the first and last line's times. */
+  /** Lines in the log, the first and last line's times. */
   count: number;
-  senderCounts: ReadonlyMap<string, number>;
   firstTs: number | undefined;
   lastTs: number | undefined;
   /** A fresh walk over the lines, in time order. */
   lines(): Iterable<LogLine>;
+  /** Whether what is counted of the lines goes to temp files (a log walked from its file). */
+  spill: boolean;
   /** The line at this position: {@link LINE_BITS} (mention, engaged, reached). */
   lineBits(ordinal: number): number;
   /** A fresh walk over the dispatches, in the order they started. */
@@ -39,7 +40,7 @@ export function viewRun(report: ReplayReport, view: ReplayView, source: LineSour
   return {
     report,
     count: source.count,
-    senderCounts: view.senderCounts,
+    spill: !source.inMemory,
     firstTs: source.firstTs,
     lastTs: view.lastTs,
     lines: () => source.lines(),
@@ -54,6 +55,7 @@ export function viewRun(report: ReplayReport, view: ReplayView, source: LineSour
 
 const HOUR = 3_600_000;
 
+
 /** The page of a report with its `messages`, and its lines in the same order, in memory. */
 export function memoryRun(report: ReplayReport, lines: readonly LogLine[]): PageRun {
   const msgIndex = new Map(lines.map((l, i) => [l.id, i]));
@@ -61,9 +63,7 @@ export function memoryRun(report: ReplayReport, lines: readonly LogLine[]): Page
   const carriedAt = new Map<string, number>();
   for (const d of report.dispatches) for (const id of d.messageIds) if (!carriedAt.has(id)) carriedAt.set(id, d.at);
   const lineHours = new Map<number, { messages: number; mentions: number }>();
-  const senderCounts = new Map<string, number>();
   lines.forEach((l, i) => {
-    senderCounts.set(l.sender, (senderCounts.get(l.sender) ?? 0) + 1);
     const m = report.messages[i];
     const hour = Math.floor(l.ts / HOUR) * HOUR;
     const row = lineHours.get(hour) ?? lineHours.set(hour, { messages: 0, mentions: 0 }).get(hour)!;
@@ -77,7 +77,7 @@ export function memoryRun(report: ReplayReport, lines: readonly LogLine[]): Page
   return {
     report,
     count: lines.length,
-    senderCounts,
+    spill: false,
     firstTs: lines[0]?.ts,
     lastTs: lines.at(-1)?.ts,
     lines: () => lines,

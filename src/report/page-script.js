@@ -69,7 +69,7 @@
     for (const i of d.ids.slice(0, 200)) {
       const f = data.msgs.f[i];
       const li = el("li", undefined, f & 1 ? "mention" : f & 2 ? "engaged" : "");
-      li.append(el("span", data.senders[data.msgs.s[i]], "who"), el("span", data.msgs.text[i], "text"));
+      li.append(el("span", data.msgs.s[i], "who"), el("span", data.msgs.text[i], "text"));
       ol.append(li);
     }
     if (d.ids.length > 200) ol.append(el("li", `… and ${d.ids.length - 200} more`));

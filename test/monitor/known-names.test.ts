@@ -18,7 +18,7 @@ vi.mock("../../src/monitor/confusables.ts", async (importOriginal) => {
 
 import { MemberDirectory, type MemberType } from "../../src/members/member-types.ts";
 import { assembleDispatchPrompt } from "../../src/monitor/assemble.ts";
-import { KnownNames, knownNames, NameIndex } from "../../src/monitor/known-names.ts";
+import { KnownNames, knownNames, NameIndex, WalkedNames } from "../../src/monitor/known-names.ts";
 import type { InboundMessage } from "../../src/types.ts";
 import { settingsWith, T0 } from "./helpers.ts";
 
@@ -130,6 +130,47 @@ describe("property: names kept up to date show what a set built afresh from the 
         }
         expect(shownBy(kept)).toEqual(shownBy(fresh()));
       }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("a directory naming its people without listing them (a replay: every sender of its log not an agent or a stranger) shows and types what one listing them shows", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.constantFrom(...NAMES), { minLength: 1, maxLength: 20 }),
+        fc.subarray(["bob", "sam.acp.local", "SAM"]),
+        fc.subarray(["sarn", "a1ice", "b0b.acp.local"]),
+        (log, agentList, strangerList) => {
+          const agents = new Set(agentList.map((a) => a.toLowerCase()));
+          const strangers = new Set(strangerList.map((a) => a.toLowerCase()));
+          // A replay's rule: a person is anyone not ourselves, an agent or a stranger; it is only
+          // ever asked of the log's senders.
+          const isPerson = (lower: string) => !SELF.includes(lower) && !agents.has(lower) && !strangers.has(lower);
+          const humans = [...new Set(log)].filter((n) => isPerson(n.toLowerCase()));
+          let walks = 0;
+          const walked = new WalkedNames({
+            has: isPerson,
+            walk: function* () {
+              walks++;
+              yield* log;
+            },
+          });
+          const listed = new MemberDirectory({ owner: SELF[1], agents: agentList, humans });
+          const unlisted = new MemberDirectory({ owner: SELF[1], agents: agentList, people: { has: isPerson, names: walked } });
+          const probes = [...log, ...agentList, ...strangerList];
+          const seen = (members: MemberDirectory) => {
+            const known = knownNames({ self: SELF, names: members.lookalikeNames() });
+            const beside = known.forSpeakers(log);
+            return probes.flatMap((n) => [known.show(n), beside.show(n), String(known.rankOf(n)), JSON.stringify(members.typeOf(n)), String(members.needsLookup(n))]);
+          };
+          expect(seen(unlisted)).toEqual(seen(listed));
+          expect(unlisted.anyAgent(SELF[0]!)).toBe(listed.anyAgent(SELF[0]!));
+          // Each key is looked for in one walk at most: asked again, it is answered from what was found.
+          const before = walks;
+          seen(unlisted);
+          expect(walks).toBe(before);
+        },
+      ),
       { numRuns: 300 },
     );
   });

@@ -1,7 +1,7 @@
 // Child of senders-memory.test.ts (run with --expose-gc): replays (silent, one persona) a log of
 // N lines, each from a sender of its own, made line by line as each walk asks for it, and prints
-// { baseMb, liveMb }: the heap and typed arrays still live after a full GC once the senders' list
-// exists (a log source holds it: log-source.ts), and the largest every 5,000 lines of the walks.
+// { baseMb, liveMb }: the heap and typed arrays still live after a full GC once the names exist
+// (the child's own), and the largest every 5,000 lines of the walks.
 import { replayLog } from "../../src/replay/replay.ts";
 import type { LogLine } from "../../src/replay/log.ts";
 import type { LineSource } from "../../src/replay/log-source.ts";
@@ -18,7 +18,7 @@ function* lines(): Generator<LogLine> {
     if (i % 5000 === 4999) liveMb = Math.max(liveMb, live());
   }
 }
-const source: LineSource = { count: n, senders, firstTs: FIRST_TS, skipped: [], skippedCount: 0, inMemory: false, lines, close: () => {} };
+const source: LineSource = { count: n, firstTs: FIRST_TS, skipped: [], skippedCount: 0, inMemory: false, lines, close: () => {} };
 const baseMb = live();
 await replayLog(source, { persona: "ubottu", settings: settingsWith({}) });
 liveMb = Math.max(liveMb, live());

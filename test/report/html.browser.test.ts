@@ -99,6 +99,11 @@ describe.skipIf(!hasChromium)(`replay --html in headless Chromium (${hasChromium
     expect(detail).toMatch(/trigger\s+mention/);
     expect(detail).toMatch(/decision\s+sent \w+/);
     expect(await tab.locator("#detail .carried li").count()).toBeGreaterThan(0);
+    // Each carried message is shown with its sender's name, as the page data has it for that line.
+    const who = await tab.locator("#detail .carried li .who").first().innerText();
+    const senders = (JSON.parse((await tab.locator("#report-data").textContent())!) as { msgs: { s: string[] } }).msgs.s;
+    expect(who).not.toBe("");
+    expect(senders).toContain(who);
     expect(await tab.locator("#highlight .hl-msg").count()).toBeGreaterThan(0);
 
     // One colour per meaning, as Chromium computes them: every legend swatch differs from the
