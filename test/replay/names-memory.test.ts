@@ -2,26 +2,14 @@
 // Each size runs in a child (names-heap-child.ts, --expose-gc). Before, the suite's choice of
 // personas counted every name directed at in a map: 180,000 more names kept 11.6 MB more live;
 // counted a bucket at a time on disk (key-counts.ts), 0.0 MB.
-import { execFileSync } from "node:child_process";
-import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { tempDir, type TempDir } from "./helpers.ts";
+import { describe, expect, it } from "vitest";
+import { memoryChild } from "../support/memory-child.ts";
 
-const CHILD = fileURLToPath(new URL("./names-heap-child.ts", import.meta.url));
 /** What 180,000 more distinct names may add to what the count holds live (heap and typed arrays). */
 const MAX_GROWTH_MB = 2;
 
-let dir: TempDir;
-beforeAll(() => {
-  dir = tempDir();
-});
-afterAll(() => dir.remove());
-
-function child(lines: number): { baseMb: number; liveMb: number } {
-  const r = JSON.parse(execFileSync(process.execPath, ["--expose-gc", CHILD, String(lines)], { encoding: "utf8", env: { ...process.env, TMPDIR: dir.path } })) as { baseMb: number; liveMb: number };
-  console.log(`names ${lines}: ${JSON.stringify(r)}`);
-  return r;
-}
+const children = memoryChild<{ baseMb: number; liveMb: number }>(new URL("./names-heap-child.ts", import.meta.url), "names");
+const child = (lines: number) => children.run(lines);
 
 describe("counting a log's names", () => {
   it(`the suite's personas of 200,000 lines, each directed at a name of its own, keep at most ${MAX_GROWTH_MB} MB more live than of 20,000`, () => {

@@ -5,7 +5,7 @@
 // after a full GC before the figures, and the largest at the end of each walk of the lines.
 import type { LogLine } from "../../src/replay/log.ts";
 import { measureRoom } from "../../src/replay/room.ts";
-import { liveMb as live } from "../support/live-memory.ts";
+import { liveMb as live, notingLive, printFigures } from "../support/live-memory.ts";
 
 const n = Number(process.argv[2]);
 // Line 2k: ann's question k; line 2k+1: bob's reply to it (every third one is ann's own follow-up instead).
@@ -16,14 +16,7 @@ function* lines(): Generator<LogLine> {
     yield { id: `r${k}`, ts: ts + 1000, sender: k % 3 === 0 ? "ann" : "bob", content: "try a clean build", line: 2 * k + 2, replyTo: [`q${k}`], directedTo: ["ann"] };
   }
 }
-let liveMb = 0;
-const walked = {
-  [Symbol.iterator]: function* () {
-    yield* lines();
-    liveMb = Math.max(liveMb, live());
-  },
-};
+const noted = notingLive(lines);
 const baseMb = live();
-const room = measureRoom({ lines: walked, count: 2 * n, spill: true, isAgentLine: () => false, agentNames: [{ persona: "dee", aid: "dee" }], sent: [], mentioned: () => false });
-const round = (x: number) => Math.round(x * 10) / 10;
-process.stdout.write(JSON.stringify({ baseMb: round(baseMb), liveMb: round(liveMb), open: room.orphans.open, orphaned: room.orphans.orphaned }));
+const room = measureRoom({ lines: noted.walked, count: 2 * n, spill: true, isAgentLine: () => false, agentNames: [{ persona: "dee", aid: "dee" }], sent: [], mentioned: () => false });
+printFigures({ baseMb, liveMb: noted.peakMb(), open: room.orphans.open, orphaned: room.orphans.orphaned });

@@ -4,27 +4,15 @@
 // with them. Each count runs in a child process (room-replies-heap-child.ts, --expose-gc); held in
 // a Map by id, as before, 1,000,000 replies kept about 307 MB more live than 200,000.
 // The answers against a Map in memory: room-tally.property.test.ts.
-import { execFileSync } from "node:child_process";
 import { readdirSync } from "node:fs";
-import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { tempDir, type TempDir } from "./helpers.ts";
+import { describe, expect, it } from "vitest";
+import { memoryChild } from "../support/memory-child.ts";
 
-const CHILD = fileURLToPath(new URL("./room-replies-heap-child.ts", import.meta.url));
 /** What 800,000 more replies by id may add to what the tally holds live (heap and typed arrays). */
 const MAX_GROWTH_MB = 1.5;
 
-let dir: TempDir;
-beforeAll(() => {
-  dir = tempDir();
-});
-afterAll(() => dir.remove());
-
-function child(replies: number): { baseMb: number; liveMb: number; answered: number; first: number } {
-  const r = JSON.parse(execFileSync(process.execPath, ["--expose-gc", CHILD, String(replies)], { encoding: "utf8", env: { ...process.env, TMPDIR: dir.path } })) as { baseMb: number; liveMb: number; answered: number; first: number };
-  console.log(`room replies by id ${replies}: ${JSON.stringify(r)}`);
-  return r;
-}
+const children = memoryChild<{ baseMb: number; liveMb: number; answered: number; first: number }>(new URL("./room-replies-heap-child.ts", import.meta.url), "room replies by id");
+const child = (replies: number) => children.run(replies);
 
 /** The sum over the lines answered of their first answer's time (from the child's start time): reply 50·j answers line j. */
 const firstSum = (replies: number, lines: number) => {
@@ -42,6 +30,6 @@ describe("a room tally of a log walked from its file", () => {
     expect([large.answered, large.first]).toEqual([20_000, firstSum(1_000_000, 20_000)]);
     expect(large.liveMb - large.baseMb - (small.liveMb - small.baseMb)).toBeLessThan(MAX_GROWTH_MB);
     // The tally's temp files are gone.
-    expect(readdirSync(dir.path)).toEqual([]);
+    expect(readdirSync(children.tmp)).toEqual([]);
   }, 120_000);
 });

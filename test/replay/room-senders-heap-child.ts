@@ -7,7 +7,7 @@
 // each walk of the lines.
 import type { LogLine } from "../../src/replay/log.ts";
 import { measureRoom } from "../../src/replay/room.ts";
-import { liveMb as live } from "../support/live-memory.ts";
+import { liveMb as live, notingLive, printFigures } from "../support/live-memory.ts";
 
 const n = Number(process.argv[2]);
 const sender = (i: number) => (i % 2 === 0 ? `u${i}` : `u${i}.acp.io`);
@@ -19,14 +19,7 @@ function content(i: number): string {
 function* lines(): Generator<LogLine> {
   for (let i = 0; i < n; i++) yield { id: `g${i}`, ts: 1_767_600_000_000 + i * 1000, sender: sender(i), content: content(i), line: i + 1, directedTo: [] };
 }
-let liveMb = 0;
-const walked = {
-  [Symbol.iterator]: function* () {
-    yield* lines();
-    liveMb = Math.max(liveMb, live());
-  },
-};
+const noted = notingLive(lines);
 const baseMb = live();
-const room = measureRoom({ lines: walked, count: n, spill: true, isAgentLine: () => false, agentNames: [{ persona: "dee", aid: "dee.acp.io" }], sent: [], mentioned: () => false });
-const round = (x: number) => Math.round(x * 10) / 10;
-process.stdout.write(JSON.stringify({ baseMb: round(baseMb), liveMb: round(liveMb), open: room.openQuestions }));
+const room = measureRoom({ lines: noted.walked, count: n, spill: true, isAgentLine: () => false, agentNames: [{ persona: "dee", aid: "dee.acp.io" }], sent: [], mentioned: () => false });
+printFigures({ baseMb, liveMb: noted.peakMb(), open: room.openQuestions });

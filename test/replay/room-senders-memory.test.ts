@@ -5,27 +5,15 @@
 // (room-senders-heap-child.ts, --expose-gc) that makes the log line by line as it is walked; with
 // a set of every member's keys, as before, 200,000 senders kept 19.2 MB more live than 20,000 (now 0.3 MB).
 // The figures against that set in memory: member-asks.property.test.ts.
-import { execFileSync } from "node:child_process";
 import { readdirSync } from "node:fs";
-import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { tempDir, type TempDir } from "./helpers.ts";
+import { describe, expect, it } from "vitest";
+import { memoryChild } from "../support/memory-child.ts";
 
-const CHILD = fileURLToPath(new URL("./room-senders-heap-child.ts", import.meta.url));
 /** What 180,000 more distinct senders may add to what the figures hold live (heap and typed arrays). */
 const MAX_GROWTH_MB = 1.5;
 
-let dir: TempDir;
-beforeAll(() => {
-  dir = tempDir();
-});
-afterAll(() => dir.remove());
-
-function child(senders: number): { baseMb: number; liveMb: number; open: number } {
-  const r = JSON.parse(execFileSync(process.execPath, ["--expose-gc", CHILD, String(senders)], { encoding: "utf8", env: { ...process.env, TMPDIR: dir.path } })) as { baseMb: number; liveMb: number; open: number };
-  console.log(`room senders ${senders}: ${JSON.stringify(r)}`);
-  return r;
-}
+const children = memoryChild<{ baseMb: number; liveMb: number; open: number }>(new URL("./room-senders-heap-child.ts", import.meta.url), "room senders");
+const child = (senders: number) => children.run(senders);
 
 describe("the room's open questions of a log walked from its file", () => {
   it("hold no more live for 200,000 distinct senders than for 20,000", () => {
@@ -35,6 +23,6 @@ describe("the room's open questions of a log walked from its file", () => {
     expect([small.open, large.open]).toEqual([2500, 25_000]);
     expect(large.liveMb - large.baseMb - (small.liveMb - small.baseMb)).toBeLessThan(MAX_GROWTH_MB);
     // The join's temp files are gone.
-    expect(readdirSync(dir.path)).toEqual([]);
+    expect(readdirSync(children.tmp)).toEqual([]);
   }, 120_000);
 });

@@ -3,26 +3,14 @@
 // of the log's senders: the directory answers for them without one (replay.ts). With a copy per
 // reader (the group client's people, the look-alike names' tables), 30,000 more senders kept about
 // 11 MB more live; with one table, 60,000 more kept 6.6 MB; with none, 0.6 MB.
-import { execFileSync } from "node:child_process";
-import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { tempDir, type TempDir } from "./helpers.ts";
+import { describe, expect, it } from "vitest";
+import { memoryChild } from "../support/memory-child.ts";
 
-const CHILD = fileURLToPath(new URL("./senders-heap-child.ts", import.meta.url));
 /** What 60,000 more distinct senders may add to what the replay holds live (heap and typed arrays). */
 const MAX_GROWTH_MB = 1.5;
 
-let dir: TempDir;
-beforeAll(() => {
-  dir = tempDir();
-});
-afterAll(() => dir.remove());
-
-function child(senders: number): { baseMb: number; liveMb: number } {
-  const r = JSON.parse(execFileSync(process.execPath, ["--expose-gc", CHILD, String(senders)], { encoding: "utf8", env: { ...process.env, TMPDIR: dir.path } })) as { baseMb: number; liveMb: number };
-  console.log(`distinct senders ${senders}: ${JSON.stringify(r)}`);
-  return r;
-}
+const children = memoryChild<{ baseMb: number; liveMb: number }>(new URL("./senders-heap-child.ts", import.meta.url), "distinct senders");
+const child = (senders: number) => children.run(senders);
 
 describe("a replay's memory per distinct sender", () => {
   it(`70,000 lines from 70,000 senders keep at most ${MAX_GROWTH_MB} MB more live than 10,000 from 10,000`, () => {
