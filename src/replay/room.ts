@@ -172,8 +172,9 @@ export function measureRoom(p: {
 /**
  * The room's figures. Who a reply answers: the open question its `reply_to` names, or, with no
  * `reply_to`, every open question in the batch it was written for (as the tally counted them).
- * Whether a question opens with a member's name is `asks`' (given every line). Walks the lines once to join the replies given by id with the lines they name, when there are
- * any (room-tally.ts: in buckets, on disk with `spill`); once for the figures; and once more for
+ * Whether a question opens with a member's name is `asks`' (given every line). Walks the lines
+ * once to join the replies given by id with the lines they name, when there are any
+ * (room-tally.ts: in buckets, on disk with `spill`); once for the figures; and once more for
  * the person-answered questions when the log has annotated open questions, joining those with the
  * replies to them (orphan-join.ts: on disk with `spill`, in buckets for `count` lines).
  */

@@ -55,7 +55,6 @@ export function viewRun(report: ReplayReport, view: ReplayView, source: LineSour
 
 const HOUR = 3_600_000;
 
-
 /** The page of a report with its `messages`, and its lines in the same order, in memory. */
 export function memoryRun(report: ReplayReport, lines: readonly LogLine[]): PageRun {
   const msgIndex = new Map(lines.map((l, i) => [l.id, i]));
